@@ -1,0 +1,105 @@
+package softmaxjet
+
+import (
+	"math"
+
+	"github.com/gatejet/gatejet"
+)
+
+// Float is the element type of every kernel: float32 or float64. Whatever the element type,
+// the per-row scalars (gate, centred decoded values, reductions) are computed in float64 and
+// each output is rounded once when it is stored.
+type Float interface{ ~float32 | ~float64 }
+
+// Shape is a batch of N rows, each gating K atoms whose decoded values have P output columns.
+// N = 0 is a valid (empty) batch; K and P must be at least 1.
+//
+// Layouts, row-major with rows stacked:
+//
+//	logits  [N,K]     decoded [N,K,P]   value [N,P]
+//	first   [N,K,P]   second  [N,K,K,P] hvp   [N,K,P]   gaussNewton [N,K,K]
+type Shape struct{ N, K, P int }
+
+// Check reports an ErrShape error unless N ≥ 0, K ≥ 1, P ≥ 1 and every buffer size the shape
+// implies fits in an int.
+func (sh Shape) Check(op string) error {
+	if sh.N < 0 || sh.K < 1 || sh.P < 1 {
+		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "want N ≥ 0, K ≥ 1, P ≥ 1, got N=%d K=%d P=%d", sh.N, sh.K, sh.P)
+	}
+	if _, ok := mulInts(sh.N, sh.K, sh.K, sh.P); !ok {
+		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "N·K·K·P overflows int (N=%d K=%d P=%d)", sh.N, sh.K, sh.P)
+	}
+	return nil
+}
+
+// LogitsLen is the length of logits (and of a direction v): N·K.
+func (sh Shape) LogitsLen() int { return sh.N * sh.K }
+
+// DecodedLen is the length of decoded values: N·K·P.
+func (sh Shape) DecodedLen() int { return sh.N * sh.K * sh.P }
+
+// ValueLen is the length of the value channel: N·P.
+func (sh Shape) ValueLen() int { return sh.N * sh.P }
+
+// FirstLen is the length of the first channel and of a Hessian-vector product: N·K·P.
+func (sh Shape) FirstLen() int { return sh.N * sh.K * sh.P }
+
+// SecondLen is the length of the second channel: N·K·K·P.
+func (sh Shape) SecondLen() int { return sh.N * sh.K * sh.K * sh.P }
+
+// GNLen is the length of the Gauss-Newton slabs: N·K·K.
+func (sh Shape) GNLen() int { return sh.N * sh.K * sh.K }
+
+func mulInts(xs ...int) (int, bool) {
+	p := 1
+	for _, x := range xs {
+		if x == 0 {
+			return 0, true
+		}
+		if x < 0 || p > math.MaxInt/x {
+			return 0, false
+		}
+		p *= x
+	}
+	return p, true
+}
+
+// buf names a slice argument and the length the shape requires of it.
+type buf struct {
+	name     string
+	got      int
+	want     int
+	optional bool // a nil slice is allowed (the output is skipped)
+	isNil    bool
+}
+
+func need[T Float](name string, s []T, want int) buf {
+	return buf{name: name, got: len(s), want: want}
+}
+
+func opt[T Float](name string, s []T, want int) buf {
+	return buf{name: name, got: len(s), want: want, optional: true, isNil: s == nil}
+}
+
+// validate checks the shape and every buffer length.
+func validate(op string, sh Shape, bufs ...buf) error {
+	if err := sh.Check(op); err != nil {
+		return err
+	}
+	for _, b := range bufs {
+		if b.optional && b.isNil {
+			continue
+		}
+		if b.got != b.want {
+			return gatejet.Errorf(gatejet.ErrSize, op, b.name, "want %d elements for N=%d K=%d P=%d, got %d", b.want, sh.N, sh.K, sh.P, b.got)
+		}
+	}
+	return nil
+}
+
+func validateSoftmax(op string, sh Shape, invTau float64, bufs ...buf) error {
+	if err := validate(op, sh, bufs...); err != nil {
+		return err
+	}
+	return gatejet.CheckInvTau(op, invTau)
+}

@@ -1,0 +1,387 @@
+package softmaxjet
+
+import "github.com/gatejet/gatejet/internal/par"
+
+// The vector-Jacobian products below give, for an upstream gradient g on a channel, the
+// gradients of the scalar ⟨g, channel⟩ with respect to the logits and the decoded values.
+// Outputs are overwritten, never accumulated; a nil output is skipped.
+//
+// Each one follows the same pattern. With the gate ζ treated as free variables, the scalar is
+// a function L(ζ, D); its gradient in D is explicit, and its gradient in the logits is the
+// softmax pull-back of Z_k = ∂L/∂ζ_k:
+//
+//	dl_d = s·ζ_d·( Z_d − Σ_k ζ_k Z_k ).
+//
+// Terms of Z that do not depend on k cancel in that centring, which is why D can be replaced
+// by the centred e wherever it is contracted with something that does not depend on k.
+
+// pullBack turns Z (in place) into the logit gradient dl = f·ζ⊙(Z − ⟨ζ,Z⟩) and stores it.
+func pullBack[T Float](dl []T, z, Z []float64, f float64) {
+	zbar := 0.0
+	for k := range Z {
+		zbar += z[k] * Z[k]
+	}
+	for k := range Z {
+		dl[k] = T(f * z[k] * (Z[k] - zbar))
+	}
+}
+
+// ValueVJP writes the gradients of ⟨g, Value⟩ for g [N,P]: dLogits [N,K] and dDecoded
+// [N,K,P] (either may be nil):
+//
+//	dl_a = s·ζ_a·Σ_c g_c e[a][c],   dD[k][c] = ζ_k g_c.
+func ValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
+	const op = "softmaxjet.ValueVJP"
+	if err := validateSoftmax(op, sh, invTau, opt("dLogits", dLogits, sh.LogitsLen()), opt("dDecoded", dDecoded, sh.DecodedLen()),
+		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.ValueLen())); err != nil {
+		return err
+	}
+	K, P, s := sh.K, sh.P, invTau
+	par.For(sh.N, K*P, func(lo, hi int) {
+		r := newRowSoftmax(K, P, K)
+		defer r.sc.release()
+		b := r.rest
+		Z := carve(&b, K)
+		for n := lo; n < hi; n++ {
+			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], s, K, P)
+			gn := g[n*P : n*P+P]
+			if dDecoded != nil {
+				out := dDecoded[n*K*P : (n+1)*K*P]
+				for k := 0; k < K; k++ {
+					ok := out[k*P : k*P+P]
+					gk := gn[:len(ok)]
+					for c := range ok {
+						ok[c] = T(r.z[k] * float64(gk[c]))
+					}
+				}
+			}
+			if dLogits != nil {
+				for a := 0; a < K; a++ {
+					ea := r.e[a*P : a*P+P]
+					ga := gn[:len(ea)]
+					acc := 0.0
+					for c := range ea {
+						acc += float64(ga[c]) * ea[c]
+					}
+					Z[a] = acc
+				}
+				pullBack(dLogits[n*K:n*K+K], r.z, Z, s)
+			}
+		}
+	})
+	return nil
+}
+
+// FirstVJP writes the gradients of ⟨G, First⟩ for G [N,K,P]: dLogits [N,K] and dDecoded
+// [N,K,P] (either may be nil). With γ_c = Σ_a ζ_a G[a][c]:
+//
+//	dD[k][c] = s·ζ_k·(G[k][c] − γ_c),   dl = s²·ζ⊙(Z − ⟨ζ,Z⟩),  Z_k = Σ_c e[k][c]·(G[k][c] − γ_c).
+//
+// This is the second channel contracted with G, at O(K·P) per row, never materialised.
+func FirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
+	const op = "softmaxjet.FirstVJP"
+	if err := validateSoftmax(op, sh, invTau, opt("dLogits", dLogits, sh.LogitsLen()), opt("dDecoded", dDecoded, sh.DecodedLen()),
+		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.FirstLen())); err != nil {
+		return err
+	}
+	K, P, s := sh.K, sh.P, invTau
+	par.For(sh.N, K*P, func(lo, hi int) {
+		r := newRowSoftmax(K, P, K+P+K*P)
+		defer r.sc.release()
+		b := r.rest
+		Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
+		for n := lo; n < hi; n++ {
+			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], s, K, P)
+			gn := g[n*K*P : (n+1)*K*P]
+			for i, v := range gn {
+				G[i] = float64(v)
+			}
+			firstVJPRow(dLogits, dDecoded, n, r.z, r.e, G, Z, gamma, s, K, P)
+		}
+	})
+	return nil
+}
+
+// firstVJPRow is FirstVJP on one row whose upstream gradient G is already float64; it is
+// shared with GaussNewtonVJP, whose upstream reaches first through (S+Sᵀ)·first.
+func firstVJPRow[T Float](dLogits, dDecoded []T, n int, z, e, G, Z, gamma []float64, s float64, K, P int) {
+	gamma = gamma[:P]
+	for c := range gamma {
+		gamma[c] = 0
+	}
+	for a := 0; a < K; a++ {
+		ga := G[a*P : a*P+P]
+		ga = ga[:len(gamma)]
+		for c := range gamma {
+			gamma[c] += z[a] * ga[c]
+		}
+	}
+	// G ← G − γ (per column), then dD = s·ζ_k·G and Z_k = Σ_c e[k][c]·G[k][c].
+	for k := 0; k < K; k++ {
+		gk := G[k*P : k*P+P]
+		gk = gk[:len(gamma)]
+		ek := e[k*P : k*P+P]
+		ek = ek[:len(gamma)]
+		acc := 0.0
+		for c := range gk {
+			gk[c] -= gamma[c]
+			acc += ek[c] * gk[c]
+		}
+		Z[k] = acc
+	}
+	if dDecoded != nil {
+		out := dDecoded[n*K*P : (n+1)*K*P]
+		for k := 0; k < K; k++ {
+			f := s * z[k]
+			ok := out[k*P : k*P+P]
+			gk := G[k*P : k*P+P]
+			gk = gk[:len(ok)]
+			for c := range ok {
+				ok[c] = T(f * gk[c])
+			}
+		}
+	}
+	if dLogits != nil {
+		pullBack(dLogits[n*K:n*K+K], z, Z, s*s)
+	}
+}
+
+// SecondVJP writes the gradients of ⟨G, Second⟩ for G [N,K,K,P]: dLogits [N,K] and dDecoded
+// [N,K,P] (either may be nil). It is the third-order contraction of the jet, done at
+// O(K²·P) per row (one pass over G) with nothing of size K³:
+//
+//	T[a][c] = Σ_b (G[a][b][c] + G[b][a][c])·ζ_b,   M[a][c] = G[a][a][c] − T[a][c],   μ_c = Σ_a ζ_a M[a][c],
+//	Y[k][c] = Σ_a ζ_a e[a][c]·(G[a][k][c] + G[k][a][c]),
+//	dD[k][c] = s²·ζ_k·(M[k][c] − μ_c),
+//	dl = s³·ζ⊙(Z − ⟨ζ,Z⟩),   Z_k = Σ_c ( e[k][c]·(M[k][c] − μ_c) − Y[k][c] ).
+func SecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
+	const op = "softmaxjet.SecondVJP"
+	if err := validateSoftmax(op, sh, invTau, opt("dLogits", dLogits, sh.LogitsLen()), opt("dDecoded", dDecoded, sh.DecodedLen()),
+		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.SecondLen())); err != nil {
+		return err
+	}
+	K, P, s := sh.K, sh.P, invTau
+	par.For(sh.N, 2*K*K*P, func(lo, hi int) {
+		r := newRowSoftmax(K, P, 2*K*P+P+K)
+		defer r.sc.release()
+		b := r.rest
+		M, Y, mu, Z := carve(&b, K*P), carve(&b, K*P), carve(&b, P), carve(&b, K)
+		for n := lo; n < hi; n++ {
+			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], s, K, P)
+			secondVJPRow(dLogits, dDecoded, n, g[n*K*K*P:(n+1)*K*K*P], r.z, r.e, M, Y, mu, Z, s, K, P)
+		}
+	})
+	return nil
+}
+
+func secondVJPRow[T Float](dLogits, dDecoded []T, n int, gn []T, z, e, M, Y, mu, Z []float64, s float64, K, P int) {
+	for i := range M {
+		M[i] = 0 // holds −T until the diagonal is added
+		Y[i] = 0
+	}
+	// One pass over G: G[a][b][c] feeds T[a] (weight ζ_b), T[b] (weight ζ_a),
+	// Y[b] (weight ζ_a e[a][c]) and Y[a] (weight ζ_b e[b][c]).
+	for a := 0; a < K; a++ {
+		za := z[a]
+		ea := e[a*P : a*P+P]
+		Ma := M[a*P : a*P+P]
+		Ya := Y[a*P : a*P+P]
+		for bb := 0; bb < K; bb++ {
+			zb := z[bb]
+			gab := gn[(a*K+bb)*P : (a*K+bb)*P+P]
+			gab = gab[:len(ea)]
+			eb := e[bb*P : bb*P+P]
+			eb = eb[:len(ea)]
+			Mb := M[bb*P : bb*P+P]
+			Mb = Mb[:len(ea)]
+			Yb := Y[bb*P : bb*P+P]
+			Yb = Yb[:len(ea)]
+			Ma, Ya := Ma[:len(ea)], Ya[:len(ea)]
+			for c := range ea {
+				g := float64(gab[c])
+				Ma[c] -= zb * g
+				Mb[c] -= za * g
+				Yb[c] += za * ea[c] * g
+				Ya[c] += zb * eb[c] * g
+			}
+		}
+	}
+	for a := 0; a < K; a++ {
+		gaa := gn[(a*K+a)*P : (a*K+a)*P+P]
+		Ma := M[a*P : a*P+P]
+		gaa = gaa[:len(Ma)]
+		for c := range Ma {
+			Ma[c] += float64(gaa[c])
+		}
+	}
+	mu = mu[:P]
+	for c := range mu {
+		mu[c] = 0
+	}
+	for a := 0; a < K; a++ {
+		Ma := M[a*P : a*P+P]
+		Ma = Ma[:len(mu)]
+		for c := range mu {
+			mu[c] += z[a] * Ma[c]
+		}
+	}
+	s2 := s * s
+	for k := 0; k < K; k++ {
+		Mk := M[k*P : k*P+P]
+		Mk = Mk[:len(mu)]
+		ek := e[k*P : k*P+P]
+		ek = ek[:len(mu)]
+		Yk := Y[k*P : k*P+P]
+		Yk = Yk[:len(mu)]
+		acc := 0.0
+		for c := range mu {
+			Mk[c] -= mu[c]
+			acc += ek[c]*Mk[c] - Yk[c]
+		}
+		Z[k] = acc
+	}
+	if dDecoded != nil {
+		out := dDecoded[n*K*P : (n+1)*K*P]
+		for k := 0; k < K; k++ {
+			f := s2 * z[k]
+			ok := out[k*P : k*P+P]
+			Mk := M[k*P : k*P+P]
+			Mk = Mk[:len(ok)]
+			for c := range ok {
+				ok[c] = T(f * Mk[c])
+			}
+		}
+	}
+	if dLogits != nil {
+		pullBack(dLogits[n*K:n*K+K], z, Z, s2*s)
+	}
+}
+
+// HVPVJP writes the gradients of ⟨G, HVP(v)⟩ for G [N,K,P] with respect to the logits, the
+// decoded values and the direction v (each output may be nil), at O(K·P) per row. With
+// u = v − ⟨ζ,v⟩, w_c = Σ_b ζ_b u_b e[b][c], A_a = Σ_c G[a][c] e[a][c], Ā = ⟨ζ,A⟩,
+// γ_c = Σ_a ζ_a G[a][c], β_c = Σ_a ζ_a u_a G[a][c] and Γ_k = Σ_c γ_c e[k][c]:
+//
+//	dv_k = s²·ζ_k·(A_k − Ā − Γ_k),
+//	dD[k][c] = s²·ζ_k·( u_k·(G[k][c] − γ_c) − β_c ),
+//	dl = s³·ζ⊙(Z − ⟨ζ,Z⟩),   Z_k = u_k·(A_k − Ā − Γ_k) − Σ_c e[k][c] β_c − Σ_c G[k][c] w_c.
+func HVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape, invTau float64) error {
+	const op = "softmaxjet.HVPVJP"
+	if err := validateSoftmax(op, sh, invTau, opt("dLogits", dLogits, sh.LogitsLen()), opt("dDecoded", dDecoded, sh.DecodedLen()), opt("dV", dV, sh.LogitsLen()),
+		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen()), need("g", g, sh.FirstLen())); err != nil {
+		return err
+	}
+	K, P, s := sh.K, sh.P, invTau
+	s2 := s * s
+	par.For(sh.N, 3*K*P, func(lo, hi int) {
+		r := newRowSoftmax(K, P, 3*K+3*P)
+		defer r.sc.release()
+		b := r.rest
+		u, w := carve(&b, K), carve(&b, P)
+		A, Z := carve(&b, K), carve(&b, K)
+		gamma, beta := carve(&b, P), carve(&b, P)
+		for n := lo; n < hi; n++ {
+			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], s, K, P)
+			z, e := r.z, r.e
+			centredDirection(u, w, z, e, v[n*K:n*K+K], K, P)
+			gn := g[n*K*P : (n+1)*K*P]
+			for c := 0; c < P; c++ {
+				gamma[c], beta[c] = 0, 0
+			}
+			Abar := 0.0
+			for a := 0; a < K; a++ {
+				ga := gn[a*P : a*P+P]
+				ea := e[a*P : a*P+P]
+				ea = ea[:len(ga)]
+				gm, bt := gamma[:len(ga)], beta[:len(ga)]
+				za, zu := z[a], z[a]*u[a]
+				acc := 0.0
+				for c := range ga {
+					gv := float64(ga[c])
+					acc += gv * ea[c]
+					gm[c] += za * gv
+					bt[c] += zu * gv
+				}
+				A[a] = acc
+				Abar += za * acc
+			}
+			for k := 0; k < K; k++ {
+				ek := e[k*P : k*P+P]
+				gk := gn[k*P : k*P+P]
+				gk = gk[:len(ek)]
+				gm, bt, ww := gamma[:len(ek)], beta[:len(ek)], w[:len(ek)]
+				var Gam, eb, gw float64
+				for c := range ek {
+					Gam += gm[c] * ek[c]
+					eb += ek[c] * bt[c]
+					gw += float64(gk[c]) * ww[c]
+				}
+				q := A[k] - Abar - Gam
+				if dV != nil {
+					dV[n*K+k] = T(s2 * z[k] * q)
+				}
+				Z[k] = u[k]*q - eb - gw
+			}
+			if dDecoded != nil {
+				out := dDecoded[n*K*P : (n+1)*K*P]
+				for k := 0; k < K; k++ {
+					f, uk := s2*z[k], u[k]
+					ok := out[k*P : k*P+P]
+					gk := gn[k*P : k*P+P]
+					gk = gk[:len(ok)]
+					gm, bt := gamma[:len(ok)], beta[:len(ok)]
+					for c := range ok {
+						ok[c] = T(f * (uk*(float64(gk[c])-gm[c]) - bt[c]))
+					}
+				}
+			}
+			if dLogits != nil {
+				pullBack(dLogits[n*K:n*K+K], z, Z, s2*s)
+			}
+		}
+	})
+	return nil
+}
+
+// GaussNewtonVJP writes the gradients of ⟨S, GaussNewton⟩ for S [N,K,K]: dLogits [N,K] and
+// dDecoded [N,K,P] (either may be nil). Since H = F·Fᵀ with F = first, the upstream reaching
+// first is (S + Sᵀ)·F, and the rest is FirstVJP. Cost O(K²·P) per row.
+func GaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
+	const op = "softmaxjet.GaussNewtonVJP"
+	if err := validateSoftmax(op, sh, invTau, opt("dLogits", dLogits, sh.LogitsLen()), opt("dDecoded", dDecoded, sh.DecodedLen()),
+		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.GNLen())); err != nil {
+		return err
+	}
+	K, P, s := sh.K, sh.P, invTau
+	par.For(sh.N, 2*K*K*P, func(lo, hi int) {
+		r := newRowSoftmax(K, P, K+P+K*P)
+		defer r.sc.release()
+		b := r.rest
+		Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
+		for n := lo; n < hi; n++ {
+			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], s, K, P)
+			symTimesFirst(G, g[n*K*K:(n+1)*K*K], r.z, r.e, s, K, P)
+			firstVJPRow(dLogits, dDecoded, n, r.z, r.e, G, Z, gamma, s, K, P)
+		}
+	})
+	return nil
+}
+
+// symTimesFirst writes G[a][c] = Σ_b (S[a][b] + S[b][a])·f_b·e[b][c], with f_b = s·ζ_b (the
+// first channel is f_b·e[b][c]).
+func symTimesFirst[T Float](G []float64, S []T, z, e []float64, s float64, K, P int) {
+	for i := range G {
+		G[i] = 0
+	}
+	for a := 0; a < K; a++ {
+		ga := G[a*P : a*P+P]
+		for b := 0; b < K; b++ {
+			f := (float64(S[a*K+b]) + float64(S[b*K+a])) * s * z[b]
+			eb := e[b*P : b*P+P]
+			eb = eb[:len(ga)]
+			for c := range ga {
+				ga[c] += f * eb[c]
+			}
+		}
+	}
+}
