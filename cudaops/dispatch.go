@@ -1,0 +1,237 @@
+package cudaops
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gatejet/gatejet"
+)
+
+// Path says where Run computed a Call.
+type Path int32
+
+const (
+	// PathCPU: the CPU function ran by policy (ModeOff, no backend, or below the break-even).
+	PathCPU Path = iota
+	// PathGPU: the backend ran the kernel.
+	PathGPU
+	// PathCPUFallback: the backend was tried and failed (ModeAuto); the CPU function ran.
+	PathCPUFallback
+)
+
+// String returns "cpu", "gpu" or "cpu-fallback".
+func (p Path) String() string {
+	switch p {
+	case PathCPU:
+		return "cpu"
+	case PathGPU:
+		return "gpu"
+	case PathCPUFallback:
+		return "cpu-fallback"
+	}
+	return "Path(?)"
+}
+
+// Backend runs Calls on a device. Launch must either write every Out slice completely and
+// return nil, or return an error; it may be called concurrently. Close releases the device
+// resources; Run never calls it.
+type Backend interface {
+	Name() string
+	Launch(c *Call) error
+	Close() error
+}
+
+type registration struct {
+	b  Backend
+	id uint64
+}
+
+var (
+	regMu    sync.Mutex
+	regStack []registration          // guarded by regMu; the last entry is active
+	regID    uint64                  // guarded by regMu
+	active   atomic.Pointer[Backend] // snapshot of the top of regStack, read lock-free by Run
+)
+
+// Register makes b the active backend and returns a function that removes it again (calling
+// it more than once is harmless). Registrations stack: removing the active backend
+// reactivates the one registered before it, so a test can register a fake over a real backend
+// and restore it. Register does not call Close. A nil b is ignored.
+func Register(b Backend) (unregister func()) {
+	if b == nil {
+		return func() {}
+	}
+	regMu.Lock()
+	regID++
+	id := regID
+	regStack = append(regStack, registration{b, id})
+	publishLocked()
+	regMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			regMu.Lock()
+			defer regMu.Unlock()
+			for i, r := range regStack {
+				if r.id == id {
+					regStack = append(regStack[:i], regStack[i+1:]...)
+					break
+				}
+			}
+			publishLocked()
+		})
+	}
+}
+
+func publishLocked() {
+	if len(regStack) == 0 {
+		active.Store(nil)
+		return
+	}
+	b := regStack[len(regStack)-1].b
+	active.Store(&b)
+}
+
+// Active returns the active backend, or nil when none is registered.
+func Active() Backend {
+	if p := active.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// DefaultBreakEven is the ModeAuto break-even, in output elements, of a kernel without its
+// own SetBreakEven value. It is a placeholder until measured on a device (docs/gpu.md): the
+// backend copies host slices to the device and back, so small calls lose.
+const DefaultBreakEven = 1 << 20
+
+var breakEvens sync.Map // Kernel → int
+
+// SetBreakEven sets the ModeAuto break-even of kernel k, in output elements: calls with
+// Work < work run on the CPU. A negative work restores DefaultBreakEven; 0 means always try
+// the device.
+func SetBreakEven(k Kernel, work int) {
+	if work < 0 {
+		breakEvens.Delete(k)
+		return
+	}
+	breakEvens.Store(k, work)
+}
+
+// BreakEven returns kernel k's ModeAuto break-even in output elements.
+func BreakEven(k Kernel) int {
+	if v, ok := breakEvens.Load(k); ok {
+		return v.(int)
+	}
+	return DefaultBreakEven
+}
+
+// Counts is a snapshot of Run's counters.
+type Counts struct {
+	CPU          uint64 // calls that ran on the CPU by policy
+	GPU          uint64 // calls the backend ran
+	CPUFallback  uint64 // ModeAuto calls whose device attempt failed and then ran on the CPU
+	DeviceErrors uint64 // ModeRequired calls that returned an error instead of running
+}
+
+var (
+	nCPU, nGPU, nFallback, nDevErr atomic.Uint64
+	lastFallback                   atomic.Pointer[error]
+)
+
+// Stats returns the counters of every Run since start (or since ResetStats).
+func Stats() Counts {
+	return Counts{CPU: nCPU.Load(), GPU: nGPU.Load(), CPUFallback: nFallback.Load(), DeviceErrors: nDevErr.Load()}
+}
+
+// ResetStats zeroes the counters and forgets the last fallback error.
+func ResetStats() {
+	nCPU.Store(0)
+	nGPU.Store(0)
+	nFallback.Store(0)
+	nDevErr.Store(0)
+	lastFallback.Store(nil)
+}
+
+// LastFallbackError returns the device error behind the most recent PathCPUFallback, or nil.
+func LastFallbackError() error {
+	if p := lastFallback.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+const runOp = "cudaops.Run"
+
+// deviceError wraps err as an ErrDevice *gatejet.Error unless it already is one.
+func deviceError(b Backend, c *Call, err error) error {
+	if errors.Is(err, gatejet.ErrDevice) {
+		return err
+	}
+	return &gatejet.Error{Op: runOp, Detail: b.Name() + ": " + string(c.Kernel) + ": " + err.Error(),
+		Kind: gatejet.ErrDevice}
+}
+
+// Run computes c under the current Mode, calling cpu for the CPU path:
+//
+//   - ModeOff: cpu() → PathCPU.
+//   - ModeAuto: when a backend is registered and c.Work ≥ BreakEven(c.Kernel), the backend
+//     launches c → PathGPU. If c fails Check or the launch fails, the error is recorded
+//     (LastFallbackError) and cpu() runs → PathCPUFallback. Otherwise cpu() → PathCPU.
+//   - ModeRequired: the backend must run c whatever its Work → PathGPU. No backend, or a
+//     launch error, gives an ErrDevice error (the launch error wrapped); a Call that fails
+//     Check gives that error. cpu is never called.
+//
+// The error returned with a CPU path is cpu's own; an error under ModeRequired comes with
+// PathGPU, the path that was required. cpu may be nil only under ModeRequired.
+func Run(c *Call, cpu func() error) (Path, error) {
+	m := CurrentMode()
+	if m == ModeRequired {
+		return runRequired(c)
+	}
+	if cpu == nil {
+		return PathCPU, gatejet.Errorf(gatejet.ErrParam, runOp, "cpu", "nil CPU function outside ModeRequired")
+	}
+	if m == ModeAuto && c != nil {
+		if b := Active(); b != nil && c.Work >= BreakEven(c.Kernel) {
+			err := c.Check()
+			if err == nil {
+				err = b.Launch(c)
+				if err == nil {
+					nGPU.Add(1)
+					return PathGPU, nil
+				}
+				err = deviceError(b, c, err)
+			}
+			lastFallback.Store(&err)
+			nFallback.Add(1)
+			return PathCPUFallback, cpu()
+		}
+	}
+	nCPU.Add(1)
+	return PathCPU, cpu()
+}
+
+func runRequired(c *Call) (Path, error) {
+	b := Active()
+	if b == nil {
+		nDevErr.Add(1)
+		k := ""
+		if c != nil {
+			k = string(c.Kernel)
+		}
+		return PathGPU, gatejet.Errorf(gatejet.ErrDevice, runOp, "",
+			"mode required but no GPU backend is registered (kernel %q)", k)
+	}
+	if err := c.Check(); err != nil {
+		nDevErr.Add(1)
+		return PathGPU, err
+	}
+	if err := b.Launch(c); err != nil {
+		nDevErr.Add(1)
+		return PathGPU, deviceError(b, c, err)
+	}
+	nGPU.Add(1)
+	return PathGPU, nil
+}

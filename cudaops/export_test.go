@@ -1,0 +1,5 @@
+package cudaops
+
+import "os"
+
+func lookupEnv() (string, bool) { return os.LookupEnv(EnvVar) }
