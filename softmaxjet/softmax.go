@@ -144,20 +144,24 @@ func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	return nil
 }
 
+// secondRow writes one row of the second channel. The channel is symmetric in (a, b), so the
+// blocks with b < a are copies of blocks already written: half the arithmetic, a memmove for
+// the rest, and symmetry that holds bit for bit.
 func secondRow[T Float](out []T, z, e []float64, s2 float64, K, P int) {
 	for a := 0; a < K; a++ {
 		za := s2 * z[a]
 		ea := e[a*P : a*P+P]
-		for b := 0; b < K; b++ {
+		for b := 0; b < a; b++ {
+			copy(out[(a*K+b)*P:(a*K+b)*P+P], out[(b*K+a)*P:(b*K+a)*P+P])
+		}
+		o := out[(a*K+a)*P : (a*K+a)*P+P]
+		f := za * (1 - 2*z[a])
+		ea = ea[:len(o)]
+		for c := range o {
+			o[c] = T(f * ea[c])
+		}
+		for b := a + 1; b < K; b++ {
 			o := out[(a*K+b)*P : (a*K+b)*P+P]
-			if a == b {
-				f := za * (1 - 2*z[a])
-				ea := ea[:len(o)]
-				for c := range o {
-					o[c] = T(f * ea[c])
-				}
-				continue
-			}
 			f := -za * z[b]
 			ea := ea[:len(o)]
 			eb := e[b*P : b*P+P]

@@ -1,0 +1,54 @@
+// Package softmaxjet computes the order-2 jet of a softmax-gated reconstruction on plain
+// slices: exact closed forms for every channel and vector-Jacobian product, and the order-2
+// jet tower that is their oracle. It does not import Gorgonia.
+//
+// # The model
+//
+// One row gates K atoms with logits l[K] at inverse temperature s = 1/τ and reconstructs P
+// output columns from the atoms' decoded values D[K][P]:
+//
+//	ζ = softmax(s·l),   ẑ_c = Σ_k ζ_k·D[k][c],   e[a][c] = D[a][c] − ẑ_c.
+//
+// Its jet in the logits has closed forms that cost what they write:
+//
+//	first[a][c]     = ∂ẑ_c/∂l_a       = s·ζ_a·e[a][c]                                  O(K·P)
+//	second[a][b][c] = ∂²ẑ_c/∂l_a∂l_b  = s²·(δ_ab·ζ_a·e[a][c] − ζ_a·ζ_b·(e[a][c]+e[b][c]))  O(K²·P)
+//
+// and the products second-order methods need never build second at all:
+//
+//	HVP          (second·v)[a][c] = s²·ζ_a·(e[a][c]·(v_a − v̄) − w_c)                   O(K·P)
+//	Gauss-Newton H[a][b] = Σ_c first[a][c]·first[b][c] = s²·ζ_a·ζ_b·⟨e[a], e[b]⟩          O(K²·P)
+//
+// with v̄ = Σ_b ζ_b v_b and w_c = Σ_b ζ_b (v_b − v̄) e[b][c]. Reverse mode through each of
+// them (ValueVJP, FirstVJP, SecondVJP, HVPVJP, GaussNewtonVJP) costs the same order as the
+// forward channel: the gradient of first is the second channel contracted with the upstream
+// gradient, and the gradient of second is a third-order contraction done in one pass over the
+// upstream gradient, with nothing of size K³. The derivations are in docs/math.md.
+//
+// The per-atom logistic gate ζ_k = σ(α_k·l_k + β_k) has a diagonal jet and the same set of
+// functions with the Logistic prefix.
+//
+// The seed algorithm builds the same channels from K exp-jets each carrying a K×K Hessian,
+// O(K³·P) per row. That algorithm is kept here as the general path, Program and
+// TowerChannels: a run-time-sized order-2 Taylor tower (Jet, Tower) that also takes the
+// atoms' latent coordinates as primaries. Tests hold the closed forms to it at 1e-13.
+//
+// # Layout and numerics
+//
+// Batches are row-major with rows stacked (see Shape): logits [N,K], decoded [N,K,P],
+// first [N,K,P], second [N,K,K,P] with second[(a·K+b)·P+c] per row, as in the seed.
+// Outputs are overwritten. Every kernel works for float32 and float64; the per-row gate and
+// reductions are computed in float64 and each output is rounded once.
+//
+// Exponents are max-subtracted, so logits offset by ±1e4 or scaled by s = 1e3 give finite,
+// correct channels. Non-finite data propagate within their own row, as a softmax does: a NaN
+// logit or a row of all −Inf logits gives a NaN row; −Inf logits beside finite ones mask their
+// atoms (ζ = 0). Other rows are never touched. Structural problems — shapes, buffer sizes,
+// a non-positive or non-finite inverse temperature, gate parameters — are *gatejet.Error
+// values matching gatejet.ErrShape, ErrSize, ErrTemperature, ErrParam or ErrNonFinite.
+//
+// Rows are spread over the cores in fixed chunks past a measured break-even; each row is
+// computed by one goroutine with the same code, so results are bit-identical whatever the
+// core count. Per-row workspace comes from a pool: steady-state calls allocate only the
+// bookkeeping of the row split.
+package softmaxjet

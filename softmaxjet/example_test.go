@@ -1,0 +1,53 @@
+package softmaxjet_test
+
+import (
+	"fmt"
+
+	"github.com/gatejet/gatejet/softmaxjet"
+)
+
+// One row gating two atoms with three output columns: the value, the first channel and the
+// curvature along the direction v, without building the second channel.
+func Example() {
+	sh := softmaxjet.Shape{N: 1, K: 2, P: 3}
+	logits := []float64{0.5, -0.5}
+	decoded := []float64{
+		1, 0, 2, // atom 0
+		0, 1, -2, // atom 1
+	}
+	invTau := 1.0
+
+	value := make([]float64, sh.ValueLen())
+	first := make([]float64, sh.FirstLen())
+	hvp := make([]float64, sh.FirstLen())
+	if err := softmaxjet.Value(value, logits, decoded, sh, invTau); err != nil {
+		panic(err)
+	}
+	if err := softmaxjet.First(first, logits, decoded, sh, invTau); err != nil {
+		panic(err)
+	}
+	v := []float64{1, 0} // push atom 0's logit
+	if err := softmaxjet.HVP(hvp, logits, decoded, v, sh, invTau); err != nil {
+		panic(err)
+	}
+	fmt.Printf("value  %.4f\n", value)
+	fmt.Printf("first  %.4f\n", first)
+	fmt.Printf("hvp    %.4f\n", hvp)
+	// Output:
+	// value  [0.7311 0.2689 0.9242]
+	// first  [0.1966 -0.1966 0.7864 -0.1966 0.1966 -0.7864]
+	// hvp    [-0.0909 0.0909 -0.3634 0.0909 -0.0909 0.3634]
+}
+
+// Bad input is an error value naming the argument, never a panic.
+func ExampleSecond_errors() {
+	sh := softmaxjet.Shape{N: 2, K: 3, P: 4}
+	dst := make([]float64, sh.SecondLen())
+	err := softmaxjet.Second(dst, make([]float64, 5), make([]float64, 24), sh, 1)
+	fmt.Println(err)
+	err = softmaxjet.Second(dst, make([]float64, 6), make([]float64, 24), sh, 0)
+	fmt.Println(err)
+	// Output:
+	// softmaxjet.Second: logits: buffer length does not match shape: want 6 elements for N=2 K=3 P=4, got 5
+	// softmaxjet.Second: invTau: temperature must be positive and finite: want 0 < invTau < +Inf, got 0
+}
