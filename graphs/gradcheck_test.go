@@ -236,8 +236,8 @@ func (op scaleOp) Hashcode() uint32 {
 	op.WriteHash(h)
 	return h.Sum32()
 }
-func (op scaleOp) String() string              { return fmt.Sprintf("scale{%v,%v}", op.k, op.wrong) }
-func (op scaleOp) DiffWRT(int) []bool          { return []bool{true} }
+func (op scaleOp) String() string     { return fmt.Sprintf("scale{%v,%v}", op.k, op.wrong) }
+func (op scaleOp) DiffWRT(int) []bool { return []bool{true} }
 func (op scaleOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	dx, err := gorgonia.ApplyOp(scaleOp{k: op.k * op.wrong, wrong: 1}, grad)
 	return gorgonia.Nodes{dx}, err
