@@ -1,0 +1,354 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/cudaops"
+)
+
+// activation names an elementwise activation function.
+type activation uint8
+
+const (
+	actReLU activation = iota
+	actGELU
+	actSiLU
+	numActivations
+)
+
+var actNames = [numActivations]string{"ReLU", "GELU", "SiLU"}
+
+// Kernel tables, by activation: forward, backward, double backward.
+var actKernels = [numActivations][3]cudaops.Kernel{
+	{cudaops.KernelReLUForward, cudaops.KernelReLUBackward, cudaops.KernelReLUBackwardGrad},
+	{cudaops.KernelGELUForward, cudaops.KernelGELUBackward, cudaops.KernelGELUBackwardGrad},
+	{cudaops.KernelSiLUForward, cudaops.KernelSiLUBackward, cudaops.KernelSiLUBackwardGrad},
+}
+
+// actStage is what an actOp computes: the forward map, its backward or its double backward.
+type actStage uint8
+
+const (
+	stageForward  actStage = iota // x → y = f(x)
+	stageBackward                 // (x, dy) → dx = dy·f'(x)
+	stageGrad                     // (x, dy, g) → gx = g·dy·f″(x) (wrt 0) or gdy = g·f'(x) (wrt 1)
+)
+
+// ReLU returns max(0, x) elementwise (NaN propagates). x has rank ≥ 1 and dtype Float64 or
+// Float32. Its gradient is ReLUBackward; Gorgonia's own Rectify computes the same forward map.
+func ReLU(x *gorgonia.Node) (*gorgonia.Node, error) { return newActivation(actReLU, x) }
+
+// GELU returns the tanh form of the Gaussian error linear unit elementwise,
+// ½x(1 + tanh(√(2/π)(x + 0.044715x³))). Arguments as for ReLU. Its gradient is GELUBackward.
+func GELU(x *gorgonia.Node) (*gorgonia.Node, error) { return newActivation(actGELU, x) }
+
+// SiLU returns the sigmoid linear unit x·σ(x) elementwise. Arguments as for ReLU. Its
+// gradient is SiLUBackward.
+func SiLU(x *gorgonia.Node) (*gorgonia.Node, error) { return newActivation(actSiLU, x) }
+
+// ReLUBackward returns dx = dy·[x > 0] from the forward input x and the gradient dy with
+// respect to the output (same shape, rank ≥ 1, and dtype). Differentiable in x (zero almost
+// everywhere) and dy.
+func ReLUBackward(x, dy *gorgonia.Node) (*gorgonia.Node, error) {
+	return newActivationBackward(actReLU, x, dy)
+}
+
+// GELUBackward returns dx = dy·gelu'(x) (tanh form). Arguments as for ReLUBackward;
+// differentiable in x and dy.
+func GELUBackward(x, dy *gorgonia.Node) (*gorgonia.Node, error) {
+	return newActivationBackward(actGELU, x, dy)
+}
+
+// SiLUBackward returns dx = dy·silu'(x), silu'(x) = σ(x)(1 + x(1 − σ(x))). Arguments as for
+// ReLUBackward; differentiable in x and dy.
+func SiLUBackward(x, dy *gorgonia.Node) (*gorgonia.Node, error) {
+	return newActivationBackward(actSiLU, x, dy)
+}
+
+func newActivation(a activation, x *gorgonia.Node) (*gorgonia.Node, error) {
+	name := "ops." + actNames[a]
+	dt, err := checkArgs(name, arg{"x", x})
+	if err != nil {
+		return nil, err
+	}
+	s, err := elementwiseShape(name, "x", x.Shape())
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.ApplyOp(newActOp(a, stageForward, 0, s, dt), x)
+}
+
+func newActivationBackward(a activation, x, dy *gorgonia.Node) (*gorgonia.Node, error) {
+	name := "ops." + actNames[a] + "Backward"
+	dt, err := checkArgs(name, arg{"x", x}, arg{"dy", dy})
+	if err != nil {
+		return nil, err
+	}
+	s, err := elementwiseShape(name, "x", x.Shape())
+	if err != nil {
+		return nil, err
+	}
+	if !dy.Shape().Eq(s) {
+		return nil, gatejet.Errorf(gatejet.ErrShape, name, "dy", "want the shape of x %v, got %v", s, dy.Shape())
+	}
+	return gorgonia.ApplyOp(newActOp(a, stageBackward, 0, s, dt), x, dy)
+}
+
+func elementwiseShape(name, argName string, s tensor.Shape) (tensor.Shape, error) {
+	if len(s) == 0 {
+		return nil, gatejet.Errorf(gatejet.ErrRank, name, argName, "want rank ≥ 1, got a scalar")
+	}
+	if err := checkPositiveDims(name, argName, s); err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
+// actOp is an elementwise activation, its backward or its double backward with respect to
+// one input. Inputs: x; x, dy; or x, dy, g (the upstream gradient on dx).
+type actOp struct {
+	seam
+	a     activation
+	stage actStage
+	wrt   int // stageGrad only: 0 x, 1 dy
+	shape tensor.Shape
+	dt    tensor.Dtype
+}
+
+func newActOp(a activation, stage actStage, wrt int, shape tensor.Shape, dt tensor.Dtype) *actOp {
+	op := &actOp{a: a, stage: stage, wrt: wrt, shape: shape, dt: dt}
+	op.self = op
+	return op
+}
+
+func (op *actOp) name() string {
+	return "ops." + actNames[op.a] + [...]string{"", "Backward", "BackwardGrad"}[op.stage]
+}
+
+// Arity is 1 (forward), 2 (backward) or 3 (double backward).
+func (op *actOp) Arity() int { return int(op.stage) + 1 }
+
+// Type is a → a, a → a → a or a → a → a → a.
+func (op *actOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	ts := make([]hm.Type, op.Arity()+1)
+	for i := range ts {
+		ts[i] = a
+	}
+	return fnType(ts...)
+}
+
+// InferShape checks that every input has the op's shape and returns it.
+func (op *actOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
+	return sameShapes(op.name(), op.shape, ds, op.Arity())
+}
+
+// WriteHash writes the op's name and, for the double backward, wrt.
+func (op *actOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s wrt %d", op.name(), op.wrt) }
+
+// Hashcode is the FNV-32a hash of WriteHash.
+func (op *actOp) Hashcode() uint32 { return hashOf(op) }
+
+func (op *actOp) String() string {
+	if op.stage == stageGrad {
+		return fmt.Sprintf("%s{wrt %s}", op.name(), []string{"x", "dy"}[op.wrt])
+	}
+	return op.name()
+}
+
+// Do computes the output into a new tensor.
+func (op *actOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	out := newDense(op.dt, op.shape)
+	if err := op.compute(out, vals); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// UsePreallocDo computes the output into prealloc (a contiguous *tensor.Dense of the output's
+// dtype and shape sharing no memory with the inputs).
+func (op *actOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
+	out, err := output(op.name(), prealloc, op.dt, op.shape)
+	if err != nil {
+		return nil, err
+	}
+	if err := op.compute(out, vals); err != nil {
+		return nil, err
+	}
+	return prealloc, nil
+}
+
+var actArgNames = []string{"x", "dy", "grad"}
+
+func (op *actOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
+	ts, err := values(op.name(), op.dt, op.shape, vals, actArgNames[:op.Arity()]...)
+	if err != nil {
+		return err
+	}
+	if op.dt == tensor.Float64 {
+		return computeAct[float64](op, out, ts)
+	}
+	return computeAct[float32](op, out, ts)
+}
+
+func computeAct[T float](op *actOp, out *tensor.Dense, ts []*tensor.Dense) error {
+	n := op.shape.TotalSize()
+	dst := data[T](out, n)
+	var in [3][]T
+	for i, t := range ts {
+		in[i] = data[T](t, n)
+		if overlaps(dst, in[i]) {
+			return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
+		}
+	}
+	switch op.stage {
+	case stageForward:
+		return runActForward(&op.run, op.a, dst, in[0])
+	case stageBackward:
+		return runActBackward(&op.run, op.a, dst, in[0], in[1])
+	default:
+		var outs [2][]T
+		outs[op.wrt] = dst
+		return runActGrad(&op.run, op.a, outs[0], outs[1], in[0], in[1], in[2])
+	}
+}
+
+func runActForward[T float](rec *pathRecord, a activation, y, x []T) error {
+	cpu := func() error {
+		switch a {
+		case actReLU:
+			return backward.ReLU(y, x)
+		case actGELU:
+			return backward.GELU(y, x)
+		default:
+			return backward.SiLU(y, x)
+		}
+	}
+	ints := [1]int{len(x)}
+	return dispatch(rec, actKernels[a][stageForward], ints[:], nil, [][]T{x}, [][]T{y}, cpu)
+}
+
+func runActBackward[T float](rec *pathRecord, a activation, dx, x, dy []T) error {
+	cpu := func() error {
+		switch a {
+		case actReLU:
+			return backward.ReLUBackward(dx, x, dy)
+		case actGELU:
+			return backward.GELUBackward(dx, x, dy)
+		default:
+			return backward.SiLUBackward(dx, x, dy)
+		}
+	}
+	ints := [1]int{len(x)}
+	return dispatch(rec, actKernels[a][stageBackward], ints[:], nil, [][]T{x, dy}, [][]T{dx}, cpu)
+}
+
+func runActGrad[T float](rec *pathRecord, a activation, gx, gdy, x, dy, g []T) error {
+	cpu := func() error {
+		switch a {
+		case actReLU:
+			return backward.ReLUBackwardGrad(gx, gdy, x, dy, g)
+		case actGELU:
+			return backward.GELUBackwardGrad(gx, gdy, x, dy, g)
+		default:
+			return backward.SiLUBackwardGrad(gx, gdy, x, dy, g)
+		}
+	}
+	ints := [1]int{len(x)}
+	return dispatch(rec, actKernels[a][stageGrad], ints[:], nil, [][]T{x, dy, g},
+		[][]T{scratchOr(gx, len(x)), scratchOr(gdy, len(x))}, cpu)
+}
+
+// DiffWRT: the forward map and the backward are differentiable in every input; the double
+// backward is not.
+func (op *actOp) DiffWRT(inputs int) []bool {
+	d := make([]bool, inputs)
+	if op.stage != stageGrad {
+		for i := range d {
+			d[i] = true
+		}
+	}
+	return d
+}
+
+// SymDiff returns the backward node for the forward map (f's Backward of x and grad), and
+// the two double-backward nodes for the backward.
+func (op *actOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	if len(inputs) != op.Arity() {
+		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(inputs))
+	}
+	switch op.stage {
+	case stageForward:
+		n, err := gorgonia.ApplyOp(newActOp(op.a, stageBackward, 0, op.shape, op.dt), inputs[0], grad)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Nodes{n}, nil
+	case stageBackward:
+		retVal := make(gorgonia.Nodes, 2)
+		for wrt := range retVal {
+			n, err := gorgonia.ApplyOp(newActOp(op.a, stageGrad, wrt, op.shape, op.dt), inputs[0], inputs[1], grad)
+			if err != nil {
+				return nil, err
+			}
+			retVal[wrt] = n
+		}
+		return retVal, nil
+	}
+	return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "the double backward is not differentiable")
+}
+
+// DoDiff is the LispMachine's reverse step: for the forward map it adds f's backward of the
+// output's gradient into x's gradient; for the backward it adds both double-backward outputs
+// (one kernel call) into the gradients of x and dy. The double backward is not
+// differentiable: see nonDiff.
+func (op *actOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
+	if op.stage == stageGrad {
+		return nonDiff(op.name(), output)
+	}
+	if len(inputs) != op.Arity() {
+		return gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(inputs))
+	}
+	up, err := output.Grad()
+	if err != nil {
+		return gatejet.Errorf(gatejet.ErrParam, op.name(), "output", "no gradient: %v", err)
+	}
+	vals := make([]gorgonia.Value, 0, 3)
+	for _, n := range inputs {
+		vals = append(vals, n.Value())
+	}
+	vals = append(vals, up)
+	ts, err := values(op.name(), op.dt, op.shape, vals, actArgNames[:len(vals)]...)
+	if err != nil {
+		return err
+	}
+	grads := make([]*tensor.Dense, len(inputs))
+	for i := range grads {
+		grads[i] = newDense(op.dt, op.shape)
+	}
+	if op.dt == tensor.Float64 {
+		err = actDiff[float64](op, grads, ts)
+	} else {
+		err = actDiff[float32](op, grads, ts)
+	}
+	if err != nil {
+		return err
+	}
+	return accumulate(op.name(), op.dt, op.shape, inputs, actArgNames, grads)
+}
+
+func actDiff[T float](op *actOp, grads, ts []*tensor.Dense) error {
+	n := op.shape.TotalSize()
+	if op.stage == stageForward {
+		return runActBackward(&op.diffRun, op.a, data[T](grads[0], n), data[T](ts[0], n), data[T](ts[1], n))
+	}
+	return runActGrad(&op.diffRun, op.a, data[T](grads[0], n), data[T](grads[1], n),
+		data[T](ts[0], n), data[T](ts[1], n), data[T](ts[2], n))
+}

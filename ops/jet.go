@@ -1,0 +1,552 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/softmaxjet"
+)
+
+// SoftmaxJetValue returns the value channel ẑ [n,P] of the softmax-gated reconstruction:
+// ẑ[r][c] = Σ_k softmax(invTau·logits[r])_k·decoded[r][k][c]. logits is [n,K] and decoded
+// [n,K,P], both Float64 or both Float32; invTau is the inverse temperature (positive,
+// finite). Differentiable in logits and decoded.
+func SoftmaxJetValue(logits, decoded *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
+	return softmaxJet(chValue, logits, decoded, nil, invTau)
+}
+
+// SoftmaxJetFirst returns the first channel [n,K,P], first[r][a][c] = ∂ẑ[r][c]/∂logits[r][a].
+// Arguments as for SoftmaxJetValue. Its gradient is the second channel contracted with the
+// upstream gradient (softmaxjet.FirstVJP), never materialised.
+func SoftmaxJetFirst(logits, decoded *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
+	return softmaxJet(chFirst, logits, decoded, nil, invTau)
+}
+
+// SoftmaxJetSecond returns the second channel [n,K,K,P],
+// second[r][a][b][c] = ∂²ẑ[r][c]/∂logits[r][a]∂logits[r][b]. Arguments as for
+// SoftmaxJetValue. Its gradient is the O(K²·P) third-order contraction softmaxjet.SecondVJP.
+func SoftmaxJetSecond(logits, decoded *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
+	return softmaxJet(chSecond, logits, decoded, nil, invTau)
+}
+
+// SoftmaxJetHVP returns the Hessian-vector product [n,K,P],
+// hvp[r][a][c] = Σ_b second[r][a][b][c]·v[r][b], without building the second channel. v is
+// [n,K] like logits. Differentiable in logits, decoded and v.
+func SoftmaxJetHVP(logits, decoded, v *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
+	return softmaxJet(chHVP, logits, decoded, v, invTau)
+}
+
+// SoftmaxJetGaussNewton returns the Gauss-Newton slabs [n,K,K],
+// gn[r][a][b] = Σ_c first[r][a][c]·first[r][b][c], without building the first channel.
+// Arguments as for SoftmaxJetValue.
+func SoftmaxJetGaussNewton(logits, decoded *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
+	return softmaxJet(chGaussNewton, logits, decoded, nil, invTau)
+}
+
+// LogisticJetValue returns the value channel [n,P] of the logistic-gated reconstruction,
+// ẑ[r][c] = Σ_k σ(alpha[k]·logits[r][k] + beta[k])·decoded[r][k][c]. alpha and beta have
+// length K and finite elements; they are copied, and are constants of the graph (no gradient
+// is produced for them).
+func LogisticJetValue(logits, decoded *gorgonia.Node, alpha, beta []float64) (*gorgonia.Node, error) {
+	return logisticJet(chValue, logits, decoded, nil, alpha, beta)
+}
+
+// LogisticJetFirst returns the first channel [n,K,P] of the logistic gate,
+// first[r][a][c] = α_a σ'_a decoded[r][a][c]. Arguments as for LogisticJetValue.
+func LogisticJetFirst(logits, decoded *gorgonia.Node, alpha, beta []float64) (*gorgonia.Node, error) {
+	return logisticJet(chFirst, logits, decoded, nil, alpha, beta)
+}
+
+// LogisticJetSecond returns the second channel [n,K,K,P] of the logistic gate (zero off the
+// a = b diagonal). Arguments as for LogisticJetValue.
+func LogisticJetSecond(logits, decoded *gorgonia.Node, alpha, beta []float64) (*gorgonia.Node, error) {
+	return logisticJet(chSecond, logits, decoded, nil, alpha, beta)
+}
+
+// LogisticJetHVP returns the Hessian-vector product [n,K,P] of the logistic gate with the
+// direction v [n,K]. Arguments as for LogisticJetValue.
+func LogisticJetHVP(logits, decoded, v *gorgonia.Node, alpha, beta []float64) (*gorgonia.Node, error) {
+	return logisticJet(chHVP, logits, decoded, v, alpha, beta)
+}
+
+// LogisticJetGaussNewton returns the Gauss-Newton slabs [n,K,K] of the logistic gate.
+// Arguments as for LogisticJetValue.
+func LogisticJetGaussNewton(logits, decoded *gorgonia.Node, alpha, beta []float64) (*gorgonia.Node, error) {
+	return logisticJet(chGaussNewton, logits, decoded, nil, alpha, beta)
+}
+
+func softmaxJet(c channel, logits, decoded, v *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
+	op := "ops.SoftmaxJet" + channelNames[c]
+	sh, dt, err := checkJetArgs(op, c, logits, decoded, v)
+	if err != nil {
+		return nil, err
+	}
+	g, err := softmaxGate(op, invTau)
+	if err != nil {
+		return nil, err
+	}
+	return applyJet(newJetOp(g, c, sh, dt), logits, decoded, v)
+}
+
+func logisticJet(c channel, logits, decoded, v *gorgonia.Node, alpha, beta []float64) (*gorgonia.Node, error) {
+	op := "ops.LogisticJet" + channelNames[c]
+	sh, dt, err := checkJetArgs(op, c, logits, decoded, v)
+	if err != nil {
+		return nil, err
+	}
+	g, err := logisticGate(op, sh.K, alpha, beta)
+	if err != nil {
+		return nil, err
+	}
+	return applyJet(newJetOp(g, c, sh, dt), logits, decoded, v)
+}
+
+// checkJetArgs validates logits [n,K], decoded [n,K,P] and (HVP) v [n,K].
+func checkJetArgs(op string, c channel, logits, decoded, v *gorgonia.Node) (softmaxjet.Shape, tensor.Dtype, error) {
+	args := []arg{{"logits", logits}, {"decoded", decoded}}
+	if c.hasV() {
+		args = append(args, arg{"v", v})
+	}
+	dt, err := checkArgs(op, args...)
+	if err != nil {
+		return softmaxjet.Shape{}, dt, err
+	}
+	sh, err := jetShape(op, c, logits.Shape(), decoded.Shape(), vShape(c, v))
+	return sh, dt, err
+}
+
+func vShape(c channel, v *gorgonia.Node) tensor.Shape {
+	if c.hasV() {
+		return v.Shape()
+	}
+	return nil
+}
+
+// jetShape checks the shapes of logits, decoded and (HVP) v against each other and returns
+// the batch shape.
+func jetShape(op string, c channel, ls, ds, vs tensor.Shape) (softmaxjet.Shape, error) {
+	if err := checkRank(op, "logits", ls, 2, "[n,K]"); err != nil {
+		return softmaxjet.Shape{}, err
+	}
+	if err := checkRank(op, "decoded", ds, 3, "[n,K,P]"); err != nil {
+		return softmaxjet.Shape{}, err
+	}
+	if ds[0] != ls[0] {
+		return softmaxjet.Shape{}, gatejet.Errorf(gatejet.ErrShape, op, "decoded", "want n = %d rows like logits %v, got shape %v", ls[0], ls, ds)
+	}
+	if ds[1] != ls[1] {
+		return softmaxjet.Shape{}, gatejet.Errorf(gatejet.ErrShape, op, "decoded", "want K = %d atoms like logits %v, got shape %v", ls[1], ls, ds)
+	}
+	if c.hasV() {
+		if err := checkRank(op, "v", vs, 2, "[n,K]"); err != nil {
+			return softmaxjet.Shape{}, err
+		}
+		if !vs.Eq(ls) {
+			return softmaxjet.Shape{}, gatejet.Errorf(gatejet.ErrShape, op, "v", "want the shape of logits %v, got %v", ls, vs)
+		}
+	}
+	for _, a := range []struct {
+		name string
+		s    tensor.Shape
+	}{{"logits", ls}, {"decoded", ds}} {
+		if err := checkPositiveDims(op, a.name, a.s); err != nil {
+			return softmaxjet.Shape{}, err
+		}
+	}
+	sh := softmaxjet.Shape{N: ls[0], K: ls[1], P: ds[2]}
+	if err := sh.Check(op); err != nil {
+		return sh, err
+	}
+	return sh, nil
+}
+
+func applyJet(op gorgonia.Op, logits, decoded, v *gorgonia.Node) (*gorgonia.Node, error) {
+	if v != nil {
+		return gorgonia.ApplyOp(op, logits, decoded, v)
+	}
+	return gorgonia.ApplyOp(op, logits, decoded)
+}
+
+// jetOp computes one channel of the row jet. Inputs: logits [n,K], decoded [n,K,P] and, for
+// the HVP, v [n,K]. The shapes and dtype are fixed when the node is built.
+type jetOp struct {
+	seam
+	g  *gate
+	c  channel
+	sh softmaxjet.Shape
+	dt tensor.Dtype
+}
+
+func newJetOp(g *gate, c channel, sh softmaxjet.Shape, dt tensor.Dtype) *jetOp {
+	op := &jetOp{g: g, c: c, sh: sh, dt: dt}
+	op.self = op
+	return op
+}
+
+func (op *jetOp) name() string { return "ops." + op.g.prefix() + channelNames[op.c] }
+
+// Arity is 2 (logits, decoded), or 3 for the HVP (logits, decoded, v).
+func (op *jetOp) Arity() int { return op.c.arity() }
+
+// Type is Tensor-2 a → Tensor-3 a [→ Tensor-2 a] → Tensor-r a, r the rank of the channel.
+func (op *jetOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	ts := []hm.Type{tensorType(2, a), tensorType(3, a)}
+	if op.c.hasV() {
+		ts = append(ts, tensorType(2, a))
+	}
+	ts = append(ts, tensorType(len(op.c.outShape(1, 1, 1)), a))
+	return fnType(ts...)
+}
+
+// InferShape checks the input shapes and returns the channel's shape.
+func (op *jetOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
+	sh, err := op.inferBatch(ds)
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Shape(op.c.outShape(sh.N, sh.K, sh.P)), nil
+}
+
+func (op *jetOp) inferBatch(ds []gorgonia.DimSizer) (softmaxjet.Shape, error) {
+	if len(ds) != op.Arity() {
+		return softmaxjet.Shape{}, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(ds))
+	}
+	ls, err := shapeOf(op.name(), ds, 0)
+	if err != nil {
+		return softmaxjet.Shape{}, err
+	}
+	dsh, err := shapeOf(op.name(), ds, 1)
+	if err != nil {
+		return softmaxjet.Shape{}, err
+	}
+	var vs tensor.Shape
+	if op.c.hasV() {
+		if vs, err = shapeOf(op.name(), ds, 2); err != nil {
+			return softmaxjet.Shape{}, err
+		}
+	}
+	return jetShape(op.name(), op.c, ls, dsh, vs)
+}
+
+// WriteHash writes the op's name, channel and gate parameters (exact bits).
+func (op *jetOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "%s", op.name())
+	op.g.writeHash(h)
+}
+
+// Hashcode is the FNV-32a hash of WriteHash.
+func (op *jetOp) Hashcode() uint32 { return hashOf(op) }
+
+func (op *jetOp) String() string { return fmt.Sprintf("%s{%v}", op.name(), op.g) }
+
+// jetInputs holds the checked input tensors of a jet op or its VJP.
+type jetInputs struct {
+	l, d, v, up *tensor.Dense
+}
+
+// inputs checks the values passed to Do: logits, decoded, [v,] then, when withUp, the
+// upstream gradient of the given shape.
+func jetValues(op string, c channel, sh softmaxjet.Shape, dt tensor.Dtype, vals []gorgonia.Value, upShape tensor.Shape) (jetInputs, error) {
+	var in jetInputs
+	want := c.arity()
+	if upShape != nil {
+		want++
+	}
+	if len(vals) != want {
+		return in, gatejet.Errorf(gatejet.ErrParam, op, "", "want %d inputs, got %d", want, len(vals))
+	}
+	var err error
+	if in.l, err = dense(op, "logits", vals[0], dt, tensor.Shape{sh.N, sh.K}); err != nil {
+		return in, err
+	}
+	if in.d, err = dense(op, "decoded", vals[1], dt, tensor.Shape{sh.N, sh.K, sh.P}); err != nil {
+		return in, err
+	}
+	i := 2
+	if c.hasV() {
+		if in.v, err = dense(op, "v", vals[2], dt, tensor.Shape{sh.N, sh.K}); err != nil {
+			return in, err
+		}
+		i++
+	}
+	if upShape != nil {
+		if in.up, err = dense(op, "grad", vals[i], dt, upShape); err != nil {
+			return in, err
+		}
+	}
+	return in, nil
+}
+
+// Do computes the channel into a new tensor.
+func (op *jetOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	out := newDense(op.dt, op.c.outShape(op.sh.N, op.sh.K, op.sh.P))
+	if err := op.compute(out, vals); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// UsePreallocDo computes the channel into prealloc, which must be a contiguous *tensor.Dense
+// of the output's dtype and shape that shares no memory with the inputs; it allocates nothing
+// on the CPU path.
+func (op *jetOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
+	out, err := output(op.name(), prealloc, op.dt, op.c.outShape(op.sh.N, op.sh.K, op.sh.P))
+	if err != nil {
+		return nil, err
+	}
+	if err := op.compute(out, vals); err != nil {
+		return nil, err
+	}
+	return prealloc, nil
+}
+
+func (op *jetOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
+	in, err := jetValues(op.name(), op.c, op.sh, op.dt, vals, nil)
+	if err != nil {
+		return err
+	}
+	if op.dt == tensor.Float64 {
+		return computeJet[float64](op, out, in)
+	}
+	return computeJet[float32](op, out, in)
+}
+
+func computeJet[T float](op *jetOp, out *tensor.Dense, in jetInputs) error {
+	sh := op.sh
+	dst := data[T](out, out.Shape().TotalSize())
+	l, d := data[T](in.l, sh.LogitsLen()), data[T](in.d, sh.DecodedLen())
+	var v []T
+	if in.v != nil {
+		v = data[T](in.v, sh.LogitsLen())
+	}
+	if overlaps(dst, l) || overlaps(dst, d) || overlaps(dst, v) {
+		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
+	}
+	return runForward(&op.run, op.g, op.c, dst, l, d, v, sh)
+}
+
+// DiffWRT: differentiable in every input.
+func (op *jetOp) DiffWRT(inputs int) []bool {
+	d := make([]bool, inputs)
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
+
+// SymDiff returns one VJP node per input: the gradient with respect to logits, decoded and
+// (HVP) v of ⟨grad, output⟩.
+func (op *jetOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	if len(inputs) != op.Arity() {
+		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(inputs))
+	}
+	children := append(append(gorgonia.Nodes{}, inputs...), grad)
+	retVal := make(gorgonia.Nodes, len(inputs))
+	for i := range inputs {
+		n, err := gorgonia.ApplyOp(newJetVJPOp(op, i), children...)
+		if err != nil {
+			return nil, err
+		}
+		retVal[i] = n
+	}
+	return retVal, nil
+}
+
+// DoDiff is the LispMachine's reverse step: it computes the gradients of every input from the
+// output's gradient in one VJP kernel call and adds them into the inputs' gradients.
+func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
+	if len(inputs) != op.Arity() {
+		return gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(inputs))
+	}
+	up, err := output.Grad()
+	if err != nil {
+		return gatejet.Errorf(gatejet.ErrParam, op.name(), "output", "no gradient: %v", err)
+	}
+	vals := make([]gorgonia.Value, 0, len(inputs)+1)
+	for _, n := range inputs {
+		vals = append(vals, n.Value())
+	}
+	vals = append(vals, up)
+	sh := op.sh
+	in, err := jetValues(op.name(), op.c, sh, op.dt, vals, op.c.outShape(sh.N, sh.K, sh.P))
+	if err != nil {
+		return err
+	}
+	shapes := []tensor.Shape{{sh.N, sh.K}, {sh.N, sh.K, sh.P}, {sh.N, sh.K}}
+	grads := make([]*tensor.Dense, len(inputs))
+	for i := range grads {
+		grads[i] = newDense(op.dt, shapes[i])
+	}
+	if op.dt == tensor.Float64 {
+		err = jetDiff[float64](op, grads, in)
+	} else {
+		err = jetDiff[float32](op, grads, in)
+	}
+	if err != nil {
+		return err
+	}
+	names := []string{"logits", "decoded", "v"}
+	for i, n := range inputs {
+		g, err := n.Grad()
+		if err != nil {
+			return gatejet.Errorf(gatejet.ErrParam, op.name(), names[i], "no gradient to accumulate into: %v", err)
+		}
+		if err := addInto(op.name(), names[i], g, op.dt, shapes[i], grads[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func jetDiff[T float](op *jetOp, grads []*tensor.Dense, in jetInputs) error {
+	sh := op.sh
+	l, d, up := data[T](in.l, sh.LogitsLen()), data[T](in.d, sh.DecodedLen()), data[T](in.up, in.up.Shape().TotalSize())
+	dl, dd := data[T](grads[0], sh.LogitsLen()), data[T](grads[1], sh.DecodedLen())
+	var v, dv []T
+	if op.c.hasV() {
+		v, dv = data[T](in.v, sh.LogitsLen()), data[T](grads[2], sh.LogitsLen())
+	}
+	return runVJP(&op.diffRun, op.g, op.c, dl, dd, dv, l, d, v, up, sh)
+}
+
+// jetVJPOp is the gradient of a jetOp with respect to one of its inputs (wrt: 0 logits,
+// 1 decoded, 2 v): inputs are the forward op's inputs followed by the upstream gradient of
+// the channel; the output has the shape of input wrt. It is not differentiable itself.
+type jetVJPOp struct {
+	seam
+	fwd *jetOp
+	wrt int
+}
+
+func newJetVJPOp(fwd *jetOp, wrt int) *jetVJPOp {
+	op := &jetVJPOp{fwd: fwd, wrt: wrt}
+	op.self = op
+	return op
+}
+
+var wrtNames = []string{"logits", "decoded", "v"}
+
+func (op *jetVJPOp) name() string { return op.fwd.name() + "VJP" }
+
+// Arity is the forward op's arity plus one (the upstream gradient).
+func (op *jetVJPOp) Arity() int { return op.fwd.Arity() + 1 }
+
+// Type is the forward op's input types and its output type, to the type of input wrt.
+func (op *jetVJPOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	ts := []hm.Type{tensorType(2, a), tensorType(3, a)}
+	if op.fwd.c.hasV() {
+		ts = append(ts, tensorType(2, a))
+	}
+	ts = append(ts, tensorType(len(op.fwd.c.outShape(1, 1, 1)), a))
+	ts = append(ts, ts[op.wrt])
+	return fnType(ts...)
+}
+
+func (op *jetVJPOp) wrtShape() tensor.Shape {
+	sh := op.fwd.sh
+	if op.wrt == 1 {
+		return tensor.Shape{sh.N, sh.K, sh.P}
+	}
+	return tensor.Shape{sh.N, sh.K}
+}
+
+// InferShape checks the shapes and returns that of input wrt.
+func (op *jetVJPOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
+	if len(ds) != op.Arity() {
+		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(ds))
+	}
+	sh, err := op.fwd.inferBatch(ds[:len(ds)-1])
+	if err != nil {
+		return nil, err
+	}
+	us, err := shapeOf(op.name(), ds, len(ds)-1)
+	if err != nil {
+		return nil, err
+	}
+	if want := tensor.Shape(op.fwd.c.outShape(sh.N, sh.K, sh.P)); !us.Eq(want) {
+		return nil, gatejet.Errorf(gatejet.ErrShape, op.name(), "grad", "want %v, got %v", want, us)
+	}
+	return op.wrtShape(), nil
+}
+
+// WriteHash writes the forward op's hash and wrt.
+func (op *jetVJPOp) WriteHash(h hash.Hash) {
+	op.fwd.WriteHash(h)
+	fmt.Fprintf(h, " VJP wrt %d", op.wrt)
+}
+
+// Hashcode is the FNV-32a hash of WriteHash.
+func (op *jetVJPOp) Hashcode() uint32 { return hashOf(op) }
+
+func (op *jetVJPOp) String() string {
+	return fmt.Sprintf("%sVJP{%v, wrt %s}", op.fwd.name(), op.fwd.g, wrtNames[op.wrt])
+}
+
+// Do computes the gradient into a new tensor.
+func (op *jetVJPOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	out := newDense(op.fwd.dt, op.wrtShape())
+	if err := op.compute(out, vals); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// UsePreallocDo computes the gradient into prealloc (see jetOp.UsePreallocDo).
+func (op *jetVJPOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
+	out, err := output(op.name(), prealloc, op.fwd.dt, op.wrtShape())
+	if err != nil {
+		return nil, err
+	}
+	if err := op.compute(out, vals); err != nil {
+		return nil, err
+	}
+	return prealloc, nil
+}
+
+func (op *jetVJPOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
+	f := op.fwd
+	in, err := jetValues(op.name(), f.c, f.sh, f.dt, vals, f.c.outShape(f.sh.N, f.sh.K, f.sh.P))
+	if err != nil {
+		return err
+	}
+	if f.dt == tensor.Float64 {
+		return computeJetVJP[float64](op, out, in)
+	}
+	return computeJetVJP[float32](op, out, in)
+}
+
+func computeJetVJP[T float](op *jetVJPOp, out *tensor.Dense, in jetInputs) error {
+	sh := op.fwd.sh
+	l, d, up := data[T](in.l, sh.LogitsLen()), data[T](in.d, sh.DecodedLen()), data[T](in.up, in.up.Shape().TotalSize())
+	var v []T
+	if in.v != nil {
+		v = data[T](in.v, sh.LogitsLen())
+	}
+	dst := data[T](out, out.Shape().TotalSize())
+	if overlaps(dst, l) || overlaps(dst, d) || overlaps(dst, v) || overlaps(dst, up) {
+		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
+	}
+	var outs [3][]T
+	outs[op.wrt] = dst
+	return runVJP(&op.run, op.fwd.g, op.fwd.c, outs[0], outs[1], outs[2], l, d, v, up, sh)
+}
+
+// DiffWRT: the VJP is not differentiable (that would need the next order of the jet).
+func (op *jetVJPOp) DiffWRT(inputs int) []bool { return make([]bool, inputs) }
+
+// SymDiff reports that the VJP is not differentiable.
+func (op *jetVJPOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "the gradient of a jet channel is not differentiable")
+}
+
+// DoDiff accepts a zero output gradient and reports an error otherwise (see nonDiff).
+func (op *jetVJPOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
+	return nonDiff(op.name(), output)
+}

@@ -1,0 +1,250 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+	"unsafe"
+
+	"github.com/chewxy/hm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet"
+)
+
+// float is the element type of every kernel the ops call.
+type float interface{ float32 | float64 }
+
+// nodeDtype returns the element type of a node without panicking (Node.Dtype panics on an
+// unexpected type).
+func nodeDtype(n *gorgonia.Node) (tensor.Dtype, bool) {
+	switch t := n.Type().(type) {
+	case tensor.Dtype:
+		return t, true
+	case gorgonia.TensorType:
+		dt, ok := t.Of.(tensor.Dtype)
+		return dt, ok
+	}
+	return tensor.Dtype{}, false
+}
+
+// arg is one node argument of a constructor, with the name used in errors.
+type arg struct {
+	name string
+	n    *gorgonia.Node
+}
+
+// checkArgs validates what every constructor needs of its node arguments: none is nil, all
+// belong to one graph, and all have the same element type, Float64 or Float32. It returns
+// that dtype.
+func checkArgs(op string, args ...arg) (tensor.Dtype, error) {
+	var dt tensor.Dtype
+	for i, a := range args {
+		if a.n == nil {
+			return dt, gatejet.Errorf(gatejet.ErrParam, op, a.name, "nil node")
+		}
+		if a.n.Graph() == nil {
+			return dt, gatejet.Errorf(gatejet.ErrParam, op, a.name, "node %v belongs to no graph", a.n)
+		}
+		if i > 0 && a.n.Graph() != args[0].n.Graph() {
+			return dt, gatejet.Errorf(gatejet.ErrParam, op, a.name, "node belongs to another graph than %s", args[0].name)
+		}
+		d, ok := nodeDtype(a.n)
+		if !ok || (d != tensor.Float64 && d != tensor.Float32) {
+			return dt, gatejet.Errorf(gatejet.ErrDType, op, a.name, "want float64 or float32, got type %v", a.n.Type())
+		}
+		if i == 0 {
+			dt = d
+		} else if d != dt {
+			return dt, gatejet.Errorf(gatejet.ErrDType, op, a.name, "want %v like %s, got %v", dt, args[0].name, d)
+		}
+	}
+	return dt, nil
+}
+
+// checkRank reports an ErrRank error unless the node has the given rank.
+func checkRank(op, name string, s tensor.Shape, rank int, layout string) error {
+	if len(s) != rank {
+		return gatejet.Errorf(gatejet.ErrRank, op, name, "want rank %d %s, got shape %v", rank, layout, s)
+	}
+	return nil
+}
+
+// checkPositiveDims reports an ErrShape error if a dim is not positive: Gorgonia cannot hold
+// empty tensors.
+func checkPositiveDims(op, name string, s tensor.Shape) error {
+	for _, d := range s {
+		if d < 1 {
+			return gatejet.Errorf(gatejet.ErrShape, op, name, "want every dim ≥ 1 (Gorgonia holds no empty tensors), got shape %v", s)
+		}
+	}
+	return nil
+}
+
+// shapeOf extracts the shape of the i-th DimSizer passed to InferShape.
+func shapeOf(op string, ds []gorgonia.DimSizer, i int) (tensor.Shape, error) {
+	if i >= len(ds) {
+		return nil, gatejet.Errorf(gatejet.ErrParam, op, "", "want at least %d inputs, got %d", i+1, len(ds))
+	}
+	s, ok := ds[i].(tensor.Shape)
+	if !ok {
+		return nil, gatejet.Errorf(gatejet.ErrShape, op, "", "input %d: want a tensor.Shape, got %T", i, ds[i])
+	}
+	return s, nil
+}
+
+// tensorType is the Gorgonia type of a tensor of the given rank over the type variable a.
+func tensorType(rank int, a hm.Type) gorgonia.TensorType {
+	return gorgonia.TensorType{Dims: rank, Of: a}
+}
+
+// fnType builds the type of an op from its argument and result types.
+func fnType(ts ...hm.Type) hm.Type { return hm.NewFnType(ts...) }
+
+// dense returns v as a contiguous row-major *tensor.Dense of the given dtype and shape. A view
+// (a slice or transpose) is materialised into a fresh tensor; anything else that does not fit
+// is an error.
+func dense(op, name string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, error) {
+	t, ok := v.(*tensor.Dense)
+	if !ok {
+		return nil, gatejet.Errorf(gatejet.ErrParam, op, name, "want a *tensor.Dense value, got %T", v)
+	}
+	if t.Dtype() != dt {
+		return nil, gatejet.Errorf(gatejet.ErrDType, op, name, "want %v, got %v", dt, t.Dtype())
+	}
+	if !t.Shape().Eq(shape) {
+		return nil, gatejet.Errorf(gatejet.ErrShape, op, name, "want shape %v, got %v", shape, t.Shape())
+	}
+	if t.IsMaterializable() || t.RequiresIterator() || !t.DataOrder().IsRowMajor() {
+		m, ok := t.Materialize().(*tensor.Dense)
+		if !ok || m.RequiresIterator() || !m.DataOrder().IsRowMajor() {
+			return nil, gatejet.Errorf(gatejet.ErrParam, op, name, "cannot lay the value out row-major")
+		}
+		t = m
+	}
+	if t.DataSize() < shape.TotalSize() {
+		return nil, gatejet.Errorf(gatejet.ErrSize, op, name, "want %d elements, got %d", shape.TotalSize(), t.DataSize())
+	}
+	return t, nil
+}
+
+// output checks that a preallocated value can receive an output of the given dtype and shape
+// in place: a contiguous row-major *tensor.Dense that is not a view.
+func output(op string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, error) {
+	t, ok := v.(*tensor.Dense)
+	if !ok {
+		return nil, gatejet.Errorf(gatejet.ErrParam, op, "prealloc", "want a *tensor.Dense, got %T", v)
+	}
+	if t.Dtype() != dt {
+		return nil, gatejet.Errorf(gatejet.ErrDType, op, "prealloc", "want %v, got %v", dt, t.Dtype())
+	}
+	if !t.Shape().Eq(shape) {
+		return nil, gatejet.Errorf(gatejet.ErrShape, op, "prealloc", "want shape %v, got %v", shape, t.Shape())
+	}
+	if t.IsMaterializable() || t.RequiresIterator() || !t.DataOrder().IsRowMajor() || t.DataSize() < shape.TotalSize() {
+		return nil, gatejet.Errorf(gatejet.ErrParam, op, "prealloc", "want a contiguous row-major tensor that is not a view")
+	}
+	return t, nil
+}
+
+// newDense allocates a zeroed row-major tensor.
+func newDense(dt tensor.Dtype, shape tensor.Shape) *tensor.Dense {
+	return tensor.New(tensor.Of(dt), tensor.WithShape(shape.Clone()...))
+}
+
+// data returns the first size elements of a contiguous tensor as a []T (T matching its
+// dtype, which the caller has checked).
+func data[T float](t *tensor.Dense, size int) []T {
+	var z T
+	var p unsafe.Pointer
+	switch any(z).(type) {
+	case float64:
+		p = unsafe.Pointer(unsafe.SliceData(t.Float64s()))
+	default:
+		p = unsafe.Pointer(unsafe.SliceData(t.Float32s()))
+	}
+	return unsafe.Slice((*T)(p), size)
+}
+
+// overlaps reports whether two slices share memory.
+func overlaps[T float](a, b []T) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	var z T
+	sz := unsafe.Sizeof(z)
+	a0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
+	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return a0 < b0+uintptr(len(b))*sz && b0 < a0+uintptr(len(a))*sz
+}
+
+// addInto adds src into the gradient value dst of a node (a LispMachine's live gradient),
+// element by element.
+func addInto(op, name string, dst gorgonia.Value, dt tensor.Dtype, shape tensor.Shape, src *tensor.Dense) error {
+	d, err := output(op, dst, dt, shape)
+	if err != nil {
+		return gatejet.Errorf(gatejet.ErrParam, op, name, "cannot accumulate the gradient: %v", err)
+	}
+	n := shape.TotalSize()
+	if dt == tensor.Float64 {
+		addSlices(data[float64](d, n), data[float64](src, n))
+	} else {
+		addSlices(data[float32](d, n), data[float32](src, n))
+	}
+	return nil
+}
+
+func addSlices[T float](dst, src []T) {
+	for i, v := range src {
+		dst[i] += v
+	}
+}
+
+// hashOf is the FNV-32a hash of what an op writes with WriteHash.
+func hashOf(op gorgonia.Op) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+// writeFloats writes the exact bits of each float, so that parameters that differ in any bit
+// hash differently.
+func writeFloats(h hash.Hash, name string, fs []float64) {
+	fmt.Fprintf(h, " %s[%d]", name, len(fs))
+	for _, f := range fs {
+		fmt.Fprintf(h, ":%016x", math.Float64bits(f))
+	}
+}
+
+// nonDiff is the DoDiff of an op that is not differentiable (a gradient op). A LispMachine
+// calls DoDiff on every op of the graph; when the op's output does not reach the cost its
+// gradient is zero and contributes nothing, so that is accepted. A nonzero gradient would
+// need the next order of derivatives, which this package does not have: an ErrParam error,
+// rather than a silently wrong gradient.
+func nonDiff(name string, output *gorgonia.Node) error {
+	g, err := output.Grad()
+	if err != nil {
+		return nil // no gradient at all: nothing flows back
+	}
+	t, ok := g.(*tensor.Dense)
+	if !ok {
+		return gatejet.Errorf(gatejet.ErrParam, name, "", "not differentiable (gradient %T)", g)
+	}
+	switch s := t.Data().(type) {
+	case []float64:
+		for _, x := range s {
+			if x != 0 {
+				return gatejet.Errorf(gatejet.ErrParam, name, "", "not differentiable, but its output's gradient is not zero")
+			}
+		}
+	case []float32:
+		for _, x := range s {
+			if x != 0 {
+				return gatejet.Errorf(gatejet.ErrParam, name, "", "not differentiable, but its output's gradient is not zero")
+			}
+		}
+	}
+	return nil
+}
