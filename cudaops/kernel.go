@@ -46,7 +46,7 @@ func (d DType) Size() int {
 // the Call's In, Out, Ints and Floats. Shapes are written in row-major element counts:
 //
 //   - Row-jet kernels (Jet*, Logistic*): Ints = [N, K, P] (N rows ≥ 0, K atoms ≥ 1, P output
-//     columns ≥ 0). logits is [N,K], decoded is [N,K,P] (decoded[(r*K+k)*P+c]), value is
+//     columns ≥ 1, as softmaxjet.Shape). logits is [N,K], decoded is [N,K,P] (decoded[(r*K+k)*P+c]), value is
 //     [N,P], first is [N,K,P] (first[(r*K+a)*P+c]), second is [N,K,K,P]
 //     (second[((r*K+a)*K+b)*P+c]), a direction v is [N,K] (one per row), a Gauss-Newton slab
 //     is [N,K,K]. An upstream gradient G has the shape of the channel it is the gradient of.
@@ -375,7 +375,8 @@ func sliceLen(s any) int {
 }
 
 // Check validates the call against its kernel's convention: a known kernel (ErrParam), the
-// counts of In, Out, Ints and Floats (ErrParam), non-negative sizes and K ≥ 1 (ErrShape), one
+// counts of In, Out, Ints and Floats (ErrParam), non-negative sizes and, for row jets, K ≥ 1
+// and P ≥ 1 (ErrShape), one
 // dtype for every slice (ErrDType), each slice's length (ErrSize), a positive finite invTau
 // (ErrTemperature) and finite logistic α, β (ErrNonFinite). Backends call it before launching.
 func (c *Call) Check() error {
@@ -393,8 +394,8 @@ func (c *Call) Check() error {
 	if anyNegative(c.Ints) {
 		return gatejet.Errorf(gatejet.ErrShape, op, "Ints", "%s: negative size in %v", c.Kernel, c.Ints)
 	}
-	if (sp.family == FamilySoftmaxJet || sp.family == FamilyLogisticJet) && c.Ints[1] < 1 {
-		return gatejet.Errorf(gatejet.ErrShape, op, "Ints", "%s: want K ≥ 1, got %d", c.Kernel, c.Ints[1])
+	if (sp.family == FamilySoftmaxJet || sp.family == FamilyLogisticJet) && (c.Ints[1] < 1 || c.Ints[2] < 1) {
+		return gatejet.Errorf(gatejet.ErrShape, op, "Ints", "%s: want K ≥ 1 and P ≥ 1, got K=%d P=%d", c.Kernel, c.Ints[1], c.Ints[2])
 	}
 	if len(c.In) != len(sp.in) {
 		return gatejet.Errorf(gatejet.ErrParam, op, "In", "%s wants %d inputs, got %d", c.Kernel, len(sp.in), len(c.In))

@@ -47,6 +47,7 @@ func TestCallCheck(t *testing.T) {
 		{"ints count", func(c *Call) { c.Ints = []int{n, k} }, gatejet.ErrParam},
 		{"negative", func(c *Call) { c.Ints = []int{-1, k, p} }, gatejet.ErrShape},
 		{"K zero", func(c *Call) { c.Ints = []int{n, 0, p} }, gatejet.ErrShape},
+		{"P zero", func(c *Call) { c.Ints = []int{n, k, 0}; c.In[1] = f64s(0); c.Out[0] = f64s(0) }, gatejet.ErrShape},
 		{"in count", func(c *Call) { c.In = c.In[:1] }, gatejet.ErrParam},
 		{"out count", func(c *Call) { c.Out = append(c.Out, f64s(1)) }, gatejet.ErrParam},
 		{"mixed dtype", func(c *Call) { c.Out[0] = make([]float32, n*k*k*p) }, gatejet.ErrDType},

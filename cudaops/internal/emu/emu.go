@@ -1,0 +1,219 @@
+// Package emu runs the CUDA kernels of cudaops/kernels/gatejet.cu on the host.
+//
+// emu.cpp compiles the kernel source itself (not a copy) after cuda_emu.hpp, a small emulation
+// of the CUDA execution model: every thread of a block is an OS thread, __syncthreads is a
+// barrier that reports divergent use, and dynamic shared memory is poisoned with NaN before
+// each block and bounds-checked. Launch runs a cudaops.Call through the same launch plans the
+// device backend uses (cudaops/internal/launch), copying the inputs to C memory and the outputs
+// back as a device backend copies to and from the device; outputs start as NaN, so an output
+// element a kernel forgets to write shows up. Backend adapts it to cudaops.Backend, so tests
+// can push Calls through cudaops.Run end to end without a GPU.
+//
+// The emulator is for correctness, not speed: blocks run one after another.
+package emu
+
+/*
+#cgo CXXFLAGS: -std=c++17 -O2 -Wall -Wno-unused-variable -Wno-unused-but-set-variable
+#cgo LDFLAGS: -lpthread
+#include <stdlib.h>
+#include "gjemu.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/cudaops/internal/launch"
+)
+
+// Result describes one emulated launch.
+type Result struct {
+	Config    launch.Config
+	HighWater int // shared memory bytes the kernel actually carved
+}
+
+// KernelNames returns the entry points compiled into the emulator (gj_<kernel>_f32/_f64).
+func KernelNames() []string {
+	n := int(C.gj_emu_kernel_count())
+	out := make([]string, n)
+	for i := range out {
+		out[i] = C.GoString(C.gj_emu_kernel_name(C.int(i)))
+	}
+	return out
+}
+
+// Plan returns the launch configuration of c under options o, as the device backend would
+// compute it with the default device limits.
+func Plan(c *cudaops.Call, o launch.Options) (launch.Config, error) {
+	if err := c.Check(); err != nil {
+		return launch.Config{}, err
+	}
+	suffix := "f64"
+	if c.DType() == cudaops.Float32 {
+		suffix = "f32"
+	}
+	return launch.Plan(string(c.Kernel), c.Ints, suffix, launch.DefaultLimits, o)
+}
+
+// cbuf is a C allocation holding a copy of one slice.
+type cbuf struct {
+	p     unsafe.Pointer
+	bytes int
+}
+
+func alloc(bytes int) cbuf {
+	if bytes == 0 {
+		bytes = 8 // a valid, distinct pointer for empty slices
+	}
+	return cbuf{C.malloc(C.size_t(bytes)), bytes}
+}
+
+func toC(s any) cbuf {
+	switch v := s.(type) {
+	case []float64:
+		b := alloc(8 * len(v))
+		copy(unsafe.Slice((*float64)(b.p), len(v)), v)
+		return b
+	case []float32:
+		b := alloc(4 * len(v))
+		copy(unsafe.Slice((*float32)(b.p), len(v)), v)
+		return b
+	}
+	panic("emu: unsupported slice type")
+}
+
+// poisoned allocates room for s filled with NaN.
+func poisoned(s any) cbuf {
+	switch v := s.(type) {
+	case []float64:
+		b := alloc(8 * len(v))
+		d := unsafe.Slice((*float64)(b.p), len(v))
+		for i := range d {
+			d[i] = math.NaN()
+		}
+		return b
+	case []float32:
+		b := alloc(4 * len(v))
+		d := unsafe.Slice((*float32)(b.p), len(v))
+		nan := float32(math.NaN())
+		for i := range d {
+			d[i] = nan
+		}
+		return b
+	}
+	panic("emu: unsupported slice type")
+}
+
+func fromC(dst any, b cbuf) {
+	switch v := dst.(type) {
+	case []float64:
+		copy(v, unsafe.Slice((*float64)(b.p), len(v)))
+	case []float32:
+		copy(v, unsafe.Slice((*float32)(b.p), len(v)))
+	}
+}
+
+// Launch runs c on the emulator under options o and writes c.Out. Errors are ErrDevice
+// *gatejet.Errors (a bad Call gives its Check error).
+func Launch(c *cudaops.Call, o launch.Options) (Result, error) {
+	cfg, err := Plan(c, o)
+	if err != nil {
+		if errors.Is(err, gatejet.ErrDevice) || isGatejet(err) {
+			return Result{}, err
+		}
+		return Result{}, gatejet.Errorf(gatejet.ErrDevice, "emu.Launch", "", "%s: %v", c.Kernel, err)
+	}
+	res := Result{Config: cfg}
+	if cfg.Grid == 0 {
+		return res, nil
+	}
+	var args C.GjArgsC
+	var bufs []cbuf
+	defer func() {
+		for _, b := range bufs {
+			C.free(b.p)
+		}
+	}()
+	for i, s := range c.In {
+		b := toC(s)
+		bufs = append(bufs, b)
+		args.in[i] = b.p
+	}
+	outs := make([]cbuf, len(c.Out))
+	for i, s := range c.Out {
+		outs[i] = poisoned(s)
+		bufs = append(bufs, outs[i])
+		args.out[i] = outs[i].p
+	}
+	if c.Kernel.Family() == cudaops.FamilyLogisticJet {
+		b := toC(c.Floats)
+		bufs = append(bufs, b)
+		args.floats = (*C.double)(b.p)
+	}
+	if c.Kernel.Family() == cudaops.FamilySoftmaxJet {
+		args.s = C.double(c.Floats[0])
+	}
+	ints := [3]int{}
+	copy(ints[:], c.Ints)
+	args.i0, args.i1, args.i2 = C.longlong(ints[0]), C.longlong(ints[1]), C.longlong(ints[2])
+	args.tile = C.longlong(cfg.Tile)
+
+	name := C.CString(cfg.Func)
+	defer C.free(unsafe.Pointer(name))
+	var errbuf [512]C.char
+	var hw C.longlong
+	rc := C.gj_emu_launch(name, C.longlong(cfg.Grid), C.int(cfg.Block), C.longlong(cfg.SharedBytes), &args,
+		&hw, &errbuf[0], C.int(len(errbuf)))
+	res.HighWater = int(hw)
+	if rc != 0 {
+		return res, gatejet.Errorf(gatejet.ErrDevice, "emu.Launch", "", "%s (grid %d, block %d, shared %d B, tile %d): %s",
+			cfg.Func, cfg.Grid, cfg.Block, cfg.SharedBytes, cfg.Tile, C.GoString(&errbuf[0]))
+	}
+	for i, s := range c.Out {
+		fromC(s, outs[i])
+	}
+	return res, nil
+}
+
+func isGatejet(err error) bool {
+	var ge *gatejet.Error
+	return errors.As(err, &ge)
+}
+
+// Backend is a cudaops.Backend that runs every Call on the emulator.
+type Backend struct {
+	opts     launch.Options
+	launches atomic.Int64
+	closed   atomic.Bool
+}
+
+// New returns an emulator backend whose launches use options o (zero: the device plans).
+func New(o launch.Options) *Backend { return &Backend{opts: o} }
+
+// Name returns "emu".
+func (b *Backend) Name() string { return "emu" }
+
+// Launch runs c on the emulator.
+func (b *Backend) Launch(c *cudaops.Call) error {
+	if b.closed.Load() {
+		return fmt.Errorf("emu: backend closed")
+	}
+	b.launches.Add(1)
+	_, err := Launch(c, b.opts)
+	return err
+}
+
+// Close marks the backend closed; later launches fail.
+func (b *Backend) Close() error {
+	b.closed.Store(true)
+	return nil
+}
+
+// Launches is the number of Launch calls so far.
+func (b *Backend) Launches() int64 { return b.launches.Load() }

@@ -1,0 +1,34 @@
+// C interface of the host emulator of cudaops/kernels/gatejet.cu (used from Go through cgo).
+#ifndef GJEMU_H
+#define GJEMU_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// GjArgsC has the layout of GjArgs in gatejet.cu (checked by static_assert in emu.cpp).
+typedef struct {
+  const void* in[4];
+  void* out[3];
+  const double* floats;
+  long long i0, i1, i2;
+  long long tile;
+  double s;
+} GjArgsC;
+
+// gj_emu_launch runs entry point name on grid blocks of block threads with smem_bytes of
+// dynamic shared memory, one block after another, each block's threads as OS threads meeting at
+// __syncthreads. It returns 0, or -1 with a message in err: unknown kernel, bad configuration,
+// shared memory overrun, __syncthreads reached from different places (divergence) or a
+// barrier that timed out. *highwater receives the most shared memory (bytes) the kernel carved.
+int gj_emu_launch(const char* name, long long grid, int block, long long smem_bytes, const GjArgsC* args,
+                  long long* highwater, char* err, int errlen);
+
+// The entry points the emulator holds: gj_emu_kernel_count() of them, by index.
+int gj_emu_kernel_count(void);
+const char* gj_emu_kernel_name(int i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
