@@ -57,9 +57,9 @@ const (
 // layout is the dynamic shared memory of a row-jet kernel, in doubles:
 // cK·K + cKp·pow2(K) + cT·K·stride(CT) + cC·CT + c1.
 type layout struct {
-	fam                Family
+	fam                 Family
 	cK, cKp, cT, cC, c1 int
-	width              func(K, CT int) int // parallel work of one row, for the block size
+	width               func(K, CT int) int // parallel work of one row, for the block size
 }
 
 func kp(K, CT int) int   { return K * CT }
