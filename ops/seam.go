@@ -87,7 +87,7 @@ type hostOp interface {
 type seam struct {
 	run     pathRecord // Do and UsePreallocDo
 	diffRun pathRecord // DoDiff
-	self    hostOp // the op that embeds this seam
+	self    hostOp     // the op that embeds this seam
 }
 
 // callsExtern is what every op's CallsExtern returns. The cuda build may set it to true in an

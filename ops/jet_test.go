@@ -1,0 +1,215 @@
+package ops
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet/softmaxjet"
+)
+
+const (
+	tN, tK, tP = 2, 3, 2
+	tInvTau    = 1.7
+)
+
+var (
+	tAlpha = []float64{1.2, -0.7, 2.1}
+	tBeta  = []float64{0.3, -0.4, 0.1}
+)
+
+// jetInputsFor returns logits [n,K], decoded [n,K,P] and v [n,K] test inputs.
+func jetInputsFor(seed int64, n, k, p int) []input {
+	rng := rand.New(rand.NewSource(seed))
+	return []input{
+		randInput(rng, "logits", tensor.Shape{n, k}, -1.5, 1.5),
+		randInput(rng, "decoded", tensor.Shape{n, k, p}, -2, 2),
+		randInput(rng, "v", tensor.Shape{n, k}, -1, 1),
+	}
+}
+
+// jetCase is one channel of one gate as a graphCase.
+func jetCase(logistic bool, c channel) graphCase {
+	ins := jetInputsFor(int64(10*int(c)+b2i(logistic)), tN, tK, tP)
+	if !c.hasV() {
+		ins = ins[:2]
+	}
+	name := "SoftmaxJet" + channelNames[c]
+	if logistic {
+		name = "LogisticJet" + channelNames[c]
+	}
+	return graphCase{name: name, inputs: ins, build: func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		var v *G.Node
+		if c.hasV() {
+			v = in[2]
+		}
+		if logistic {
+			return []func() (*G.Node, error){
+				func() (*G.Node, error) { return LogisticJetValue(in[0], in[1], tAlpha, tBeta) },
+				func() (*G.Node, error) { return LogisticJetFirst(in[0], in[1], tAlpha, tBeta) },
+				func() (*G.Node, error) { return LogisticJetSecond(in[0], in[1], tAlpha, tBeta) },
+				func() (*G.Node, error) { return LogisticJetHVP(in[0], in[1], v, tAlpha, tBeta) },
+				func() (*G.Node, error) { return LogisticJetGaussNewton(in[0], in[1], tAlpha, tBeta) },
+			}[c]()
+		}
+		return []func() (*G.Node, error){
+			func() (*G.Node, error) { return SoftmaxJetValue(in[0], in[1], tInvTau) },
+			func() (*G.Node, error) { return SoftmaxJetFirst(in[0], in[1], tInvTau) },
+			func() (*G.Node, error) { return SoftmaxJetSecond(in[0], in[1], tInvTau) },
+			func() (*G.Node, error) { return SoftmaxJetHVP(in[0], in[1], v, tInvTau) },
+			func() (*G.Node, error) { return SoftmaxJetGaussNewton(in[0], in[1], tInvTau) },
+		}[c]()
+	}}
+}
+
+func allJetCases() []graphCase {
+	var cs []graphCase
+	for _, logistic := range []bool{false, true} {
+		for c := chValue; c < numChannels; c++ {
+			cs = append(cs, jetCase(logistic, c))
+		}
+	}
+	return cs
+}
+
+func typed[T float](vals []float64) []T {
+	out := make([]T, len(vals))
+	for i, x := range vals {
+		out[i] = T(x)
+	}
+	return out
+}
+
+func widen[T float](vals []T) []float64 {
+	out := make([]float64, len(vals))
+	for i, x := range vals {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+// kernelJet computes the channel directly with the softmaxjet kernel, in T.
+func kernelJet[T float](t *testing.T, logistic bool, c channel, ins []input) []float64 {
+	sh := softmaxjet.Shape{N: ins[0].shape[0], K: ins[0].shape[1], P: ins[1].shape[2]}
+	g := &gate{invTau: tInvTau}
+	if logistic {
+		g = &gate{logistic: true, alpha: tAlpha, beta: tBeta}
+	}
+	dst := make([]T, tensor.Shape(c.outShape(sh.N, sh.K, sh.P)).TotalSize())
+	var v []T
+	if c.hasV() {
+		v = typed[T](ins[2].vals)
+	}
+	require.NoError(t, forward(g, c, dst, typed[T](ins[0].vals), typed[T](ins[1].vals), v, sh))
+	return widen(dst)
+}
+
+func TestJetForwardMatchesKernels(t *testing.T) {
+	for _, logistic := range []bool{false, true} {
+		for c := chValue; c < numChannels; c++ {
+			jc := jetCase(logistic, c)
+			for _, dt := range dtypes {
+				for _, m := range machines {
+					t.Run(fmt.Sprintf("%s/%v/%v", jc.name, dt, m), func(t *testing.T) {
+						got := forwardValue(t, jc, dt, m)
+						var want []float64
+						if dt == tensor.Float64 {
+							want = kernelJet[float64](t, logistic, c, jc.inputs)
+						} else {
+							want = kernelJet[float32](t, logistic, c, jc.inputs)
+						}
+						require.Equal(t, want, got, "the op must return exactly what the kernel computes")
+					})
+				}
+			}
+		}
+	}
+}
+
+func TestJetOutputShapes(t *testing.T) {
+	g := G.NewGraph()
+	l := G.NewMatrix(g, tensor.Float64, G.WithShape(4, 3), G.WithName("l"))
+	d := G.NewTensor(g, tensor.Float64, 3, G.WithShape(4, 3, 5), G.WithName("d"))
+	v := G.NewMatrix(g, tensor.Float64, G.WithShape(4, 3), G.WithName("v"))
+	for _, tc := range []struct {
+		build func() (*G.Node, error)
+		want  tensor.Shape
+	}{
+		{func() (*G.Node, error) { return SoftmaxJetValue(l, d, 1) }, tensor.Shape{4, 5}},
+		{func() (*G.Node, error) { return SoftmaxJetFirst(l, d, 1) }, tensor.Shape{4, 3, 5}},
+		{func() (*G.Node, error) { return SoftmaxJetSecond(l, d, 1) }, tensor.Shape{4, 3, 3, 5}},
+		{func() (*G.Node, error) { return SoftmaxJetHVP(l, d, v, 1) }, tensor.Shape{4, 3, 5}},
+		{func() (*G.Node, error) { return SoftmaxJetGaussNewton(l, d, 1) }, tensor.Shape{4, 3, 3}},
+		{func() (*G.Node, error) { return LogisticJetSecond(l, d, tAlpha, tBeta) }, tensor.Shape{4, 3, 3, 5}},
+	} {
+		n, err := tc.build()
+		require.NoError(t, err)
+		require.Equal(t, tc.want, n.Shape())
+		require.Equal(t, tensor.Float64, n.Dtype())
+	}
+}
+
+// TestJetGradients checks Grad (TapeMachine, SymDiff) and DoDiff (LispMachine) through every
+// channel of both gates against central finite differences, in float64 and float32.
+func TestJetGradients(t *testing.T) {
+	for _, c := range allJetCases() {
+		t.Run(c.name, func(t *testing.T) { checkGradients(t, c) })
+	}
+}
+
+// TestJetHashSeparatesParameters: Gorgonia merges nodes with equal hashes, so nodes that differ
+// only in a parameter must stay distinct nodes with their own values.
+func TestJetHashSeparatesParameters(t *testing.T) {
+	g := G.NewGraph()
+	ins := jetInputsFor(1, tN, tK, tP)
+	l := G.NewMatrix(g, tensor.Float64, G.WithShape(ins[0].shape...), G.WithName("l"), G.WithValue(toDense(tensor.Float64, ins[0].shape, ins[0].vals)))
+	d := G.NewTensor(g, tensor.Float64, 3, G.WithShape(ins[1].shape...), G.WithName("d"), G.WithValue(toDense(tensor.Float64, ins[1].shape, ins[1].vals)))
+	a1, err := SoftmaxJetFirst(l, d, 1)
+	require.NoError(t, err)
+	a1b, err := SoftmaxJetFirst(l, d, 1)
+	require.NoError(t, err)
+	a2, err := SoftmaxJetFirst(l, d, 1.0000000000000002) // one ulp away
+	require.NoError(t, err)
+	require.Same(t, a1, a1b, "identical nodes are merged")
+	require.NotSame(t, a1, a2)
+	require.NotEqual(t, a1.Op().Hashcode(), a2.Op().Hashcode())
+
+	b1, err := LogisticJetFirst(l, d, tAlpha, tBeta)
+	require.NoError(t, err)
+	alpha2 := append([]float64(nil), tAlpha...)
+	alpha2[2] += 1e-9
+	b2, err := LogisticJetFirst(l, d, alpha2, tBeta)
+	require.NoError(t, err)
+	beta2 := append([]float64(nil), tBeta...)
+	beta2[0] = -beta2[0]
+	b3, err := LogisticJetFirst(l, d, tAlpha, beta2)
+	require.NoError(t, err)
+	require.NotSame(t, b1, b2)
+	require.NotSame(t, b1, b3)
+	require.NotSame(t, b2, b3)
+	require.NotEqual(t, b1.Op().Hashcode(), b2.Op().Hashcode())
+	require.NotEqual(t, b1.Op().Hashcode(), b3.Op().Hashcode())
+
+	// Channels and gates differ too.
+	v, err := SoftmaxJetValue(l, d, 1)
+	require.NoError(t, err)
+	require.NotEqual(t, v.Op().Hashcode(), a1.Op().Hashcode())
+
+	// The caller's alpha may change afterwards without affecting the op.
+	alpha3 := append([]float64(nil), tAlpha...)
+	b4, err := LogisticJetFirst(l, d, alpha3, tBeta)
+	require.NoError(t, err)
+	h := b4.Op().Hashcode()
+	alpha3[0] = 100
+	require.Equal(t, h, b4.Op().Hashcode())
+
+	vm := G.NewTapeMachine(g, G.TraceExec())
+	defer vm.Close()
+	require.NoError(t, vm.RunAll())
+	f1, f2 := floats(t, a1.Value()), floats(t, a2.Value())
+	require.NotEqual(t, f1, f2, "different temperatures give different values")
+}
