@@ -1,0 +1,361 @@
+package graphs
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+
+	"github.com/chewxy/hm"
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/ops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+const opSoftArgmin = "graphs.SoftArgmin"
+
+// SoftArgmin returns p = softmax(−invTau·costs) along the last axis of costs: a
+// differentiable argmin that puts most of its mass on the smallest costs, all of it in
+// the limit invTau → ∞, and is uniform as invTau → 0. costs has rank 1 to 8 (a vector
+// [K] of candidate costs or a batch [n,K], for example), no zero dim, and dtype Float64 or
+// Float32; invTau = 1/τ is positive and finite.
+//
+// The node is differentiable with gorgonia.Grad (and on a LispMachine): with upstream
+// gradient g on p, the gradient with respect to costs is −invTau·(diag(p) − ppᵀ)·g per
+// row, built from ops.SoftmaxBackward, which is itself differentiable, so the gradient
+// graph can be differentiated again.
+//
+// The forward map subtracts the row maximum of −invTau·costs before exponentiating and
+// sums in float64. A cost of +Inf gets probability 0 when its row has a finite cost; a row
+// of all +Inf, or with a NaN or a −Inf cost, gives a NaN row. Other rows are not affected.
+func SoftArgmin(costs *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
+	if costs == nil {
+		return nil, gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "costs", "nil node")
+	}
+	if err := gatejet.CheckInvTau(opSoftArgmin, invTau); err != nil {
+		return nil, err
+	}
+	dt := costs.Dtype()
+	if dt != tensor.Float64 && dt != tensor.Float32 {
+		return nil, gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs",
+			"want Float64 or Float32, got %v", dt)
+	}
+	shp := costs.Shape()
+	if len(shp) < 1 || len(shp) > 8 {
+		return nil, gatejet.Errorf(gatejet.ErrRank, opSoftArgmin, "costs",
+			"want rank 1 to 8, got shape %v", shp)
+	}
+	for _, d := range shp {
+		if d <= 0 {
+			return nil, gatejet.Errorf(gatejet.ErrShape, opSoftArgmin, "costs",
+				"want positive dims, got shape %v", shp)
+		}
+	}
+	return gorgonia.ApplyOp(softArgminOp{invTau: invTau}, costs)
+}
+
+// softArgminOp is p = softmax(−s·c) along the last axis.
+type softArgminOp struct {
+	invTau float64
+}
+
+func (op softArgminOp) Arity() int { return 1 }
+
+func (op softArgminOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a)
+}
+
+func (op softArgminOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	if len(in) != 1 {
+		return nil, gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "", "want 1 input, got %d", len(in))
+	}
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, gatejet.Errorf(gatejet.ErrShape, opSoftArgmin, "costs", "want a tensor.Shape, got %T", in[0])
+	}
+	return s.Clone(), nil
+}
+
+func (op softArgminOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+	if len(in) != 1 {
+		return nil, gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "", "want 1 input, got %d", len(in))
+	}
+	c, ok := in[0].(*tensor.Dense)
+	if !ok {
+		return nil, gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "costs", "want a *tensor.Dense, got %T", in[0])
+	}
+	if c.IsMaterializable() {
+		c = c.Materialize().(*tensor.Dense)
+	}
+	shp := c.Shape()
+	if len(shp) < 1 {
+		return nil, gatejet.Errorf(gatejet.ErrRank, opSoftArgmin, "costs", "want rank ≥ 1, got a scalar")
+	}
+	k := shp[len(shp)-1]
+	out := tensor.New(tensor.Of(c.Dtype()), tensor.WithShape(shp.Clone()...))
+	switch c.Dtype() {
+	case tensor.Float64:
+		softArgminRows(out.Float64s(), c.Float64s(), k, op.invTau)
+	case tensor.Float32:
+		softArgminRows(out.Float32s(), c.Float32s(), k, op.invTau)
+	default:
+		return nil, gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", c.Dtype())
+	}
+	return out, nil
+}
+
+func (op softArgminOp) ReturnsPtr() bool     { return false }
+func (op softArgminOp) CallsExtern() bool    { return false }
+func (op softArgminOp) OverwritesInput() int { return -1 }
+
+func (op softArgminOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "graphs.SoftArgmin{%016x}", math.Float64bits(op.invTau))
+}
+
+func (op softArgminOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+func (op softArgminOp) String() string { return fmt.Sprintf("SoftArgmin{s=%g}", op.invTau) }
+
+// DiffWRT: differentiable in costs.
+func (op softArgminOp) DiffWRT(int) []bool { return []bool{true} }
+
+// SymDiff: dc = −s·SoftmaxBackward(p, dp) along the last axis.
+func (op softArgminOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	if len(in) != 1 {
+		return nil, gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "", "want 1 input, got %d", len(in))
+	}
+	dx, err := ops.SoftmaxBackward(out, grad, -1)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := gorgonia.Mul(dx, scalarConst(out.Dtype(), -op.invTau))
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{dc}, nil
+}
+
+// DoDiff (LispMachine): costs.d += −s·SoftmaxBackward(p, p.d).
+func (op softArgminOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, out *gorgonia.Node) error {
+	if len(in) != 1 {
+		return gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "", "want 1 input, got %d", len(in))
+	}
+	p, ok := out.Value().(*tensor.Dense)
+	if !ok {
+		return gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "p", "output value is %T", out.Value())
+	}
+	dpV, err := out.Grad()
+	if err != nil {
+		return err
+	}
+	dcV, err := in[0].Grad()
+	if err != nil {
+		return err
+	}
+	dp, ok1 := dpV.(*tensor.Dense)
+	dc, ok2 := dcV.(*tensor.Dense)
+	if !ok1 || !ok2 {
+		return gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "", "gradients are %T and %T, want *tensor.Dense", dpV, dcV)
+	}
+	shp := []int(p.Shape())
+	switch p.Dtype() {
+	case tensor.Float64:
+		return accumulateSoftArgminVJP(dc.Float64s(), p.Float64s(), dp.Float64s(), shp, op.invTau)
+	case tensor.Float32:
+		return accumulateSoftArgminVJP(dc.Float32s(), p.Float32s(), dp.Float32s(), shp, op.invTau)
+	}
+	return gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", p.Dtype())
+}
+
+func accumulateSoftArgminVJP[T backward.Float](dc, p, dp []T, shape []int, invTau float64) error {
+	tmp := make([]T, len(p))
+	if err := backward.SoftmaxBackward(tmp, p, dp, shape, -1); err != nil {
+		return err
+	}
+	for i, v := range tmp {
+		dc[i] += T(-invTau * float64(v))
+	}
+	return nil
+}
+
+// softArgminRows writes softmax(−s·c) for each row of k elements.
+func softArgminRows[T backward.Float](p, c []T, k int, s float64) {
+	for r := 0; r+k <= len(c); r += k {
+		row, out := c[r:r+k], p[r:r+k]
+		m := math.Inf(-1)
+		bad := false
+		for _, x := range row {
+			z := -s * float64(x)
+			if math.IsNaN(z) || math.IsInf(z, 1) {
+				bad = true
+			}
+			m = math.Max(m, z)
+		}
+		if bad || math.IsInf(m, -1) {
+			for i := range out {
+				out[i] = T(math.NaN())
+			}
+			continue
+		}
+		sum := 0.0
+		for _, x := range row {
+			sum += math.Exp(-s*float64(x) - m)
+		}
+		for i, x := range row {
+			out[i] = T(math.Exp(-s*float64(x)-m) / sum)
+		}
+	}
+}
+
+func scalarConst(dt tensor.Dtype, x float64) *gorgonia.Node {
+	if dt == tensor.Float32 {
+		return gorgonia.NewConstant(float32(x))
+	}
+	return gorgonia.NewConstant(x)
+}
+
+// SoftArgminProbs returns p = softmax(−invTau·costs), the plain-slice form of SoftArgmin
+// for one row. Special values behave as in SoftArgmin; an empty costs gives an empty p.
+//
+// It panics with a *gatejet.Error of kind gatejet.ErrTemperature unless invTau is
+// positive and finite.
+func SoftArgminProbs(costs []float64, invTau float64) []float64 {
+	if err := gatejet.CheckInvTau("graphs.SoftArgminProbs", invTau); err != nil {
+		panic(err)
+	}
+	p := make([]float64, len(costs))
+	if len(costs) > 0 {
+		softArgminRows(p, costs, len(costs), invTau)
+	}
+	return p
+}
+
+// SoftArgminVJP returns J·v, where J = ∂p/∂costs = −invTau·(diag(p) − ppᵀ) is the
+// Jacobian of p = SoftArgminProbs(costs, invTau); probs is that p. J is symmetric, so
+// this is both the Jacobian-vector product (how p moves when the costs move along v)
+// and the vector-Jacobian product (the gradient with respect to the costs of a function
+// whose gradient with respect to p is v):
+//
+//	(J·v)_i = −invTau·p_i·(v_i − ⟨p, v⟩).
+//
+// It panics with a *gatejet.Error (gatejet.ErrTemperature, or gatejet.ErrSize when the
+// lengths differ).
+func SoftArgminVJP(probs, v []float64, invTau float64) []float64 {
+	const op = "graphs.SoftArgminVJP"
+	if err := gatejet.CheckInvTau(op, invTau); err != nil {
+		panic(err)
+	}
+	if len(v) != len(probs) {
+		panic(gatejet.Errorf(gatejet.ErrSize, op, "v", "want length %d (probs), got %d", len(probs), len(v)))
+	}
+	dot := 0.0
+	for i, p := range probs {
+		dot += p * v[i]
+	}
+	out := make([]float64, len(probs))
+	for i, p := range probs {
+		out[i] = -invTau * p * (v[i] - dot)
+	}
+	return out
+}
+
+// Argmin returns the index of the smallest cost, the first one on ties. NaN costs are
+// never chosen; it returns −1 when costs is empty or all NaN.
+func Argmin(costs []float64) int {
+	best := -1
+	for i, c := range costs {
+		if math.IsNaN(c) {
+			continue
+		}
+		if best < 0 || c < costs[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// NaturalGradient returns the Fisher-preconditioned gradient F⁻¹·grad of a categorical
+// distribution p = softmax(θ) parameterised by its logits θ, where grad is a gradient with
+// respect to θ and F = diag(p) − ppᵀ is the Fisher information of the logits; probs is p
+// and is assumed to sum to 1. For SoftArgmin the logits are θ = −invTau·costs.
+//
+// F is singular: F·1 = 0, because adding a constant to every logit leaves p unchanged
+// (and also F·e_i = 0 for every p_i = 0). How the singular system is solved depends on
+// lambda:
+//
+//   - lambda > 0: the damped system (F + λI)·x = grad is solved exactly, in O(K), with
+//     the Sherman–Morrison formula for the diagonal-plus-rank-one matrix diag(p) + λI − ppᵀ.
+//   - lambda = 0: x = F⁺·grad, the Moore–Penrose solution: the component of grad along the
+//     null space (1 on the support S = {i : p_i > 0}, and every e_i off it) is dropped and
+//     x is the solution orthogonal to that null space, x_i = u_i − mean_S(u) on S with
+//     u_i = (grad_i − mean_S(grad))/p_i, and x_i = 0 off S. Gradients of any function of p
+//     lie in the range of F already, so only their exact null-space component, which is
+//     zero, is dropped. Tiny p_i make F⁺ huge; use lambda > 0 at low temperature.
+//
+// It panics with a *gatejet.Error: gatejet.ErrSize when the lengths differ,
+// gatejet.ErrParam for a negative or non-finite lambda or a negative probability. NaN
+// data propagate.
+func NaturalGradient(probs, grad []float64, lambda float64) []float64 {
+	const op = "graphs.NaturalGradient"
+	if len(grad) != len(probs) {
+		panic(gatejet.Errorf(gatejet.ErrSize, op, "grad", "want length %d (probs), got %d", len(probs), len(grad)))
+	}
+	if !(lambda >= 0) || math.IsInf(lambda, 1) {
+		panic(gatejet.Errorf(gatejet.ErrParam, op, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda))
+	}
+	for i, p := range probs {
+		if p < 0 {
+			panic(gatejet.Errorf(gatejet.ErrParam, op, "probs", "probs[%d] = %v is negative", i, p))
+		}
+	}
+	x := make([]float64, len(probs))
+	if lambda > 0 {
+		// (A − ppᵀ)⁻¹g = A⁻¹g + A⁻¹p·(pᵀA⁻¹g)/(1 − pᵀA⁻¹p), A = diag(p) + λI.
+		// 1 − pᵀA⁻¹p = (1 − Σp) + Σ λp_i/(p_i + λ), written so that small λ keeps its digits.
+		sumP, pAg, den := 0.0, 0.0, 0.0
+		for i, p := range probs {
+			a := p + lambda
+			sumP += p
+			pAg += p * grad[i] / a
+			den += lambda * p / a
+		}
+		den += 1 - sumP
+		coef := pAg / den
+		for i, p := range probs {
+			x[i] = (grad[i] + p*coef) / (p + lambda)
+		}
+		return x
+	}
+	n, gSum := 0, 0.0
+	for i, p := range probs {
+		if p > 0 || math.IsNaN(p) {
+			n++
+			gSum += grad[i]
+		}
+	}
+	if n == 0 {
+		return x
+	}
+	gMean := gSum / float64(n)
+	uSum := 0.0
+	for i, p := range probs {
+		if p > 0 || math.IsNaN(p) {
+			x[i] = (grad[i] - gMean) / p
+			uSum += x[i]
+		}
+	}
+	uMean := uSum / float64(n)
+	for i, p := range probs {
+		if p > 0 || math.IsNaN(p) {
+			x[i] -= uMean
+		}
+	}
+	return x
+}

@@ -1,0 +1,325 @@
+package graphs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gatejet/gatejet"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+func TestSoftArgminProbs(t *testing.T) {
+	p := SoftArgminProbs([]float64{3, 1, 4, 1.5}, 1)
+	sum := 0.0
+	for _, x := range p {
+		sum += x
+	}
+	require.InDelta(t, 1, sum, 1e-15)
+	require.Equal(t, 1, Argmin([]float64{3, 1, 4, 1.5}))
+	// order follows the costs
+	require.Greater(t, p[1], p[3])
+	require.Greater(t, p[3], p[0])
+	require.Greater(t, p[0], p[2])
+	// exact value: p_i ∝ exp(−c_i)
+	z := math.Exp(-3) + math.Exp(-1) + math.Exp(-4) + math.Exp(-1.5)
+	require.InDelta(t, math.Exp(-1)/z, p[1], 1e-15)
+
+	// low temperature concentrates on the argmin, high temperature is uniform
+	p = SoftArgminProbs([]float64{5, 1, 5}, 100)
+	require.Greater(t, p[1], 1-1e-15)
+	p = SoftArgminProbs([]float64{1, 5, 9}, 1e-4)
+	for _, x := range p {
+		require.InDelta(t, 1.0/3, x, 1e-3)
+	}
+	// shift invariance and huge offsets
+	a := SoftArgminProbs([]float64{0.1, 0.2, 0.3}, 7)
+	b := SoftArgminProbs([]float64{1e6 + 0.1, 1e6 + 0.2, 1e6 + 0.3}, 7)
+	for i := range a {
+		require.InDelta(t, a[i], b[i], 1e-9)
+	}
+	// +Inf costs get zero mass; NaN poisons the row
+	p = SoftArgminProbs([]float64{math.Inf(1), 2, 2}, 3)
+	require.Equal(t, []float64{0, 0.5, 0.5}, p)
+	p = SoftArgminProbs([]float64{math.NaN(), 2}, 3)
+	require.True(t, math.IsNaN(p[0]) && math.IsNaN(p[1]))
+	p = SoftArgminProbs([]float64{math.Inf(1), math.Inf(1)}, 3)
+	require.True(t, math.IsNaN(p[0]))
+	require.Empty(t, SoftArgminProbs(nil, 1))
+
+	require.PanicsWithError(t, gatejet.Errorf(gatejet.ErrTemperature, "graphs.SoftArgminProbs", "invTau",
+		"want 0 < invTau < +Inf, got 0").Error(), func() { SoftArgminProbs([]float64{1}, 0) })
+}
+
+func TestArgmin(t *testing.T) {
+	require.Equal(t, -1, Argmin(nil))
+	require.Equal(t, -1, Argmin([]float64{math.NaN()}))
+	require.Equal(t, 2, Argmin([]float64{math.NaN(), 3, -1, -1, 5}))
+	require.Equal(t, 0, Argmin([]float64{math.Inf(1)}))
+	require.Equal(t, 1, Argmin([]float64{0, math.Inf(-1)}))
+}
+
+// TestSoftArgminVJPFiniteDifferences checks J·v against central differences of
+// SoftArgminProbs along v (JVP) and of ⟨v, p(c)⟩ along each e_i (VJP).
+func TestSoftArgminVJPFiniteDifferences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for trial := 0; trial < 20; trial++ {
+		k := 1 + rng.IntN(8)
+		s := math.Exp(rng.Float64()*4 - 2)
+		c := make([]float64, k)
+		v := make([]float64, k)
+		for i := range c {
+			c[i] = rng.NormFloat64()
+			v[i] = rng.NormFloat64()
+		}
+		p := SoftArgminProbs(c, s)
+		jv := SoftArgminVJP(p, v, s)
+		const h = 1e-6
+		shift := func(sign float64) []float64 {
+			x := make([]float64, k)
+			for i := range x {
+				x[i] = c[i] + sign*h*v[i]
+			}
+			return SoftArgminProbs(x, s)
+		}
+		pp, pm := shift(1), shift(-1)
+		for i := range p {
+			require.InDelta(t, (pp[i]-pm[i])/(2*h), jv[i], 1e-8, "JVP k=%d s=%g i=%d", k, s, i)
+		}
+		for i := range c {
+			f := func(x float64) float64 {
+				cc := append([]float64(nil), c...)
+				cc[i] = x
+				q := SoftArgminProbs(cc, s)
+				dot := 0.0
+				for j := range q {
+					dot += q[j] * v[j]
+				}
+				return dot
+			}
+			require.InDelta(t, (f(c[i]+h)-f(c[i]-h))/(2*h), jv[i], 1e-8, "VJP k=%d s=%g i=%d", k, s, i)
+		}
+		// Σ_i (J·v)_i = 0: J kills constants
+		sum := 0.0
+		for _, x := range jv {
+			sum += x
+		}
+		require.InDelta(t, 0, sum, 1e-12)
+	}
+	require.Panics(t, func() { SoftArgminVJP([]float64{1}, []float64{1, 2}, 1) })
+	require.Panics(t, func() { SoftArgminVJP([]float64{1}, []float64{1}, math.Inf(1)) })
+}
+
+func fisher(p []float64) *mat.Dense {
+	k := len(p)
+	f := mat.NewDense(k, k, nil)
+	for i := 0; i < k; i++ {
+		for j := 0; j < k; j++ {
+			v := -p[i] * p[j]
+			if i == j {
+				v += p[i]
+			}
+			f.Set(i, j, v)
+		}
+	}
+	return f
+}
+
+func TestNaturalGradientDamped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for trial := 0; trial < 30; trial++ {
+		k := 1 + rng.IntN(7)
+		c := make([]float64, k)
+		g := make([]float64, k)
+		for i := range c {
+			c[i] = 2 * rng.NormFloat64()
+			g[i] = rng.NormFloat64()
+		}
+		if trial%3 == 0 && k > 1 {
+			c[0] = math.Inf(1) // a zero probability
+		}
+		p := SoftArgminProbs(c, 1)
+		lambda := []float64{1e-8, 1e-3, 0.5, 10}[trial%4]
+		x := NaturalGradient(p, g, lambda)
+
+		a := fisher(p)
+		for i := 0; i < k; i++ {
+			a.Set(i, i, a.At(i, i)+lambda)
+		}
+		var want mat.VecDense
+		require.NoError(t, want.SolveVec(a, mat.NewVecDense(k, append([]float64(nil), g...))))
+		// residual of the returned x in the damped system
+		var r mat.VecDense
+		r.MulVec(a, mat.NewVecDense(k, x))
+		xmax := 0.0
+		for _, v := range x {
+			xmax = math.Max(xmax, math.Abs(v))
+		}
+		for i := 0; i < k; i++ {
+			// x can be as large as |g|/λ along 1, so the residual is relative to it
+			require.InDelta(t, g[i], r.AtVec(i), 1e-12*(1+math.Abs(g[i]))+1e-15*xmax, "k=%d λ=%g", k, lambda)
+			require.InDelta(t, want.AtVec(i), x[i], 1e-6*(1+math.Abs(want.AtVec(i))), "k=%d λ=%g", k, lambda)
+		}
+	}
+}
+
+func TestNaturalGradientPseudoInverse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for trial := 0; trial < 30; trial++ {
+		k := 1 + rng.IntN(7)
+		c := make([]float64, k)
+		g := make([]float64, k)
+		for i := range c {
+			c[i] = rng.NormFloat64()
+			g[i] = rng.NormFloat64()
+		}
+		if trial%3 == 0 && k > 2 {
+			c[1] = math.Inf(1)
+		}
+		p := SoftArgminProbs(c, 1.3)
+		x := NaturalGradient(p, g, 0)
+
+		// Moore–Penrose pseudo-inverse from the SVD, dropping singular values below 1e-12.
+		var svd mat.SVD
+		require.True(t, svd.Factorize(fisher(p), mat.SVDFull))
+		if svd.Rank(1e-12) == 0 {
+			for _, v := range x {
+				require.Zero(t, v)
+			}
+			continue
+		}
+		var pinv mat.Dense
+		svd.SolveTo(&pinv, mat.NewDense(k, 1, append([]float64(nil), g...)), svd.Rank(1e-12))
+		for i := 0; i < k; i++ {
+			require.InDelta(t, pinv.At(i, 0), x[i], 1e-8*(1+math.Abs(x[i])), "k=%d i=%d", k, i)
+		}
+		// x is orthogonal to 1
+		sum := 0.0
+		for _, v := range x {
+			sum += v
+		}
+		require.InDelta(t, 0, sum, 1e-9)
+	}
+	// one candidate with all the mass: F = 0, F⁺g = 0
+	require.Equal(t, []float64{0, 0}, NaturalGradient([]float64{1, 0}, []float64{3, 4}, 0))
+	// a gradient of a function of p (it lies in range(F)) is recovered exactly: F·x = g
+	p := SoftArgminProbs([]float64{0.3, -0.2, 0.9}, 2)
+	g := SoftArgminVJP(p, []float64{1, -2, 0.5}, 2)
+	x := NaturalGradient(p, g, 0)
+	var fx mat.VecDense
+	fx.MulVec(fisher(p), mat.NewVecDense(3, x))
+	for i := range g {
+		require.InDelta(t, g[i], fx.AtVec(i), 1e-14)
+	}
+
+	require.Panics(t, func() { NaturalGradient([]float64{1}, []float64{1, 2}, 0) })
+	require.Panics(t, func() { NaturalGradient([]float64{1}, []float64{1}, -1) })
+	require.Panics(t, func() { NaturalGradient([]float64{-0.5, 1.5}, []float64{1, 1}, 0) })
+	func() {
+		defer func() {
+			err, _ := recover().(error)
+			require.True(t, errors.Is(err, gatejet.ErrParam), "%v", err)
+		}()
+		NaturalGradient([]float64{1}, []float64{1}, math.NaN())
+	}()
+}
+
+func TestSoftArgminGraphForward(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		rng := rand.New(rand.NewPCG(8, 8))
+		g := gorgonia.NewGraph()
+		cv := randDense(dt, rng, -2, 2, 3, 5)
+		c := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(3, 5), gorgonia.WithName("c"), gorgonia.WithValue(cv))
+		p, err := SoftArgmin(c, 2.5)
+		require.NoError(t, err)
+		require.Equal(t, tensor.Shape{3, 5}, p.Shape())
+		m := gorgonia.NewTapeMachine(g)
+		require.NoError(t, m.RunAll())
+		got, _ := floatsOf(p.Value())
+		all, _ := floatsOf(cv)
+		for r := 0; r < 3; r++ {
+			want := SoftArgminProbs(all[r*5:r*5+5], 2.5)
+			for i := range want {
+				tol := 1e-15
+				if dt == tensor.Float32 {
+					tol = 1e-7
+				}
+				require.InDelta(t, want[i], got[r*5+i], tol)
+			}
+		}
+		m.Close()
+	}
+}
+
+func TestSoftArgminGraphGradient(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		for _, m := range []Machine{Tape, Lisp} {
+			for _, shape := range [][]int{{6}, {3, 4}, {2, 2, 3}} {
+				t.Run(fmt.Sprintf("%v/%v/%v", dt, m, shape), func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(9, uint64(len(shape))))
+					g := gorgonia.NewGraph()
+					c := gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("costs"),
+						gorgonia.WithValue(randDense(dt, rng, -1, 1, shape...)))
+					w := gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("w"),
+						gorgonia.WithValue(randDense(dt, rng, -2, 2, shape...)))
+					p, err := SoftArgmin(c, 1.7)
+					require.NoError(t, err)
+					// a nonlinear function of p so the upstream gradient varies
+					cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Square(p)), w))))
+					RequireGradients(t, cost, gorgonia.Nodes{c, w}, WithMachine(m))
+				})
+			}
+		}
+	}
+}
+
+// TestSoftArgminSecondOrder differentiates the soft-argmin's gradient graph once more:
+// the gradient node dc = SymDiff(c, p, w) goes through ops.SoftmaxBackward and the
+// soft-argmin itself, so ⟨dc, u⟩ has gradients with respect to c (a Hessian-vector
+// product) and w that GradCheck can verify. The gradient node is built by calling SymDiff
+// directly: a second gorgonia.Grad through the same nodes would reuse the first one's
+// derivatives.
+func TestSoftArgminSecondOrder(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		for _, m := range []Machine{Tape, Lisp} {
+			t.Run(fmt.Sprintf("%v/%v", dt, m), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(10, 10))
+				g := gorgonia.NewGraph()
+				mk := func(name string) *gorgonia.Node {
+					return gorgonia.NewMatrix(g, dt, gorgonia.WithShape(2, 5), gorgonia.WithName(name),
+						gorgonia.WithValue(randDense(dt, rng, -1, 1, 2, 5)))
+				}
+				c, w, u := mk("costs"), mk("w"), mk("u")
+				const s = 1.3
+				p, err := SoftArgmin(c, s)
+				require.NoError(t, err)
+				dc, err := softArgminOp{invTau: s}.SymDiff(gorgonia.Nodes{c}, p, w)
+				require.NoError(t, err)
+				cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(dc[0], u))))
+				RequireGradients(t, cost, gorgonia.Nodes{c, w, u}, WithMachine(m))
+			})
+		}
+	}
+}
+
+func TestSoftArgminErrors(t *testing.T) {
+	g := gorgonia.NewGraph()
+	v := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("v"))
+	s := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("s"))
+	i := gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(3), gorgonia.WithName("i"))
+	_, err := SoftArgmin(nil, 1)
+	require.ErrorIs(t, err, gatejet.ErrParam)
+	_, err = SoftArgmin(v, 0)
+	require.ErrorIs(t, err, gatejet.ErrTemperature)
+	_, err = SoftArgmin(v, math.NaN())
+	require.ErrorIs(t, err, gatejet.ErrTemperature)
+	_, err = SoftArgmin(s, 1)
+	require.ErrorIs(t, err, gatejet.ErrRank)
+	_, err = SoftArgmin(i, 1)
+	require.ErrorIs(t, err, gatejet.ErrDType)
+}
