@@ -1,0 +1,588 @@
+package softmaxjet
+
+import (
+	"math"
+	"sync"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/par"
+)
+
+// This file holds the row program: the reconstruction of one row,
+//
+//	ẑ_c = Σ_k ζ_k(l) · decoded[k][c],   decoded[k][c] = Σ_b Φ_b(t_k)·B[b][c],
+//
+// evaluated entirely with order-2 jets (tower.go), so that its value, first and second
+// channels come out of the jet arithmetic with no hand-written chain rule. It is the general
+// path (any basis, latent coordinates as primaries) and the oracle the closed forms are
+// tested against. It costs O(K·m²·P) per row for m primaries, O(K³·P) when the primaries are
+// the K logits — a factor K more than the closed forms.
+
+// Basis is a set of nb scalar functions Φ_b(t) of a latent coordinate t ∈ R^d, with their
+// first and second derivatives. Implementations must be safe for concurrent calls of Eval if
+// one Basis is shared by programs used from several goroutines.
+type Basis interface {
+	// Len returns the number of functions nb (at least 1).
+	Len() int
+	// Dim returns the dimension d of the latent coordinates (at least 0).
+	Dim() int
+	// Eval writes, for t of length d, Φ_b(t) to phi[b] (length nb), ∂Φ_b/∂t_i to
+	// dphi[b*d+i] (length nb·d) and ∂²Φ_b/∂t_i∂t_j to d2phi[(b*d+i)*d+j] (length nb·d·d).
+	// dphi and d2phi are nil when those derivatives are not needed.
+	Eval(t []float64, phi, dphi, d2phi []float64)
+}
+
+// ProgramSpec describes a row program: the numbers of atoms and output columns, the gate, and
+// optionally a basis and decoder that turn latent coordinates into decoded values.
+type ProgramSpec struct {
+	K int // number of atoms (gate logits), at least 1
+	P int // number of output columns, at least 1
+
+	// Logistic selects the gate. False: the softmax ζ = softmax(InvTau·l), computed with the
+	// maximum logit subtracted (a shared denominator and a single reciprocal jet). True: the
+	// per-atom logistic gate ζ_k = σ(Alpha[k]·l_k + Beta[k]).
+	Logistic bool
+	// InvTau is the softmax inverse temperature s = 1/τ: positive and finite. Unused by the
+	// logistic gate.
+	InvTau float64
+	// Alpha and Beta are the logistic gate's per-atom scale and shift: length K, finite.
+	// Unused by the softmax gate.
+	Alpha, Beta []float64
+
+	// Basis, when not nil, maps each atom's latent coordinate t_k ∈ R^d to decoded values
+	// decoded[k][c] = Σ_b Φ_b(t_k)·Decoder[b*P+c] (Program.RowLatent). When nil, decoded
+	// values are given directly (Program.RowDecoded).
+	Basis Basis
+	// Decoder is the decoder matrix B [nb×P], row-major; required with Basis, nil without.
+	Decoder []float64
+	// LatentPrimaries makes the K·d latent coordinates primaries too (requires Basis): the
+	// primaries are then the K logits followed by t_0, …, t_{K-1}, m = K + K·d of them.
+	// Otherwise the primaries are the K logits, m = K.
+	LatentPrimaries bool
+}
+
+// Program evaluates the order-2 jet of one row's reconstruction ẑ [P] with respect to m
+// primaries: value[c] = ẑ_c, first[a*P+c] = ∂ẑ_c/∂x_a and second[(a*m+b)*P+c] =
+// ∂²ẑ_c/∂x_a∂x_b. It owns a jet workspace, so that evaluating row after row allocates nothing;
+// it is therefore not safe for concurrent use (use one Program per goroutine).
+//
+// Non-finite data propagate within the row, never beyond it. With the softmax gate, a NaN or
+// +Inf logit, or a row whose logits are all −Inf, makes the row's channels NaN, as a softmax
+// does; −Inf logits alongside finite ones give those atoms ζ = 0 and finite channels. With the
+// logistic gate, a NaN logit makes the row NaN and ±Inf logits saturate their atom's gate
+// (ζ = 0 or 1, zero derivatives). A non-finite decoded value makes the channels of its output
+// column non-finite.
+type Program[T Float] struct {
+	k, p, d, nb, m int
+	logistic       bool
+	invTau         float64
+	alpha, beta    []float64
+	basis          Basis
+	decoder        []T // [nb×P]
+	latent         bool
+
+	tw       *Tower[T]
+	gates    []*Jet[T] // ζ_k; the exponentials before the reciprocal is applied
+	x, den   *Jet[T]   // the argument of exp or σ; the softmax denominator
+	rcp      *Jet[T]   // 1/den
+	phis     []*Jet[T] // Φ_b(t_k) as jets (latent primaries only)
+	dj, prod *Jet[T]   // decoded[k][c] as a jet, and ζ_k·decoded[k][c]
+	outs     []*Jet[T] // ẑ_c as jets (latent primaries only)
+
+	phi, dphi, d2phi, t []float64
+	dec                 []T // decoded values [K×P] computed from the basis
+}
+
+// NewProgram validates spec and returns a Program for element type T. Errors: ErrShape for
+// K < 1, P < 1 or sizes that overflow; ErrTemperature for an invalid InvTau (softmax);
+// ErrParam for Alpha or Beta of the wrong length (logistic), a Basis with Len() < 1 or
+// Dim() < 0, LatentPrimaries without a Basis or a Decoder without one; ErrNonFinite for a
+// non-finite Alpha or Beta; ErrSize for a Decoder whose length is not Len()·P.
+func NewProgram[T Float](spec ProgramSpec) (*Program[T], error) {
+	if err := progCheckSpec("softmaxjet.NewProgram", spec); err != nil {
+		return nil, err
+	}
+	pr := new(Program[T])
+	pr.progConfigure(spec)
+	return pr, nil
+}
+
+// progCheckSpec validates a ProgramSpec.
+func progCheckSpec(op string, spec ProgramSpec) error {
+	if err := towerCheckShape(op, Shape{N: 0, K: spec.K, P: spec.P}); err != nil {
+		return err
+	}
+	if spec.Logistic {
+		if err := towerCheckLogistic(op, spec.K, spec.Alpha, spec.Beta); err != nil {
+			return err
+		}
+	} else if err := gatejet.CheckInvTau(op, spec.InvTau); err != nil {
+		return err
+	}
+	if spec.Basis == nil {
+		if spec.LatentPrimaries {
+			return gatejet.Errorf(gatejet.ErrParam, op, "LatentPrimaries", "latent primaries need a Basis")
+		}
+		if spec.Decoder != nil {
+			return gatejet.Errorf(gatejet.ErrParam, op, "Decoder", "a Decoder needs a Basis")
+		}
+		return nil
+	}
+	nb, d := spec.Basis.Len(), spec.Basis.Dim()
+	if nb < 1 || d < 0 {
+		return gatejet.Errorf(gatejet.ErrParam, op, "Basis", "want Len() ≥ 1 and Dim() ≥ 0, got Len() = %d, Dim() = %d", nb, d)
+	}
+	if want, ok := towerMulInts(nb, spec.P); !ok || len(spec.Decoder) != want {
+		return gatejet.Errorf(gatejet.ErrSize, op, "Decoder", "want Basis.Len()·P = %d·%d values, got %d", nb, spec.P, len(spec.Decoder))
+	}
+	m := spec.K
+	if spec.LatentPrimaries {
+		kd, ok := towerMulInts(spec.K, d)
+		if !ok || kd > math.MaxInt-spec.K {
+			return gatejet.Errorf(gatejet.ErrShape, op, "Basis", "K + K·d overflows int (K=%d d=%d)", spec.K, d)
+		}
+		m += kd
+	}
+	if _, ok := towerMulInts(m, m, spec.P); !ok {
+		return gatejet.Errorf(gatejet.ErrShape, op, "", "m·m·P overflows int (m=%d P=%d)", m, spec.P)
+	}
+	if _, ok := towerMulInts(spec.K, d, d, nb); !ok {
+		return gatejet.Errorf(gatejet.ErrShape, op, "Basis", "K·d·d·nb overflows int")
+	}
+	return nil
+}
+
+// progConfigure sets pr up for a validated spec, reusing pr's memory where it can.
+func (pr *Program[T]) progConfigure(spec ProgramSpec) {
+	K, P := spec.K, spec.P
+	pr.k, pr.p = K, P
+	pr.logistic, pr.invTau = spec.Logistic, spec.InvTau
+	pr.alpha, pr.beta = pr.alpha[:0], pr.beta[:0]
+	if spec.Logistic {
+		pr.alpha = append(pr.alpha, spec.Alpha...)
+		pr.beta = append(pr.beta, spec.Beta...)
+	}
+	pr.basis, pr.latent = spec.Basis, spec.LatentPrimaries
+	pr.d, pr.nb = 0, 0
+	pr.decoder = pr.decoder[:0]
+	if spec.Basis != nil {
+		pr.nb, pr.d = spec.Basis.Len(), spec.Basis.Dim()
+		for _, v := range spec.Decoder {
+			pr.decoder = append(pr.decoder, T(v))
+		}
+	}
+	pr.m = K
+	if pr.latent {
+		pr.m += K * pr.d
+	}
+
+	if pr.tw == nil {
+		pr.tw = NewTower[T](pr.m)
+	}
+	tw := pr.tw
+	tw.Reset(pr.m)
+	pr.gates = pr.gates[:0]
+	for k := 0; k < K; k++ {
+		pr.gates = append(pr.gates, tw.Jet())
+	}
+	pr.x, pr.den, pr.rcp = tw.Jet(), tw.Jet(), tw.Jet()
+	pr.phis, pr.outs = pr.phis[:0], pr.outs[:0]
+	pr.dj, pr.prod = nil, nil
+	if pr.latent {
+		for b := 0; b < pr.nb; b++ {
+			pr.phis = append(pr.phis, tw.Jet())
+		}
+		pr.dj, pr.prod = tw.Jet(), tw.Jet()
+		for c := 0; c < P; c++ {
+			pr.outs = append(pr.outs, tw.Jet())
+		}
+	}
+	if spec.Basis != nil {
+		pr.t = progResize(pr.t, pr.d)
+		pr.phi = progResize(pr.phi, pr.nb)
+		pr.dphi = progResize(pr.dphi, pr.nb*pr.d)
+		pr.d2phi = progResize(pr.d2phi, pr.nb*pr.d*pr.d)
+		pr.dec = progResize(pr.dec, K*P)
+	}
+}
+
+func progResize[E any](s []E, n int) []E {
+	if cap(s) < n {
+		return make([]E, n)
+	}
+	return s[:n]
+}
+
+// Primaries returns the number m of primaries: K, or K + K·d with latent primaries.
+func (pr *Program[T]) Primaries() int { return pr.m }
+
+// RowDecoded evaluates one row from decoded values given directly: logits [K], decoded [K×P].
+// It writes value [P], first [K×P] and second [K×K×P] (m = K, the primaries are the logits);
+// any output may be nil to skip it. A program with LatentPrimaries cannot be used this way
+// (ErrParam); the program's Basis, if any, is not used. Wrong lengths are ErrSize.
+func (pr *Program[T]) RowDecoded(value, first, second, logits, decoded []T) error {
+	const op = "softmaxjet.Program.RowDecoded"
+	if pr.latent {
+		return gatejet.Errorf(gatejet.ErrParam, op, "", "the program's primaries include latent coordinates; use RowLatent")
+	}
+	K, P := pr.k, pr.p
+	if err := progCheckLens(op, K, P, K, value, first, second, logits); err != nil {
+		return err
+	}
+	if len(decoded) != K*P {
+		return gatejet.Errorf(gatejet.ErrSize, op, "decoded", "want K·P = %d values, got %d", K*P, len(decoded))
+	}
+	pr.progRowDecoded(value, first, second, logits, decoded)
+	return nil
+}
+
+// RowLatent evaluates one row from latent coordinates: logits [K], latent [K×d] (t_k at
+// latent[k*d : k*d+d]). It writes value [P], first [m×P] and second [m×m×P] for the
+// program's m primaries; any output may be nil to skip it. It needs a program with a Basis
+// (ErrParam otherwise). Wrong lengths are ErrSize.
+func (pr *Program[T]) RowLatent(value, first, second, logits, latent []T) error {
+	const op = "softmaxjet.Program.RowLatent"
+	if pr.basis == nil {
+		return gatejet.Errorf(gatejet.ErrParam, op, "", "the program has no Basis; use RowDecoded")
+	}
+	K, P := pr.k, pr.p
+	if err := progCheckLens(op, K, P, pr.m, value, first, second, logits); err != nil {
+		return err
+	}
+	if len(latent) != K*pr.d {
+		return gatejet.Errorf(gatejet.ErrSize, op, "latent", "want K·d = %d values, got %d", K*pr.d, len(latent))
+	}
+	pr.progGates(logits)
+	if !pr.latent {
+		pr.progDecode(latent)
+		pr.progContract(value, first, second, pr.dec)
+		return nil
+	}
+	pr.progRowLatent(value, first, second, latent)
+	return nil
+}
+
+// progCheckLens checks the lengths of one row's outputs (nil allowed) and logits.
+func progCheckLens[T Float](op string, K, P, m int, value, first, second, logits []T) error {
+	for _, b := range []struct {
+		name string
+		s    []T
+		want int
+		opt  bool
+	}{{"value", value, P, true}, {"first", first, m * P, true}, {"second", second, m * m * P, true}, {"logits", logits, K, false}} {
+		if b.opt && b.s == nil {
+			continue
+		}
+		if len(b.s) != b.want {
+			return gatejet.Errorf(gatejet.ErrSize, op, b.name, "want %d values, got %d", b.want, len(b.s))
+		}
+	}
+	return nil
+}
+
+// progRowDecoded evaluates one row from decoded values; lengths are the caller's business.
+func (pr *Program[T]) progRowDecoded(value, first, second, logits, decoded []T) {
+	pr.progGates(logits)
+	pr.progContract(value, first, second, decoded)
+}
+
+// progGates fills pr.gates[k] with the jet of ζ_k over the program's primaries.
+func (pr *Program[T]) progGates(l []T) {
+	K := pr.k
+	l = l[:K]
+	x := pr.x
+	if pr.logistic {
+		for k, v := range l {
+			x.SetVar(k, v)
+			x.Scale(x, T(pr.alpha[k]))
+			x.V += T(pr.beta[k])
+			pr.gates[k].Logistic(x)
+		}
+		return
+	}
+	// A NaN logit never becomes the maximum, but then v − mx is NaN and so is the denominator;
+	// a row of all −Inf logits has mx = −Inf and v − mx = NaN.
+	mx := T(math.Inf(-1))
+	for _, v := range l {
+		if v > mx {
+			mx = v
+		}
+	}
+	s := T(pr.invTau)
+	den := pr.den.SetConst(0)
+	for k, v := range l {
+		x.SetVar(k, v-mx) // l_k − max l, as a jet in l_k
+		x.Scale(x, s)
+		den.Add(den, pr.gates[k].Exp(x))
+	}
+	r := pr.rcp.Recip(den)
+	for _, g := range pr.gates {
+		g.Mul(g, r)
+	}
+}
+
+// progContract writes the channels of ẑ_c = Σ_k ζ_k·dec[k][c] for constant decoded values:
+// each output entry is the sum over k, in order, of the gate jet's entry times dec[k][c],
+// exactly what accumulating the column jets ẑ_c.AddScaled(ẑ_c, dec[k][c], ζ_k) gives. The
+// second channel is computed for a ≤ b and mirrored.
+func (pr *Program[T]) progContract(value, first, second, dec []T) {
+	K, P := pr.k, pr.p
+	if value != nil {
+		o := value[:P]
+		clear(o)
+		for k, g := range pr.gates {
+			progAxpy(o, g.V, dec[k*P:k*P+P])
+		}
+	}
+	if first != nil {
+		for a := 0; a < K; a++ {
+			o := first[a*P : a*P+P]
+			clear(o)
+			for k, g := range pr.gates {
+				progAxpy(o, g.G[a], dec[k*P:k*P+P])
+			}
+		}
+	}
+	if second != nil {
+		for a := 0; a < K; a++ {
+			for b := a; b < K; b++ {
+				o := second[(a*K+b)*P : (a*K+b)*P+P]
+				clear(o)
+				for k, g := range pr.gates {
+					progAxpy(o, g.H[a*K+b], dec[k*P:k*P+P])
+				}
+			}
+			for b := 0; b < a; b++ {
+				copy(second[(a*K+b)*P:(a*K+b)*P+P], second[(b*K+a)*P:(b*K+a)*P+P])
+			}
+		}
+	}
+}
+
+// progAxpy sets o[c] += h·d[c].
+func progAxpy[T Float](o []T, h T, d []T) {
+	d = d[:len(o)]
+	for c := range o {
+		o[c] += h * d[c]
+	}
+}
+
+// progDecode fills pr.dec[k][c] = Σ_b Φ_b(t_k)·B[b][c], accumulated in T.
+func (pr *Program[T]) progDecode(latent []T) {
+	K, P, d := pr.k, pr.p, pr.d
+	for k := 0; k < K; k++ {
+		for i := range pr.t {
+			pr.t[i] = float64(latent[k*d+i])
+		}
+		pr.basis.Eval(pr.t, pr.phi, nil, nil)
+		o := pr.dec[k*P : k*P+P]
+		clear(o)
+		for b, f := range pr.phi {
+			bf := pr.decoder[b*P : b*P+P]
+			bf = bf[:len(o)]
+			fb := T(f)
+			for c := range o {
+				o[c] += bf[c] * fb
+			}
+		}
+	}
+}
+
+// progRowLatent evaluates a row whose primaries include the latent coordinates, entirely with
+// jets: Φ_b(t_k) enters as a jet over t_k's slots (its derivatives come from the basis), the
+// decoded value as the jet Σ_b B[b][c]·Φ_b(t_k), and ẑ_c = Σ_k ζ_k·decoded[k][c] by Mul and Add.
+func (pr *Program[T]) progRowLatent(value, first, second, latent []T) {
+	K, P, d, m := pr.k, pr.p, pr.d, pr.m
+	for _, o := range pr.outs {
+		o.SetConst(0)
+	}
+	for k := 0; k < K; k++ {
+		for i := range pr.t {
+			pr.t[i] = float64(latent[k*d+i])
+		}
+		pr.basis.Eval(pr.t, pr.phi, pr.dphi, pr.d2phi)
+		base := K + k*d // the slot of t_k's first coordinate
+		for b, J := range pr.phis {
+			J.SetConst(T(pr.phi[b]))
+			for i := 0; i < d; i++ {
+				J.G[base+i] = T(pr.dphi[b*d+i])
+				for j := i; j < d; j++ {
+					h := T(pr.d2phi[(b*d+i)*d+j])
+					J.H[(base+i)*m+base+j] = h
+					J.H[(base+j)*m+base+i] = h
+				}
+			}
+		}
+		g := pr.gates[k]
+		for c, o := range pr.outs {
+			dj := pr.dj.SetConst(0)
+			for b, J := range pr.phis {
+				dj.AddScaled(dj, pr.decoder[b*P+c], J)
+			}
+			o.Add(o, pr.prod.Mul(g, dj))
+		}
+	}
+	for c, o := range pr.outs {
+		if value != nil {
+			value[c] = o.V
+		}
+		if first != nil {
+			for a, v := range o.G {
+				first[a*P+c] = v
+			}
+		}
+		if second != nil {
+			for ab, v := range o.H {
+				second[ab*P+c] = v
+			}
+		}
+	}
+}
+
+// TowerChannels is the oracle for the softmax-gate closed forms: it writes, for a batch of
+// sh.N rows with gate ζ = softmax(invTau·l), the value channel value [N,P], the first channel
+// first [N,K,P] and the second channel second [N,K,K,P] of ẑ_c = Σ_k ζ_k·decoded[k][c], from
+// logits [N,K] and decoded [N,K,P], by order-2 jet arithmetic (O(K³·P) per row). Any output
+// may be nil to skip it; outputs must not overlap the inputs. The jet arithmetic is done in T:
+// a float32 tower is a float32 computation, where the closed forms compute in float64 and
+// round once. Rows are spread over the cores; each row is computed by one goroutine with the
+// same code, so the result does not depend on the number of cores.
+//
+// Errors: ErrShape unless N ≥ 0, K ≥ 1, P ≥ 1 with sizes that fit in an int; ErrSize for a
+// buffer of the wrong length; ErrTemperature unless invTau is positive and finite. Non-finite
+// data propagate within their row (see Program).
+func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, invTau float64) error {
+	const op = "softmaxjet.TowerChannels"
+	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
+		return err
+	}
+	if err := gatejet.CheckInvTau(op, invTau); err != nil {
+		return err
+	}
+	towerBatch(value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, InvTau: invTau})
+	return nil
+}
+
+// TowerLogisticChannels is the oracle for the logistic-gate closed forms: as TowerChannels,
+// with the per-atom gate ζ_k = σ(alpha[k]·l_k + beta[k]); alpha and beta have length K
+// (ErrParam otherwise) and must be finite (ErrNonFinite otherwise).
+func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, alpha, beta []float64) error {
+	const op = "softmaxjet.TowerLogisticChannels"
+	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
+		return err
+	}
+	if err := towerCheckLogistic(op, sh.K, alpha, beta); err != nil {
+		return err
+	}
+	towerBatch(value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Logistic: true, Alpha: alpha, Beta: beta})
+	return nil
+}
+
+// towerProgPool holds idle *Program[T] workspaces of any element type.
+var towerProgPool sync.Pool
+
+// towerBatch runs the decoded-mode program over every row, spreading rows over the cores.
+// Every row is computed by one goroutine with the same code, so the result does not depend on
+// the number of cores.
+func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec) {
+	K, P := sh.K, sh.P
+	rowWork, ok := towerMulInts(K, K, K, P)
+	if !ok {
+		rowWork = math.MaxInt
+	}
+	par.For(sh.N, rowWork, func(lo, hi int) {
+		pr, _ := towerProgPool.Get().(*Program[T])
+		if pr == nil {
+			pr = new(Program[T])
+		}
+		pr.progConfigure(spec)
+		defer towerProgPool.Put(pr)
+		for n := lo; n < hi; n++ {
+			var v, f, s []T
+			if value != nil {
+				v = value[n*P : n*P+P]
+			}
+			if first != nil {
+				f = first[n*K*P : (n+1)*K*P]
+			}
+			if second != nil {
+				s = second[n*K*K*P : (n+1)*K*K*P]
+			}
+			pr.progRowDecoded(v, f, s, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P])
+		}
+	})
+}
+
+// towerCheckShape reports ErrShape unless N ≥ 0, K ≥ 1, P ≥ 1 and N·K·K·P fits in an int.
+func towerCheckShape(op string, sh Shape) error {
+	if sh.N < 0 || sh.K < 1 || sh.P < 1 {
+		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "want N ≥ 0, K ≥ 1, P ≥ 1, got N=%d K=%d P=%d", sh.N, sh.K, sh.P)
+	}
+	if _, ok := towerMulInts(max(sh.N, 1), sh.K, sh.K, sh.P); !ok {
+		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "N·K·K·P overflows int (N=%d K=%d P=%d)", sh.N, sh.K, sh.P)
+	}
+	return nil
+}
+
+// towerCheckBatch validates a batch's shape and buffer lengths (outputs may be nil).
+func towerCheckBatch[T Float](op string, value, first, second, logits, decoded []T, sh Shape) error {
+	if err := towerCheckShape(op, sh); err != nil {
+		return err
+	}
+	N, K, P := sh.N, sh.K, sh.P
+	for _, b := range []struct {
+		name string
+		s    []T
+		want int
+		opt  bool
+	}{
+		{"value", value, N * P, true}, {"first", first, N * K * P, true}, {"second", second, N * K * K * P, true},
+		{"logits", logits, N * K, false}, {"decoded", decoded, N * K * P, false},
+	} {
+		if b.opt && b.s == nil {
+			continue
+		}
+		if len(b.s) != b.want {
+			return gatejet.Errorf(gatejet.ErrSize, op, b.name, "want %d values for N=%d K=%d P=%d, got %d", b.want, N, K, P, len(b.s))
+		}
+	}
+	return nil
+}
+
+// towerCheckLogistic checks the logistic gate parameters: length K (ErrParam), finite
+// (ErrNonFinite).
+func towerCheckLogistic(op string, K int, alpha, beta []float64) error {
+	for _, p := range [...]struct {
+		name string
+		v    []float64
+	}{{"alpha", alpha}, {"beta", beta}} {
+		if len(p.v) != K {
+			return gatejet.Errorf(gatejet.ErrParam, op, p.name, "want K = %d values, got %d", K, len(p.v))
+		}
+		for k, x := range p.v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return gatejet.Errorf(gatejet.ErrNonFinite, op, p.name, "%s[%d] = %v", p.name, k, x)
+			}
+		}
+	}
+	return nil
+}
+
+// towerMulInts returns the product of non-negative xs and whether it fits in an int.
+func towerMulInts(xs ...int) (int, bool) {
+	p := 1
+	for _, x := range xs {
+		if x < 0 {
+			return 0, false
+		}
+		if x == 0 {
+			p = 0
+			continue
+		}
+		if p > math.MaxInt/x {
+			return 0, false
+		}
+		p *= x
+	}
+	return p, true
+}
