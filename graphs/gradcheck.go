@@ -1,7 +1,6 @@
 package graphs
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,20 +10,6 @@ import (
 	"github.com/gatejet/gatejet"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
-)
-
-// Sentinel errors of package graphs. Errors returned by this package are *gatejet.Error
-// values whose Kind is one of these or one of the gatejet sentinels, so errors.Is works on
-// both.
-var (
-	// ErrGradient: a symbolic (or automatic) gradient disagrees with central finite
-	// differences by more than the tolerance.
-	ErrGradient = errors.New("gradient does not match finite differences")
-	// ErrMachine: a Gorgonia machine failed to compile or run the graph.
-	ErrMachine = errors.New("graph machine failed")
-	// ErrNotSPD: a matrix that must be symmetric positive definite (after the ridge) is
-	// not, so its Cholesky factorisation failed.
-	ErrNotSPD = errors.New("matrix is not positive definite")
 )
 
 // Machine selects the Gorgonia virtual machine that GradCheck differentiates and
@@ -591,12 +576,11 @@ func floatsOf(v gorgonia.Value) ([]float64, bool) {
 	return nil, false
 }
 
-// machineError converts an error from a machine into a *gatejet.Error: the kind of a
-// *gatejet.Error found in the chain (an Op's own error), ErrMachine otherwise.
+// machineError converts an error from a machine into a *gatejet.Error: the kind of the
+// *gatejet.Error an Op returned (see OpError), ErrMachine otherwise.
 func machineError(what string, err error) error {
 	kind := ErrMachine
-	var ge *gatejet.Error
-	if errors.As(err, &ge) {
+	if ge := OpError(err); ge != nil {
 		kind = ge.Kind
 	}
 	return gatejet.Errorf(kind, opGradCheck, "cost", "%s: %v", what, err)

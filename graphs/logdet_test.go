@@ -1,0 +1,245 @@
+package graphs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gatejet/gatejet"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// spdBatch returns n matrices K×K whose symmetric part is positive definite
+// (A·Aᵀ/K + ½I) plus an antisymmetric part, which LogDetPlusRidge must ignore.
+func spdBatch(rng *rand.Rand, n, k int) []float64 {
+	h := make([]float64, n*k*k)
+	for r := 0; r < n; r++ {
+		a := make([]float64, k*k)
+		b := make([]float64, k*k)
+		for i := range a {
+			a[i] = rng.NormFloat64()
+			b[i] = rng.NormFloat64()
+		}
+		for i := 0; i < k; i++ {
+			for j := 0; j < k; j++ {
+				s := 0.0
+				for p := 0; p < k; p++ {
+					s += a[i*k+p] * a[j*k+p]
+				}
+				v := s/float64(k) + 0.3*(b[i*k+j]-b[j*k+i])
+				if i == j {
+					v += 0.5
+				}
+				h[r*k*k+i*k+j] = v
+			}
+		}
+	}
+	return h
+}
+
+func denseOf(dt tensor.Dtype, shape []int, x []float64) *tensor.Dense {
+	return fromFloat64s(dt, tensor.Shape(shape), append([]float64(nil), x...))
+}
+
+// symRidge returns sym(H_r) + λI as a gonum SymDense.
+func symRidge(h []float64, r, k int, lambda float64) *mat.SymDense {
+	s := mat.NewSymDense(k, nil)
+	for i := 0; i < k; i++ {
+		for j := i; j < k; j++ {
+			v := 0.5 * (h[r*k*k+i*k+j] + h[r*k*k+j*k+i])
+			if i == j {
+				v += lambda
+			}
+			s.SetSym(i, j, v)
+		}
+	}
+	return s
+}
+
+func TestLogDetPlusRidgeForwardAndGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	const n, k, lambda = 4, 5, 0.25
+	h := spdBatch(rng, n, k)
+	gw := []float64{0.5, -1, 2, 0.75}
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		g := gorgonia.NewGraph()
+		H := gorgonia.NewTensor(g, dt, 3, gorgonia.WithShape(n, k, k), gorgonia.WithName("H"),
+			gorgonia.WithValue(denseOf(dt, []int{n, k, k}, h)))
+		w := gorgonia.NewVector(g, dt, gorgonia.WithShape(n), gorgonia.WithName("w"),
+			gorgonia.WithValue(denseOf(dt, []int{n}, gw)))
+		ld, err := LogDetPlusRidge(H, lambda)
+		require.NoError(t, err)
+		require.Equal(t, tensor.Shape{n}, ld.Shape())
+		cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(ld, w))))
+		grads, err := gorgonia.Grad(cost, H)
+		require.NoError(t, err)
+		m := gorgonia.NewTapeMachine(g)
+		require.NoError(t, m.RunAll())
+		m.Close()
+		got, _ := floatsOf(ld.Value())
+		dh, _ := floatsOf(grads[0].Value())
+		tol := 1e-12
+		if dt == tensor.Float32 {
+			tol = 1e-5
+		}
+		hv, _ := floatsOf(H.Value()) // the values the graph saw (rounded for float32)
+		for r := 0; r < n; r++ {
+			s := symRidge(hv, r, k, lambda)
+			var ch mat.Cholesky
+			require.True(t, ch.Factorize(s))
+			require.InDelta(t, ch.LogDet(), got[r], tol*(1+math.Abs(ch.LogDet())), "row %d", r)
+			var inv mat.SymDense
+			require.NoError(t, ch.InverseTo(&inv))
+			for i := 0; i < k; i++ {
+				for j := 0; j < k; j++ {
+					want := gw[r] * inv.At(i, j)
+					require.InDelta(t, want, dh[r*k*k+i*k+j], tol*(1+math.Abs(want)), "row %d (%d,%d)", r, i, j)
+					// the gradient is symmetric although H is not
+					require.Equal(t, dh[r*k*k+i*k+j], dh[r*k*k+j*k+i])
+				}
+			}
+		}
+	}
+}
+
+func TestLogDetPlusRidgeGradCheck(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		for _, m := range []Machine{Tape, Lisp} {
+			for _, k := range []int{1, 2, 4} {
+				t.Run(fmt.Sprintf("%v/%v/K=%d", dt, m, k), func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(12, uint64(k)))
+					const n = 3
+					g := gorgonia.NewGraph()
+					H := gorgonia.NewTensor(g, dt, 3, gorgonia.WithShape(n, k, k), gorgonia.WithName("H"),
+						gorgonia.WithValue(denseOf(dt, []int{n, k, k}, spdBatch(rng, n, k))))
+					w := gorgonia.NewVector(g, dt, gorgonia.WithShape(n), gorgonia.WithName("w"),
+						gorgonia.WithValue(randDense(dt, rng, -1, 1, n)))
+					ld, err := LogDetPlusRidge(H, 0.1)
+					require.NoError(t, err)
+					cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(ld, w))))
+					RequireGradients(t, cost, gorgonia.Nodes{H, w}, WithMachine(m))
+				})
+			}
+		}
+	}
+}
+
+func TestLogDetPlusRidgeNotSPD(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	const n, k = 3, 3
+	h := spdBatch(rng, n, k)
+	// row 1 gets a negative eigenvalue: sym(H) − 10·I
+	for i := 0; i < k; i++ {
+		h[1*k*k+i*k+i] -= 10
+	}
+	build := func(lambda float64) (*gorgonia.Node, *gorgonia.Node, *gorgonia.ExprGraph) {
+		g := gorgonia.NewGraph()
+		H := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(n, k, k), gorgonia.WithName("H"),
+			gorgonia.WithValue(denseOf(tensor.Float64, []int{n, k, k}, h)))
+		ld, err := LogDetPlusRidge(H, lambda)
+		require.NoError(t, err)
+		return H, gorgonia.Must(gorgonia.Sum(ld)), g
+	}
+	checkErr := func(err error) {
+		t.Helper()
+		require.Error(t, err)
+		require.True(t, errors.Is(err, ErrNotSPD), "%v", err)
+		require.Contains(t, err.Error(), "row 1")
+	}
+	// A machine's error hides the op's error from errors.Is; OpError digs it out.
+	checkMachineErr := func(err error) {
+		t.Helper()
+		require.Error(t, err)
+		ge := OpError(err)
+		require.NotNil(t, ge, "%v", err)
+		checkErr(ge)
+		require.Equal(t, "graphs.LogDetPlusRidge", ge.Op)
+	}
+
+	// Tape machine, forward
+	_, _, g := build(0.1)
+	tm := gorgonia.NewTapeMachine(g)
+	checkMachineErr(tm.RunAll())
+	tm.Close()
+
+	// Lisp machine, forward and backward
+	_, _, g = build(0.1)
+	lm := gorgonia.NewLispMachine(g)
+	checkMachineErr(lm.RunAll())
+	lm.Close()
+
+	// GradCheck reports the op's error kind
+	H, cost, _ := build(0.1)
+	for _, m := range []Machine{Tape, Lisp} {
+		rep, err := GradCheck(cost, gorgonia.Nodes{H}, WithMachine(m))
+		require.Nil(t, rep)
+		checkErr(err)
+		var ge *gatejet.Error
+		require.True(t, errors.As(err, &ge))
+		require.Equal(t, "graphs.GradCheck", ge.Op)
+	}
+
+	// the gradient op alone reports it too
+	op := &logDetOp{lambda: 0.1, n: n, k: k, dt: tensor.Float64}
+	_, err := (&logDetGradOp{op}).Do(denseOf(tensor.Float64, []int{n, k, k}, h), denseOf(tensor.Float64, []int{n}, []float64{1, 1, 1}))
+	checkErr(err)
+
+	// a ridge large enough fixes it
+	H, cost, _ = build(20)
+	RequireGradients(t, cost, gorgonia.Nodes{H})
+}
+
+func TestLogDetPlusRidgeNonFinite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 14))
+	const n, k = 3, 2
+	h := spdBatch(rng, n, k)
+	h[1*k*k+1] = math.NaN() // off-diagonal of row 1
+	op := &logDetOp{lambda: 0, n: n, k: k, dt: tensor.Float64}
+	v, err := op.Do(denseOf(tensor.Float64, []int{n, k, k}, h))
+	require.NoError(t, err)
+	out, _ := floatsOf(v)
+	require.False(t, math.IsNaN(out[0]))
+	require.True(t, math.IsNaN(out[1]))
+	require.False(t, math.IsNaN(out[2]))
+	dv, err := (&logDetGradOp{op}).Do(denseOf(tensor.Float64, []int{n, k, k}, h), denseOf(tensor.Float64, []int{n}, []float64{1, 1, 1}))
+	require.NoError(t, err)
+	d, _ := floatsOf(dv)
+	for i := 0; i < k*k; i++ {
+		require.False(t, math.IsNaN(d[i]))
+		require.True(t, math.IsNaN(d[k*k+i]))
+		require.False(t, math.IsNaN(d[2*k*k+i]))
+	}
+}
+
+func TestLogDetPlusRidgeArgErrors(t *testing.T) {
+	g := gorgonia.NewGraph()
+	h3 := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(2, 3, 3), gorgonia.WithName("h3"))
+	h2 := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 3), gorgonia.WithName("h2"))
+	rect := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(2, 3, 4), gorgonia.WithName("rect"))
+	ints := gorgonia.NewTensor(g, tensor.Int, 3, gorgonia.WithShape(2, 3, 3), gorgonia.WithName("ints"))
+	for _, tc := range []struct {
+		h      *gorgonia.Node
+		lambda float64
+		kind   error
+	}{
+		{nil, 0, gatejet.ErrParam},
+		{h3, -1, gatejet.ErrParam},
+		{h3, math.Inf(1), gatejet.ErrParam},
+		{h3, math.NaN(), gatejet.ErrParam},
+		{h2, 0, gatejet.ErrRank},
+		{rect, 0, gatejet.ErrShape},
+		{ints, 0, gatejet.ErrDType},
+	} {
+		_, err := LogDetPlusRidge(tc.h, tc.lambda)
+		require.ErrorIs(t, err, tc.kind)
+	}
+	// differentiating the gradient node fails loudly
+	op := &logDetOp{lambda: 0, n: 2, k: 3, dt: tensor.Float64}
+	_, err := (&logDetGradOp{op}).SymDiff(nil, nil, nil)
+	require.ErrorIs(t, err, gatejet.ErrParam)
+}
