@@ -341,7 +341,9 @@ func (op *logDetGradOp) Hashcode() uint32 {
 	return h.Sum32()
 }
 
-func (op *logDetGradOp) String() string { return fmt.Sprintf("LogDetPlusRidgeGrad{λ=%g}", op.f.lambda) }
+func (op *logDetGradOp) String() string {
+	return fmt.Sprintf("LogDetPlusRidgeGrad{λ=%g}", op.f.lambda)
+}
 
 // DiffWRT: reported differentiable so that differentiating through it fails loudly in
 // SymDiff rather than silently treating it as a constant.
