@@ -663,12 +663,19 @@ func runLisp(g *gorgonia.ExprGraph, read func() error, opts ...gorgonia.VMOpt) e
 }
 
 func lispGradients(cost *gorgonia.Node, wrt gorgonia.Nodes) ([][]float64, float64, error) {
+	sub := cost.Graph().SubgraphRoots(cost)
+	// A LispMachine whose forward pass fails goes on into its reverse pass in the background
+	// while RunAll returns (Gorgonia v0.9.18), racing with RunAll's cleanup. A forward-only
+	// run fails cleanly, so run one first and differentiate only a graph that runs.
+	if err := runLisp(sub, func() error { return nil }, gorgonia.ExecuteFwdOnly()); err != nil {
+		return nil, 0, err
+	}
 	for _, n := range wrt {
 		zeroDualGrad(n)
 	}
 	var out [][]float64
 	var c float64
-	err := runLisp(cost.Graph().SubgraphRoots(cost), func() error {
+	err := runLisp(sub, func() error {
 		var ok bool
 		if c, ok = scalarOf(cost.Value()); !ok {
 			return gatejet.Errorf(ErrMachine, opGradCheck, "cost", "cost value %v is not a scalar", cost.Value())
