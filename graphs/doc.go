@@ -1,11 +1,60 @@
-// Package graphs builds and checks Gorgonia graphs for gatejet.
+// Package graphs builds and checks Gorgonia graphs for gatejet: a finite-difference
+// gradient checker for any graph, a differentiable soft-argmin with its plain-slice
+// helpers and natural gradient, and Gauss-Newton curvature terms (slabs, a curvature
+// penalty and a batched log-determinant) built from the ops of package ops.
 //
 // # Gradient checking
 //
-// GradCheck compares the gradient of any scalar Gorgonia cost with central finite
-// differences, on a TapeMachine (gradient nodes from gorgonia.Grad, that is each Op's
-// SymDiff) or a LispMachine (each Op's DoDiff). It reports, per input node, the worst
-// element against the tolerance |analytic − numeric| ≤ atol + rtol·max(|analytic|,
-// |numeric|), and returns an error matching ErrGradient when an element is outside it.
-// RequireGradients wraps it for tests.
+// GradCheck compares the gradient of a scalar cost with respect to input nodes against
+// central finite differences, element by element:
+//
+//	rep, err := graphs.GradCheck(cost, gorgonia.Nodes{W, b})
+//	if errors.Is(err, graphs.ErrGradient) { fmt.Print(rep) }
+//
+// On the Tape machine (the default) the analytic gradient is that of the nodes
+// gorgonia.Grad adds, so each Op's SymDiff is checked; on the Lisp machine
+// (WithMachine(Lisp)) it is the machine's own reverse pass, so each Op's DoDiff is. An
+// element passes when |analytic − numeric| ≤ atol + rtol·max(|analytic|, |numeric|);
+// the step and tolerances default per dtype (float64: h = 1e-6, rtol = atol = 1e-6;
+// float32: h = 1e-3, rtol = atol = 1e-2) and WithMaxElements samples large inputs. The
+// Report gives, per node, the worst element with its index, both values and the errors.
+// RequireGradients is the one-line form for tests; it takes any value with Helper and
+// Fatalf, so this package does not import package testing.
+//
+// # Soft-argmin
+//
+// SoftArgmin(costs, s) is p = softmax(−s·costs) along the last axis, a differentiable
+// stand-in for argmin whose gradient −s·(diag(p) − ppᵀ)·g is built from
+// ops.SoftmaxBackward and can itself be differentiated. SoftArgminProbs, SoftArgminVJP
+// and Argmin are the same on plain slices, for callers (such as an autotuner choosing
+// among configurations by their measured or modelled costs) that have no graph.
+// NaturalGradient preconditions a gradient with respect to the logits of a categorical
+// distribution by the inverse Fisher information diag(p) − ppᵀ, either damped (F + λI)
+// or as the pseudo-inverse on the subspace orthogonal to 1 (λ = 0).
+//
+// # Curvature
+//
+// For the softmax-gated reconstruction of package ops, GaussNewtonSlabs gives the
+// Gauss-Newton slabs H [n,K,K] (symmetric, positive semi-definite, singular along 1),
+// CurvaturePenalty the scalar weight·mean_r trace(H_r) = weight·mean_r ‖first_r‖²_F, and
+// GaussNewtonLogDet the [n] vector log det(H_r + λI) of a Laplace evidence term through
+// LogDetPlusRidge, a batched Cholesky log-determinant Op whose gradient is
+// (sym(H) + λI)⁻¹.
+//
+// # Errors
+//
+// Errors are *gatejet.Error values: graph-building and argument errors wrap the gatejet
+// sentinels (gatejet.ErrShape, ErrRank, ErrDType, ErrParam, ErrTemperature, ...), and this
+// package adds ErrGradient (a gradient check failed), ErrMachine (a machine failed to
+// compile or run) and ErrNotSPD (a matrix given to LogDetPlusRidge is not positive
+// definite, found when the graph runs). The plain-slice helpers panic with a
+// *gatejet.Error on invalid arguments (a length mismatch, a bad temperature); data that
+// are NaN or infinite propagate instead.
+//
+// Gorgonia's machines wrap an Op's error in a type that errors.Is cannot see through;
+// OpError recovers the *gatejet.Error from a machine's error. A Gorgonia v0.9.18
+// LispMachine whose forward pass fails keeps running its reverse pass in the background;
+// GradCheck avoids that by running the forward pass alone first, and callers of
+// gorgonia.NewLispMachine on graphs that may fail at run time (LogDetPlusRidge on data
+// that may not be positive definite) should do the same.
 package graphs

@@ -161,7 +161,8 @@ const opGradCheck = "graphs.GradCheck"
 // unrelated nodes may be left unbound. With the Lisp machine no node is added: the
 // gradient comes from a fresh gorgonia.NewLispMachine on the cost's subgraph, whose
 // reverse pass accumulates into the inputs' gradients; GradCheck zeroes those gradients
-// first. Either way, the bound input values are left exactly as they were, non-input nodes
+// first, and runs the forward pass alone before it (a failing Lisp forward pass with the
+// reverse pass enabled races in Gorgonia v0.9.18). Either way, the bound input values are left exactly as they were, non-input nodes
 // hold the values of the last run (Tape) or are unbound (Lisp), and input nodes bound by
 // the Lisp machine keep their dual value.
 //
