@@ -120,17 +120,17 @@ type actOp struct {
 	wrt   int // stageGrad only: 0 x, 1 dy
 	shape tensor.Shape
 	dt    tensor.Dtype
+	nm    string
 }
 
 func newActOp(a activation, stage actStage, wrt int, shape tensor.Shape, dt tensor.Dtype) *actOp {
-	op := &actOp{a: a, stage: stage, wrt: wrt, shape: shape, dt: dt}
+	op := &actOp{a: a, stage: stage, wrt: wrt, shape: shape, dt: dt,
+		nm: "ops." + actNames[a] + [...]string{"", "Backward", "BackwardGrad"}[stage]}
 	op.self = op
 	return op
 }
 
-func (op *actOp) name() string {
-	return "ops." + actNames[op.a] + [...]string{"", "Backward", "BackwardGrad"}[op.stage]
-}
+func (op *actOp) name() string { return op.nm }
 
 // Arity is 1 (forward), 2 (backward) or 3 (double backward).
 func (op *actOp) Arity() int { return int(op.stage) + 1 }

@@ -180,15 +180,24 @@ type jetOp struct {
 	c  channel
 	sh softmaxjet.Shape
 	dt tensor.Dtype
+
+	// Precomputed so that Do and UsePreallocDo allocate nothing for them.
+	nm                       string
+	lShape, dShape, outShape tensor.Shape
 }
 
 func newJetOp(g *gate, c channel, sh softmaxjet.Shape, dt tensor.Dtype) *jetOp {
-	op := &jetOp{g: g, c: c, sh: sh, dt: dt}
+	op := &jetOp{g: g, c: c, sh: sh, dt: dt,
+		nm:       "ops." + g.prefix() + channelNames[c],
+		lShape:   tensor.Shape{sh.N, sh.K},
+		dShape:   tensor.Shape{sh.N, sh.K, sh.P},
+		outShape: c.outShape(sh.N, sh.K, sh.P),
+	}
 	op.self = op
 	return op
 }
 
-func (op *jetOp) name() string { return "ops." + op.g.prefix() + channelNames[op.c] }
+func (op *jetOp) name() string { return op.nm }
 
 // Arity is 2 (logits, decoded), or 3 for the HVP (logits, decoded, v).
 func (op *jetOp) Arity() int { return op.c.arity() }
@@ -252,8 +261,9 @@ type jetInputs struct {
 
 // inputs checks the values passed to Do: logits, decoded, [v,] then, when withUp, the
 // upstream gradient of the given shape.
-func jetValues(op string, c channel, sh softmaxjet.Shape, dt tensor.Dtype, vals []gorgonia.Value, upShape tensor.Shape) (jetInputs, error) {
+func jetValues(op string, f *jetOp, vals []gorgonia.Value, upShape tensor.Shape) (jetInputs, error) {
 	var in jetInputs
+	c, dt := f.c, f.dt
 	want := c.arity()
 	if upShape != nil {
 		want++
@@ -262,15 +272,15 @@ func jetValues(op string, c channel, sh softmaxjet.Shape, dt tensor.Dtype, vals 
 		return in, gatejet.Errorf(gatejet.ErrParam, op, "", "want %d inputs, got %d", want, len(vals))
 	}
 	var err error
-	if in.l, err = dense(op, "logits", vals[0], dt, tensor.Shape{sh.N, sh.K}); err != nil {
+	if in.l, err = dense(op, "logits", vals[0], dt, f.lShape); err != nil {
 		return in, err
 	}
-	if in.d, err = dense(op, "decoded", vals[1], dt, tensor.Shape{sh.N, sh.K, sh.P}); err != nil {
+	if in.d, err = dense(op, "decoded", vals[1], dt, f.dShape); err != nil {
 		return in, err
 	}
 	i := 2
 	if c.hasV() {
-		if in.v, err = dense(op, "v", vals[2], dt, tensor.Shape{sh.N, sh.K}); err != nil {
+		if in.v, err = dense(op, "v", vals[2], dt, f.lShape); err != nil {
 			return in, err
 		}
 		i++
@@ -285,7 +295,7 @@ func jetValues(op string, c channel, sh softmaxjet.Shape, dt tensor.Dtype, vals 
 
 // Do computes the channel into a new tensor.
 func (op *jetOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	out := newDense(op.dt, op.c.outShape(op.sh.N, op.sh.K, op.sh.P))
+	out := newDense(op.dt, op.outShape)
 	if err := op.compute(out, vals); err != nil {
 		return nil, err
 	}
@@ -296,7 +306,7 @@ func (op *jetOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 // of the output's dtype and shape that shares no memory with the inputs; it allocates nothing
 // on the CPU path.
 func (op *jetOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
-	out, err := output(op.name(), prealloc, op.dt, op.c.outShape(op.sh.N, op.sh.K, op.sh.P))
+	out, err := output(op.name(), prealloc, op.dt, op.outShape)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +317,7 @@ func (op *jetOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) 
 }
 
 func (op *jetOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
-	in, err := jetValues(op.name(), op.c, op.sh, op.dt, vals, nil)
+	in, err := jetValues(op.name(), op, vals, nil)
 	if err != nil {
 		return err
 	}
@@ -373,12 +383,11 @@ func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 		vals = append(vals, n.Value())
 	}
 	vals = append(vals, up)
-	sh := op.sh
-	in, err := jetValues(op.name(), op.c, sh, op.dt, vals, op.c.outShape(sh.N, sh.K, sh.P))
+	in, err := jetValues(op.name(), op, vals, op.outShape)
 	if err != nil {
 		return err
 	}
-	shapes := []tensor.Shape{{sh.N, sh.K}, {sh.N, sh.K, sh.P}, {sh.N, sh.K}}
+	shapes := []tensor.Shape{op.lShape, op.dShape, op.lShape}
 	grads := make([]*tensor.Dense, len(inputs))
 	for i := range grads {
 		grads[i] = newDense(op.dt, shapes[i])
@@ -422,17 +431,18 @@ type jetVJPOp struct {
 	seam
 	fwd *jetOp
 	wrt int
+	nm  string
 }
 
 func newJetVJPOp(fwd *jetOp, wrt int) *jetVJPOp {
-	op := &jetVJPOp{fwd: fwd, wrt: wrt}
+	op := &jetVJPOp{fwd: fwd, wrt: wrt, nm: fwd.name() + "VJP"}
 	op.self = op
 	return op
 }
 
 var wrtNames = []string{"logits", "decoded", "v"}
 
-func (op *jetVJPOp) name() string { return op.fwd.name() + "VJP" }
+func (op *jetVJPOp) name() string { return op.nm }
 
 // Arity is the forward op's arity plus one (the upstream gradient).
 func (op *jetVJPOp) Arity() int { return op.fwd.Arity() + 1 }
@@ -450,11 +460,10 @@ func (op *jetVJPOp) Type() hm.Type {
 }
 
 func (op *jetVJPOp) wrtShape() tensor.Shape {
-	sh := op.fwd.sh
 	if op.wrt == 1 {
-		return tensor.Shape{sh.N, sh.K, sh.P}
+		return op.fwd.dShape
 	}
-	return tensor.Shape{sh.N, sh.K}
+	return op.fwd.lShape
 }
 
 // InferShape checks the shapes and returns that of input wrt.
@@ -512,7 +521,7 @@ func (op *jetVJPOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Valu
 
 func (op *jetVJPOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 	f := op.fwd
-	in, err := jetValues(op.name(), f.c, f.sh, f.dt, vals, f.c.outShape(f.sh.N, f.sh.K, f.sh.P))
+	in, err := jetValues(op.name(), f, vals, f.outShape)
 	if err != nil {
 		return err
 	}

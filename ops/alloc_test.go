@@ -1,0 +1,90 @@
+package ops
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TestSecondUsePreallocDoAllocs measures the steady-state allocations of UsePreallocDo of the
+// Second op with a preallocated output. The op itself allocates nothing (the cudaops.Call
+// and its boxed slices are pooled and reused); what remains is the kernel's own bookkeeping
+// of the row split (softmaxjet.Second: one allocation per call at these sizes).
+func TestSecondUsePreallocDoAllocs(t *testing.T) {
+	if testing.CoverMode() != "" || raceEnabled {
+		t.Skip("allocation counts are not meaningful under -cover or -race")
+	}
+	for _, dt := range dtypes {
+		for _, sz := range [][3]int{{4, 3, 2}, {64, 8, 16}, {256, 16, 32}} {
+			n, k, p := sz[0], sz[1], sz[2]
+			t.Run(fmt.Sprintf("%v/n%d_K%d_P%d", dt, n, k, p), func(t *testing.T) {
+				g := G.NewGraph()
+				l := G.NewMatrix(g, dt, G.WithShape(n, k), G.WithName("l"))
+				d := G.NewTensor(g, dt, 3, G.WithShape(n, k, p), G.WithName("d"))
+				node, err := SoftmaxJetSecond(l, d, 1)
+				require.NoError(t, err)
+				op := node.Op().(G.UsePreallocDoer)
+				args := []G.Value{
+					tensor.New(tensor.WithShape(n, k), tensor.Of(dt)),
+					tensor.New(tensor.WithShape(n, k, p), tensor.Of(dt)),
+				}
+				out := tensor.New(tensor.WithShape(n, k, k, p), tensor.Of(dt))
+				_, err = op.UsePreallocDo(out, args...)
+				require.NoError(t, err)
+				allocs := testing.AllocsPerRun(50, func() {
+					if _, err := op.UsePreallocDo(out, args...); err != nil {
+						panic(err)
+					}
+				})
+				t.Logf("UsePreallocDo of SoftmaxJetSecond %v n=%d K=%d P=%d: %.0f allocations per call", dt, n, k, p, allocs)
+				require.LessOrEqual(t, allocs, 1.0)
+			})
+		}
+	}
+}
+
+// TestConcurrentDo runs one op from several goroutines at once (go test -race): the pooled
+// calls and the path records must be race-free.
+func TestConcurrentDo(t *testing.T) {
+	const n, k, p = 8, 3, 4
+	g := G.NewGraph()
+	l := G.NewMatrix(g, tensor.Float64, G.WithShape(n, k), G.WithName("l"))
+	d := G.NewTensor(g, tensor.Float64, 3, G.WithShape(n, k, p), G.WithName("d"))
+	node, err := SoftmaxJetSecond(l, d, 1)
+	require.NoError(t, err)
+	op := node.Op().(*jetOp)
+	ins := jetInputsFor(3, n, k, p)
+	lv := toDense(tensor.Float64, ins[0].shape, ins[0].vals)
+	dv := toDense(tensor.Float64, ins[1].shape, ins[1].vals)
+	want, err := op.Do(lv, dv)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out := tensor.New(tensor.WithShape(n, k, k, p), tensor.Of(tensor.Float64))
+			for i := 0; i < 20; i++ {
+				if _, err := op.UsePreallocDo(out, lv, dv); err != nil {
+					errs <- err
+					return
+				}
+				_, _ = op.LastPath()
+			}
+			if !out.Eq(want) {
+				errs <- fmt.Errorf("concurrent result differs")
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Equal(t, uint64(1+8*20), op.PathCounts().CPU+op.PathCounts().GPU+op.PathCounts().CPUFallback)
+}
