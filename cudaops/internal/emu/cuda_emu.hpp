@@ -1,9 +1,12 @@
 // A small emulation of the CUDA execution model, enough to compile and run gatejet.cu on the
-// host: threadIdx/blockIdx/blockDim/gridDim are thread-local, every thread of a block is an OS
-// thread, __syncthreads is a barrier that also checks that every thread arrived from the same
-// source line (a divergent barrier is an error, not a silent success), and dynamic shared
-// memory is one buffer per block, poisoned with NaN before each block and bounds-checked when
-// the kernel carves it.
+// host. Every CUDA thread of a block is a fiber (ucontext) with its own stack; the block runs
+// on one OS thread, each fiber running until it reaches __syncthreads or returns. A barrier
+// completes when every fiber of the block has reached it from the same source line; a fiber
+// that returns, or waits at another line, while others wait is reported as a divergent
+// barrier instead of passing silently. Between two barriers the fibers run one after another
+// in a chosen order (forward, reverse or shuffled), so a missing barrier shows up as results
+// that change with the order. Dynamic shared memory is one buffer per block, poisoned with NaN
+// before each block and bounds-checked when the kernel carves it.
 #ifndef GJ_CUDA_EMU_HPP
 #define GJ_CUDA_EMU_HPP
 
@@ -11,11 +14,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <string>
-#include <vector>
 
 struct dim3 {
   unsigned int x, y, z;
@@ -24,28 +22,6 @@ struct dim3 {
 extern thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 
 namespace gjemu {
-
-struct Block {
-  std::mutex mu;
-  std::condition_variable cv;
-  int nthreads = 0;
-  int arrived = 0;
-  long long gen = 0;
-  int site = 0;
-  bool broken = false;  // after an error barriers stop waiting so that the launch can finish
-  std::string err;
-  std::vector<double> smem;      // smem_doubles usable + a guard area
-  long long smem_doubles = 0;    // what the launch asked for
-  long long highwater = 0;       // most doubles carved
-
-  void fail(const std::string& msg) {  // with mu held
-    if (err.empty()) err = msg;
-    broken = true;
-    cv.notify_all();
-  }
-};
-
-extern thread_local Block* tl_block;
 
 void syncthreads(int site);
 double* shared_base();

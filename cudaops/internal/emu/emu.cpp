@@ -1,12 +1,18 @@
 // The host build of cudaops/kernels/gatejet.cu: the emulation header, then the kernel source
-// itself (the very text NVRTC compiles), then the launcher.
+// itself (the very text NVRTC compiles), then the fiber scheduler that runs a launch.
 #define GJ_EMU 1
 #include "cuda_emu.hpp"
 #include "../../kernels/gatejet.cu"
 
 #include <stddef.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
 
-#include <thread>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gjemu.h"
 
@@ -17,60 +23,209 @@ static_assert(offsetof(GjArgs, i0) == offsetof(GjArgsC, i0), "GjArgs layout");
 static_assert(offsetof(GjArgs, tile) == offsetof(GjArgsC, tile), "GjArgs layout");
 static_assert(offsetof(GjArgs, s) == offsetof(GjArgsC, s), "GjArgs layout");
 
+// The CUDA built-in variables. The scheduler sets them before it resumes a fiber; every fiber
+// of a launch runs on the launching OS thread.
 thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+// ------------------------------------------------------------------ context switching
+// On x86-64 a fiber switch saves the callee-saved registers, MXCSR and the x87 control word on
+// the current stack and loads the other stack: no system call (swapcontext would make two, to
+// save and restore the signal mask, at every switch). Elsewhere, ucontext.
+#if defined(__x86_64__)
+extern "C" void gj_ctx_switch(void** save_sp, void* next_sp);
+asm(R"(
+  .text
+  .p2align 4
+  .globl gj_ctx_switch
+  .hidden gj_ctx_switch
+  .type gj_ctx_switch,@function
+gj_ctx_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size gj_ctx_switch,.-gj_ctx_switch
+)");
+#define GJ_FAST_SWITCH 1
+#endif
 
 namespace gjemu {
 
-thread_local Block* tl_block;
+struct Fiber {
+  void* sp = nullptr;  // saved stack pointer (fast switch)
+  ucontext_t uc;       // saved context (fallback)
+};
 
-// Sites of the launcher's own barriers (source lines are positive).
-enum { kBlockStart = -1, kPoisoned = -2, kBlockEnd = -3 };
+// A fiber stack with an inaccessible guard page below it, so that an overflow faults instead of
+// corrupting memory. Stacks are pooled across launches.
+struct Stack {
+  char* base = nullptr;
+  size_t bytes = 0;
+};
+static const size_t kFiberStack = 128 << 10;
+static std::vector<Stack> g_stacks;
 
-static const auto kBarrierTimeout = std::chrono::seconds(120);
-
-void syncthreads(int site) {
-  Block* b = tl_block;
-  std::unique_lock<std::mutex> lk(b->mu);
-  if (b->broken) return;
-  if (b->arrived == 0) {
-    b->site = site;
-  } else if (b->site != site) {
-    b->fail("divergent __syncthreads: block " + std::to_string(blockIdx.x) + " thread " +
-            std::to_string(threadIdx.x) + " at line " + std::to_string(site) +
-            " while others wait at line " + std::to_string(b->site));
-    return;
+static bool ensure_stacks(int n) {
+  long page = sysconf(_SC_PAGESIZE);
+  while ((int)g_stacks.size() < n) {
+    size_t bytes = kFiberStack + (size_t)page;
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return false;
+    mprotect(p, (size_t)page, PROT_NONE);
+    g_stacks.push_back(Stack{(char*)p, bytes});
   }
-  long long gen = b->gen;
-  if (++b->arrived == b->nthreads) {
-    b->arrived = 0;
-    b->gen++;
-    b->cv.notify_all();
-    return;
-  }
-  while (b->gen == gen && !b->broken) {
-    if (b->cv.wait_for(lk, kBarrierTimeout) == std::cv_status::timeout && b->gen == gen) {
-      b->fail("__syncthreads timed out at line " + std::to_string(site) + " (a thread never arrived)");
-    }
-  }
+  return true;
 }
 
-double* shared_base() { return tl_block->smem.data(); }
+// Fiber states kept in Block::site: a positive source line (waiting at that __syncthreads),
+// one of the values below, or a launcher barrier site.
+enum { kRunning = 0, kReturned = -1, kKilled = -2 };
+
+// The block being run. Launches are serialised (g_launch_mu), so one is enough.
+struct Block {
+  int nthreads = 0;
+  std::vector<Fiber> fib;
+  Fiber sched;
+  std::vector<int> site;
+  int cur = -1;
+  std::string err;
+  double* smem = nullptr;
+  long long smem_doubles = 0;  // what the launch asked for
+  long long highwater = 0;     // most doubles carved
+  void (*fn)(GjArgs) = nullptr;
+  GjArgs args;
+
+  void fail(const std::string& msg) {
+    if (err.empty()) err = msg;
+  }
+};
+
+static Block* g_block;
+
+// Switch from the running fiber back to the scheduler.
+static void yield_to_scheduler() {
+  Block* b = g_block;
+#ifdef GJ_FAST_SWITCH
+  gj_ctx_switch(&b->fib[b->cur].sp, b->sched.sp);
+#else
+  swapcontext(&b->fib[b->cur].uc, &b->sched.uc);
+#endif
+}
+
+// Switch from the scheduler to fiber t.
+static void resume(int t) {
+  Block* b = g_block;
+  b->cur = t;
+  threadIdx = dim3{(unsigned)t, 0, 0};
+#ifdef GJ_FAST_SWITCH
+  gj_ctx_switch(&b->sched.sp, b->fib[t].sp);
+#else
+  swapcontext(&b->sched.uc, &b->fib[t].uc);
+#endif
+}
+
+static void fiber_main() {
+  Block* b = g_block;
+  b->fn(b->args);
+  b->site[b->cur] = kReturned;
+  yield_to_scheduler();  // never resumed
+  __builtin_trap();
+}
+
+#ifdef GJ_FAST_SWITCH
+extern "C" void gj_fiber_entry() { fiber_main(); }
+#endif
+
+// Prepare fiber t to start the kernel on its stack.
+static void start(int t) {
+  Block* b = g_block;
+  long page = sysconf(_SC_PAGESIZE);
+  char* lo = g_stacks[t].base + page;
+#ifdef GJ_FAST_SWITCH
+  // The frame gj_ctx_switch pops: control words, r15 r14 r13 r12 rbx rbp, return address.
+  // Returning into gj_fiber_entry leaves rsp ≡ 8 (mod 16), as after a call.
+  uintptr_t top = ((uintptr_t)(lo + kFiberStack)) & ~(uintptr_t)15;
+  uint64_t* sp = (uint64_t*)(top - 16);
+  sp[1] = 0;                             // fake return address of gj_fiber_entry
+  sp[0] = (uint64_t)(uintptr_t)&gj_fiber_entry;
+  for (int i = 1; i <= 6; ++i) sp[-i] = 0;  // rbp rbx r12 r13 r14 r15
+  uint32_t* cw = (uint32_t*)(sp - 7);
+  cw[0] = 0x1f80;  // MXCSR: round to nearest, exceptions masked
+  cw[1] = 0x037f;  // x87 control word: the same
+  b->fib[t].sp = sp - 7;
+#else
+  getcontext(&b->fib[t].uc);
+  b->fib[t].uc.uc_stack.ss_sp = lo;
+  b->fib[t].uc.uc_stack.ss_size = kFiberStack;
+  b->fib[t].uc.uc_link = nullptr;
+  makecontext(&b->fib[t].uc, fiber_main, 0);
+#endif
+  b->site[t] = kRunning;
+}
+
+void syncthreads(int site) {
+  g_block->site[g_block->cur] = site;
+  yield_to_scheduler();
+}
+
+double* shared_base() { return g_block->smem; }
 
 double* take(double** p, long long n) {
-  Block* b = tl_block;
+  Block* b = g_block;
   double* r = *p;
   *p += n;
-  long long used = (long long)(*p - b->smem.data());
-  std::lock_guard<std::mutex> lk(b->mu);
+  long long used = (long long)(*p - b->smem);
   if (used > b->highwater) b->highwater = used;
   if (used > b->smem_doubles) {
     b->fail("shared memory overrun: the kernel carves " + std::to_string(used * 8) +
             " bytes, the launch gave " + std::to_string(b->smem_doubles * 8));
+    b->site[b->cur] = kKilled;  // stop this fiber before it writes out of bounds
+    yield_to_scheduler();
+    __builtin_trap();
   }
   return r;
 }
 
 }  // namespace gjemu
+
+// Self-test kernels of the emulator itself (not part of gatejet.cu): they show that a barrier
+// really separates writes from reads, and that divergent barriers and shared-memory overruns are
+// reported.
+GJ_KERNEL gj_emu_selftest_barrier(GjArgs a) {
+  GJ_SMEM_DECL;
+  double* p = gj_smem;
+  double* x = GJ_TAKE(p, blockDim.x);
+  x[threadIdx.x] = threadIdx.x + 1000.0 * blockIdx.x;
+  if (a.i0) __syncthreads();
+  ((double*)a.out[0])[blockIdx.x * blockDim.x + threadIdx.x] = x[(threadIdx.x + 1) % blockDim.x];
+}
+GJ_KERNEL gj_emu_selftest_divergent(GjArgs a) {
+  (void)a;
+  if (threadIdx.x != 0) __syncthreads();
+}
+GJ_KERNEL gj_emu_selftest_overrun(GjArgs a) {
+  GJ_SMEM_DECL;
+  double* p = gj_smem;
+  double* x = GJ_TAKE(p, a.i0);
+  x[0] = 1.0;
+}
 
 typedef void (*gj_entry)(GjArgs);
 struct gj_table_entry {
@@ -81,11 +236,14 @@ struct gj_table_entry {
 #define GJ_TABLE_ROW(name) {"gj_" #name "_f32", gj_##name##_f32}, {"gj_" #name "_f64", gj_##name##_f64},
 static const gj_table_entry gj_table[] = {
     GJ_SOFTMAX_JET_KERNELS(GJ_TABLE_ROW) GJ_LOGISTIC_JET_KERNELS(GJ_TABLE_ROW)
-        GJ_AXIS_KERNELS(GJ_TABLE_ROW) GJ_ELEMENTWISE_KERNELS(GJ_TABLE_ROW)};
+        GJ_AXIS_KERNELS(GJ_TABLE_ROW) GJ_ELEMENTWISE_KERNELS(GJ_TABLE_ROW){
+            "gj_emu_selftest_barrier", gj_emu_selftest_barrier},
+    {"gj_emu_selftest_divergent", gj_emu_selftest_divergent},
+    {"gj_emu_selftest_overrun", gj_emu_selftest_overrun}};
 static const int gj_table_len = (int)(sizeof gj_table / sizeof gj_table[0]);
 
-// One launch at a time: each block already uses a thread per CUDA thread.
-static std::mutex gj_launch_mu;
+// One launch at a time (the fibers share the block state).
+static std::mutex g_launch_mu;
 
 static int gj_fail(char* err, int errlen, const std::string& msg) {
   if (errlen > 0) {
@@ -103,7 +261,8 @@ extern "C" const char* gj_emu_kernel_name(int i) {
 }
 
 extern "C" int gj_emu_launch(const char* name, long long grid, int block, long long smem_bytes,
-                             const GjArgsC* args, long long* highwater, char* err, int errlen) {
+                             const GjArgsC* args, int order, long long* highwater, char* err,
+                             int errlen) {
   gj_entry fn = nullptr;
   for (int i = 0; i < gj_table_len; ++i) {
     if (strcmp(gj_table[i].name, name) == 0) fn = gj_table[i].fn;
@@ -115,36 +274,67 @@ extern "C" int gj_emu_launch(const char* name, long long grid, int block, long l
   }
   *highwater = 0;
   if (grid == 0) return 0;
-  GjArgs a;
-  memcpy(&a, args, sizeof a);
 
-  std::lock_guard<std::mutex> launch_lock(gj_launch_mu);
+  std::lock_guard<std::mutex> launch_lock(g_launch_mu);
+  if (!gjemu::ensure_stacks(block)) return gj_fail(err, errlen, "cannot allocate fiber stacks");
   gjemu::Block blk;
   blk.nthreads = block;
+  blk.fn = fn;
+  memcpy(&blk.args, args, sizeof blk.args);
   blk.smem_doubles = (smem_bytes + 7) / 8;
-  blk.smem.assign((size_t)(blk.smem_doubles + (1 << 16)), 0.0);  // guard: overruns are reported, not fatal
-  const double poison = __longlong_as_double(0x7ff4000000000bad);  // a NaN
+  std::vector<double> smem((size_t)blk.smem_doubles + 1);
+  blk.smem = smem.data();
+  blk.fib.resize((size_t)block);
+  blk.site.assign((size_t)block, 0);
+  gjemu::g_block = &blk;
+  const double poison = __longlong_as_double(0x7ff4000000000badLL);  // a NaN
+  std::vector<int> perm((size_t)block);
+  uint64_t rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)(unsigned)order;
 
-  auto worker = [&](int t) {
-    gjemu::tl_block = &blk;
-    threadIdx = dim3{(unsigned)t, 0, 0};
-    blockDim = dim3{(unsigned)block, 1, 1};
-    gridDim = dim3{(unsigned)grid, 1, 1};
-    for (long long g = 0; g < grid; ++g) {
-      blockIdx = dim3{(unsigned)g, 0, 0};
-      gjemu::syncthreads(gjemu::kBlockStart);
-      if (t == 0) {
-        for (auto& x : blk.smem) x = poison;
+  blockDim = dim3{(unsigned)block, 1, 1};
+  gridDim = dim3{(unsigned)grid, 1, 1};
+  for (long long g = 0; g < grid && blk.err.empty(); ++g) {
+    blockIdx = dim3{(unsigned)g, 0, 0};
+    for (auto& x : smem) x = poison;
+    for (int t = 0; t < block; ++t) gjemu::start(t);
+    for (;;) {
+      // Run every live fiber up to its next barrier (or its end), in the chosen order.
+      for (int t = 0; t < block; ++t) perm[t] = order == 1 ? block - 1 - t : t;
+      if (order >= 2) {
+        for (int t = block - 1; t > 0; --t) {
+          rng ^= rng << 13;
+          rng ^= rng >> 7;
+          rng ^= rng << 17;
+          std::swap(perm[t], perm[(int)(rng % (uint64_t)(t + 1))]);
+        }
       }
-      gjemu::syncthreads(gjemu::kPoisoned);
-      fn(a);
-      gjemu::syncthreads(gjemu::kBlockEnd);
+      for (int i = 0; i < block && blk.err.empty(); ++i) {
+        int t = perm[i];
+        if (blk.site[t] == gjemu::kReturned) continue;
+        blk.site[t] = gjemu::kRunning;
+        gjemu::resume(t);
+      }
+      if (!blk.err.empty()) break;  // a fiber was stopped: abandon the block
+      int waiting = 0, line = 0;
+      bool mixed = false;
+      for (int t = 0; t < block; ++t) {
+        if (blk.site[t] == gjemu::kReturned) continue;
+        if (waiting++ == 0) {
+          line = blk.site[t];
+        } else if (blk.site[t] != line) {
+          mixed = true;
+        }
+      }
+      if (waiting == 0) break;  // every fiber returned: the block is done
+      if (waiting != block || mixed) {
+        blk.fail("divergent __syncthreads in block " + std::to_string(g) + ": " + std::to_string(waiting) +
+                 " of " + std::to_string(block) + " threads wait at line " + std::to_string(line) +
+                 (mixed ? " and others elsewhere" : ", the rest returned"));
+        break;  // abandon the block's fibers (their stacks are simply reused)
+      }
     }
-  };
-  std::vector<std::thread> threads;
-  threads.reserve((size_t)block);
-  for (int t = 0; t < block; ++t) threads.emplace_back(worker, t);
-  for (auto& th : threads) th.join();
+  }
+  gjemu::g_block = nullptr;
   *highwater = blk.highwater * 8;
   if (!blk.err.empty()) return gj_fail(err, errlen, blk.err);
   return 0;

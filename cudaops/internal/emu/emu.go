@@ -1,9 +1,11 @@
 // Package emu runs the CUDA kernels of cudaops/kernels/gatejet.cu on the host.
 //
 // emu.cpp compiles the kernel source itself (not a copy) after cuda_emu.hpp, a small emulation
-// of the CUDA execution model: every thread of a block is an OS thread, __syncthreads is a
-// barrier that reports divergent use, and dynamic shared memory is poisoned with NaN before
-// each block and bounds-checked. Launch runs a cudaops.Call through the same launch plans the
+// of the CUDA execution model: every thread of a block is a fiber that runs until it reaches
+// __syncthreads, a barrier completes only when every thread reached it from the same line
+// (divergence is an error), the order in which threads run between barriers is selectable
+// (Schedule), and dynamic shared memory is poisoned with NaN before each block and
+// bounds-checked. Launch runs a cudaops.Call through the same launch plans the
 // device backend uses (cudaops/internal/launch), copying the inputs to C memory and the outputs
 // back as a device backend copies to and from the device; outputs start as NaN, so an output
 // element a kernel forgets to write shows up. Backend adapts it to cudaops.Backend, so tests
@@ -38,7 +40,8 @@ type Result struct {
 	HighWater int // shared memory bytes the kernel actually carved
 }
 
-// KernelNames returns the entry points compiled into the emulator (gj_<kernel>_f32/_f64).
+// KernelNames returns the entry points compiled into the emulator (gj_<kernel>_f32/_f64, and
+// the emulator's own gj_emu_selftest_* kernels).
 func KernelNames() []string {
 	n := int(C.gj_emu_kernel_count())
 	out := make([]string, n)
@@ -119,9 +122,28 @@ func fromC(dst any, b cbuf) {
 	}
 }
 
-// Launch runs c on the emulator under options o and writes c.Out. Errors are ErrDevice
-// *gatejet.Errors (a bad Call gives its Check error).
+// Schedule is the order in which the emulator runs a block's threads between two barriers.
+// A kernel without races gives the same bits under every schedule.
+type Schedule int
+
+const (
+	// Forward runs thread 0 first.
+	Forward Schedule = 0
+	// Reverse runs the last thread first.
+	Reverse Schedule = 1
+	// Shuffled (and any larger value, a seed) runs the threads in a pseudo-random order that
+	// changes at every barrier.
+	Shuffled Schedule = 2
+)
+
+// Launch runs c on the emulator under options o, threads in Forward order, and writes c.Out.
+// Errors are ErrDevice *gatejet.Errors (a bad Call gives its Check error).
 func Launch(c *cudaops.Call, o launch.Options) (Result, error) {
+	return LaunchScheduled(c, o, Forward)
+}
+
+// LaunchScheduled is Launch with the given thread schedule.
+func LaunchScheduled(c *cudaops.Call, o launch.Options, sched Schedule) (Result, error) {
 	cfg, err := Plan(c, o)
 	if err != nil {
 		if errors.Is(err, gatejet.ErrDevice) || isGatejet(err) {
@@ -169,7 +191,7 @@ func Launch(c *cudaops.Call, o launch.Options) (Result, error) {
 	var errbuf [512]C.char
 	var hw C.longlong
 	rc := C.gj_emu_launch(name, C.longlong(cfg.Grid), C.int(cfg.Block), C.longlong(cfg.SharedBytes), &args,
-		&hw, &errbuf[0], C.int(len(errbuf)))
+		C.int(sched), &hw, &errbuf[0], C.int(len(errbuf)))
 	res.HighWater = int(hw)
 	if rc != 0 {
 		return res, gatejet.Errorf(gatejet.ErrDevice, "emu.Launch", "", "%s (grid %d, block %d, shared %d B, tile %d): %s",
@@ -181,6 +203,32 @@ func Launch(c *cudaops.Call, o launch.Options) (Result, error) {
 	return res, nil
 }
 
+// selfTest launches one of the emulator's own test kernels (gj_emu_selftest_*) with i0 as its
+// integer argument and out (if any) as its output buffer.
+func selfTest(name string, grid, block, smemBytes, i0 int, out []float64, sched Schedule) (int, error) {
+	var args C.GjArgsC
+	var ob cbuf
+	if out != nil {
+		ob = poisoned(out)
+		defer C.free(ob.p)
+		args.out[0] = ob.p
+	}
+	args.i0 = C.longlong(i0)
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var errbuf [512]C.char
+	var hw C.longlong
+	rc := C.gj_emu_launch(cname, C.longlong(grid), C.int(block), C.longlong(smemBytes), &args, C.int(sched),
+		&hw, &errbuf[0], C.int(len(errbuf)))
+	if rc != 0 {
+		return int(hw), errors.New(C.GoString(&errbuf[0]))
+	}
+	if out != nil {
+		fromC(out, ob)
+	}
+	return int(hw), nil
+}
+
 func isGatejet(err error) bool {
 	var ge *gatejet.Error
 	return errors.As(err, &ge)
@@ -189,12 +237,14 @@ func isGatejet(err error) bool {
 // Backend is a cudaops.Backend that runs every Call on the emulator.
 type Backend struct {
 	opts     launch.Options
+	sched    Schedule
 	launches atomic.Int64
 	closed   atomic.Bool
 }
 
-// New returns an emulator backend whose launches use options o (zero: the device plans).
-func New(o launch.Options) *Backend { return &Backend{opts: o} }
+// New returns an emulator backend whose launches use options o (zero: the device plans) and
+// schedule sched.
+func New(o launch.Options, sched Schedule) *Backend { return &Backend{opts: o, sched: sched} }
 
 // Name returns "emu".
 func (b *Backend) Name() string { return "emu" }
@@ -205,7 +255,7 @@ func (b *Backend) Launch(c *cudaops.Call) error {
 		return fmt.Errorf("emu: backend closed")
 	}
 	b.launches.Add(1)
-	_, err := Launch(c, b.opts)
+	_, err := LaunchScheduled(c, b.opts, b.sched)
 	return err
 }
 

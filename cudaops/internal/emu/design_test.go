@@ -1,0 +1,233 @@
+package emu
+
+import (
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/cudaops/internal/launch"
+	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEveryKernelCompiled: the emulator holds exactly one f32 and one f64 entry point for every
+// kernel cudaops defines, the planner knows every kernel, and nothing else is there.
+func TestEveryKernelCompiled(t *testing.T) {
+	var want []string
+	for _, k := range cudaops.Kernels() {
+		want = append(want, cudaops.EntryPoint(k, cudaops.Float32), cudaops.EntryPoint(k, cudaops.Float64))
+	}
+	var got []string
+	for _, n := range KernelNames() {
+		if !strings.HasPrefix(n, "gj_emu_selftest_") {
+			got = append(got, n)
+		}
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	require.Equal(t, want, got)
+
+	planned := launch.Kernels()
+	sort.Strings(planned)
+	var names []string
+	for _, k := range cudaops.Kernels() {
+		names = append(names, string(k))
+	}
+	require.Equal(t, names, planned)
+	for _, k := range cudaops.Kernels() {
+		require.Equal(t, int(k.Family()), int(launch.FamilyOf(string(k))), "%s family", k)
+	}
+}
+
+// TestEmulatorCompilesTheEmbeddedSource: emu.cpp includes kernels/gatejet.cu itself, and that
+// file is byte for byte the source the device backend hands to NVRTC.
+func TestEmulatorCompilesTheEmbeddedSource(t *testing.T) {
+	cpp, err := os.ReadFile("emu.cpp")
+	require.NoError(t, err)
+	require.Contains(t, string(cpp), `#include "../../kernels/gatejet.cu"`)
+	cu, err := os.ReadFile("../../kernels/gatejet.cu")
+	require.NoError(t, err)
+	require.Equal(t, string(cu), cudaops.KernelSource)
+	for _, k := range cudaops.Kernels() {
+		require.Contains(t, cudaops.KernelSource, "X("+string(k)+")", "%s missing from the entry-point lists", k)
+	}
+}
+
+// TestEmulatorBarrier: the emulated __syncthreads really orders a block's shared-memory writes
+// before its reads; without it the reads see the NaN poison.
+func TestEmulatorBarrier(t *testing.T) {
+	const grid, block = 3, 64
+	out := make([]float64, grid*block)
+	ok := func(out []float64) bool {
+		for b := 0; b < grid; b++ {
+			for th := 0; th < block; th++ {
+				if out[b*block+th] != float64((th+1)%block)+1000*float64(b) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for _, sched := range []Schedule{Forward, Reverse, Shuffled, 17} {
+		_, err := selfTest("gj_emu_selftest_barrier", grid, block, 8*block, 1, out, sched)
+		require.NoError(t, err)
+		require.True(t, ok(out), "with the barrier, schedule %d", sched)
+	}
+	// Without the barrier the result depends on the schedule: the race is visible.
+	wrong := 0
+	for _, sched := range []Schedule{Forward, Reverse, Shuffled} {
+		_, err := selfTest("gj_emu_selftest_barrier", grid, block, 8*block, 0, out, sched)
+		require.NoError(t, err)
+		if !ok(out) {
+			wrong++
+		}
+	}
+	require.Positive(t, wrong, "a missing barrier must show under some schedule")
+}
+
+func TestEmulatorReportsDivergentBarrier(t *testing.T) {
+	_, err := selfTest("gj_emu_selftest_divergent", 2, 32, 0, 0, nil, Forward)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "divergent __syncthreads")
+}
+
+func TestEmulatorReportsSharedOverrun(t *testing.T) {
+	hw, err := selfTest("gj_emu_selftest_overrun", 1, 4, 8*10, 10, nil, Forward)
+	require.NoError(t, err)
+	require.Equal(t, 80, hw)
+	_, err = selfTest("gj_emu_selftest_overrun", 1, 4, 8*10, 11, nil, Forward)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "shared memory overrun")
+}
+
+// TestSharedLayoutMatchesKernels: for every kernel and a range of K and tiles, the shared memory
+// the planner reserves is exactly what the kernel carves (the emulator measures it).
+func TestSharedLayoutMatchesKernels(t *testing.T) {
+	rng := newRNG(3, 4)
+	for _, k := range cudaops.Kernels() {
+		switch k.Family() {
+		case cudaops.FamilySoftmaxJet, cudaops.FamilyLogisticJet:
+			for _, K := range []int{1, 3, 16, 40} {
+				for _, tile := range []int{1, 2, 7} {
+					c := testcase.New(k, cudaops.Float64, []int{1, K, 7}, rng)
+					res := emulate(t, c, launch.Options{Tile: tile, Block: 32})
+					require.Equal(t, res.Config.SharedBytes, res.HighWater, "%s K=%d tile=%d", k, K, tile)
+				}
+			}
+		case cudaops.FamilyAxis:
+			c := testcase.New(k, cudaops.Float64, []int{2, 9, 3}, rng)
+			res := emulate(t, c, launch.Options{})
+			require.Equal(t, res.Config.SharedBytes, res.HighWater, "%s", k)
+		default:
+			c := testcase.New(k, cudaops.Float64, []int{9}, rng)
+			res := emulate(t, c, launch.Options{})
+			require.Zero(t, res.HighWater)
+		}
+	}
+}
+
+// TestJetsInvariantToLaunchShape: a row-jet kernel's output does not depend, to the last bit,
+// on the block size, the column tile or the grid size: every reduction has a fixed order.
+func TestJetsInvariantToLaunchShape(t *testing.T) {
+	rng := newRNG(5, 6)
+	shapes := []launch.Options{
+		{Block: 1}, {Block: 32, Tile: 1}, {Block: 33, Tile: 2, Grid: 1}, {Block: 64, Tile: 3, Grid: 2},
+		{Block: 256},
+	}
+	for _, k := range jetKernels() {
+		for _, dt := range dtypes {
+			c := testcase.New(k, dt, []int{3, 5, 7}, rng)
+			emulate(t, c, launch.Options{})
+			for _, o := range shapes {
+				d := testcase.Clone(c)
+				emulate(t, d, o)
+				for i := range c.Out {
+					require.True(t, bitsEqual(testcase.Float64s(c.Out[i]), testcase.Float64s(d.Out[i])),
+						"%s %s output %d differs under %+v", k, dt, i, o)
+				}
+			}
+		}
+	}
+}
+
+// TestRaceFreeUnderEverySchedule: every kernel gives the same bits whichever order the
+// emulator runs a block's threads in between barriers, which it would not if a barrier were
+// missing (a thread reading shared memory another thread of the same phase writes).
+func TestRaceFreeUnderEverySchedule(t *testing.T) {
+	rng := newRNG(11, 12)
+	for _, k := range cudaops.Kernels() {
+		var ints []int
+		switch k.Family() {
+		case cudaops.FamilySoftmaxJet, cudaops.FamilyLogisticJet:
+			ints = []int{2, 6, 9}
+		case cudaops.FamilyAxis:
+			ints = []int{2, 19, 3}
+		default:
+			ints = []int{77}
+		}
+		c := testcase.New(k, cudaops.Float64, ints, rng)
+		o := launch.Options{Tile: 4}
+		if k.Family() == cudaops.FamilyAxis || k.Family() == cudaops.FamilyElementwise {
+			o = launch.Options{}
+		}
+		_, err := LaunchScheduled(c, o, Forward)
+		require.NoError(t, err)
+		for _, sched := range []Schedule{Reverse, Shuffled, 99} {
+			d := testcase.Clone(c)
+			_, err := LaunchScheduled(d, o, sched)
+			require.NoError(t, err)
+			for i := range c.Out {
+				require.True(t, bitsEqual(testcase.Float64s(c.Out[i]), testcase.Float64s(d.Out[i])),
+					"%s output %d differs under schedule %d", k, i, sched)
+			}
+		}
+	}
+}
+
+// TestAxisAndActivationsInvariantToGrid: the grid-stride loops give the same bits whatever the
+// grid; activations, which reduce nothing, whatever the block too.
+func TestAxisAndActivationsInvariantToGrid(t *testing.T) {
+	rng := newRNG(7, 8)
+	for _, k := range kernelsOf(cudaops.FamilyAxis) {
+		c := testcase.New(k, cudaops.Float64, []int{3, 40, 37}, rng)
+		emulate(t, c, launch.Options{})
+		for _, o := range []launch.Options{{Grid: 1}, {Grid: 5}} {
+			d := testcase.Clone(c)
+			emulate(t, d, o)
+			for i := range c.Out {
+				require.True(t, bitsEqual(testcase.Float64s(c.Out[i]), testcase.Float64s(d.Out[i])), "%s %+v", k, o)
+			}
+		}
+	}
+	for _, k := range kernelsOf(cudaops.FamilyElementwise) {
+		c := testcase.New(k, cudaops.Float32, []int{1000}, rng)
+		emulate(t, c, launch.Options{})
+		for _, o := range []launch.Options{{Grid: 1, Block: 32}, {Grid: 3, Block: 7}} {
+			d := testcase.Clone(c)
+			emulate(t, d, o)
+			for i := range c.Out {
+				require.True(t, bitsEqual(testcase.Float64s(c.Out[i]), testcase.Float64s(d.Out[i])), "%s %+v", k, o)
+			}
+		}
+	}
+}
+
+// TestGaussNewtonExactlySymmetric: out[a][b] and out[b][a] are the same sum in the same order.
+func TestGaussNewtonExactlySymmetric(t *testing.T) {
+	rng := newRNG(9, 10)
+	for _, k := range []cudaops.Kernel{cudaops.KernelJetGaussNewton, cudaops.KernelLogisticGaussNewton} {
+		const N, K, P = 2, 9, 11
+		c := testcase.New(k, cudaops.Float64, []int{N, K, P}, rng)
+		emulate(t, c, launch.Options{Tile: 4})
+		g := c.Out[0].([]float64)
+		for n := 0; n < N; n++ {
+			for a := 0; a < K; a++ {
+				for b := 0; b < K; b++ {
+					require.Equal(t, g[(n*K+a)*K+b], g[(n*K+b)*K+a])
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package emu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/cudaops/internal/cpuref"
+	"github.com/gatejet/gatejet/cudaops/internal/launch"
+	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/stretchr/testify/require"
+)
+
+var dtypes = []cudaops.DType{cudaops.Float64, cudaops.Float32}
+
+// tol is the normwise relative tolerance against a float64 reference: 1e-12 in float64,
+// 1e-5 in float32 (the kernels compute in double and round each output once).
+func tol(dt cudaops.DType) float64 {
+	if dt == cudaops.Float32 {
+		return 1e-5
+	}
+	return 1e-12
+}
+
+// emulate runs c on the emulator with options o and fails the test on error.
+func emulate(t testing.TB, c *cudaops.Call, o launch.Options) Result {
+	t.Helper()
+	res, err := Launch(c, o)
+	require.NoError(t, err, "%s %v", c.Kernel, c.Ints)
+	return res
+}
+
+// reference runs c's float64 twin on the CPU packages.
+func reference(t testing.TB, c *cudaops.Call) *cudaops.Call {
+	t.Helper()
+	ref := testcase.As64(c)
+	require.NoError(t, cpuref.Run(ref), "%s %v", c.Kernel, c.Ints)
+	return ref
+}
+
+// requireClose compares every output of got with want (float64) within tol(dt), and checks
+// that no poisoned (NaN) element survived where the reference is finite.
+func requireClose(t testing.TB, got, want *cudaops.Call, what string) {
+	t.Helper()
+	for i := range got.Out {
+		g, w := testcase.Float64s(got.Out[i]), testcase.Float64s(want.Out[i])
+		e := testcase.RelErr(g, w)
+		require.LessOrEqual(t, e, tol(got.DType()), "%s: %s %s Ints=%v output %d: normwise relative error %.3g",
+			what, got.Kernel, got.DType(), got.Ints, i, e)
+	}
+}
+
+func bitsEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func jetKernels() []cudaops.Kernel {
+	var out []cudaops.Kernel
+	for _, k := range cudaops.Kernels() {
+		if f := k.Family(); f == cudaops.FamilySoftmaxJet || f == cudaops.FamilyLogisticJet {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func kernelsOf(f cudaops.Family) []cudaops.Kernel {
+	var out []cudaops.Kernel
+	for _, k := range cudaops.Kernels() {
+		if k.Family() == f {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func newRNG(a, b uint64) *rand.Rand { return rand.New(rand.NewPCG(a, b)) }
