@@ -73,8 +73,14 @@ func ExampleSoftArgmin() {
 
 	// The same numbers on plain slices.
 	c := []float64{3, 1, 2}
-	probs := graphs.SoftArgminProbs(c, 2)
-	vjp := graphs.SoftArgminVJP(probs, c, 2) // (∂p/∂c)ᵀ·c; add p for dE/dc
+	probs, err := graphs.SoftArgminProbs(c, 2)
+	if err != nil {
+		panic(err)
+	}
+	vjp, err := graphs.SoftArgminVJP(probs, c, 2) // (∂p/∂c)ᵀ·c; add p for dE/dc
+	if err != nil {
+		panic(err)
+	}
 	fmt.Printf("argmin %d, p = %.4f, dE/dc = %.4f\n", graphs.Argmin(c), probs,
 		[]float64{probs[0] + vjp[0], probs[1] + vjp[1], probs[2] + vjp[2]})
 	// Output:
@@ -88,9 +94,14 @@ func ExampleSoftArgmin() {
 // distribution by the inverse of its Fisher information diag(p) − ppᵀ.
 func ExampleNaturalGradient() {
 	p := []float64{0.5, 0.25, 0.25}
-	grad := []float64{0.1, -0.3, 0.2}                           // sums to 0: it lies in the range of F
-	fmt.Printf("%.4f\n", graphs.NaturalGradient(p, grad, 0))    // pseudo-inverse, orthogonal to 1
-	fmt.Printf("%.4f\n", graphs.NaturalGradient(p, grad, 1e-3)) // damped: (F + λI)⁻¹·grad
+	grad := []float64{0.1, -0.3, 0.2}           // sums to 0: it lies in the range of F
+	for _, lambda := range []float64{0, 1e-3} { // 0: pseudo-inverse, orthogonal to 1; >0: (F + λI)⁻¹·grad
+		x, err := graphs.NaturalGradient(p, grad, lambda)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%.4f\n", x)
+	}
 	// Output:
 	// [0.2667 -1.1333 0.8667]
 	// [0.2660 -1.1290 0.8630]

@@ -42,7 +42,7 @@ func TestGaussNewtonSlabsAndPenaltyValues(t *testing.T) {
 	h, _ := floatsOf(gn.Value())
 	trace := 0.0
 	for r := 0; r < n; r++ {
-		z := SoftArgminProbs(negate(l[r*k:(r+1)*k], s), 1) // softmax(s·l)
+		z := mustSlice(SoftArgminProbs(negate(l[r*k:(r+1)*k], s), 1)) // softmax(s·l)
 		zhat := make([]float64, p)
 		for a := 0; a < k; a++ {
 			for c := 0; c < p; c++ {

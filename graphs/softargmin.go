@@ -224,17 +224,17 @@ func scalarConst(dt tensor.Dtype, x float64) *gorgonia.Node {
 // SoftArgminProbs returns p = softmax(−invTau·costs), the plain-slice form of SoftArgmin
 // for one row. Special values behave as in SoftArgmin; an empty costs gives an empty p.
 //
-// It panics with a *gatejet.Error of kind gatejet.ErrTemperature unless invTau is
-// positive and finite.
-func SoftArgminProbs(costs []float64, invTau float64) []float64 {
+// It returns a *gatejet.Error of kind gatejet.ErrTemperature unless invTau is positive and
+// finite.
+func SoftArgminProbs(costs []float64, invTau float64) ([]float64, error) {
 	if err := gatejet.CheckInvTau("graphs.SoftArgminProbs", invTau); err != nil {
-		panic(err)
+		return nil, err
 	}
 	p := make([]float64, len(costs))
 	if len(costs) > 0 {
 		softArgminRows(p, costs, len(costs), invTau)
 	}
-	return p
+	return p, nil
 }
 
 // SoftArgminVJP returns J·v, where J = ∂p/∂costs = −invTau·(diag(p) − ppᵀ) is the
@@ -245,15 +245,15 @@ func SoftArgminProbs(costs []float64, invTau float64) []float64 {
 //
 //	(J·v)_i = −invTau·p_i·(v_i − ⟨p, v⟩).
 //
-// It panics with a *gatejet.Error (gatejet.ErrTemperature, or gatejet.ErrSize when the
-// lengths differ).
-func SoftArgminVJP(probs, v []float64, invTau float64) []float64 {
+// It returns a *gatejet.Error: gatejet.ErrTemperature, or gatejet.ErrSize when the lengths
+// differ.
+func SoftArgminVJP(probs, v []float64, invTau float64) ([]float64, error) {
 	const op = "graphs.SoftArgminVJP"
 	if err := gatejet.CheckInvTau(op, invTau); err != nil {
-		panic(err)
+		return nil, err
 	}
 	if len(v) != len(probs) {
-		panic(gatejet.Errorf(gatejet.ErrSize, op, "v", "want length %d (probs), got %d", len(probs), len(v)))
+		return nil, gatejet.Errorf(gatejet.ErrSize, op, "v", "want length %d (probs), got %d", len(probs), len(v))
 	}
 	dot := 0.0
 	for i, p := range probs {
@@ -263,7 +263,7 @@ func SoftArgminVJP(probs, v []float64, invTau float64) []float64 {
 	for i, p := range probs {
 		out[i] = -invTau * p * (v[i] - dot)
 	}
-	return out
+	return out, nil
 }
 
 // Argmin returns the index of the smallest cost, the first one on ties. NaN costs are
@@ -299,20 +299,19 @@ func Argmin(costs []float64) int {
 //     lie in the range of F already, so only their exact null-space component, which is
 //     zero, is dropped. Tiny p_i make F⁺ huge; use lambda > 0 at low temperature.
 //
-// It panics with a *gatejet.Error: gatejet.ErrSize when the lengths differ,
-// gatejet.ErrParam for a negative or non-finite lambda or a negative probability. NaN
-// data propagate.
-func NaturalGradient(probs, grad []float64, lambda float64) []float64 {
+// It returns a *gatejet.Error: gatejet.ErrSize when the lengths differ, gatejet.ErrParam for
+// a negative or non-finite lambda or a negative probability. NaN data propagate.
+func NaturalGradient(probs, grad []float64, lambda float64) ([]float64, error) {
 	const op = "graphs.NaturalGradient"
 	if len(grad) != len(probs) {
-		panic(gatejet.Errorf(gatejet.ErrSize, op, "grad", "want length %d (probs), got %d", len(probs), len(grad)))
+		return nil, gatejet.Errorf(gatejet.ErrSize, op, "grad", "want length %d (probs), got %d", len(probs), len(grad))
 	}
 	if !(lambda >= 0) || math.IsInf(lambda, 1) {
-		panic(gatejet.Errorf(gatejet.ErrParam, op, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda))
+		return nil, gatejet.Errorf(gatejet.ErrParam, op, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda)
 	}
 	for i, p := range probs {
 		if p < 0 {
-			panic(gatejet.Errorf(gatejet.ErrParam, op, "probs", "probs[%d] = %v is negative", i, p))
+			return nil, gatejet.Errorf(gatejet.ErrParam, op, "probs", "probs[%d] = %v is negative", i, p)
 		}
 	}
 	x := make([]float64, len(probs))
@@ -331,7 +330,7 @@ func NaturalGradient(probs, grad []float64, lambda float64) []float64 {
 		for i, p := range probs {
 			x[i] = (grad[i] + p*coef) / (p + lambda)
 		}
-		return x
+		return x, nil
 	}
 	n, gSum := 0, 0.0
 	for i, p := range probs {
@@ -341,7 +340,7 @@ func NaturalGradient(probs, grad []float64, lambda float64) []float64 {
 		}
 	}
 	if n == 0 {
-		return x
+		return x, nil
 	}
 	gMean := gSum / float64(n)
 	uSum := 0.0
@@ -357,5 +356,5 @@ func NaturalGradient(probs, grad []float64, lambda float64) []float64 {
 			x[i] -= uMean
 		}
 	}
-	return x
+	return x, nil
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func TestSoftArgminProbs(t *testing.T) {
-	p := SoftArgminProbs([]float64{3, 1, 4, 1.5}, 1)
+	p := mustSlice(SoftArgminProbs([]float64{3, 1, 4, 1.5}, 1))
 	sum := 0.0
 	for _, x := range p {
 		sum += x
@@ -31,29 +31,31 @@ func TestSoftArgminProbs(t *testing.T) {
 	require.InDelta(t, math.Exp(-1)/z, p[1], 1e-15)
 
 	// low temperature concentrates on the argmin, high temperature is uniform
-	p = SoftArgminProbs([]float64{5, 1, 5}, 100)
+	p = mustSlice(SoftArgminProbs([]float64{5, 1, 5}, 100))
 	require.Greater(t, p[1], 1-1e-15)
-	p = SoftArgminProbs([]float64{1, 5, 9}, 1e-4)
+	p = mustSlice(SoftArgminProbs([]float64{1, 5, 9}, 1e-4))
 	for _, x := range p {
 		require.InDelta(t, 1.0/3, x, 1e-3)
 	}
 	// shift invariance and huge offsets
-	a := SoftArgminProbs([]float64{0.1, 0.2, 0.3}, 7)
-	b := SoftArgminProbs([]float64{1e6 + 0.1, 1e6 + 0.2, 1e6 + 0.3}, 7)
+	a := mustSlice(SoftArgminProbs([]float64{0.1, 0.2, 0.3}, 7))
+	b := mustSlice(SoftArgminProbs([]float64{1e6 + 0.1, 1e6 + 0.2, 1e6 + 0.3}, 7))
 	for i := range a {
 		require.InDelta(t, a[i], b[i], 1e-9)
 	}
 	// +Inf costs get zero mass; NaN poisons the row
-	p = SoftArgminProbs([]float64{math.Inf(1), 2, 2}, 3)
+	p = mustSlice(SoftArgminProbs([]float64{math.Inf(1), 2, 2}, 3))
 	require.Equal(t, []float64{0, 0.5, 0.5}, p)
-	p = SoftArgminProbs([]float64{math.NaN(), 2}, 3)
+	p = mustSlice(SoftArgminProbs([]float64{math.NaN(), 2}, 3))
 	require.True(t, math.IsNaN(p[0]) && math.IsNaN(p[1]))
-	p = SoftArgminProbs([]float64{math.Inf(1), math.Inf(1)}, 3)
+	p = mustSlice(SoftArgminProbs([]float64{math.Inf(1), math.Inf(1)}, 3))
 	require.True(t, math.IsNaN(p[0]))
-	require.Empty(t, SoftArgminProbs(nil, 1))
+	require.Empty(t, mustSlice(SoftArgminProbs(nil, 1)))
 
-	require.PanicsWithError(t, gatejet.Errorf(gatejet.ErrTemperature, "graphs.SoftArgminProbs", "invTau",
-		"want 0 < invTau < +Inf, got 0").Error(), func() { SoftArgminProbs([]float64{1}, 0) })
+	_, err := SoftArgminProbs([]float64{1}, 0)
+	require.ErrorIs(t, err, gatejet.ErrTemperature)
+	require.EqualError(t, err, gatejet.Errorf(gatejet.ErrTemperature, "graphs.SoftArgminProbs", "invTau",
+		"want 0 < invTau < +Inf, got 0").Error())
 }
 
 func TestArgmin(t *testing.T) {
@@ -77,15 +79,15 @@ func TestSoftArgminVJPFiniteDifferences(t *testing.T) {
 			c[i] = rng.NormFloat64()
 			v[i] = rng.NormFloat64()
 		}
-		p := SoftArgminProbs(c, s)
-		jv := SoftArgminVJP(p, v, s)
+		p := mustSlice(SoftArgminProbs(c, s))
+		jv := mustSlice(SoftArgminVJP(p, v, s))
 		const h = 1e-6
 		shift := func(sign float64) []float64 {
 			x := make([]float64, k)
 			for i := range x {
 				x[i] = c[i] + sign*h*v[i]
 			}
-			return SoftArgminProbs(x, s)
+			return mustSlice(SoftArgminProbs(x, s))
 		}
 		pp, pm := shift(1), shift(-1)
 		for i := range p {
@@ -95,7 +97,7 @@ func TestSoftArgminVJPFiniteDifferences(t *testing.T) {
 			f := func(x float64) float64 {
 				cc := append([]float64(nil), c...)
 				cc[i] = x
-				q := SoftArgminProbs(cc, s)
+				q := mustSlice(SoftArgminProbs(cc, s))
 				dot := 0.0
 				for j := range q {
 					dot += q[j] * v[j]
@@ -111,8 +113,10 @@ func TestSoftArgminVJPFiniteDifferences(t *testing.T) {
 		}
 		require.InDelta(t, 0, sum, 1e-12)
 	}
-	require.Panics(t, func() { SoftArgminVJP([]float64{1}, []float64{1, 2}, 1) })
-	require.Panics(t, func() { SoftArgminVJP([]float64{1}, []float64{1}, math.Inf(1)) })
+	_, err := SoftArgminVJP([]float64{1}, []float64{1, 2}, 1)
+	require.ErrorIs(t, err, gatejet.ErrSize)
+	_, err = SoftArgminVJP([]float64{1}, []float64{1}, math.Inf(1))
+	require.ErrorIs(t, err, gatejet.ErrTemperature)
 }
 
 func fisher(p []float64) *mat.Dense {
@@ -143,9 +147,9 @@ func TestNaturalGradientDamped(t *testing.T) {
 		if trial%3 == 0 && k > 1 {
 			c[0] = math.Inf(1) // a zero probability
 		}
-		p := SoftArgminProbs(c, 1)
+		p := mustSlice(SoftArgminProbs(c, 1))
 		lambda := []float64{1e-8, 1e-3, 0.5, 10}[trial%4]
-		x := NaturalGradient(p, g, lambda)
+		x := mustSlice(NaturalGradient(p, g, lambda))
 
 		a := fisher(p)
 		for i := 0; i < k; i++ {
@@ -181,8 +185,8 @@ func TestNaturalGradientPseudoInverse(t *testing.T) {
 		if trial%3 == 0 && k > 2 {
 			c[1] = math.Inf(1)
 		}
-		p := SoftArgminProbs(c, 1.3)
-		x := NaturalGradient(p, g, 0)
+		p := mustSlice(SoftArgminProbs(c, 1.3))
+		x := mustSlice(NaturalGradient(p, g, 0))
 
 		// Moore–Penrose pseudo-inverse from the SVD, dropping singular values below 1e-12.
 		var svd mat.SVD
@@ -206,27 +210,30 @@ func TestNaturalGradientPseudoInverse(t *testing.T) {
 		require.InDelta(t, 0, sum, 1e-9)
 	}
 	// one candidate with all the mass: F = 0, F⁺g = 0
-	require.Equal(t, []float64{0, 0}, NaturalGradient([]float64{1, 0}, []float64{3, 4}, 0))
+	require.Equal(t, []float64{0, 0}, mustSlice(NaturalGradient([]float64{1, 0}, []float64{3, 4}, 0)))
 	// a gradient of a function of p (it lies in range(F)) is recovered exactly: F·x = g
-	p := SoftArgminProbs([]float64{0.3, -0.2, 0.9}, 2)
-	g := SoftArgminVJP(p, []float64{1, -2, 0.5}, 2)
-	x := NaturalGradient(p, g, 0)
+	p := mustSlice(SoftArgminProbs([]float64{0.3, -0.2, 0.9}, 2))
+	g := mustSlice(SoftArgminVJP(p, []float64{1, -2, 0.5}, 2))
+	x := mustSlice(NaturalGradient(p, g, 0))
 	var fx mat.VecDense
 	fx.MulVec(fisher(p), mat.NewVecDense(3, x))
 	for i := range g {
 		require.InDelta(t, g[i], fx.AtVec(i), 1e-14)
 	}
 
-	require.Panics(t, func() { NaturalGradient([]float64{1}, []float64{1, 2}, 0) })
-	require.Panics(t, func() { NaturalGradient([]float64{1}, []float64{1}, -1) })
-	require.Panics(t, func() { NaturalGradient([]float64{-0.5, 1.5}, []float64{1, 1}, 0) })
-	func() {
-		defer func() {
-			err, _ := recover().(error)
-			require.True(t, errors.Is(err, gatejet.ErrParam), "%v", err)
-		}()
-		NaturalGradient([]float64{1}, []float64{1}, math.NaN())
-	}()
+	for _, bad := range []struct {
+		p, g   []float64
+		lambda float64
+		kind   error
+	}{
+		{[]float64{1}, []float64{1, 2}, 0, gatejet.ErrSize},
+		{[]float64{1}, []float64{1}, -1, gatejet.ErrParam},
+		{[]float64{-0.5, 1.5}, []float64{1, 1}, 0, gatejet.ErrParam},
+		{[]float64{1}, []float64{1}, math.NaN(), gatejet.ErrParam},
+	} {
+		_, err := NaturalGradient(bad.p, bad.g, bad.lambda)
+		require.True(t, errors.Is(err, bad.kind), "%v", err)
+	}
 }
 
 func TestSoftArgminGraphForward(t *testing.T) {
@@ -243,7 +250,7 @@ func TestSoftArgminGraphForward(t *testing.T) {
 		got, _ := floatsOf(p.Value())
 		all, _ := floatsOf(cv)
 		for r := 0; r < 3; r++ {
-			want := SoftArgminProbs(all[r*5:r*5+5], 2.5)
+			want := mustSlice(SoftArgminProbs(all[r*5:r*5+5], 2.5))
 			for i := range want {
 				tol := 1e-15
 				if dt == tensor.Float32 {
@@ -322,4 +329,12 @@ func TestSoftArgminErrors(t *testing.T) {
 	require.ErrorIs(t, err, gatejet.ErrRank)
 	_, err = SoftArgmin(i, 1)
 	require.ErrorIs(t, err, gatejet.ErrDType)
+}
+
+// mustSlice unwraps a slice helper's result in tests whose arguments are valid.
+func mustSlice(x []float64, err error) []float64 {
+	if err != nil {
+		panic(err)
+	}
+	return x
 }
