@@ -1,0 +1,89 @@
+// Package ops makes gatejet's kernels Gorgonia operations: graph nodes with type and shape
+// inference, forward computation, and gradients for both of Gorgonia's virtual machines.
+//
+// # An adapter, nothing more
+//
+// Every op is a thin adapter. Its constructor validates the argument nodes and returns a
+// *gatejet.Error (matching gatejet.ErrRank, ErrShape, ErrDType, ErrTemperature, ErrAxis,
+// ErrParam or ErrNonFinite with errors.Is, and naming the argument) before anything reaches
+// gorgonia.ApplyOp, so building a node never panics. Its Do and UsePreallocDo check the
+// values they are given, take their row-major float64 or float32 storage, and call one
+// kernel. The maths lives in package softmaxjet (row-jet channels and their vector-Jacobian
+// products) and package backward (softmax-family backward, activations, double backward);
+// this package adds none of its own.
+//
+// # Ops
+//
+// With logits [n,K], decoded [n,K,P] and a direction v [n,K], all of one dtype:
+//
+//	SoftmaxJetValue(l, D, invTau)        [n,P]      ẑ = Σ_k softmax(invTau·l)_k·D[k]
+//	SoftmaxJetFirst(l, D, invTau)        [n,K,P]    ∂ẑ/∂l
+//	SoftmaxJetSecond(l, D, invTau)       [n,K,K,P]  ∂²ẑ/∂l²
+//	SoftmaxJetHVP(l, D, v, invTau)       [n,K,P]    Σ_b second[·][·][b][·]·v_b
+//	SoftmaxJetGaussNewton(l, D, invTau)  [n,K,K]    first·firstᵀ per row
+//	LogisticJet{Value,First,Second,HVP,GaussNewton}(l, D[, v], alpha, beta): the same
+//	    channels for the per-atom gate σ(α_k·l_k + β_k) (α, β of length K, constants)
+//	SoftmaxBackward(y, dy, axis), LogSoftmaxBackward(y, dy, axis): the input gradient of a
+//	    softmax / log-softmax along axis from its saved output y (any rank 1 to 8)
+//	ReLU(x), GELU(x), SiLU(x) and ReLUBackward, GELUBackward, SiLUBackward(x, dy)
+//
+// # Gradients
+//
+// Each differentiable op implements gorgonia.SDOp (DiffWRT, SymDiff), so gorgonia.Grad builds
+// its gradient into the graph for a TapeMachine, and gorgonia.ADOp (DoDiff), so a LispMachine
+// differentiates it as it runs. The gradient nodes SymDiff inserts are ops of this package,
+// one output each:
+//
+//   - a jet channel's gradient with respect to input i (logits, decoded or v) is a VJP op
+//     whose inputs are the channel's inputs and the upstream gradient: Value uses
+//     softmaxjet.ValueVJP; First uses FirstVJP, the second channel contracted with the
+//     upstream gradient without building it; Second uses SecondVJP, the O(K²·P) third-order
+//     contraction; HVP uses HVPVJP, including the gradient with respect to v; GaussNewton uses
+//     GaussNewtonVJP; the Logistic* ops use their Logistic*VJP counterparts. The VJP ops are
+//     not differentiable themselves (that would need the next order of the jet).
+//   - SoftmaxBackward and LogSoftmaxBackward are differentiable in both y and dy (double
+//     backward, backward.SoftmaxBackwardGrad and LogSoftmaxBackwardGrad), which Gorgonia's own
+//     softmax gradient is not. The double-backward ops are not differentiable.
+//   - GELU, SiLU and ReLU have the corresponding *Backward op as gradient; the *Backward ops
+//     are differentiable in x and dy through backward.*BackwardGrad.
+//
+// DoDiff computes every input's gradient in a single kernel call (the VJP kernels write
+// dLogits, dDecoded and dV together) and adds it, in place, into the live gradient tensor of
+// each input node, which node.Grad returns during a LispMachine's reverse pass. A
+// non-differentiable op's DoDiff accepts a zero output gradient (its output does not reach
+// the cost) and returns an error otherwise, rather than dropping a gradient silently.
+//
+// # Dispatch to a GPU
+//
+// Every computation — forward, VJP, DoDiff — goes through cudaops.Run with the CPU kernel as
+// the fallback function, so a GPU backend registered with cudaops.Register runs it without
+// any change here. Calls follow the argument order documented on each cudaops.Kernel; an
+// output the CPU kernel may skip (the other input's gradient in a single-output VJP op) is
+// given a scratch buffer only when a backend might run the call. The cudaops.Call and its
+// boxed slices are pooled, so UsePreallocDo with a preallocated output allocates nothing in
+// this package.
+//
+// No op implements gorgonia.CUDADoer in the default build: Gorgonia would schedule such an
+// op on its own CUDA machinery. The place for that is the unexported struct seam, which every
+// op type embeds (and which points back to its op through seam.self, a value with Do and
+// UsePreallocDo). A file of this package built with the tag `cuda` can define CUDADo (and
+// anything else) on *seam, which Go promotes to every op type at once, and can set the
+// package variable callsExtern to true in an init function to make CallsExtern report it.
+// Nothing else needs to change.
+//
+// # Which path ran
+//
+// Every op records the cudaops.Path of its computations in atomic fields, readable while it
+// runs elsewhere: LastPath(node) gives the path of the most recent Do or UsePreallocDo of
+// the node's op, and each op (node.Op()) implements PathReporter: LastPath, PathCounts, and
+// LastDiffPath and DiffPathCounts for DoDiff. cudaops.Stats counts every call process-wide.
+//
+// # Notes on Gorgonia v0.9.18
+//
+//   - A TapeMachine reuses the register of a node once it is dead, so read intermediate
+//     values with gorgonia.TraceExec or gradients with gorgonia.BindDualValues.
+//   - A LispMachine's Reset does not rewind its forward pass: build a new LispMachine for
+//     every run (the graph and its values are kept).
+//   - Reshape's DoDiff reshapes its output's gradient in place, so a graph with Reshape cannot
+//     be run twice on LispMachines.
+package ops
