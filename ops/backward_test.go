@@ -259,3 +259,70 @@ func TestGELUGradientMatchesGorgoniaExpression(t *testing.T) {
 		requireClose(t, want[0], got[0], 1e-12, "GELU gradient %v", m)
 	}
 }
+
+// TestBackwardGradientsMatchKernels: with the linear cost Σ W⊙out the upstream gradient is
+// exactly W, so the gradients from gorgonia.Grad (TapeMachine) and DoDiff (LispMachine) must be
+// exactly the double-backward kernels' (and, for the activations' forward maps, their
+// backward kernels').
+func TestBackwardGradientsMatchKernels(t *testing.T) {
+	type kcase struct {
+		c    graphCase
+		want func(w []float64, dt tensor.Dtype) [][]float64
+	}
+	var cases []kcase
+	for _, log := range []bool{false, true} {
+		for _, axis := range []int{0, -1} {
+			c := axisCase(log, axis)
+			cases = append(cases, kcase{c, func(w []float64, dt tensor.Dtype) [][]float64 {
+				if dt == tensor.Float64 {
+					return axisGradKernel[float64](t, log, axis, c.inputs, w)
+				}
+				return axisGradKernel[float32](t, log, axis, c.inputs, w)
+			}})
+		}
+	}
+	for a := actReLU; a < numActivations; a++ {
+		for _, bw := range []bool{false, true} {
+			c := activationCase(a, bw)
+			cases = append(cases, kcase{c, func(w []float64, dt tensor.Dtype) [][]float64 {
+				if dt == tensor.Float64 {
+					return actGradKernel[float64](t, a, bw, c.inputs, w)
+				}
+				return actGradKernel[float32](t, a, bw, c.inputs, w)
+			}})
+		}
+	}
+	for _, kc := range cases {
+		w := weights(kc.c.inputs[0].shape.TotalSize())
+		for _, dt := range dtypes {
+			want := kc.want(w, dt)
+			require.Equal(t, want, linearGrads(t, kc.c, dt, w), "%s %v tape", kc.c.name, dt)
+			require.Equal(t, want, linearGradsLisp(t, kc.c, dt, w), "%s %v lisp", kc.c.name, dt)
+		}
+	}
+}
+
+func axisGradKernel[T float](t *testing.T, log bool, axis int, ins []input, w []float64) [][]float64 {
+	n := axisShape.TotalSize()
+	gy, gdy := make([]T, n), make([]T, n)
+	f := backward.SoftmaxBackwardGrad[T]
+	if log {
+		f = backward.LogSoftmaxBackwardGrad[T]
+	}
+	require.NoError(t, f(gy, gdy, typed[T](ins[0].vals), typed[T](ins[1].vals), typed[T](w), axisShape, axis))
+	return [][]float64{widen(gy), widen(gdy)}
+}
+
+func actGradKernel[T float](t *testing.T, a activation, bw bool, ins []input, w []float64) [][]float64 {
+	x := typed[T](ins[0].vals)
+	if !bw {
+		dx := make([]T, len(x))
+		f := []func(dx, x, dy []T) error{backward.ReLUBackward[T], backward.GELUBackward[T], backward.SiLUBackward[T]}[a]
+		require.NoError(t, f(dx, x, typed[T](w)))
+		return [][]float64{widen(dx)}
+	}
+	gx, gdy := make([]T, len(x)), make([]T, len(x))
+	f := []func(gx, gdy, x, dy, g []T) error{backward.ReLUBackwardGrad[T], backward.GELUBackwardGrad[T], backward.SiLUBackwardGrad[T]}[a]
+	require.NoError(t, f(gx, gdy, x, typed[T](ins[1].vals), typed[T](w)))
+	return [][]float64{widen(gx), widen(gdy)}
+}

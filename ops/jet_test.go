@@ -213,3 +213,45 @@ func TestJetHashSeparatesParameters(t *testing.T) {
 	f1, f2 := floats(t, a1.Value()), floats(t, a2.Value())
 	require.NotEqual(t, f1, f2, "different temperatures give different values")
 }
+
+// kernelJetVJP computes the channel's VJP directly with the softmaxjet kernel, in T.
+func kernelJetVJP[T float](t *testing.T, logistic bool, c channel, ins []input, up []float64) [][]float64 {
+	sh := softmaxjet.Shape{N: ins[0].shape[0], K: ins[0].shape[1], P: ins[1].shape[2]}
+	g := &gate{invTau: tInvTau}
+	if logistic {
+		g = &gate{logistic: true, alpha: tAlpha, beta: tBeta}
+	}
+	dl, dd := make([]T, sh.LogitsLen()), make([]T, sh.DecodedLen())
+	var v, dv []T
+	if c.hasV() {
+		v, dv = typed[T](ins[2].vals), make([]T, sh.LogitsLen())
+	}
+	require.NoError(t, vjp(g, c, dl, dd, dv, typed[T](ins[0].vals), typed[T](ins[1].vals), v, typed[T](up), sh))
+	out := [][]float64{widen(dl), widen(dd)}
+	if c.hasV() {
+		out = append(out, widen(dv))
+	}
+	return out
+}
+
+// TestJetVJPMatchesKernels: with the linear cost Σ W⊙channel the upstream gradient is exactly
+// W, so the gradient nodes of gorgonia.Grad (TapeMachine) and DoDiff (LispMachine) must return
+// exactly what the softmaxjet VJP kernels compute for W.
+func TestJetVJPMatchesKernels(t *testing.T) {
+	for _, logistic := range []bool{false, true} {
+		for c := chValue; c < numChannels; c++ {
+			jc := jetCase(logistic, c)
+			w := weights(tensor.Shape(c.outShape(tN, tK, tP)).TotalSize())
+			for _, dt := range dtypes {
+				var want [][]float64
+				if dt == tensor.Float64 {
+					want = kernelJetVJP[float64](t, logistic, c, jc.inputs, w)
+				} else {
+					want = kernelJetVJP[float32](t, logistic, c, jc.inputs, w)
+				}
+				require.Equal(t, want, linearGrads(t, jc, dt, w), "%s %v tape", jc.name, dt)
+				require.Equal(t, want, linearGradsLisp(t, jc, dt, w), "%s %v lisp", jc.name, dt)
+			}
+		}
+	}
+}

@@ -156,3 +156,21 @@ func TestFirstGradientMatchesPlainRouteSecondOrder(t *testing.T) {
 	}
 	requireClose(t, num, og[0], 1e-7, "d/dl Σ W'⊙first")
 }
+
+// linearGradsLisp is linearGrads on a LispMachine (DoDiff).
+func linearGradsLisp(t *testing.T, c graphCase, dt tensor.Dtype, w []float64) [][]float64 {
+	t.Helper()
+	g, nodes, out := buildCase(t, c, dt)
+	wn := G.NewTensor(g, dt, out.Dims(), G.WithShape(out.Shape()...), G.WithName("W"), G.WithValue(toDense(dt, out.Shape(), w)))
+	G.Must(G.Sum(G.Must(G.HadamardProd(out, wn))))
+	vm := G.NewLispMachine(g)
+	defer vm.Close()
+	require.NoError(t, vm.RunAll())
+	grads := make([][]float64, len(nodes))
+	for i, n := range nodes {
+		gv, err := n.Grad()
+		require.NoError(t, err)
+		grads[i] = floats(t, gv)
+	}
+	return grads
+}
