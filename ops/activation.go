@@ -156,6 +156,7 @@ func (op *actOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s wrt %d", op.name(),
 // Hashcode is the FNV-32a hash of WriteHash.
 func (op *actOp) Hashcode() uint32 { return hashOf(op) }
 
+// String names the op (and, for the double backward, wrt).
 func (op *actOp) String() string {
 	if op.stage == stageGrad {
 		return fmt.Sprintf("%s{wrt %s}", op.name(), []string{"x", "dy"}[op.wrt])

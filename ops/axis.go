@@ -111,6 +111,7 @@ func (op *axisOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s axis %d", op.name(
 // Hashcode is the FNV-32a hash of WriteHash.
 func (op *axisOp) Hashcode() uint32 { return hashOf(op) }
 
+// String names the op and its axis.
 func (op *axisOp) String() string { return fmt.Sprintf("%s{axis=%d}", op.name(), op.axis) }
 
 // values checks n values of the op's dtype and shape.
@@ -311,6 +312,7 @@ func (op *axisGradOp) WriteHash(h hash.Hash) {
 // Hashcode is the FNV-32a hash of WriteHash.
 func (op *axisGradOp) Hashcode() uint32 { return hashOf(op) }
 
+// String names the op, its axis and wrt.
 func (op *axisGradOp) String() string {
 	return fmt.Sprintf("%s{axis=%d, wrt %s}", op.name(), op.fwd.axis, []string{"y", "dy"}[op.wrt])
 }

@@ -128,3 +128,37 @@ func ExampleGELU() {
 	// gelu [-0.1588 0.0000 0.8412]
 	// gelu' [-0.0830 0.5000 1.0830] (ops.GELUBackward)
 }
+
+// The Hessian-vector product along v equals the second channel contracted with v, without
+// building the second channel (O(K·P) per row instead of O(K²·P)).
+func ExampleSoftmaxJetHVP() {
+	g := G.NewGraph()
+	logits := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 2), G.WithName("logits"),
+		G.WithValue(tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{0, math.Log(3)}))))
+	decoded := G.NewTensor(g, tensor.Float64, 3, G.WithShape(1, 2, 1), G.WithName("decoded"),
+		G.WithValue(tensor.New(tensor.WithShape(1, 2, 1), tensor.WithBacking([]float64{1, 3}))))
+	v := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 2), G.WithName("v"),
+		G.WithValue(tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{1, 0}))))
+	second, err := ops.SoftmaxJetSecond(logits, decoded, 1)
+	if err != nil {
+		panic(err)
+	}
+	hvp, err := ops.SoftmaxJetHVP(logits, decoded, v, 1)
+	if err != nil {
+		panic(err)
+	}
+	vm := G.NewTapeMachine(g, G.TraceExec())
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		panic(err)
+	}
+	fmt.Println("second", second.Shape())
+	fmt.Printf("%.4f\n", second.Value().Data())
+	fmt.Println("hvp", hvp.Shape())
+	fmt.Printf("%.4f\n", hvp.Value().Data())
+	// Output:
+	// second (1, 2, 2, 1)
+	// [-0.1875 0.1875 0.1875 -0.1875]
+	// hvp (1, 2, 1)
+	// [-0.1875 0.1875]
+}

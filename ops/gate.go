@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash"
 	"math"
-	"strings"
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
@@ -107,13 +106,12 @@ func (g *gate) writeHash(h hash.Hash) {
 	writeFloats(h, "invTau", []float64{g.invTau})
 }
 
+// String formats the gate's parameters.
 func (g *gate) String() string {
 	if !g.logistic {
 		return fmt.Sprintf("invTau=%v", g.invTau)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "alpha=%v beta=%v", g.alpha, g.beta)
-	return b.String()
+	return fmt.Sprintf("alpha=%v beta=%v", g.alpha, g.beta)
 }
 
 // Kernel tables: [logistic][channel].

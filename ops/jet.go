@@ -252,6 +252,7 @@ func (op *jetOp) WriteHash(h hash.Hash) {
 // Hashcode is the FNV-32a hash of WriteHash.
 func (op *jetOp) Hashcode() uint32 { return hashOf(op) }
 
+// String names the op and its gate parameters.
 func (op *jetOp) String() string { return fmt.Sprintf("%s{%v}", op.name(), op.g) }
 
 // jetInputs holds the checked input tensors of a jet op or its VJP.
@@ -494,6 +495,7 @@ func (op *jetVJPOp) WriteHash(h hash.Hash) {
 // Hashcode is the FNV-32a hash of WriteHash.
 func (op *jetVJPOp) Hashcode() uint32 { return hashOf(op) }
 
+// String names the VJP, its gate parameters and wrt.
 func (op *jetVJPOp) String() string {
 	return fmt.Sprintf("%sVJP{%v, wrt %s}", op.fwd.name(), op.fwd.g, wrtNames[op.wrt])
 }
