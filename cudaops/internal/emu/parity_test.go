@@ -1,0 +1,157 @@
+package emu
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/cudaops/internal/launch"
+	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/stretchr/testify/require"
+)
+
+// jetShapes are the [N, K, P] every row-jet kernel is checked on: K in {1, 8, 16, 40, 128},
+// several P, and empty batches.
+func jetShapes() [][3]int {
+	var out [][3]int
+	for _, K := range []int{1, 8, 16, 40, 128} {
+		for _, np := range [][2]int{{0, 3}, {1, 1}, {3, 5}, {2, 17}} {
+			if K == 128 && np[1] == 17 {
+				np[1] = 9
+			}
+			out = append(out, [3]int{np[0], K, np[1]})
+		}
+	}
+	return out
+}
+
+// TestJetsMatchSoftmaxjet: every row-jet kernel, both element types, against softmaxjet (the
+// CPU implementation of docs/math.md), f64 within 1e-12 and f32 within 1e-5 normwise.
+func TestJetsMatchSoftmaxjet(t *testing.T) {
+	rng := newRNG(21, 22)
+	for _, k := range jetKernels() {
+		for _, sh := range jetShapes() {
+			for _, dt := range dtypes {
+				c := testcase.New(k, dt, sh[:], rng)
+				emulate(t, c, launch.Options{})
+				requireClose(t, c, reference(t, c), "vs softmaxjet")
+			}
+		}
+	}
+}
+
+// TestJetsMultiTile: rows wider than one shared-memory tile (forced small tiles, and a P large
+// enough that the planner itself tiles at K = 128).
+func TestJetsMultiTile(t *testing.T) {
+	rng := newRNG(23, 24)
+	for _, k := range jetKernels() {
+		for _, tc := range []struct {
+			sh   [3]int
+			tile int
+		}{{[3]int{2, 8, 37}, 5}, {[3]int{1, 16, 64}, 7}, {[3]int{1, 128, 80}, 0}} {
+			c := testcase.New(k, cudaops.Float64, tc.sh[:], rng)
+			res := emulate(t, c, launch.Options{Tile: tc.tile})
+			if tc.tile > 0 || 8*launch.SharedDoubles(string(k), tc.sh[1], tc.sh[2], 0) > 48<<10 {
+				require.Less(t, res.Config.Tile, tc.sh[2], "%s %v should be tiled", k, tc.sh)
+			}
+			requireClose(t, c, reference(t, c), fmt.Sprintf("tile %d", res.Config.Tile))
+		}
+	}
+}
+
+// TestAxisMatchBackward: the softmax-family backward kernels against package backward, on
+// last-axis, middle-axis and degenerate layouts.
+func TestAxisMatchBackward(t *testing.T) {
+	rng := newRNG(25, 26)
+	shapes := [][3]int{
+		{1, 1, 1}, {3, 7, 1}, {1, 1000, 1}, {2, 33, 5}, {4, 6, 40}, {5, 300, 3}, {2, 3, 100},
+		{0, 5, 3}, {3, 0, 2}, {2, 5, 0}, {64, 4096, 1},
+	}
+	for _, k := range kernelsOf(cudaops.FamilyAxis) {
+		for _, sh := range shapes {
+			for _, dt := range dtypes {
+				c := testcase.New(k, dt, sh[:], rng)
+				emulate(t, c, launch.Options{})
+				requireClose(t, c, reference(t, c), "vs backward")
+			}
+		}
+	}
+}
+
+// TestActivationsMatchBackward: activations on random inputs and on the special values
+// (zeros, the GELU cut-offs, huge, ±Inf, NaN) against package backward.
+func TestActivationsMatchBackward(t *testing.T) {
+	rng := newRNG(27, 28)
+	specials := []float64{0, math.Copysign(0, -1), 1e-300, -1e-300, 1, -1, 29.9, 30, 30.1, -29.9, -30, -30.1,
+		21.4, -21.4, 40, -40, 710, -710, 1e300, -1e300, math.Inf(1), math.Inf(-1), math.NaN(), 3.5, -3.5}
+	for _, k := range kernelsOf(cudaops.FamilyElementwise) {
+		for _, n := range []int{0, 1, 31, 1000, len(specials)} {
+			for _, dt := range dtypes {
+				c := testcase.New(k, dt, []int{n}, rng)
+				if n == len(specials) {
+					c.In[0] = testcase.Convert(specials, dt)
+				}
+				emulate(t, c, launch.Options{})
+				requireClose(t, c, reference(t, c), "vs backward")
+			}
+		}
+	}
+}
+
+// TestNonFiniteStaysInItsRow: a NaN logit, a row of −Inf logits, a +Inf logit or a NaN decoded
+// value spoil their own row exactly where softmaxjet's does, and no other row changes.
+func TestNonFiniteStaysInItsRow(t *testing.T) {
+	rng := newRNG(29, 30)
+	const N, K, P = 4, 5, 3
+	poison := map[string]func(l, d []float64){
+		"NaN logit": func(l, d []float64) { l[1*K+2] = math.NaN() },
+		"all -Inf":  func(l, d []float64) { setAll(l[K:2*K], math.Inf(-1)) },
+		"+Inf":      func(l, d []float64) { l[1*K] = math.Inf(1) },
+		"masked":    func(l, d []float64) { l[1*K+1], l[1*K+3] = math.Inf(-1), math.Inf(-1) },
+		"NaN D":     func(l, d []float64) { d[(1*K+3)*P+1] = math.NaN() },
+	}
+	for _, k := range jetKernels() {
+		for name, f := range poison {
+			c := testcase.New(k, cudaops.Float64, []int{N, K, P}, rng)
+			f(c.In[0].([]float64), c.In[1].([]float64))
+			emulate(t, c, launch.Options{})
+			ref := reference(t, c)
+			for i := range c.Out {
+				g, w := c.Out[i].([]float64), ref.Out[i].([]float64)
+				for j := range w {
+					require.Equal(t, math.IsNaN(w[j]), math.IsNaN(g[j]), "%s %s output %d [%d]: NaN pattern", k, name, i, j)
+				}
+				require.LessOrEqual(t, testcase.RelErr(g, w), 1e-12, "%s %s output %d", k, name, i)
+			}
+		}
+	}
+}
+
+func setAll(x []float64, v float64) {
+	for i := range x {
+		x[i] = v
+	}
+}
+
+// TestLargeLogitsStable: the max is subtracted, so logits of ±1e4 neither overflow nor
+// underflow the gate; results match softmaxjet.
+func TestLargeLogitsStable(t *testing.T) {
+	rng := newRNG(31, 32)
+	for _, k := range kernelsOf(cudaops.FamilySoftmaxJet) {
+		c := testcase.New(k, cudaops.Float64, []int{2, 6, 4}, rng)
+		l := c.In[0].([]float64)
+		for i := range l {
+			l[i] *= 1e4
+		}
+		emulate(t, c, launch.Options{})
+		ref := reference(t, c)
+		for i := range c.Out {
+			g := c.Out[i].([]float64)
+			for _, x := range g {
+				require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "%s output %d", k, i)
+			}
+			require.LessOrEqual(t, testcase.RelErr(g, ref.Out[i].([]float64)), 1e-12, "%s", k)
+		}
+	}
+}
