@@ -234,7 +234,7 @@ func TestAxisFiniteDifferences(t *testing.T) {
 	}
 }
 
-// TestActivationsFiniteDifferences: backward is dy·f', backward_grad is (g·dy·f'', g·f').
+// TestActivationsFiniteDifferences: backward is dy·f', backward_grad is (g·dy·f”, g·f').
 func TestActivationsFiniteDifferences(t *testing.T) {
 	rng := newRNG(57, 58)
 	for _, act := range []string{"gelu", "silu", "relu"} {
