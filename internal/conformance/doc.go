@@ -1,0 +1,21 @@
+// Package conformance holds gatejet's cross-package conformance tests: "nothing silently
+// wrong". It has no non-test code.
+//
+//   - catalogue_test.go: a table of distinct bad inputs to every public constructor and
+//     kernel (ops, softmaxjet, backward, cudaops, graphs). Each must return an error that
+//     matches the documented sentinel with errors.Is, is a *gatejet.Error naming the argument
+//     at fault and the operation, and never panics.
+//   - fuzz_test.go: FuzzOpConstructors and FuzzOpsRun, with seed corpora under
+//     testdata/fuzz so that they run as ordinary tests.
+//   - extremes_test.go: numerical extremes through the Gorgonia ops (large offsets, extreme
+//     temperatures, NaN isolation between rows, masked atoms, tiny and large sizes, empty
+//     batches).
+//   - race_test.go: concurrent machines over shared ops and graphs, and concurrent
+//     cudaops.SetMode/Run with a fake backend; meant for go test -race.
+//   - determinism_test.go: bit-identical results across runs and core counts.
+//   - device_test.go: GPU-fault behaviour at the cudaops seam (ModeRequired without a
+//     backend, a failing backend under ModeAuto, registration and release).
+//
+// Tests that change process-wide state (the cudaops mode, the registered backend, break-even
+// values, the par settings) restore it in t.Cleanup and do not run in parallel.
+package conformance
