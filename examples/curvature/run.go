@@ -1,0 +1,381 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand"
+	"path/filepath"
+	"time"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/ops"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Config is one training run. The zero value is not valid; start from defaultConfig.
+type Config struct {
+	N, D, K, P int     // rows, input dimension, atoms, output columns
+	Batch      int     // rows per mini-batch (the graph's row count)
+	Epochs     int     // most epochs
+	Tau        float64 // gate temperature τ
+	Lambda     float64 // prior precision λ of the gate logits
+	Noise      float64 // σ, noise of the data and of the likelihood
+	LearnRate  float64 // Adam's learning rate
+	Settle     float64 // relative epoch-loss change below which the loss counts as settled
+	Seed       int64
+	Out        string // directory for loss.png and loss.csv
+	GPU        string // "off", "auto" or "required"
+
+	Stdout io.Writer // epoch lines and the summary (nil: discarded)
+	Stderr io.Writer // the progress bar (nil: discarded)
+}
+
+func defaultConfig() Config {
+	return Config{
+		N: 16384, D: 6, K: 16, P: 32, Batch: 512, Epochs: 40,
+		Tau: 1, Lambda: 1, Noise: 0.1, LearnRate: 0.03, Settle: 2e-3,
+		Seed: 1, Out: filepath.Join("out", "curvature"), GPU: "auto",
+	}
+}
+
+// Epoch holds one epoch's means over its mini-batches (the parameters change during the
+// epoch, as in any training log).
+type Epoch struct {
+	Epoch      int
+	Loss       float64 // fit + curvature, nats per row
+	Fit        float64 // ‖y − ẑ‖²/(2σ²), nats per row
+	Curvature  float64 // ½·log det(I + H/(σ²λ)), nats per row
+	ReconMSE   float64 // mean squared reconstruction error per element
+	RowsPerSec float64
+	Seconds    float64 // wall time of the epoch
+}
+
+// Result is what run did.
+type Result struct {
+	Epochs   []Epoch
+	Settled  bool         // training stopped because the loss settled (not at the epoch limit)
+	JetPath  cudaops.Path // where the jet's value kernel last ran
+	PlotPath string
+	CSVPath  string
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.N < 1 || c.D < 1 || c.K < 2 || c.P < 1:
+		return fmt.Errorf("want n ≥ 1, d ≥ 1, K ≥ 2 and P ≥ 1, got n=%d d=%d K=%d P=%d", c.N, c.D, c.K, c.P)
+	case c.Batch < 1 || c.Epochs < 1:
+		return fmt.Errorf("want batch ≥ 1 and epochs ≥ 1, got %d and %d", c.Batch, c.Epochs)
+	case !(c.Tau > 0) || math.IsInf(c.Tau, 1):
+		return fmt.Errorf("want 0 < tau < +Inf, got %v", c.Tau)
+	case !(c.Lambda > 0) || math.IsInf(c.Lambda, 1) || !(c.Noise > 0) || math.IsInf(c.Noise, 1):
+		return fmt.Errorf("want positive finite lambda and noise, got %v and %v", c.Lambda, c.Noise)
+	case !(c.LearnRate > 0) || !(c.Settle >= 0):
+		return fmt.Errorf("want lr > 0 and settle ≥ 0, got %v and %v", c.LearnRate, c.Settle)
+	case c.Out == "":
+		return errors.New("want an -out directory")
+	}
+	return nil
+}
+
+// setGPU applies the -gpu flag and returns a function that restores the previous mode.
+func setGPU(s string) (restore func(), err error) {
+	mode, err := cudaops.ParseMode(s)
+	if err != nil {
+		return nil, fmt.Errorf("-gpu: want off, auto or required, got %q", s)
+	}
+	if mode == cudaops.ModeRequired && cudaops.Active() == nil {
+		return nil, fmt.Errorf("%w: -gpu required, but no GPU backend is registered: "+
+			"this binary was built without the cuda build tag, or no CUDA device was found "+
+			"(build with -tags cuda on a machine with CUDA, see docs/gpu.md; or use -gpu auto)",
+			gatejet.ErrDevice)
+	}
+	prev := cudaops.SetMode(mode)
+	return func() { cudaops.SetMode(prev) }, nil
+}
+
+// run generates the data, trains the model, prints the log and writes the plot and CSV.
+func run(cfg Config) (Result, error) {
+	var res Result
+	if err := cfg.validate(); err != nil {
+		return res, err
+	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = io.Discard
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
+	}
+	restore, err := setGPU(cfg.GPU)
+	if err != nil {
+		return res, err
+	}
+	defer restore()
+	if cfg.Batch > cfg.N {
+		cfg.Batch = cfg.N
+	}
+
+	rng := rand.New(rand.NewSource(cfg.Seed))
+	data := generate(rng, cfg)
+	m, err := newModel(rng, cfg)
+	if err != nil {
+		return res, err
+	}
+	defer m.vm.Close()
+
+	batches := cfg.N / cfg.Batch // a last partial batch is left out of the epoch
+	rows := batches * cfg.Batch
+	fmt.Fprintf(cfg.Stdout, "curvature: n=%d (%d batches of %d) d=%d K=%d P=%d τ=%g λ=%g σ=%g, GPU mode %v\n",
+		cfg.N, batches, cfg.Batch, cfg.D, cfg.K, cfg.P, cfg.Tau, cfg.Lambda, cfg.Noise, cudaops.CurrentMode())
+	fmt.Fprintf(cfg.Stdout, "loss = fit + curvature in nats per row; the reconstruction MSE's noise floor is σ² = %.4g\n",
+		cfg.Noise*cfg.Noise)
+	solver := G.NewAdamSolver(G.WithLearnRate(cfg.LearnRate))
+	bar := &progress{w: cfg.Stderr}
+	order := rng.Perm(cfg.N)
+	calm := 0
+	for e := 1; e <= cfg.Epochs; e++ {
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		start := time.Now()
+		var ep Epoch
+		for b := 0; b < batches; b++ {
+			bar.show(e, cfg.Epochs, b, batches)
+			m.load(data, order[b*cfg.Batch:(b+1)*cfg.Batch])
+			m.vm.Reset()
+			if err := m.vm.RunAll(); err != nil {
+				bar.clear()
+				if oe := graphs.OpError(err); oe != nil {
+					return res, fmt.Errorf("epoch %d: %w", e, oe)
+				}
+				return res, fmt.Errorf("epoch %d: %v", e, err)
+			}
+			ep.Loss += scalar(m.loss)
+			ep.Fit += scalar(m.fit)
+			ep.Curvature += scalar(m.curv)
+			ep.ReconMSE += scalar(m.mse)
+			if err := solver.Step(G.NodesToValueGrads(m.learnables)); err != nil {
+				bar.clear()
+				return res, fmt.Errorf("epoch %d: solver: %v", e, err)
+			}
+		}
+		bar.clear()
+		ep.Seconds = time.Since(start).Seconds()
+		ep.Epoch = e
+		ep.Loss /= float64(batches)
+		ep.Fit /= float64(batches)
+		ep.Curvature /= float64(batches)
+		ep.ReconMSE /= float64(batches)
+		ep.RowsPerSec = float64(rows) / ep.Seconds
+		if math.IsNaN(ep.Loss) || math.IsInf(ep.Loss, 0) {
+			return res, fmt.Errorf("epoch %d: the loss is %v (try a smaller -lr)", e, ep.Loss)
+		}
+		fmt.Fprintf(cfg.Stdout, "epoch %3d  loss %9.4f  curvature %8.4f  recon MSE %.5f  %8.0f rows/s\n",
+			e, ep.Loss, ep.Curvature, ep.ReconMSE, ep.RowsPerSec)
+		if n := len(res.Epochs); n > 0 {
+			prev := res.Epochs[n-1].Loss
+			if math.Abs(ep.Loss-prev) <= cfg.Settle*math.Max(math.Abs(prev), 1e-12) {
+				calm++
+			} else {
+				calm = 0
+			}
+		}
+		res.Epochs = append(res.Epochs, ep)
+		if cfg.Settle > 0 && calm >= 3 {
+			res.Settled = true
+			break
+		}
+	}
+	if p, ok := ops.LastPath(m.value); ok {
+		res.JetPath = p
+	}
+	if res.Settled {
+		fmt.Fprintf(cfg.Stdout, "the loss settled after %d epochs", len(res.Epochs))
+	} else {
+		fmt.Fprintf(cfg.Stdout, "stopped at the epoch limit (%d)", cfg.Epochs)
+	}
+	fmt.Fprintf(cfg.Stdout, "; the jet kernels last ran on: %v\n", res.JetPath)
+
+	res.PlotPath = filepath.Join(cfg.Out, "loss.png")
+	res.CSVPath = filepath.Join(cfg.Out, "loss.csv")
+	if err := writeCSV(res.CSVPath, res.Epochs); err != nil {
+		return res, err
+	}
+	if err := writePlot(res.PlotPath, res.Epochs, cfg); err != nil {
+		return res, err
+	}
+	fmt.Fprintf(cfg.Stdout, "wrote %s and %s\n", res.PlotPath, res.CSVPath)
+	return res, nil
+}
+
+// dataset is the generated training set, row-major.
+type dataset struct {
+	x []float64 // [N,D]
+	y []float64 // [N,P]
+}
+
+// generate draws inputs and targets from a softmax-gated model of the same form as the
+// one trained, with its own parameters, plus Gaussian noise of standard deviation σ.
+func generate(rng *rand.Rand, cfg Config) dataset {
+	n, d, k, p := cfg.N, cfg.D, cfg.K, cfg.P
+	w := normals(rng, d*k, 2/math.Sqrt(float64(d)))
+	b := normals(rng, k, 0.5)
+	atoms := normals(rng, k*p, 1)
+	ds := dataset{x: normals(rng, n*d, 1), y: make([]float64, n*p)}
+	gate := make([]float64, k)
+	for r := 0; r < n; r++ {
+		x := ds.x[r*d : (r+1)*d]
+		mx := math.Inf(-1)
+		for a := range gate {
+			l := b[a]
+			for i, xi := range x {
+				l += xi * w[i*k+a]
+			}
+			gate[a] = l / cfg.Tau
+			mx = math.Max(mx, gate[a])
+		}
+		var sum float64
+		for a := range gate {
+			gate[a] = math.Exp(gate[a] - mx)
+			sum += gate[a]
+		}
+		y := ds.y[r*p : (r+1)*p]
+		for c := range y {
+			v := cfg.Noise * rng.NormFloat64()
+			for a, g := range gate {
+				v += g / sum * atoms[a*p+c]
+			}
+			y[c] = v
+		}
+	}
+	return ds
+}
+
+func normals(rng *rand.Rand, n int, sd float64) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = sd * rng.NormFloat64()
+	}
+	return v
+}
+
+// model is the training graph and its machine.
+type model struct {
+	cfg                  Config
+	g                    *G.ExprGraph
+	x, y                 *G.Node // inputs [B,D], targets [B,P]
+	xBuf, yBuf           []float64
+	xT, yT               *tensor.Dense
+	w, b, atoms          *G.Node // learned: W [D,K], b [1,K], atoms [1,K·P]
+	learnables           G.Nodes
+	value                *G.Node // ẑ [B,P]
+	loss, fit, curv, mse *G.Node // scalars
+	vm                   G.VM
+}
+
+// newModel builds the graph
+//
+//	logits  = X·W + b                                  [B,K]  Gorgonia Mul, BroadcastAdd
+//	decoded = reshape(1_B · atoms, [B,K,P])            [B,K,P] every row sees the same atoms
+//	ẑ       = ops.SoftmaxJetValue(logits, decoded, 1/τ) [B,P]
+//	mse     = mean((ẑ − Y)²),  fit = mse·P/(2σ²)
+//	curv    = ½·mean(graphs.GaussNewtonLogDet(logits, decoded, 1/τ, σ²λ)) − ½K·log(σ²λ)
+//	loss    = fit + curv
+//
+// differentiates it with gorgonia.Grad and compiles it into a TapeMachine.
+func newModel(rng *rand.Rand, cfg Config) (*model, error) {
+	bsz, d, k, p := cfg.Batch, cfg.D, cfg.K, cfg.P
+	m := &model{cfg: cfg, g: G.NewGraph()}
+	g := m.g
+	dense := func(v []float64, shape ...int) *tensor.Dense {
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
+	}
+	m.xBuf, m.yBuf = make([]float64, bsz*d), make([]float64, bsz*p)
+	m.xT, m.yT = dense(m.xBuf, bsz, d), dense(m.yBuf, bsz, p)
+	m.x = G.NewMatrix(g, G.Float64, G.WithShape(bsz, d), G.WithName("X"), G.WithValue(m.xT))
+	m.y = G.NewMatrix(g, G.Float64, G.WithShape(bsz, p), G.WithName("Y"), G.WithValue(m.yT))
+	m.w = G.NewMatrix(g, G.Float64, G.WithShape(d, k), G.WithName("W"),
+		G.WithValue(dense(normals(rng, d*k, 0.1/math.Sqrt(float64(d))), d, k)))
+	m.b = G.NewMatrix(g, G.Float64, G.WithShape(1, k), G.WithName("b"),
+		G.WithValue(dense(make([]float64, k), 1, k)))
+	m.atoms = G.NewMatrix(g, G.Float64, G.WithShape(1, k*p), G.WithName("atoms"),
+		G.WithValue(dense(normals(rng, k*p, 0.5), 1, k*p)))
+	m.learnables = G.Nodes{m.w, m.b, m.atoms}
+	ones := G.NewConstant(tensor.New(tensor.WithShape(bsz, 1), tensor.WithBacking(fill(bsz, 1))), G.WithName("ones"))
+	invTau, ridge := 1/cfg.Tau, cfg.Noise*cfg.Noise*cfg.Lambda
+
+	var err error
+	must := func(n *G.Node, e error) *G.Node {
+		if err == nil && e != nil {
+			err = e
+		}
+		return n
+	}
+	c := func(v float64) *G.Node { return G.NewConstant(v) }
+	logits := must(G.BroadcastAdd(must(G.Mul(m.x, m.w)), m.b, nil, []byte{0}))
+	if err != nil {
+		return nil, err
+	}
+	decoded := must(G.Reshape(must(G.Mul(ones, m.atoms)), tensor.Shape{bsz, k, p}))
+	if err != nil {
+		return nil, err
+	}
+	m.value = must(ops.SoftmaxJetValue(logits, decoded, invTau))
+	if err != nil {
+		return nil, err
+	}
+	m.mse = must(G.Mean(must(G.Square(must(G.Sub(m.value, m.y))))))
+	m.fit = must(G.Mul(m.mse, c(float64(p)/(2*cfg.Noise*cfg.Noise))))
+	logdet := must(graphs.GaussNewtonLogDet(logits, decoded, invTau, ridge))
+	if err != nil {
+		return nil, err
+	}
+	m.curv = must(G.Sub(must(G.Mul(must(G.Mean(logdet)), c(0.5))), c(0.5*float64(k)*math.Log(ridge))))
+	m.loss = must(G.Add(m.fit, m.curv))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := G.Grad(m.loss, m.learnables...); err != nil {
+		return nil, fmt.Errorf("differentiating the loss: %v", err)
+	}
+	m.vm = G.NewTapeMachine(g, G.BindDualValues(m.learnables...))
+	return m, nil
+}
+
+// load copies the rows idx of the data set into the graph's input tensors.
+func (m *model) load(ds dataset, idx []int) {
+	d, p := m.cfg.D, m.cfg.P
+	for i, r := range idx {
+		copy(m.xBuf[i*d:(i+1)*d], ds.x[r*d:(r+1)*d])
+		copy(m.yBuf[i*p:(i+1)*p], ds.y[r*p:(r+1)*p])
+	}
+	// The tensors are already bound; Let again in case a machine replaced the values.
+	_ = G.Let(m.x, m.xT)
+	_ = G.Let(m.y, m.yT)
+}
+
+func fill(n int, v float64) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// scalar returns a scalar node's float64 value.
+func scalar(n *G.Node) float64 {
+	switch v := n.Value().(type) {
+	case *G.F64:
+		return float64(*v)
+	case tensor.Tensor:
+		if f, ok := v.Data().(float64); ok {
+			return f
+		}
+		if f, ok := v.Data().([]float64); ok && len(f) == 1 {
+			return f[0]
+		}
+	}
+	return math.NaN()
+}
