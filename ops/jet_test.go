@@ -255,3 +255,65 @@ func TestJetVJPMatchesKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestViewInputs: inputs that Gorgonia hands over as views (a column slice, a transpose) are
+// laid out row-major before the kernel reads them, on both machines, and gradients flow back
+// through the slice.
+func TestViewInputs(t *testing.T) {
+	ins := jetInputsFor(31, 3, 2, 2)
+	wide := input{"wide", tensor.Shape{3, 5}, nil}
+	wide.vals = make([]float64, 15)
+	for r := 0; r < 3; r++ {
+		for c := 0; c < 5; c++ {
+			wide.vals[r*5+c] = float64(float32(0.3*float64(c) - 0.2*float64(r*r)))
+		}
+	}
+	// logits = wide[:, 1:3] (a strided view); decoded as is; the transpose of a [2,3] matrix
+	// as the v of an HVP.
+	vt := input{"vt", tensor.Shape{2, 3}, []float64{0.5, -1, 0.25, 1, 0, -0.5}}
+	c := graphCase{name: "views", inputs: []input{wide, ins[1], vt}, build: func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		l, err := G.Slice(in[0], nil, G.S(1, 3))
+		if err != nil {
+			return nil, err
+		}
+		v, err := G.Transpose(in[2])
+		if err != nil {
+			return nil, err
+		}
+		return SoftmaxJetHVP(l, in[1], v, tInvTau)
+	}}
+	l := make([]float64, 6)
+	for r := 0; r < 3; r++ {
+		l[r*2], l[r*2+1] = wide.vals[r*5+1], wide.vals[r*5+2]
+	}
+	v := []float64{0.5, 1, -1, 0, 0.25, -0.5}
+	flat := []input{{"l", tensor.Shape{3, 2}, l}, ins[1], {"v", tensor.Shape{3, 2}, v}}
+	for _, dt := range dtypes {
+		var want []float64
+		if dt == tensor.Float64 {
+			want = kernelJet[float64](t, false, chHVP, flat)
+		} else {
+			want = kernelJet[float32](t, false, chHVP, flat)
+		}
+		for _, m := range machines {
+			require.Equal(t, want, forwardValue(t, c, dt, m), "%v %v", dt, m)
+		}
+	}
+	checkGradients(t, c)
+
+	// Gorgonia's Slice and Transpose hand over copies here; a view passed to Do directly is
+	// materialised.
+	g := G.NewGraph()
+	ln := G.NewMatrix(g, tensor.Float64, G.WithShape(3, 2), G.WithName("l"))
+	dn := G.NewTensor(g, tensor.Float64, 3, G.WithShape(3, 2, 2), G.WithName("d"))
+	vn := G.NewMatrix(g, tensor.Float64, G.WithShape(3, 2), G.WithName("v"))
+	node, err := SoftmaxJetHVP(ln, dn, vn, tInvTau)
+	require.NoError(t, err)
+	lView, err := toDense(tensor.Float64, wide.shape, wide.vals).Slice(nil, tensor.S(1, 3))
+	require.NoError(t, err)
+	vT := toDense(tensor.Float64, vt.shape, vt.vals)
+	require.NoError(t, vT.T())
+	got, err := node.Op().Do(lView, toDense(tensor.Float64, ins[1].shape, ins[1].vals), vT)
+	require.NoError(t, err)
+	require.Equal(t, kernelJet[float64](t, false, chHVP, flat), floats(t, got))
+}
