@@ -85,6 +85,10 @@ func TestBadInputs(t *testing.T) {
 		{"activation backward shape", func() (*G.Node, error) { return GELUBackward(x, y) }, gatejet.ErrShape, "dy"},
 		{"activation backward dtype", func() (*G.Node, error) { return SiLUBackward(y, y32) }, gatejet.ErrDType, "dy"},
 		{"activation backward other graph", func() (*G.Node, error) { return ReLUBackward(lOther, l) }, gatejet.ErrParam, "dy"},
+		{"only free constants", func() (*G.Node, error) {
+			c := G.NewConstant(tensor.New(tensor.WithShape(2, 2), tensor.Of(f64)))
+			return SoftmaxBackward(c, c, 0)
+		}, gatejet.ErrParam, "y"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var n *G.Node

@@ -317,3 +317,19 @@ func TestViewInputs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, kernelJet[float64](t, false, chHVP, flat), floats(t, got))
 }
+
+// TestConstantDecoded: decoded may be a constant made by gorgonia.NewConstant (which belongs to
+// no graph until used); gradients with respect to the logits still match finite differences.
+func TestConstantDecoded(t *testing.T) {
+	ins := jetInputsFor(41, tN, tK, tP)
+	c := graphCase{name: "constant decoded", inputs: ins[:1], build: func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		return SoftmaxJetFirst(in[0], G.NewConstant(toDense(in[0].Dtype(), ins[1].shape, ins[1].vals)), tInvTau)
+	}}
+	want := kernelJet[float64](t, false, chFirst, ins)
+	for _, dt := range dtypes {
+		for _, m := range machines {
+			requireClose(t, want, forwardValue(t, c, dt, m), gradTol(dt), "%v %v", dt, m)
+		}
+	}
+	checkGradients(t, c)
+}

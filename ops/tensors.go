@@ -36,20 +36,24 @@ type arg struct {
 	n    *gorgonia.Node
 }
 
-// checkArgs validates what every constructor needs of its node arguments: none is nil, all
-// belong to one graph, and all have the same element type, Float64 or Float32. It returns
-// that dtype.
+// checkArgs validates what every constructor needs of its node arguments: none is nil, they
+// belong to one graph (a constant made by gorgonia.NewConstant belongs to none until it is
+// used, and may join any), and all have the same element type, Float64 or Float32. It
+// returns that dtype.
 func checkArgs(op string, args ...arg) (tensor.Dtype, error) {
 	var dt tensor.Dtype
+	var g *gorgonia.ExprGraph
+	graphArg := ""
 	for i, a := range args {
 		if a.n == nil {
 			return dt, gatejet.Errorf(gatejet.ErrParam, op, a.name, "nil node")
 		}
-		if a.n.Graph() == nil {
-			return dt, gatejet.Errorf(gatejet.ErrParam, op, a.name, "node %v belongs to no graph", a.n)
-		}
-		if i > 0 && a.n.Graph() != args[0].n.Graph() {
-			return dt, gatejet.Errorf(gatejet.ErrParam, op, a.name, "node belongs to another graph than %s", args[0].name)
+		if ag := a.n.Graph(); ag != nil {
+			if g == nil {
+				g, graphArg = ag, a.name
+			} else if ag != g {
+				return dt, gatejet.Errorf(gatejet.ErrParam, op, a.name, "node belongs to another graph than %s", graphArg)
+			}
 		}
 		d, ok := nodeDtype(a.n)
 		if !ok || (d != tensor.Float64 && d != tensor.Float32) {
@@ -60,6 +64,9 @@ func checkArgs(op string, args ...arg) (tensor.Dtype, error) {
 		} else if d != dt {
 			return dt, gatejet.Errorf(gatejet.ErrDType, op, a.name, "want %v like %s, got %v", dt, args[0].name, d)
 		}
+	}
+	if g == nil {
+		return dt, gatejet.Errorf(gatejet.ErrParam, op, args[0].name, "no argument belongs to a graph (all are free constants)")
 	}
 	return dt, nil
 }
