@@ -8,9 +8,11 @@
 //     dynamic shared memory, so that `go test ./...` runs these very kernels without a GPU.
 //
 // Conventions (see cudaops/kernel.go for the argument order of every kernel):
-//   - Every kernel takes one GjArgs by value. in[]/out[] are device pointers, i0..i2 the Ints of
-//     the Call, tile the launch plan's column tile (row-jet kernels) or slab width (axis
-//     kernels), s the inverse temperature of softmax-gate kernels, floats the logistic α then β.
+//   - Every entry point takes the 13 fields of GjArgs as separate 8-byte parameters, in order:
+//     in0..in3, out0..out2 (device pointers, unused ones null), floats (device pointer to the
+//     logistic α then β, or null), i0, i1, i2 (the Ints of the Call), tile (the launch plan's
+//     column tile for row-jet kernels, slab width for axis kernels) and s (the inverse
+//     temperature of softmax-gate kernels).
 //   - Whatever the element type T, everything is computed in double; each output is rounded to
 //     T once, when it is stored.
 //   - Row-jet kernels: one block per row (grid-stride over rows). The gate ζ and, per column
@@ -1123,15 +1125,26 @@ GJ_ACT_BODIES(silu, 2)
   X(relu_forward) X(relu_backward) X(relu_backward_grad) X(gelu_forward) X(gelu_backward)    \
   X(gelu_backward_grad) X(silu_forward) X(silu_backward) X(silu_backward_grad)
 
+// Entry points take the GjArgs fields as 13 separate 8-byte parameters (the launchers pass
+// every parameter as one 64-bit value) and pack them for the body.
+#define GJ_PARAMS                                                                              \
+  const void *in0, const void *in1, const void *in2, const void *in3, void *out0, void *out1,  \
+      void *out2, const double *floats, gj_ll i0, gj_ll i1, gj_ll i2, gj_ll tile, double s
+#define GJ_PACK(A)                                                                             \
+  GjArgs A;                                                                                    \
+  A.in[0] = in0; A.in[1] = in1; A.in[2] = in2; A.in[3] = in3;                                  \
+  A.out[0] = out0; A.out[1] = out1; A.out[2] = out2;                                           \
+  A.floats = floats; A.i0 = i0; A.i1 = i1; A.i2 = i2; A.tile = tile; A.s = s;
+
 #if defined(GJ_WANT_F32)
 #define GJ_ENTRY_F32(name) \
-  GJ_KERNEL gj_##name##_f32(GjArgs a) { name##_body<float>(a); }
+  GJ_KERNEL gj_##name##_f32(GJ_PARAMS) { GJ_PACK(a) name##_body<float>(a); }
 #else
 #define GJ_ENTRY_F32(name)
 #endif
 #if defined(GJ_WANT_F64)
 #define GJ_ENTRY_F64(name) \
-  GJ_KERNEL gj_##name##_f64(GjArgs a) { name##_body<double>(a); }
+  GJ_KERNEL gj_##name##_f64(GJ_PARAMS) { GJ_PACK(a) name##_body<double>(a); }
 #else
 #define GJ_ENTRY_F64(name)
 #endif

@@ -109,7 +109,7 @@ struct Block {
   double* smem = nullptr;
   long long smem_doubles = 0;  // what the launch asked for
   long long highwater = 0;     // most doubles carved
-  void (*fn)(GjArgs) = nullptr;
+  void (*fn)(GJ_PARAMS) = nullptr;
   GjArgs args;
 
   void fail(const std::string& msg) {
@@ -143,7 +143,9 @@ static void resume(int t) {
 
 static void fiber_main() {
   Block* b = g_block;
-  b->fn(b->args);
+  const GjArgs& a = b->args;
+  b->fn(a.in[0], a.in[1], a.in[2], a.in[3], a.out[0], a.out[1], a.out[2], a.floats, a.i0, a.i1, a.i2,
+        a.tile, a.s);
   b->site[b->cur] = kReturned;
   yield_to_scheduler();  // never resumed
   __builtin_trap();
@@ -208,7 +210,8 @@ double* take(double** p, long long n) {
 // Self-test kernels of the emulator itself (not part of gatejet.cu): they show that a barrier
 // really separates writes from reads, and that divergent barriers and shared-memory overruns are
 // reported.
-GJ_KERNEL gj_emu_selftest_barrier(GjArgs a) {
+GJ_KERNEL gj_emu_selftest_barrier(GJ_PARAMS) {
+  GJ_PACK(a)
   GJ_SMEM_DECL;
   double* p = gj_smem;
   double* x = GJ_TAKE(p, blockDim.x);
@@ -216,18 +219,20 @@ GJ_KERNEL gj_emu_selftest_barrier(GjArgs a) {
   if (a.i0) __syncthreads();
   ((double*)a.out[0])[blockIdx.x * blockDim.x + threadIdx.x] = x[(threadIdx.x + 1) % blockDim.x];
 }
-GJ_KERNEL gj_emu_selftest_divergent(GjArgs a) {
+GJ_KERNEL gj_emu_selftest_divergent(GJ_PARAMS) {
+  GJ_PACK(a)
   (void)a;
   if (threadIdx.x != 0) __syncthreads();
 }
-GJ_KERNEL gj_emu_selftest_overrun(GjArgs a) {
+GJ_KERNEL gj_emu_selftest_overrun(GJ_PARAMS) {
+  GJ_PACK(a)
   GJ_SMEM_DECL;
   double* p = gj_smem;
   double* x = GJ_TAKE(p, a.i0);
   x[0] = 1.0;
 }
 
-typedef void (*gj_entry)(GjArgs);
+typedef void (*gj_entry)(GJ_PARAMS);
 struct gj_table_entry {
   const char* name;
   gj_entry fn;

@@ -1,0 +1,203 @@
+package cudaops
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/gatejet/gatejet"
+)
+
+// Compiler compiles CUDA C source to PTX. The device backend (build tag cuda) uses NVRTC;
+// tests use fakes.
+type Compiler interface {
+	// Compile compiles src (named name in diagnostics) with the given options and returns
+	// PTX text.
+	Compile(src, name string, options []string) (ptx string, err error)
+}
+
+// Arch is a device's compute capability written as NVRTC spells a real architecture, e.g.
+// "sm_90" for compute capability 9.0.
+type Arch string
+
+// ArchOf returns the Arch of compute capability major.minor.
+func ArchOf(major, minor int) Arch { return Arch("sm_" + strconv.Itoa(major) + strconv.Itoa(minor)) }
+
+// ModuleKey identifies one compiled module: the kernels of one family for one element type,
+// compiled for one architecture.
+type ModuleKey struct {
+	Family Family
+	DType  DType
+	Arch   Arch
+}
+
+// String returns e.g. "gatejet_softmax_jet_float64_sm_90", the module's name.
+func (k ModuleKey) String() string {
+	return "gatejet_" + k.Family.String() + "_" + k.DType.String() + "_" + string(k.Arch)
+}
+
+// CompileOptions returns the NVRTC options a module is built with: the device's own
+// architecture, no fused multiply-add contraction (so that float64 results round like the
+// CPU's), the family's kernels and the element type.
+func CompileOptions(k ModuleKey) []string {
+	want := "-DGJ_WANT_F64"
+	if k.DType == Float32 {
+		want = "-DGJ_WANT_F32"
+	}
+	return []string{
+		"--gpu-architecture=" + string(k.Arch),
+		"--fmad=false",
+		"-D" + familyMacro(k.Family),
+		want,
+	}
+}
+
+var ptxTarget = regexp.MustCompile(`(?m)^\s*\.target\s+([A-Za-z0-9_]+)`)
+
+// PTXTarget returns the architecture named by the PTX's .target directive ("" if none).
+func PTXTarget(ptx string) Arch {
+	m := ptxTarget.FindStringSubmatch(ptx)
+	if m == nil {
+		return ""
+	}
+	return Arch(m[1])
+}
+
+// ModuleCache compiles and loads modules once per ModuleKey, for one device. It refuses any
+// module whose PTX targets another architecture than the device's: such code would either
+// fail to load or be JIT-compiled for the wrong machine, silently. It is safe for concurrent
+// use; M is the loaded-module type (a cu.Module on the device).
+type ModuleCache[M any] struct {
+	arch   Arch
+	comp   Compiler
+	load   func(key ModuleKey, ptx string) (M, error)
+	unload func(M) error
+
+	mu       sync.Mutex
+	mods     map[ModuleKey]M
+	compiles int
+}
+
+// NewModuleCache returns a cache for a device of architecture arch, compiling with comp and
+// loading with load; unload (may be nil) releases a module on Close.
+func NewModuleCache[M any](arch Arch, comp Compiler, load func(ModuleKey, string) (M, error), unload func(M) error) *ModuleCache[M] {
+	return &ModuleCache[M]{arch: arch, comp: comp, load: load, unload: unload, mods: map[ModuleKey]M{}}
+}
+
+// Arch is the architecture the cache compiles for.
+func (c *ModuleCache[M]) Arch() Arch { return c.arch }
+
+// Get returns the module holding kernel k for element type dt, compiling and loading it on
+// first use. Errors are ErrDevice errors; a failed compile is not cached (a later Get tries
+// again).
+func (c *ModuleCache[M]) Get(k Kernel, dt DType) (M, error) {
+	var zero M
+	if k.Family() == FamilyUnknown || (dt != Float32 && dt != Float64) {
+		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "no module for kernel %q, dtype %v", string(k), dt)
+	}
+	return c.get(ModuleKey{Family: k.Family(), DType: dt, Arch: c.arch})
+}
+
+func (c *ModuleCache[M]) get(key ModuleKey) (M, error) {
+	var zero M
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.mods[key]; ok {
+		return m, nil
+	}
+	if key.Arch != c.arch {
+		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "module %s is for %s, the device is %s", key, key.Arch, c.arch)
+	}
+	c.compiles++
+	ptx, err := c.comp.Compile(KernelSource, key.String()+".cu", CompileOptions(key))
+	if err != nil {
+		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "compiling %s: %v", key, err)
+	}
+	if got := PTXTarget(ptx); got != c.arch {
+		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "",
+			"refusing module %s: its PTX targets %q, the device is %s", key, string(got), c.arch)
+	}
+	m, err := c.load(key, ptx)
+	if err != nil {
+		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "loading %s: %v", key, err)
+	}
+	c.mods[key] = m
+	return m, nil
+}
+
+// Prewarm compiles and loads the modules of the given kernels (every kernel when none is
+// given), for both element types.
+func (c *ModuleCache[M]) Prewarm(kernels ...Kernel) error {
+	if len(kernels) == 0 {
+		kernels = Kernels()
+	}
+	seen := map[ModuleKey]bool{}
+	var keys []ModuleKey
+	for _, k := range kernels {
+		if k.Family() == FamilyUnknown {
+			return gatejet.Errorf(gatejet.ErrParam, "cudaops.Prewarm", "kernels", "unknown kernel %q", string(k))
+		}
+		for _, dt := range []DType{Float32, Float64} {
+			key := ModuleKey{Family: k.Family(), DType: dt, Arch: c.arch}
+			if !seen[key] {
+				seen[key] = true
+				keys = append(keys, key)
+			}
+		}
+	}
+	for _, key := range keys {
+		if _, err := c.get(key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Loaded returns the keys of the modules loaded so far, sorted by name.
+func (c *ModuleCache[M]) Loaded() []ModuleKey {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]ModuleKey, 0, len(c.mods))
+	for k := range c.mods {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// Compiles is the number of compilations attempted so far.
+func (c *ModuleCache[M]) Compiles() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.compiles
+}
+
+// Close unloads every module; the cache is empty afterwards. The first unload error is
+// returned.
+func (c *ModuleCache[M]) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var first error
+	for k, m := range c.mods {
+		if c.unload != nil {
+			if err := c.unload(m); err != nil && first == nil {
+				first = fmt.Errorf("unloading %s: %w", k, err)
+			}
+		}
+		delete(c.mods, k)
+	}
+	return first
+}
+
+// EntryPoints returns the names of the device functions the module of key holds.
+func EntryPoints(key ModuleKey) []string {
+	var out []string
+	for _, k := range Kernels() {
+		if k.Family() == key.Family {
+			out = append(out, EntryPoint(k, key.DType))
+		}
+	}
+	return out
+}
