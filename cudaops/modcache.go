@@ -5,9 +5,11 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/cudaops/kernels"
 )
 
 // Compiler compiles CUDA C source to PTX. The device backend (build tag cuda) uses NVRTC;
@@ -42,16 +44,7 @@ func (k ModuleKey) String() string {
 // architecture, no fused multiply-add contraction (so that float64 results round like the
 // CPU's), the family's kernels and the element type.
 func CompileOptions(k ModuleKey) []string {
-	want := "-DGJ_WANT_F64"
-	if k.DType == Float32 {
-		want = "-DGJ_WANT_F32"
-	}
-	return []string{
-		"--gpu-architecture=" + string(k.Arch),
-		"--fmad=false",
-		"-D" + familyMacro(k.Family),
-		want,
-	}
+	return kernels.Options(string(k.Arch), strings.TrimPrefix(familyMacro(k.Family), "GJ_FAMILY_"), k.DType == Float32)
 }
 
 var ptxTarget = regexp.MustCompile(`(?m)^\s*\.target\s+([A-Za-z0-9_]+)`)

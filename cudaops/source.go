@@ -1,16 +1,15 @@
 package cudaops
 
 import (
-	_ "embed"
 	"strings"
+
+	"github.com/gatejet/gatejet/cudaops/kernels"
 )
 
 // KernelSource is the CUDA C source of every kernel (kernels/gatejet.cu). The device backend
 // (build tag cuda) compiles it with NVRTC; cudaops/internal/emu compiles the same file for the
 // host. Entry points are named gj_<kernel>_f32 and gj_<kernel>_f64.
-//
-//go:embed kernels/gatejet.cu
-var KernelSource string
+var KernelSource = kernels.Source
 
 // EntryPoint returns the name of the device function that runs kernel k on element type dt.
 func EntryPoint(k Kernel, dt DType) string {

@@ -149,6 +149,35 @@ GJ_DEV void gj_tile_copy(const T* X, gj_ll K, gj_ll stride, gj_ll c0, gj_ll cw, 
   (void)st; (void)kp; (void)t; (void)nt;                    \
   double* sp = gj_smem;
 
+// Gauss-Newton slab: out[a][b] = f_a f_b Σ_c X[a][c] X[b][c], X tiles produced by load(c0, cw).
+// Each thread owns one (a,b) per chunk of blockDim slab entries and sums over c in order, so
+// out[a][b] and out[b][a] are the same sum (bitwise symmetric). With one tile the tile is built
+// once per row, otherwise once per chunk.
+#define GJ_GN_LOOP(LOAD, FA, OUTROW)                                             \
+  {                                                                              \
+    const gj_ll kk2 = K * K;                                                     \
+    const bool one = CT >= P;                                                    \
+    for (gj_ll base = 0; base < kk2; base += nt) {                               \
+      const gj_ll j = base + t;                                                  \
+      const gj_ll a = j / K, b = j - (j / K) * K;                                \
+      double acc = 0.0;                                                          \
+      GJ_TILES {                                                                 \
+        if (!one || base == 0) {                                                 \
+          __syncthreads();                                                       \
+          LOAD;                                                                  \
+          __syncthreads();                                                       \
+        }                                                                        \
+        if (j < kk2) {                                                           \
+          const double* xa = X + a * st;                                         \
+          const double* xb = X + b * st;                                         \
+          for (gj_ll c = 0; c < cw; ++c) acc += xa[c] * xb[c];                   \
+        }                                                                        \
+      }                                                                          \
+      if (j < kk2) OUTROW[j] = (T)(FA(a) * FA(b) * acc);                          \
+    }                                                                            \
+    __syncthreads();                                                             \
+  }
+
 // ---------------------------------------------------------------- softmax-gate row jets
 #if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_SOFTMAX_JET)
 
@@ -275,35 +304,6 @@ GJ_DEV void jet_hvp_body(const GjArgs& A) {
     }
   }
 }
-
-// Gauss-Newton slab: out[a][b] = f_a f_b Σ_c X[a][c] X[b][c], X tiles produced by load(c0, cw).
-// Each thread owns one (a,b) per chunk of blockDim slab entries and sums over c in order, so
-// out[a][b] and out[b][a] are the same sum (bitwise symmetric). With one tile the tile is built
-// once per row, otherwise once per chunk.
-#define GJ_GN_LOOP(LOAD, FA, OUTROW)                                             \
-  {                                                                              \
-    const gj_ll kk2 = K * K;                                                     \
-    const bool one = CT >= P;                                                    \
-    for (gj_ll base = 0; base < kk2; base += nt) {                               \
-      const gj_ll j = base + t;                                                  \
-      const gj_ll a = j / K, b = j - (j / K) * K;                                \
-      double acc = 0.0;                                                          \
-      GJ_TILES {                                                                 \
-        if (!one || base == 0) {                                                 \
-          __syncthreads();                                                       \
-          LOAD;                                                                  \
-          __syncthreads();                                                       \
-        }                                                                        \
-        if (j < kk2) {                                                           \
-          const double* xa = X + a * st;                                         \
-          const double* xb = X + b * st;                                         \
-          for (gj_ll c = 0; c < cw; ++c) acc += xa[c] * xb[c];                   \
-        }                                                                        \
-      }                                                                          \
-      if (j < kk2) OUTROW[j] = (T)(FA(a) * FA(b) * acc);                          \
-    }                                                                            \
-    __syncthreads();                                                             \
-  }
 
 template <typename T>
 GJ_DEV void jet_gauss_newton_body(const GjArgs& A) {
