@@ -1,0 +1,352 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/ops"
+	"github.com/gatejet/gatejet/softmaxjet"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Config is one autotuning run.
+type Config struct {
+	Tau        float64 // temperature of the soft pick, in units of the best cost
+	Rows, K, P int     // the timed batch
+	Reps       int     // timed runs per candidate
+	Steps      int     // policy-descent steps
+	Damping    float64 // λ of graphs.NaturalGradient
+	Candidates []int   // rows per call; nil: 8, 32, 128, 512 and all rows
+	Out        io.Writer
+	// Measure, when set, replaces the timer: it returns the cost of candidate i (tests).
+	Measure func(i, rowsPerCall int) (float64, error)
+}
+
+func defaultConfig() Config {
+	return Config{Tau: 0.05, Rows: 1024, K: 8, P: 8, Reps: 5, Steps: 10}
+}
+
+// Result holds every number run printed.
+type Result struct {
+	Candidates []int     // rows per call
+	NsPerRow   []float64 // measured (nil when Config.Measure was used)
+	Costs      []float64 // c_i, relative to the best
+	Probs      []float64 // p = softmax(−c/τ)
+	Expected   float64   // E = Σ p_i c_i
+	GradCosts  []float64 // ∂E/∂c from gorgonia.Grad through graphs.SoftArgmin
+	GradSB     []float64 // the same from the explicit ops.SoftmaxBackward node
+	Best       int       // graphs.Argmin(costs)
+	GradLogits []float64 // g = ∂E/∂θ = (diag p − ppᵀ)c, θ = −c/τ
+	Natural    []float64 // F⁺g (or (F + λI)⁻¹g)
+	NaturalP   []float64 // policy after Steps natural-gradient steps from uniform
+	PlainP     []float64 // policy after Steps plain-gradient steps from uniform
+	Elapsed    time.Duration
+}
+
+func (c Config) validate() error {
+	switch {
+	case !(c.Tau > 0) || math.IsInf(c.Tau, 1):
+		return fmt.Errorf("want 0 < tau < +Inf, got %v", c.Tau)
+	case c.Rows < 1 || c.K < 1 || c.P < 1 || c.Reps < 1 || c.Steps < 1:
+		return fmt.Errorf("want rows, K, P, reps and steps ≥ 1, got %d, %d, %d, %d, %d", c.Rows, c.K, c.P, c.Reps, c.Steps)
+	case !(c.Damping >= 0) || math.IsInf(c.Damping, 1):
+		return fmt.Errorf("want 0 ≤ damping < +Inf, got %v", c.Damping)
+	}
+	return nil
+}
+
+func run(cfg Config) (Result, error) {
+	var res Result
+	if err := cfg.validate(); err != nil {
+		return res, err
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	start := time.Now()
+	res.Candidates = cfg.Candidates
+	if res.Candidates == nil {
+		for _, r := range []int{8, 32, 128, 512} {
+			if r < cfg.Rows {
+				res.Candidates = append(res.Candidates, r)
+			}
+		}
+		res.Candidates = append(res.Candidates, cfg.Rows)
+	}
+
+	// 1. Measured costs.
+	raw := make([]float64, len(res.Candidates))
+	if cfg.Measure != nil {
+		for i, r := range res.Candidates {
+			v, err := cfg.Measure(i, r)
+			if err != nil {
+				return res, err
+			}
+			raw[i] = v
+		}
+	} else {
+		t, err := newTimer(cfg)
+		if err != nil {
+			return res, err
+		}
+		for i, r := range res.Candidates {
+			ns, err := t.nsPerRow(r, cfg.Reps)
+			if err != nil {
+				return res, err
+			}
+			raw[i] = ns
+		}
+		res.NsPerRow = raw
+	}
+	best := math.Inf(1)
+	for _, v := range raw {
+		if !(v > 0) || math.IsInf(v, 1) {
+			return res, fmt.Errorf("costs must be positive and finite, got %v", raw)
+		}
+		best = math.Min(best, v)
+	}
+	res.Costs = make([]float64, len(raw))
+	for i, v := range raw {
+		res.Costs[i] = v / best
+	}
+	invTau := 1 / cfg.Tau
+
+	// 2. The soft pick and its gradient, in a Gorgonia graph.
+	if err := softPick(&res, invTau); err != nil {
+		return res, err
+	}
+
+	// 3. The hard pick.
+	res.Best = graphs.Argmin(res.Costs)
+
+	// 4. Plain and natural gradients in the policy logits θ = −c/τ: ∂E/∂θ = −τ·∂E/∂c.
+	res.GradLogits = make([]float64, len(res.Costs))
+	for i, g := range res.GradCosts {
+		res.GradLogits[i] = -cfg.Tau * g
+	}
+	var err error
+	if res.Natural, err = graphs.NaturalGradient(res.Probs, res.GradLogits, cfg.Damping); err != nil {
+		return res, err
+	}
+
+	// 5. Policy descent from the uniform policy, T steps of size η = 1/(τT).
+	res.NaturalP, res.PlainP, err = descend(res.Costs, cfg.Steps, invTau/float64(cfg.Steps), cfg.Damping)
+	if err != nil {
+		return res, err
+	}
+	res.Elapsed = time.Since(start)
+	report(cfg, &res)
+	return res, nil
+}
+
+// softPick builds p = SoftArgmin(c, 1/τ), E = Σ p⊙c̄ (c̄ a constant copy of the costs),
+// the gradient ∂E/∂c with gorgonia.Grad, and the explicit −(1/τ)·SoftmaxBackward(p, c̄),
+// and runs them on a TapeMachine.
+func softPick(res *Result, invTau float64) error {
+	m := len(res.Costs)
+	g := G.NewGraph()
+	vec := func() *tensor.Dense {
+		return tensor.New(tensor.WithShape(m), tensor.WithBacking(append([]float64(nil), res.Costs...)))
+	}
+	c := G.NewVector(g, G.Float64, G.WithShape(m), G.WithName("costs"), G.WithValue(vec()))
+	cbar := G.NewConstant(vec(), G.WithName("measured"))
+	p, err := graphs.SoftArgmin(c, invTau)
+	if err != nil {
+		return err
+	}
+	weighted, err := G.HadamardProd(p, cbar)
+	if err != nil {
+		return err
+	}
+	expected, err := G.Sum(weighted)
+	if err != nil {
+		return err
+	}
+	sb, err := ops.SoftmaxBackward(p, cbar, 0)
+	if err != nil {
+		return err
+	}
+	explicit, err := G.Mul(sb, G.NewConstant(-invTau))
+	if err != nil {
+		return err
+	}
+	if _, err := G.Grad(expected, c); err != nil {
+		return fmt.Errorf("differentiating E: %v", err)
+	}
+	vm := G.NewTapeMachine(g, G.BindDualValues(c))
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		if oe := graphs.OpError(err); oe != nil {
+			return oe
+		}
+		return err
+	}
+	grad, err := c.Grad()
+	if err != nil {
+		return err
+	}
+	res.Probs = floats(p.Value())
+	res.Expected = floats(expected.Value())[0]
+	res.GradCosts = floats(grad)
+	res.GradSB = floats(explicit.Value())
+	return nil
+}
+
+// descend runs steps of θ ← θ − η·F⁺g (natural) and θ ← θ − η·g (plain) from θ = 0, with
+// g = (diag p − ppᵀ)·c the gradient of E = Σ softmax(θ)_i c_i, and returns both policies.
+func descend(costs []float64, steps int, eta, damping float64) (natural, plain []float64, err error) {
+	m := len(costs)
+	thN, thP := make([]float64, m), make([]float64, m)
+	policy := func(th []float64) []float64 {
+		neg := make([]float64, m)
+		for i, t := range th {
+			neg[i] = -t
+		}
+		p, e := graphs.SoftArgminProbs(neg, 1) // softmax(θ)
+		if err == nil {
+			err = e
+		}
+		return p
+	}
+	grad := func(p []float64) []float64 {
+		var e float64
+		for i := range p {
+			e += p[i] * costs[i]
+		}
+		g := make([]float64, m)
+		for i := range p {
+			g[i] = p[i] * (costs[i] - e)
+		}
+		return g
+	}
+	for s := 0; s < steps; s++ {
+		p := policy(thN)
+		nat, e := graphs.NaturalGradient(p, grad(p), damping)
+		if e != nil {
+			return nil, nil, e
+		}
+		g := grad(policy(thP))
+		if err != nil {
+			return nil, nil, err
+		}
+		for i := range thN {
+			thN[i] -= eta * nat[i]
+			thP[i] -= eta * g[i]
+		}
+	}
+	natural, plain = policy(thN), policy(thP)
+	return natural, plain, err
+}
+
+func report(cfg Config, res *Result) {
+	w := cfg.Out
+	if res.NsPerRow != nil {
+		fmt.Fprintf(w, "autotune: rows per softmaxjet.Second call for a batch of %d rows (K=%d, P=%d), best of %d runs each\n",
+			cfg.Rows, cfg.K, cfg.P, cfg.Reps)
+	} else {
+		fmt.Fprintf(w, "autotune: %d candidates with given costs\n", len(res.Costs))
+	}
+	fmt.Fprintf(w, "soft pick p = softmax(−c/τ) at τ = %g; E = Σ p·c; θ = −c/τ are the policy's logits\n\n", cfg.Tau)
+	fmt.Fprintf(w, "%9s %9s %8s %8s %12s %12s %12s\n", "rows/call", "ns/row", "cost c", "p", "∂E/∂c", "∂E/∂θ", "natural")
+	for i, r := range res.Candidates {
+		ns := "-"
+		if res.NsPerRow != nil {
+			ns = fmt.Sprintf("%.1f", res.NsPerRow[i])
+		}
+		mark := " "
+		if i == res.Best {
+			mark = "*"
+		}
+		fmt.Fprintf(w, "%8d%s %9s %8.4f %8.4f %12.5f %12.5f %12.5f\n", r, mark, ns, res.Costs[i], res.Probs[i],
+			res.GradCosts[i], res.GradLogits[i], res.Natural[i])
+	}
+	var diff float64
+	for i := range res.GradCosts {
+		diff = math.Max(diff, math.Abs(res.GradCosts[i]-res.GradSB[i]))
+	}
+	fmt.Fprintf(w, "\nhard pick (graphs.Argmin): %d rows per call (*); the soft pick gives it p = %.4f; E = %.4f\n",
+		res.Candidates[res.Best], res.Probs[res.Best], res.Expected)
+	fmt.Fprintf(w, "∂E/∂c by gorgonia.Grad through SoftArgmin and by the explicit −(1/τ)·SoftmaxBackward node: max difference %.2g\n", diff)
+	var gap float64
+	soft := res.Probs
+	for i := range soft {
+		gap = math.Max(gap, math.Abs(res.NaturalP[i]-soft[i]))
+	}
+	fmt.Fprintf(w, "%d policy steps from uniform, η = 1/(τT): natural gradient p[best] = %.4f (max |p − soft pick| = %.2g), plain gradient p[best] = %.4f\n",
+		cfg.Steps, res.NaturalP[res.Best], gap, res.PlainP[res.Best])
+	if res.NsPerRow != nil {
+		fmt.Fprintf(w, "measured and computed in %v\n", res.Elapsed.Round(time.Millisecond))
+	}
+}
+
+// timer times softmaxjet.Second over one batch in chunks.
+type timer struct {
+	sh              softmaxjet.Shape
+	logits, decoded []float64
+	dst             []float64
+	invTau          float64
+}
+
+func newTimer(cfg Config) (*timer, error) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	sh := softmaxjet.Shape{N: cfg.Rows, K: cfg.K, P: cfg.P}
+	if err := sh.Check("autotune"); err != nil {
+		return nil, err
+	}
+	t := &timer{sh: sh, invTau: 1, dst: make([]float64, sh.SecondLen()),
+		logits: make([]float64, sh.LogitsLen()), decoded: make([]float64, sh.DecodedLen())}
+	for i := range t.logits {
+		t.logits[i] = rng.NormFloat64()
+	}
+	for i := range t.decoded {
+		t.decoded[i] = rng.NormFloat64()
+	}
+	// One untimed pass warms the caches and the kernels' workspace pools.
+	if _, err := t.pass(cfg.Rows); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// pass computes the second channel of every row, rows at a time, and returns its time.
+func (t *timer) pass(rows int) (time.Duration, error) {
+	k, p := t.sh.K, t.sh.P
+	start := time.Now()
+	for lo := 0; lo < t.sh.N; lo += rows {
+		hi := min(lo+rows, t.sh.N)
+		sh := softmaxjet.Shape{N: hi - lo, K: k, P: p}
+		err := softmaxjet.Second(t.dst[lo*k*k*p:hi*k*k*p], t.logits[lo*k:hi*k], t.decoded[lo*k*p:hi*k*p], sh, t.invTau)
+		if err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// nsPerRow is the best of reps passes, in nanoseconds per row.
+func (t *timer) nsPerRow(rows, reps int) (float64, error) {
+	best := time.Duration(math.MaxInt64)
+	for r := 0; r < reps; r++ {
+		d, err := t.pass(rows)
+		if err != nil {
+			return 0, err
+		}
+		best = min(best, d)
+	}
+	return math.Max(float64(best.Nanoseconds()), 1) / float64(t.sh.N), nil
+}
+
+func floats(v G.Value) []float64 {
+	switch x := v.(type) {
+	case *G.F64:
+		return []float64{float64(*x)}
+	case *tensor.Dense:
+		return append([]float64(nil), x.Data().([]float64)...)
+	}
+	return nil
+}
