@@ -178,6 +178,11 @@ func softPick(res *Result, invTau float64) error {
 	if _, err := G.Grad(expected, c); err != nil {
 		return fmt.Errorf("differentiating E: %v", err)
 	}
+	// Read copies the values out as the tape runs (a TapeMachine reuses dead registers).
+	var pV, expectedV, explicitV G.Value
+	G.Read(p, &pV)
+	G.Read(expected, &expectedV)
+	G.Read(explicit, &explicitV)
 	vm := G.NewTapeMachine(g, G.BindDualValues(c))
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
@@ -190,10 +195,10 @@ func softPick(res *Result, invTau float64) error {
 	if err != nil {
 		return err
 	}
-	res.Probs = floats(p.Value())
-	res.Expected = floats(expected.Value())[0]
+	res.Probs = floats(pV)
+	res.Expected = floats(expectedV)[0]
 	res.GradCosts = floats(grad)
-	res.GradSB = floats(explicit.Value())
+	res.GradSB = floats(explicitV)
 	return nil
 }
 

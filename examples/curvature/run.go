@@ -152,10 +152,10 @@ func run(cfg Config) (Result, error) {
 				}
 				return res, fmt.Errorf("epoch %d: %v", e, err)
 			}
-			ep.Loss += scalar(m.loss)
-			ep.Fit += scalar(m.fit)
-			ep.Curvature += scalar(m.curv)
-			ep.ReconMSE += scalar(m.mse)
+			ep.Loss += scalar(m.lossV)
+			ep.Fit += scalar(m.fitV)
+			ep.Curvature += scalar(m.curvV)
+			ep.ReconMSE += scalar(m.mseV)
 			if err := solver.Step(G.NodesToValueGrads(m.learnables)); err != nil {
 				bar.clear()
 				return res, fmt.Errorf("epoch %d: solver: %v", e, err)
@@ -263,16 +263,17 @@ func normals(rng *rand.Rand, n int, sd float64) []float64 {
 
 // model is the training graph and its machine.
 type model struct {
-	cfg                  Config
-	g                    *G.ExprGraph
-	x, y                 *G.Node // inputs [B,D], targets [B,P]
-	xBuf, yBuf           []float64
-	xT, yT               *tensor.Dense
-	w, b, atoms          *G.Node // learned: W [D,K], b [1,K], atoms [1,K·P]
-	learnables           G.Nodes
-	value                *G.Node // ẑ [B,P]
-	loss, fit, curv, mse *G.Node // scalars
-	vm                   G.VM
+	cfg                      Config
+	g                        *G.ExprGraph
+	x, y                     *G.Node // inputs [B,D], targets [B,P]
+	xBuf, yBuf               []float64
+	xT, yT                   *tensor.Dense
+	w, b, atoms              *G.Node // learned: W [D,K], b [1,K], atoms [1,K·P]
+	learnables               G.Nodes
+	value                    *G.Node // ẑ [B,P]
+	loss, fit, curv, mse     *G.Node // scalars
+	lossV, fitV, curvV, mseV G.Value // their values, copied out by gorgonia.Read
+	vm                       G.VM
 }
 
 // newModel builds the graph
@@ -340,6 +341,12 @@ func newModel(rng *rand.Rand, cfg Config) (*model, error) {
 	if _, err := G.Grad(m.loss, m.learnables...); err != nil {
 		return nil, fmt.Errorf("differentiating the loss: %v", err)
 	}
+	// A TapeMachine reuses the register of a node once nothing needs it any more, so the
+	// intermediate scalars are copied out with Read nodes as the tape runs.
+	G.Read(m.loss, &m.lossV)
+	G.Read(m.fit, &m.fitV)
+	G.Read(m.curv, &m.curvV)
+	G.Read(m.mse, &m.mseV)
 	m.vm = G.NewTapeMachine(g, G.BindDualValues(m.learnables...))
 	return m, nil
 }
@@ -364,9 +371,9 @@ func fill(n int, v float64) []float64 {
 	return s
 }
 
-// scalar returns a scalar node's float64 value.
-func scalar(n *G.Node) float64 {
-	switch v := n.Value().(type) {
+// scalar returns a scalar value as a float64.
+func scalar(v G.Value) float64 {
+	switch v := v.(type) {
 	case *G.F64:
 		return float64(*v)
 	case tensor.Tensor:
