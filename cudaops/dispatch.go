@@ -164,6 +164,11 @@ func LastFallbackError() error {
 
 const runOp = "cudaops.Run"
 
+// deviceError0 builds an ErrDevice error of operation cudaops.Run.
+func deviceError0(format string, args ...any) error {
+	return gatejet.Errorf(gatejet.ErrDevice, runOp, "", format, args...)
+}
+
 // deviceError wraps err as an ErrDevice *gatejet.Error unless it already is one.
 func deviceError(b Backend, c *Call, err error) error {
 	if errors.Is(err, gatejet.ErrDevice) {

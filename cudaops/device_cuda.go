@@ -1,0 +1,507 @@
+//go:build cuda
+
+package cudaops
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/gatejet/gatejet/cudaops/internal/launch"
+	"github.com/gatejet/gatejet/cudaops/internal/nvrtccomp"
+)
+
+// This file is the device backend, built with the tag cuda. Importing gorgonia.org/cu runs
+// cuInit when the program starts (and cu exits the process if that fails), so a binary built
+// with the tag needs the CUDA driver; it needs a GPU only to use the backend.
+
+var (
+	device    *DeviceBackend
+	deviceErr error
+)
+
+func init() {
+	device, deviceErr = OpenDevice(0)
+	if deviceErr == nil {
+		Register(device)
+	}
+}
+
+// Device returns the backend opened on device 0 at initialisation (and registered with
+// Register), or the error that prevented it. Tests use it to call the device directly.
+func Device() (*DeviceBackend, error) { return device, deviceErr }
+
+// Prewarm compiles and loads, on device 0, the modules holding the given kernels (every kernel
+// when none is given), for both element types, so that the first Run does not pay for NVRTC.
+// It returns an ErrDevice error when there is no device.
+func Prewarm(kernels ...Kernel) error {
+	if device == nil {
+		return deviceError0("no CUDA device: %v", deviceErr)
+	}
+	return device.Prewarm(kernels...)
+}
+
+// DeviceBackend runs Calls on one CUDA device: it copies the host inputs to device memory,
+// launches the kernel of the module compiled for the device's own architecture, and copies
+// the outputs back. Launches are serialised; each runs with the device's primary context
+// current on a locked OS thread.
+type DeviceBackend struct {
+	mu       sync.Mutex
+	dev      cu.Device
+	ctx      cu.CUContext
+	name     string
+	arch     Arch
+	lim      launch.Limits
+	mods     *ModuleCache[cu.Module]
+	fns      map[string]cu.Function
+	closed   bool
+	launches atomic.Int64
+}
+
+// OpenDevice opens the device of the given ordinal: its primary context, its architecture
+// and limits, and a module cache compiling with NVRTC for that architecture.
+func OpenDevice(ordinal int) (*DeviceBackend, error) {
+	n, err := cu.NumDevices()
+	if err != nil {
+		return nil, deviceError0("counting CUDA devices: %v", err)
+	}
+	if ordinal < 0 || ordinal >= n {
+		return nil, deviceError0("no CUDA device %d (%d present)", ordinal, n)
+	}
+	dev, err := cu.GetDevice(ordinal)
+	if err != nil {
+		return nil, deviceError0("device %d: %v", ordinal, err)
+	}
+	major, minor, err := dev.ComputeCapability()
+	if err != nil {
+		return nil, deviceError0("device %d compute capability: %v", ordinal, err)
+	}
+	attrs, err := dev.Attributes(cu.MaxSharedMemoryPerBlock, cu.MaxGridDimX)
+	if err != nil {
+		return nil, deviceError0("device %d attributes: %v", ordinal, err)
+	}
+	ctx, err := dev.RetainPrimaryCtx()
+	if err != nil {
+		return nil, deviceError0("device %d primary context: %v", ordinal, err)
+	}
+	name, _ := dev.Name()
+	b := &DeviceBackend{
+		dev:  dev,
+		ctx:  ctx,
+		name: name,
+		arch: ArchOf(major, minor),
+		lim:  launch.Limits{MaxSharedBytes: attrs[0], MaxGridX: attrs[1]},
+		fns:  map[string]cu.Function{},
+	}
+	b.mods = NewModuleCache(b.arch, Compiler(nvrtccomp.Compiler{}),
+		func(_ ModuleKey, ptx string) (cu.Module, error) { return cu.LoadData(ptx) },
+		func(m cu.Module) error { return m.Unload() })
+	return b, nil
+}
+
+// Name returns "cuda:<device name>:<arch>".
+func (b *DeviceBackend) Name() string { return "cuda:" + b.name + ":" + string(b.arch) }
+
+// Arch is the device's architecture, the one every module is compiled for.
+func (b *DeviceBackend) Arch() Arch { return b.arch }
+
+// Launches is the number of kernels this backend has launched.
+func (b *DeviceBackend) Launches() int64 { return b.launches.Load() }
+
+// Modules returns the modules compiled and loaded so far.
+func (b *DeviceBackend) Modules() []ModuleKey { return b.mods.Loaded() }
+
+// withContext runs f holding the backend's lock, on a locked OS thread with the primary
+// context current.
+func (b *DeviceBackend) withContext(f func() error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return deviceError0("%s: backend closed", b.Name())
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cu.SetCurrentContext(b.ctx); err != nil {
+		return deviceError0("%s: setting the context: %v", b.Name(), err)
+	}
+	return f()
+}
+
+// Prewarm compiles and loads the modules of the given kernels (all when none is given).
+func (b *DeviceBackend) Prewarm(kernels ...Kernel) error {
+	return b.withContext(func() error { return b.mods.Prewarm(kernels...) })
+}
+
+// function returns the entry point for kernel k and element type dt (with the lock held and
+// the context current).
+func (b *DeviceBackend) function(k Kernel, dt DType, entry string) (cu.Function, error) {
+	if fn, ok := b.fns[entry]; ok {
+		return fn, nil
+	}
+	mod, err := b.mods.Get(k, dt)
+	if err != nil {
+		return cu.Function{}, err
+	}
+	fn, err := mod.Function(entry)
+	if err != nil {
+		return cu.Function{}, deviceError0("%s: function %s: %v", b.Name(), entry, err)
+	}
+	b.fns[entry] = fn
+	return fn, nil
+}
+
+func (b *DeviceBackend) plan(c *Call) (launch.Config, error) {
+	suffix := "f64"
+	if c.DType() == Float32 {
+		suffix = "f32"
+	}
+	cfg, err := launch.Plan(string(c.Kernel), c.Ints, suffix, b.lim, launch.Options{})
+	if err != nil {
+		return cfg, deviceError0("%s: %v", b.Name(), err)
+	}
+	return cfg, nil
+}
+
+// paramValues are the 13 kernel parameters of gatejet.cu, each one 64-bit value.
+type paramValues [13]uint64
+
+func makeParams(c *Call, cfg launch.Config, in, out []cu.DevicePtr, floats cu.DevicePtr) paramValues {
+	var p paramValues
+	for i, d := range in {
+		p[i] = uint64(d)
+	}
+	for i, d := range out {
+		p[4+i] = uint64(d)
+	}
+	p[7] = uint64(floats)
+	for i, v := range c.Ints {
+		p[8+i] = uint64(int64(v))
+	}
+	p[11] = uint64(int64(cfg.Tile))
+	if c.Kernel.Family() == FamilySoftmaxJet {
+		p[12] = math.Float64bits(c.Floats[0])
+	}
+	return p
+}
+
+func (p *paramValues) pointers() []unsafe.Pointer {
+	out := make([]unsafe.Pointer, len(p))
+	for i := range p {
+		out[i] = unsafe.Pointer(&p[i])
+	}
+	return out
+}
+
+// hostBytes returns the address and byte size of a []float32 or []float64.
+func hostBytes(s any) (unsafe.Pointer, int64) {
+	switch v := s.(type) {
+	case []float32:
+		if len(v) == 0 {
+			return nil, 0
+		}
+		return unsafe.Pointer(&v[0]), int64(4 * len(v))
+	case []float64:
+		if len(v) == 0 {
+			return nil, 0
+		}
+		return unsafe.Pointer(&v[0]), int64(8 * len(v))
+	}
+	return nil, 0
+}
+
+// deviceCall is a Call's buffers in device memory.
+type deviceCall struct {
+	in, out []cu.DevicePtr
+	floats  cu.DevicePtr
+	all     []cu.DevicePtr
+}
+
+func (d *deviceCall) alloc(bytes int64) (cu.DevicePtr, error) {
+	if bytes == 0 {
+		bytes = 8 // a distinct valid pointer for an empty slice
+	}
+	p, err := cu.MemAlloc(bytes)
+	if err == nil {
+		d.all = append(d.all, p)
+	}
+	return p, err
+}
+
+func (d *deviceCall) free() {
+	for _, p := range d.all {
+		_ = cu.MemFree(p)
+	}
+	d.all = nil
+}
+
+// upload allocates device buffers for c and copies its inputs (and logistic α, β) to them.
+func (b *DeviceBackend) upload(c *Call) (*deviceCall, error) {
+	d := &deviceCall{}
+	for _, s := range c.In {
+		host, n := hostBytes(s)
+		p, err := d.alloc(n)
+		if err != nil {
+			d.free()
+			return nil, deviceError0("%s: allocating %d bytes: %v", b.Name(), n, err)
+		}
+		if n > 0 {
+			if err := cu.MemcpyHtoD(p, host, n); err != nil {
+				d.free()
+				return nil, deviceError0("%s: copying an input to the device: %v", b.Name(), err)
+			}
+		}
+		d.in = append(d.in, p)
+	}
+	for _, s := range c.Out {
+		_, n := hostBytes(s)
+		p, err := d.alloc(n)
+		if err != nil {
+			d.free()
+			return nil, deviceError0("%s: allocating %d bytes: %v", b.Name(), n, err)
+		}
+		d.out = append(d.out, p)
+	}
+	if c.Kernel.Family() == FamilyLogisticJet {
+		n := int64(8 * len(c.Floats))
+		p, err := d.alloc(n)
+		if err == nil {
+			err = cu.MemcpyHtoD(p, unsafe.Pointer(&c.Floats[0]), n)
+		}
+		if err != nil {
+			d.free()
+			return nil, deviceError0("%s: gate parameters: %v", b.Name(), err)
+		}
+		d.floats = p
+	}
+	return d, nil
+}
+
+func (b *DeviceBackend) download(c *Call, d *deviceCall) error {
+	for i, s := range c.Out {
+		host, n := hostBytes(s)
+		if n == 0 {
+			continue
+		}
+		if err := cu.MemcpyDtoH(host, d.out[i], n); err != nil {
+			return deviceError0("%s: copying an output to the host: %v", b.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Launch runs c on the device and writes c.Out: host to device, kernel, synchronise, device to
+// host. Every error is an ErrDevice error (a malformed Call gives its Check error).
+func (b *DeviceBackend) Launch(c *Call) error {
+	if err := c.Check(); err != nil {
+		return err
+	}
+	cfg, err := b.plan(c)
+	if err != nil || cfg.Grid == 0 {
+		return err // Grid 0: every output is empty
+	}
+	return b.withContext(func() error {
+		fn, err := b.function(c.Kernel, c.DType(), cfg.Func)
+		if err != nil {
+			return err
+		}
+		d, err := b.upload(c)
+		if err != nil {
+			return err
+		}
+		defer d.free()
+		p := makeParams(c, cfg, d.in, d.out, d.floats)
+		if err := fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, p.pointers()); err != nil {
+			return deviceError0("%s: launching %s (grid %d, block %d, shared %d): %v", b.Name(), cfg.Func, cfg.Grid, cfg.Block, cfg.SharedBytes, err)
+		}
+		if err := cu.Synchronize(); err != nil {
+			return deviceError0("%s: %s failed: %v", b.Name(), cfg.Func, err)
+		}
+		b.launches.Add(1)
+		return b.download(c, d)
+	})
+}
+
+// Close unloads the modules and releases the primary context. Later launches fail.
+func (b *DeviceBackend) Close() error {
+	return b.withContext(func() error {
+		b.closed = true
+		err := b.mods.Close()
+		b.fns = map[string]cu.Function{}
+		if rerr := b.dev.ReleasePrimaryCtx(); rerr != nil && err == nil {
+			err = rerr
+		}
+		if err != nil {
+			return deviceError0("%s: closing: %v", b.Name(), err)
+		}
+		return nil
+	})
+}
+
+// Timing is what Time measured.
+type Timing struct {
+	Config  launch.Config // the launch
+	Kernel  time.Duration // mean device time of one launch (CUDA events), inputs resident
+	Copy    time.Duration // mean device time of one device-to-device copy of CopyBytes bytes
+	Bytes   int64         // bytes the kernel must move at least: inputs read once, outputs written once
+	CopyLen int64         // bytes copied by the reference copy
+}
+
+// Time uploads c once, launches its kernel reps times (after one warm-up launch) and reports
+// the mean kernel time measured with CUDA events, the outputs then copied back to c.Out. With
+// copyBytes > 0 it also times a device-to-device copy of that many bytes, the bandwidth
+// reference of a benchmark.
+func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error) {
+	var t Timing
+	if err := c.Check(); err != nil {
+		return t, err
+	}
+	cfg, err := b.plan(c)
+	if err != nil {
+		return t, err
+	}
+	t.Config = cfg
+	for _, s := range c.In {
+		_, n := hostBytes(s)
+		t.Bytes += n
+	}
+	for _, s := range c.Out {
+		_, n := hostBytes(s)
+		t.Bytes += n
+	}
+	if reps < 1 {
+		reps = 1
+	}
+	err = b.withContext(func() error {
+		fn, err := b.function(c.Kernel, c.DType(), cfg.Func)
+		if err != nil {
+			return err
+		}
+		d, err := b.upload(c)
+		if err != nil {
+			return err
+		}
+		defer d.free()
+		p := makeParams(c, cfg, d.in, d.out, d.floats)
+		run := func() error {
+			return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, p.pointers())
+		}
+		if t.Kernel, err = timeEvents(reps, run); err != nil {
+			return deviceError0("%s: timing %s: %v", b.Name(), cfg.Func, err)
+		}
+		b.launches.Add(int64(reps + 1))
+		if err := b.download(c, d); err != nil {
+			return err
+		}
+		if copyBytes > 0 {
+			src, err := d.alloc(copyBytes)
+			if err != nil {
+				return deviceError0("%s: allocating the copy reference: %v", b.Name(), err)
+			}
+			dst, err := d.alloc(copyBytes)
+			if err != nil {
+				return deviceError0("%s: allocating the copy reference: %v", b.Name(), err)
+			}
+			t.CopyLen = copyBytes
+			if t.Copy, err = timeEvents(reps, func() error { return cu.MemcpyDtoD(dst, src, copyBytes) }); err != nil {
+				return deviceError0("%s: timing the copy: %v", b.Name(), err)
+			}
+		}
+		return nil
+	})
+	return t, err
+}
+
+// TimeSource compiles src (another CUDA source following gatejet.cu's 13-parameter convention)
+// for the device's architecture with the given extra NVRTC options, and times its entry point
+// on c as Time does, with the given launch configuration. Benchmarks use it to run reference
+// designs next to the kernels on the same context.
+func (b *DeviceBackend) TimeSource(src, entry string, options []string, cfg launch.Config, c *Call, reps int) (time.Duration, error) {
+	if err := c.Check(); err != nil {
+		return 0, err
+	}
+	var elapsed time.Duration
+	err := b.withContext(func() error {
+		opts := append([]string{"--gpu-architecture=" + string(b.arch), "--fmad=false"}, options...)
+		ptx, err := nvrtccomp.Compiler{}.Compile(src, entry+".cu", opts)
+		if err != nil {
+			return deviceError0("%s: %v", b.Name(), err)
+		}
+		if got := PTXTarget(ptx); got != b.arch {
+			return deviceError0("%s: refusing PTX for %q", b.Name(), string(got))
+		}
+		mod, err := cu.LoadData(ptx)
+		if err != nil {
+			return deviceError0("%s: loading %s: %v", b.Name(), entry, err)
+		}
+		defer mod.Unload()
+		fn, err := mod.Function(entry)
+		if err != nil {
+			return deviceError0("%s: function %s: %v", b.Name(), entry, err)
+		}
+		d, err := b.upload(c)
+		if err != nil {
+			return err
+		}
+		defer d.free()
+		p := makeParams(c, cfg, d.in, d.out, d.floats)
+		run := func() error {
+			return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, p.pointers())
+		}
+		if elapsed, err = timeEvents(reps, run); err != nil {
+			return deviceError0("%s: timing %s: %v", b.Name(), entry, err)
+		}
+		return b.download(c, d)
+	})
+	return elapsed, err
+}
+
+// timeEvents runs f once to warm up, then reps times between two CUDA events, and returns the
+// mean time of one run.
+func timeEvents(reps int, f func() error) (time.Duration, error) {
+	if err := f(); err != nil {
+		return 0, err
+	}
+	if err := cu.Synchronize(); err != nil {
+		return 0, err
+	}
+	start, err := cu.MakeEvent(cu.DefaultEvent)
+	if err != nil {
+		return 0, err
+	}
+	defer cu.DestroyEvent(&start)
+	stop, err := cu.MakeEvent(cu.DefaultEvent)
+	if err != nil {
+		return 0, err
+	}
+	defer cu.DestroyEvent(&stop)
+	if err := start.Record(cu.NoStream); err != nil {
+		return 0, err
+	}
+	for i := 0; i < reps; i++ {
+		if err := f(); err != nil {
+			return 0, err
+		}
+	}
+	if err := stop.Record(cu.NoStream); err != nil {
+		return 0, err
+	}
+	if err := stop.Synchronize(); err != nil {
+		return 0, err
+	}
+	ms, err := start.Elapsed(stop)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(ms * 1e6 / float64(reps)), nil
+}
+
+// String describes the backend for logs.
+func (b *DeviceBackend) String() string {
+	return fmt.Sprintf("%s (max shared %d B/block, max grid x %d)", b.Name(), b.lim.MaxSharedBytes, b.lim.MaxGridX)
+}

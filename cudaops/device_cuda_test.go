@@ -1,0 +1,178 @@
+//go:build cuda
+
+package cudaops_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/cudaops/internal/cpuref"
+	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests run only with the tag cuda, on a machine with a GPU: there they fail, rather
+// than skip, when the device is missing, because a green run must mean the kernels ran on it.
+
+func device(t *testing.T) *cudaops.DeviceBackend {
+	t.Helper()
+	b, err := cudaops.Device()
+	require.NoError(t, err, "the cuda tag expects a CUDA device")
+	t.Logf("device: %v", b)
+	return b
+}
+
+func tolerance(dt cudaops.DType) float64 {
+	if dt == cudaops.Float32 {
+		return 1e-5
+	}
+	return 1e-12
+}
+
+func poison(c *cudaops.Call) {
+	for _, s := range c.Out {
+		switch v := s.(type) {
+		case []float64:
+			for i := range v {
+				v[i] = math.NaN()
+			}
+		case []float32:
+			for i := range v {
+				v[i] = float32(math.NaN())
+			}
+		}
+	}
+}
+
+func requireParity(t *testing.T, c *cudaops.Call, what string) {
+	t.Helper()
+	ref := testcase.As64(c)
+	require.NoError(t, cpuref.Run(ref))
+	for i := range c.Out {
+		e := testcase.RelErr(testcase.Float64s(c.Out[i]), testcase.Float64s(ref.Out[i]))
+		require.LessOrEqual(t, e, tolerance(c.DType()), "%s: %s %s Ints=%v output %d: normwise relative error %.3g",
+			what, c.Kernel, c.DType(), c.Ints, i, e)
+	}
+}
+
+func shapeFor(k cudaops.Kernel) []int {
+	switch k.Family() {
+	case cudaops.FamilySoftmaxJet, cudaops.FamilyLogisticJet:
+		return []int{257, 16, 16}
+	case cudaops.FamilyAxis:
+		return []int{64, 1000, 3}
+	}
+	return []int{100003}
+}
+
+// TestCUDADeviceRunsEveryKernel is the anti-false-green test: it calls the device backend
+// directly (no dispatcher, no fallback), with outputs poisoned with NaN, and requires each
+// launch to succeed, to be counted by the device, and to match the CPU.
+func TestCUDADeviceRunsEveryKernel(t *testing.T) {
+	b := device(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, k := range cudaops.Kernels() {
+		for _, dt := range []cudaops.DType{cudaops.Float64, cudaops.Float32} {
+			c := testcase.New(k, dt, shapeFor(k), rng)
+			poison(c)
+			before := b.Launches()
+			require.NoError(t, b.Launch(c), "%s %s must run on the device", k, dt)
+			require.Equal(t, before+1, b.Launches(), "%s %s: no device launch counted", k, dt)
+			requireParity(t, c, "device")
+		}
+	}
+	for _, key := range b.Modules() {
+		require.Equal(t, b.Arch(), key.Arch, "every module is built for the device's own architecture")
+	}
+}
+
+// TestCUDARequiredModeUsesTheDevice: through cudaops.Run under ModeRequired the registered
+// backend is the device, the CPU function is never called and the GPU counter moves.
+func TestCUDARequiredModeUsesTheDevice(t *testing.T) {
+	b := device(t)
+	require.Equal(t, b.Name(), cudaops.Active().Name(), "the device backend is registered at init")
+	old := cudaops.SetMode(cudaops.ModeRequired)
+	defer cudaops.SetMode(old)
+	rng := rand.New(rand.NewPCG(3, 4))
+	c := testcase.New(cudaops.KernelJetSecond, cudaops.Float64, []int{4096, 16, 16}, rng)
+	poison(c)
+	before := cudaops.Stats()
+	p, err := cudaops.Run(c, func() error { t.Fatal("CPU ran under ModeRequired"); return nil })
+	require.NoError(t, err)
+	require.Equal(t, cudaops.PathGPU, p)
+	require.Equal(t, before.GPU+1, cudaops.Stats().GPU)
+	requireParity(t, c, "Run required")
+}
+
+// TestCUDAParityLarge: the benchmark shapes and a tiled row (K = 128, P wider than a tile).
+func TestCUDAParityLarge(t *testing.T) {
+	b := device(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		k    cudaops.Kernel
+		dt   cudaops.DType
+		ints []int
+	}{
+		{cudaops.KernelJetSecond, cudaops.Float64, []int{65536, 16, 16}},
+		{cudaops.KernelJetSecondVJP, cudaops.Float64, []int{8192, 16, 16}},
+		{cudaops.KernelJetSecond, cudaops.Float64, []int{64, 128, 200}},
+		{cudaops.KernelJetHVPVJP, cudaops.Float32, []int{64, 128, 200}},
+		{cudaops.KernelJetGaussNewton, cudaops.Float64, []int{64, 128, 200}},
+		{cudaops.KernelSoftmaxBackward, cudaops.Float32, []int{8192, 4096, 1}},
+		{cudaops.KernelLogSoftmaxBackwardGrad, cudaops.Float64, []int{16, 4096, 33}},
+	} {
+		c := testcase.New(tc.k, tc.dt, tc.ints, rng)
+		poison(c)
+		require.NoError(t, b.Launch(c))
+		requireParity(t, c, "large")
+	}
+}
+
+// TestCUDADeterministic: the same launch twice gives the same bits (no atomics, fixed-order
+// reductions).
+func TestCUDADeterministic(t *testing.T) {
+	b := device(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, k := range []cudaops.Kernel{cudaops.KernelJetSecondVJP, cudaops.KernelJetGaussNewton, cudaops.KernelSoftmaxBackwardGrad} {
+		c := testcase.New(k, cudaops.Float64, shapeFor(k), rng)
+		require.NoError(t, b.Launch(c))
+		d := testcase.Clone(c)
+		require.NoError(t, b.Launch(d))
+		for i := range c.Out {
+			x, y := c.Out[i].([]float64), d.Out[i].([]float64)
+			for j := range x {
+				require.Equal(t, math.Float64bits(x[j]), math.Float64bits(y[j]), "%s output %d [%d]", k, i, j)
+			}
+		}
+	}
+}
+
+// TestCUDAAutoFallsBackOnDeviceFailure: a call the device kernels cannot take (K too large for a
+// row's shared memory) fails on the device with ErrDevice, and ModeAuto then runs the CPU.
+func TestCUDAAutoFallsBackOnDeviceFailure(t *testing.T) {
+	b := device(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	c := testcase.New(cudaops.KernelJetSecondVJP, cudaops.Float32, []int{2, 4096, 1}, rng)
+	err := b.Launch(c)
+	require.True(t, errors.Is(err, gatejet.ErrDevice), "%v", err)
+
+	old := cudaops.SetMode(cudaops.ModeAuto)
+	defer cudaops.SetMode(old)
+	cudaops.SetBreakEven(c.Kernel, 0)
+	defer cudaops.SetBreakEven(c.Kernel, -1)
+	p, err := cudaops.Run(c, func() error { return cpuref.Run(c) })
+	require.NoError(t, err)
+	require.Equal(t, cudaops.PathCPUFallback, p)
+	require.True(t, errors.Is(cudaops.LastFallbackError(), gatejet.ErrDevice))
+}
+
+// TestCUDAPrewarm loads every module, each for the device's architecture.
+func TestCUDAPrewarm(t *testing.T) {
+	b := device(t)
+	require.NoError(t, cudaops.Prewarm())
+	require.Len(t, b.Modules(), 8, "4 families × 2 element types")
+}
