@@ -4,7 +4,6 @@ package cudaops
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -168,29 +167,23 @@ func (b *DeviceBackend) plan(c *Call) (launch.Config, error) {
 	return cfg, nil
 }
 
-// paramValues are the 13 kernel parameters of gatejet.cu, each one 64-bit value.
-type paramValues [13]uint64
-
-func makeParams(c *Call, cfg launch.Config, in, out []cu.DevicePtr, floats cu.DevicePtr) paramValues {
-	var p paramValues
-	for i, d := range in {
-		p[i] = uint64(d)
+func makeParams(c *Call, cfg launch.Config, in, out []cu.DevicePtr, floats cu.DevicePtr) launch.Params {
+	addr := func(ps []cu.DevicePtr) []uint64 {
+		out := make([]uint64, len(ps))
+		for i, p := range ps {
+			out[i] = uint64(p)
+		}
+		return out
 	}
-	for i, d := range out {
-		p[4+i] = uint64(d)
-	}
-	p[7] = uint64(floats)
-	for i, v := range c.Ints {
-		p[8+i] = uint64(int64(v))
-	}
-	p[11] = uint64(int64(cfg.Tile))
+	s := 0.0
 	if c.Kernel.Family() == FamilySoftmaxJet {
-		p[12] = math.Float64bits(c.Floats[0])
+		s = c.Floats[0]
 	}
-	return p
+	return launch.MakeParams(addr(in), addr(out), uint64(floats), c.Ints, cfg, s)
 }
 
-func (p *paramValues) pointers() []unsafe.Pointer {
+// paramPointers returns the addresses of p's values, as cu's launch functions take them.
+func paramPointers(p *launch.Params) []unsafe.Pointer {
 	out := make([]unsafe.Pointer, len(p))
 	for i := range p {
 		out[i] = unsafe.Pointer(&p[i])
@@ -316,7 +309,7 @@ func (b *DeviceBackend) Launch(c *Call) error {
 		}
 		defer d.free()
 		p := makeParams(c, cfg, d.in, d.out, d.floats)
-		if err := fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, p.pointers()); err != nil {
+		if err := fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, paramPointers(&p)); err != nil {
 			return deviceError0("%s: launching %s (grid %d, block %d, shared %d): %v", b.Name(), cfg.Func, cfg.Grid, cfg.Block, cfg.SharedBytes, err)
 		}
 		if err := cu.Synchronize(); err != nil {
@@ -389,7 +382,7 @@ func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error)
 		defer d.free()
 		p := makeParams(c, cfg, d.in, d.out, d.floats)
 		run := func() error {
-			return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, p.pointers())
+			return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, paramPointers(&p))
 		}
 		if t.Kernel, err = timeEvents(reps, run); err != nil {
 			return deviceError0("%s: timing %s: %v", b.Name(), cfg.Func, err)
@@ -451,7 +444,7 @@ func (b *DeviceBackend) TimeSource(src, entry string, options []string, cfg laun
 		defer d.free()
 		p := makeParams(c, cfg, d.in, d.out, d.floats)
 		run := func() error {
-			return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, p.pointers())
+			return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, paramPointers(&p))
 		}
 		if elapsed, err = timeEvents(reps, run); err != nil {
 			return deviceError0("%s: timing %s: %v", b.Name(), entry, err)

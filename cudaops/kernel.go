@@ -348,6 +348,36 @@ func (c *Call) OutputElements() int {
 	return total
 }
 
+// Lengths returns the element count each input and output of the call must have, from its
+// Kernel and Ints alone (the slices are not looked at): for callers whose data is not in Go
+// slices, such as device-resident Gorgonia values. Errors are as Check's.
+func (c *Call) Lengths() (in, out []int, err error) {
+	const op = "cudaops.Call"
+	sp, ok := specs[c.Kernel]
+	if !ok {
+		return nil, nil, gatejet.Errorf(gatejet.ErrParam, op, "Kernel", "unknown kernel %q", string(c.Kernel))
+	}
+	if want := intsLen(sp.family); len(c.Ints) != want {
+		return nil, nil, gatejet.Errorf(gatejet.ErrParam, op, "Ints", "%s wants %d sizes, got %d", c.Kernel, want, len(c.Ints))
+	}
+	if anyNegative(c.Ints) {
+		return nil, nil, gatejet.Errorf(gatejet.ErrShape, op, "Ints", "%s: negative size in %v", c.Kernel, c.Ints)
+	}
+	for _, list := range []struct {
+		dims []dim
+		dst  *[]int
+	}{{sp.in, &in}, {sp.out, &out}} {
+		for _, d := range list.dims {
+			n, ok := c.size(d)
+			if !ok {
+				return nil, nil, gatejet.Errorf(gatejet.ErrShape, op, "Ints", "%s: sizes %v overflow int", c.Kernel, c.Ints)
+			}
+			*list.dst = append(*list.dst, n)
+		}
+	}
+	return in, out, nil
+}
+
 func intsLen(f Family) int {
 	if f == FamilyElementwise {
 		return 1

@@ -115,3 +115,20 @@ func TestDTypeString(t *testing.T) {
 	require.Equal(t, 8, Float64.Size())
 	require.Equal(t, DTypeInvalid, (&Call{}).DType())
 }
+
+func TestCallLengths(t *testing.T) {
+	in, out, err := (&Call{Kernel: KernelJetHVPVJP, Ints: []int{2, 3, 4}}).Lengths()
+	require.NoError(t, err)
+	require.Equal(t, []int{6, 24, 6, 24}, in)
+	require.Equal(t, []int{6, 24, 6}, out)
+	in, out, err = (&Call{Kernel: KernelLogSoftmaxBackwardGrad, Ints: []int{2, 3, 4}}).Lengths()
+	require.NoError(t, err)
+	require.Equal(t, []int{24, 24, 24}, in)
+	require.Equal(t, []int{24, 24}, out)
+	_, _, err = (&Call{Kernel: KernelReLUForward, Ints: []int{-1}}).Lengths()
+	require.True(t, errors.Is(err, gatejet.ErrShape))
+	_, _, err = (&Call{Kernel: "x"}).Lengths()
+	require.True(t, errors.Is(err, gatejet.ErrParam))
+	_, _, err = (&Call{Kernel: KernelJetFirst, Ints: []int{1}}).Lengths()
+	require.True(t, errors.Is(err, gatejet.ErrParam))
+}

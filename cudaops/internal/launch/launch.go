@@ -265,3 +265,26 @@ func Plan(kernel string, ints []int, suffix string, lim Limits, o Options) (Conf
 	}
 	return cfg, nil
 }
+
+// Params are the 13 parameters of every entry point of gatejet.cu, each one 64-bit value, in
+// order: in0..in3, out0..out2 (device addresses, 0 when unused), floats (device address of the
+// logistic α then β as float64, or 0), the three Ints, the tile, and s (float64 bits).
+type Params [13]uint64
+
+// MakeParams builds the parameters of a launch: device addresses of the inputs and outputs
+// (at most 4 and 3), of the float64 gate parameters (or 0), the call's Ints, the
+// configuration's tile and the inverse temperature s (0 when unused).
+func MakeParams(in, out []uint64, floats uint64, ints []int, cfg Config, s float64) Params {
+	var p Params
+	copy(p[0:4], in)
+	copy(p[4:7], out)
+	p[7] = floats
+	for i, v := range ints {
+		if i < 3 {
+			p[8+i] = uint64(int64(v))
+		}
+	}
+	p[11] = uint64(int64(cfg.Tile))
+	p[12] = math.Float64bits(s)
+	return p
+}

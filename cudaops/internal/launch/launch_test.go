@@ -94,3 +94,10 @@ func TestPlanErrors(t *testing.T) {
 		require.Error(t, err, "%+v", tc)
 	}
 }
+
+func TestMakeParams(t *testing.T) {
+	p := MakeParams([]uint64{1, 2, 3}, []uint64{4, 5}, 6, []int{7, 8, 9}, Config{Tile: 10}, 0.5)
+	require.Equal(t, Params{1, 2, 3, 0, 4, 5, 0, 6, 7, 8, 9, 10, 0x3fe0000000000000}, p)
+	p = MakeParams(nil, []uint64{4}, 0, []int{11}, Config{}, 0)
+	require.Equal(t, Params{4: 4, 8: 11}, p)
+}
