@@ -1,0 +1,5 @@
+//go:build !race
+
+package backward_test
+
+const raceEnabled = false
