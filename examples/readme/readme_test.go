@@ -1,0 +1,237 @@
+package readme_test
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"math"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/ops"
+	"github.com/gatejet/gatejet/softmaxjet"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// README: "Plain slices".
+func Example_slices() {
+	sh := softmaxjet.Shape{N: 1, K: 3, P: 2} // one row, 3 atoms, 2 output columns
+	logits := []float64{0.2, -0.4, 1.0}
+	decoded := []float64{
+		1, 0, // atom 0
+		0, 1, // atom 1
+		-1, 2, // atom 2
+	}
+	invTau := 1.0 // s = 1/τ
+
+	value := make([]float64, sh.ValueLen())   // ẑ_c              [N,P]
+	first := make([]float64, sh.FirstLen())   // ∂ẑ_c/∂l_a         [N,K,P]
+	second := make([]float64, sh.SecondLen()) // ∂²ẑ_c/∂l_a∂l_b    [N,K,K,P]
+	hvp := make([]float64, sh.FirstLen())     // second·v, without building second
+	gn := make([]float64, sh.GNLen())         // Gauss-Newton slab [N,K,K]
+	v := []float64{1, 0, 0}                   // a direction in logit space
+	for _, err := range []error{
+		softmaxjet.Value(value, logits, decoded, sh, invTau),
+		softmaxjet.First(first, logits, decoded, sh, invTau),
+		softmaxjet.Second(second, logits, decoded, sh, invTau),
+		softmaxjet.HVP(hvp, logits, decoded, v, sh, invTau),
+		softmaxjet.GaussNewton(gn, logits, decoded, sh, invTau),
+	} {
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Printf("value  %.4f\n", value)
+	fmt.Printf("first  %.4f\n", first)
+	fmt.Printf("hvp    %.4f\n", hvp)
+	fmt.Printf("gn     %.4f\n", gn)
+	// Output:
+	// value  [-0.3247 1.3247]
+	// first  [0.3510 -0.3510 0.0472 -0.0472 -0.3982 0.3982]
+	// hvp    [0.1650 -0.1650 -0.0635 0.0635 -0.1015 0.1015]
+	// gn     [0.2464 0.0331 -0.2795 0.0331 0.0045 -0.0376 -0.2795 -0.0376 0.3171]
+}
+
+// README: "In a Gorgonia graph".
+func Example_graph() {
+	g := gorgonia.NewGraph()
+	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("logits"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float64{
+			0.2, -0.4, 1.0,
+			0.5, 0.5, -1.0,
+		}))))
+	decoded := gorgonia.NewTensor(g, gorgonia.Float64, 3, gorgonia.WithShape(2, 3, 2), gorgonia.WithName("decoded"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(2, 3, 2), tensor.WithBacking([]float64{
+			1, 0, 0, 1, -1, 2,
+			2, 1, 0, -1, 1, 1,
+		}))))
+	target := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(2, 2), gorgonia.WithName("y"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float64{0, 1, 1, 0}))))
+
+	invTau, lambda := 1.0, 0.1
+	value, err := ops.SoftmaxJetValue(logits, decoded, invTau) // ẑ [2,2]
+	if err != nil {
+		log.Fatal(err)
+	}
+	logdet, err := graphs.GaussNewtonLogDet(logits, decoded, invTau, lambda) // log det(H + λI) [2]
+	if err != nil {
+		log.Fatal(err)
+	}
+	// loss = mean((ẑ − y)²) + ½·mean(log det(H + λI)), built with Gorgonia's own ops
+	fit := gorgonia.Must(gorgonia.Mean(gorgonia.Must(gorgonia.Square(gorgonia.Must(gorgonia.Sub(value, target))))))
+	occam := gorgonia.Must(gorgonia.Mul(gorgonia.Must(gorgonia.Mean(logdet)), gorgonia.NewConstant(0.5)))
+	loss := gorgonia.Must(gorgonia.Add(fit, occam))
+
+	if _, err := gorgonia.Grad(loss, logits, decoded); err != nil {
+		log.Fatal(err)
+	}
+	var lossValue gorgonia.Value
+	gorgonia.Read(loss, &lossValue) // copy the value out as the tape runs
+	vm := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(logits, decoded))
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		log.Fatal(err)
+	}
+	dLogits, _ := logits.Grad()
+	fmt.Printf("loss %.4f\n", lossValue)
+	fmt.Printf("∂loss/∂logits %.4f\n", dLogits.Data())
+	// Output:
+	// loss -2.3556
+	// ∂loss/∂logits [0.0287 -0.0643 0.0355 0.0162 -0.0017 -0.0145]
+}
+
+// README: "Checking gradients".
+func Example_gradCheck() {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(4, 3), gorgonia.WithName("x"),
+		gorgonia.WithInit(gorgonia.Uniform(-1, 1)))
+	w := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(3, 5), gorgonia.WithName("w"),
+		gorgonia.WithInit(gorgonia.Uniform(-1, 1)))
+	decoded := gorgonia.NewTensor(g, gorgonia.Float64, 3, gorgonia.WithShape(4, 5, 2), gorgonia.WithName("decoded"),
+		gorgonia.WithInit(gorgonia.Uniform(-1, 1)))
+	logits, err := ops.GELU(gorgonia.Must(gorgonia.Mul(x, w))) // Gorgonia matmul, gatejet GELU
+	if err != nil {
+		log.Fatal(err)
+	}
+	penalty, err := graphs.CurvaturePenalty(logits, decoded, 2.0, 0.1) // 0.1·mean trace(H)
+	if err != nil {
+		log.Fatal(err)
+	}
+	second, err := ops.SoftmaxJetSecond(logits, decoded, 2.0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cost := gorgonia.Must(gorgonia.Add(penalty, gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(second))))))
+
+	for _, m := range []graphs.Machine{graphs.Tape, graphs.Lisp} {
+		rep, err := graphs.GradCheck(cost, gorgonia.Nodes{x, w, decoded}, graphs.WithMachine(m))
+		if err != nil { // errors.Is(err, graphs.ErrGradient) on a mismatch; rep.String() has the details
+			log.Fatal(err)
+		}
+		fmt.Printf("%s: ok=%v, %d+%d+%d elements\n", m, rep.OK(), rep.Nodes[0].Checked, rep.Nodes[1].Checked, rep.Nodes[2].Checked)
+	}
+	// Output:
+	// tape: ok=true, 12+15+40 elements
+	// lisp: ok=true, 12+15+40 elements
+}
+
+// README: "Picking a configuration".
+func Example_softArgmin() {
+	costs := []float64{1.30, 1.00, 1.04, 2.10} // measured costs of 4 configurations
+	invTau := 1 / 0.05                         // temperature τ = 0.05
+
+	p, err := graphs.SoftArgminProbs(costs, invTau) // softmax(−c/τ)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Gradient of the expected cost Σ p·c̄ in the costs (c̄ held fixed): J·c̄, J = −(1/τ)(diag p − ppᵀ)
+	dc, err := graphs.SoftArgminVJP(p, costs, invTau)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The same in the logits θ = −c/τ, and preconditioned by the Fisher information diag p − ppᵀ
+	dTheta := make([]float64, len(dc))
+	for i := range dc {
+		dTheta[i] = -dc[i] / invTau
+	}
+	natural, err := graphs.NaturalGradient(p, dTheta, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("hard pick:", graphs.Argmin(costs))
+	fmt.Printf("soft pick: %.4f\n", p)
+	fmt.Printf("∂E/∂c:     %.4f\n", dc)
+	fmt.Printf("natural:   %.4f\n", natural)
+	// Output:
+	// hard pick: 1
+	// soft pick: [0.0017 0.6888 0.3095 0.0000]
+	// ∂E/∂c:     [-0.0098 0.1776 -0.1678 -0.0000]
+	// natural:   [-0.0600 -0.3600 -0.3200 0.7400]
+}
+
+// README: "Errors".
+func Example_errors() {
+	g := gorgonia.NewGraph()
+	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(4, 3), gorgonia.WithName("logits"))
+	decoded := gorgonia.NewTensor(g, gorgonia.Float64, 3, gorgonia.WithShape(4, 5, 2), gorgonia.WithName("decoded"))
+	_, err := ops.SoftmaxJetValue(logits, decoded, 1) // K = 3 against K = 5
+	fmt.Println(errors.Is(err, gatejet.ErrShape))
+	var ge *gatejet.Error
+	if errors.As(err, &ge) {
+		fmt.Println(ge.Op, ge.Arg)
+	}
+
+	// Non-finite data are not errors: they stay in their own row.
+	sh := softmaxjet.Shape{N: 2, K: 2, P: 1}
+	value := make([]float64, sh.ValueLen())
+	err = softmaxjet.Value(value, []float64{math.NaN(), 0, 1, 2}, []float64{1, 2, 3, 4}, sh, 1)
+	fmt.Printf("%.4f %v\n", value, err)
+
+	// An op's error inside a Gorgonia machine's error: graphs.OpError digs it out.
+	g = gorgonia.NewGraph()
+	h := gorgonia.NewTensor(g, gorgonia.Float64, 3, gorgonia.WithShape(1, 2, 2), gorgonia.WithName("H"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(1, 2, 2), tensor.WithBacking([]float64{-1, 0, 0, -1}))))
+	if _, err := graphs.LogDetPlusRidge(h, 0); err != nil {
+		log.Fatal(err)
+	}
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	err = vm.RunAll()
+	fmt.Println(errors.Is(err, graphs.ErrNotSPD)) // false: Gorgonia's wrapper has no Unwrap
+	if opErr := graphs.OpError(err); opErr != nil {
+		fmt.Println(errors.Is(opErr, graphs.ErrNotSPD), opErr.Op)
+	}
+	// Output:
+	// true
+	// ops.SoftmaxJetValue decoded
+	// [NaN 3.7311] <nil>
+	// false
+	// true graphs.LogDetPlusRidge
+}
+
+// README: "GPU".
+func Example_gpu() {
+	prev := cudaops.SetMode(cudaops.ModeOff) // ModeAuto is the default; ModeRequired never falls back
+	defer cudaops.SetMode(prev)
+
+	g := gorgonia.NewGraph()
+	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(8, 4), gorgonia.WithName("logits"),
+		gorgonia.WithInit(gorgonia.Zeroes()))
+	decoded := gorgonia.NewTensor(g, gorgonia.Float64, 3, gorgonia.WithShape(8, 4, 3), gorgonia.WithName("decoded"),
+		gorgonia.WithInit(gorgonia.Ones()))
+	value, err := ops.SoftmaxJetValue(logits, decoded, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		log.Fatal(err)
+	}
+	path, _ := ops.LastPath(value)
+	fmt.Println(cudaops.CurrentMode(), path)
+	// Output:
+	// off cpu
+}
