@@ -17,10 +17,13 @@
 //
 // # Kernels and backends
 //
-// The default build is pure Go: it defines the seam and nothing that needs CUDA. The CUDA C
-// source of every kernel is kernels/gatejet.cu (one text, float and double). The package
-// cudaops/internal/emu compiles that same text for the host with a small emulation of the
-// CUDA execution model and provides a Backend, so the kernels are tested by `go test ./...`
-// without a GPU. Under the build tag `cuda` the package also compiles the source with NVRTC
-// for the device's own architecture and registers a device Backend; see docs/gpu.md.
+// The CUDA C source of every kernel is kernels/gatejet.cu (package cudaops/kernels), one text
+// for float and double, exposed here as KernelSource. The default build is pure Go and has no
+// device backend. cudaops/internal/emu compiles the same source for the host with a small
+// emulation of the CUDA execution model and provides a Backend, so `go test ./...` runs the
+// kernels without a GPU. With the build tag cuda this package also has DeviceBackend, which
+// compiles the source with NVRTC for the device's own architecture (ModuleCache, one module
+// per family and element type) and is registered at initialisation when a device answers;
+// cudaops/cudadoer adapts the kernels to Gorgonia's CUDADoer; cudaops/gpubench measures them.
+// docs/gpu.md has the design, the commands and what still needs a GPU run.
 package cudaops

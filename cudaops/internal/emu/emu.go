@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Package emu runs the CUDA kernels of cudaops/kernels/gatejet.cu on the host.
 //
 // emu.cpp compiles the kernel source itself (not a copy) after cuda_emu.hpp, a small emulation
