@@ -46,7 +46,8 @@
 // reconstruction error, rows/s), and in -out (default out/curvature/): loss.png, the loss
 // curves, and loss.csv, the same numbers.
 //
-// -gpu off|auto|required sets cudaops.SetMode. The default build has no GPU backend, so
+// -gpu off|auto|required sets cudaops.SetMode (its default is the mode the GATEJET_GPU
+// environment variable chose, auto when unset). The default build has no GPU backend, so
 // auto runs on the CPU and required fails with a message and exit status 1 (see
 // docs/gpu.md for the cuda build tag).
 package main
@@ -92,7 +93,7 @@ func parseFlags(args []string, errOut io.Writer) (Config, error) {
 	fs.Float64Var(&cfg.Settle, "settle", cfg.Settle, "stop when the epoch loss changes by less than this fraction for 3 epochs in a row (0: never)")
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the generated data, the initial parameters and the batch order")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for loss.png and loss.csv")
-	fs.StringVar(&cfg.GPU, "gpu", cfg.GPU, "GPU use: off, auto or required (cudaops.SetMode)")
+	fs.StringVar(&cfg.GPU, "gpu", cfg.GPU, "GPU use: off, auto or required (cudaops.SetMode; the default comes from $GATEJET_GPU)")
 	fs.Usage = func() {
 		fmt.Fprintln(errOut, "usage: go run ./examples/curvature [flags]")
 		fmt.Fprintln(errOut, "Trains a softmax-gated reconstruction with a Laplace-evidence curvature term.")

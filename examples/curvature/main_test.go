@@ -98,7 +98,7 @@ func TestGPURequiredWithoutBackend(t *testing.T) {
 	_, err := run(cfg)
 	require.Error(t, err)
 	require.True(t, errors.Is(err, gatejet.ErrDevice), "%v", err)
-	require.Contains(t, err.Error(), "-gpu required")
+	require.Contains(t, err.Error(), "GPU mode required")
 	require.Equal(t, before, cudaops.CurrentMode(), "the mode is left as it was")
 	entries, err := os.ReadDir(cfg.Out)
 	require.NoError(t, err)

@@ -29,7 +29,7 @@ type Config struct {
 	Settle     float64 // relative epoch-loss change below which the loss counts as settled
 	Seed       int64
 	Out        string // directory for loss.png and loss.csv
-	GPU        string // "off", "auto" or "required"
+	GPU        string // "off", "auto" or "required" (default: the mode GATEJET_GPU set)
 
 	Stdout io.Writer // epoch lines and the summary (nil: discarded)
 	Stderr io.Writer // the progress bar (nil: discarded)
@@ -39,7 +39,8 @@ func defaultConfig() Config {
 	return Config{
 		N: 16384, D: 6, K: 16, P: 32, Batch: 512, Epochs: 40,
 		Tau: 1, Lambda: 1, Noise: 0.1, LearnRate: 0.03, Settle: 2e-3,
-		Seed: 1, Out: filepath.Join("out", "curvature"), GPU: "auto",
+		Seed: 1, Out: filepath.Join("out", "curvature"),
+		GPU: cudaops.CurrentMode().String(), // from GATEJET_GPU, auto when unset
 	}
 }
 
@@ -89,7 +90,7 @@ func setGPU(s string) (restore func(), err error) {
 		return nil, fmt.Errorf("-gpu: want off, auto or required, got %q", s)
 	}
 	if mode == cudaops.ModeRequired && cudaops.Active() == nil {
-		return nil, fmt.Errorf("%w: -gpu required, but no GPU backend is registered: "+
+		return nil, fmt.Errorf("%w: GPU mode required (-gpu or GATEJET_GPU), but no GPU backend is registered: "+
 			"this binary was built without the cuda build tag, or no CUDA device was found "+
 			"(build with -tags cuda on a machine with CUDA, see docs/gpu.md; or use -gpu auto)",
 			gatejet.ErrDevice)
@@ -109,6 +110,9 @@ func run(cfg Config) (Result, error) {
 	}
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
+	}
+	if err := cudaops.EnvError(); err != nil {
+		fmt.Fprintf(cfg.Stderr, "warning: %v\n", err)
 	}
 	restore, err := setGPU(cfg.GPU)
 	if err != nil {
