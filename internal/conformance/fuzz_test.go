@@ -688,8 +688,76 @@ func FuzzOpsRun(f *testing.F) {
 			}
 		}
 
+		fuzzLogistic(t, dt, n, k, p, lv, dv, data)
 		fuzzSoftmaxBackward(t, dt, opt, data)
 	})
+}
+
+// fuzzLogistic runs ops.LogisticJetSecond on a TapeMachine with α and β taken from the fuzz
+// bytes (finite, |·| ≤ 4): the kernel's bits, exact zeros off the a = b diagonal (documented:
+// "the off-diagonal blocks are written as zeros"), row isolation, and finite output for
+// moderate input.
+func fuzzLogistic(t *testing.T, dt tensor.Dtype, n, k, p int, lv, dv []float64, data []byte) {
+	alpha, beta := make([]float64, k), make([]float64, k)
+	for i := range k {
+		if len(data) > 0 {
+			alpha[i] = float64(int(data[(5*i+1)%len(data)])-128) / 32
+			beta[i] = float64(int(data[(5*i+2)%len(data)])-128) / 32
+		}
+	}
+	what := fmt.Sprintf("LogisticJetSecond n=%d K=%d P=%d %v alpha=%v beta=%v logits=%v decoded=%v", n, k, p, dt, alpha, beta, lv, dv)
+	g := G.NewGraph()
+	l := input(g, dt, "logits", []int{n, k}, lv)
+	d := input(g, dt, "decoded", []int{n, k, p}, dv)
+	sec, err := ops.LogisticJetSecond(l, d, alpha, beta)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if err, panicked := catch(func() error { _, err := sec.Op().Do(l.Value(), d.Value()); return err }); err != nil {
+		t.Fatalf("%s: Do: panicked=%v: %v", what, panicked, err)
+	}
+	out, err := runTape(g, sec)
+	if err != nil {
+		t.Fatalf("%s: TapeMachine: %v", what, err)
+	}
+	got := out[0]
+	kernel := func(l, d []float64, sh softmaxjet.Shape) []float64 {
+		if dt == f64 {
+			s := make([]float64, sh.N*sh.K*sh.K*sh.P)
+			if err := softmaxjet.LogisticSecond(s, l, d, sh, alpha, beta); err != nil {
+				t.Fatalf("%s: kernel: %v", what, err)
+			}
+			return s
+		}
+		s := make([]float32, sh.N*sh.K*sh.K*sh.P)
+		if err := softmaxjet.LogisticSecond(s, to32(l), to32(d), sh, alpha, beta); err != nil {
+			t.Fatalf("%s: kernel: %v", what, err)
+		}
+		return to64(s)
+	}
+	if i := firstDiff(kernel(lv, dv, softmaxjet.Shape{N: n, K: k, P: p}), got); i >= 0 {
+		t.Fatalf("%s: element %d differs between the machine and the kernel", what, i)
+	}
+	w := k * k * p
+	for r := range n {
+		row := got[r*w : (r+1)*w]
+		lr, dr := lv[r*k:(r+1)*k], dv[r*k*p:(r+1)*k*p]
+		if i := firstDiff(kernel(lr, dr, softmaxjet.Shape{N: 1, K: k, P: p}), row); i >= 0 {
+			t.Fatalf("%s: row %d element %d differs from the row alone", what, r, i)
+		}
+		for a := range k {
+			for b := range k {
+				for c := range p {
+					if x := row[(a*k+b)*p+c]; a != b && x != 0 {
+						t.Fatalf("%s: row %d: second[%d][%d][%d] = %v off the diagonal, want 0", what, r, a, b, c, x)
+					}
+				}
+			}
+		}
+		if moderate(lr) && moderate(dr) && !allFinite(row) {
+			t.Fatalf("%s: row %d: moderate input, non-finite output %v", what, r, row)
+		}
+	}
 }
 
 // kernelSecondHVP computes the second channel and the HVP with the softmaxjet kernels.
