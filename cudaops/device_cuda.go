@@ -12,6 +12,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/nvrtccomp"
 )
@@ -46,6 +47,13 @@ func Prewarm(kernels ...Kernel) error {
 	return device.Prewarm(kernels...)
 }
 
+// deviceErrorCause is an ErrDevice error that also wraps cause (a cu or NVRTC error), so that
+// errors.Is / errors.As reach it.
+func deviceErrorCause(cause error, format string, args ...any) error {
+	e := deviceError0(format+": %v", append(args, cause)...).(*gatejet.Error)
+	return &LaunchError{Err: e, Cause: cause}
+}
+
 // DeviceBackend runs Calls on one CUDA device: it copies the host inputs to device memory,
 // launches the kernel of the module compiled for the device's own architecture, and copies
 // the outputs back. Launches are serialised; each runs with the device's primary context
@@ -68,26 +76,26 @@ type DeviceBackend struct {
 func OpenDevice(ordinal int) (*DeviceBackend, error) {
 	n, err := cu.NumDevices()
 	if err != nil {
-		return nil, deviceError0("counting CUDA devices: %v", err)
+		return nil, deviceErrorCause(err, "counting CUDA devices")
 	}
 	if ordinal < 0 || ordinal >= n {
 		return nil, deviceError0("no CUDA device %d (%d present)", ordinal, n)
 	}
 	dev, err := cu.GetDevice(ordinal)
 	if err != nil {
-		return nil, deviceError0("device %d: %v", ordinal, err)
+		return nil, deviceErrorCause(err, "device %d", ordinal)
 	}
 	major, minor, err := dev.ComputeCapability()
 	if err != nil {
-		return nil, deviceError0("device %d compute capability: %v", ordinal, err)
+		return nil, deviceErrorCause(err, "device %d compute capability", ordinal)
 	}
 	attrs, err := dev.Attributes(cu.MaxSharedMemoryPerBlock, cu.MaxGridDimX)
 	if err != nil {
-		return nil, deviceError0("device %d attributes: %v", ordinal, err)
+		return nil, deviceErrorCause(err, "device %d attributes", ordinal)
 	}
 	ctx, err := dev.RetainPrimaryCtx()
 	if err != nil {
-		return nil, deviceError0("device %d primary context: %v", ordinal, err)
+		return nil, deviceErrorCause(err, "device %d primary context", ordinal)
 	}
 	name, _ := dev.Name()
 	b := &DeviceBackend{
@@ -127,7 +135,7 @@ func (b *DeviceBackend) withContext(f func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cu.SetCurrentContext(b.ctx); err != nil {
-		return deviceError0("%s: setting the context: %v", b.Name(), err)
+		return deviceErrorCause(err, "%s: setting the context", b.Name())
 	}
 	return f()
 }
@@ -149,7 +157,7 @@ func (b *DeviceBackend) function(k Kernel, dt DType, entry string) (cu.Function,
 	}
 	fn, err := mod.Function(entry)
 	if err != nil {
-		return cu.Function{}, deviceError0("%s: function %s: %v", b.Name(), entry, err)
+		return cu.Function{}, deviceErrorCause(err, "%s: function %s", b.Name(), entry)
 	}
 	b.fns[entry] = fn
 	return fn, nil
@@ -162,7 +170,7 @@ func (b *DeviceBackend) plan(c *Call) (launch.Config, error) {
 	}
 	cfg, err := launch.Plan(string(c.Kernel), c.Ints, suffix, b.lim, launch.Options{})
 	if err != nil {
-		return cfg, deviceError0("%s: %v", b.Name(), err)
+		return cfg, deviceErrorCause(err, "%s", b.Name())
 	}
 	return cfg, nil
 }
@@ -241,12 +249,12 @@ func (b *DeviceBackend) upload(c *Call) (*deviceCall, error) {
 		p, err := d.alloc(n)
 		if err != nil {
 			d.free()
-			return nil, deviceError0("%s: allocating %d bytes: %v", b.Name(), n, err)
+			return nil, deviceErrorCause(err, "%s: allocating %d bytes", b.Name(), n)
 		}
 		if n > 0 {
 			if err := cu.MemcpyHtoD(p, host, n); err != nil {
 				d.free()
-				return nil, deviceError0("%s: copying an input to the device: %v", b.Name(), err)
+				return nil, deviceErrorCause(err, "%s: copying an input to the device", b.Name())
 			}
 		}
 		d.in = append(d.in, p)
@@ -256,7 +264,7 @@ func (b *DeviceBackend) upload(c *Call) (*deviceCall, error) {
 		p, err := d.alloc(n)
 		if err != nil {
 			d.free()
-			return nil, deviceError0("%s: allocating %d bytes: %v", b.Name(), n, err)
+			return nil, deviceErrorCause(err, "%s: allocating %d bytes", b.Name(), n)
 		}
 		d.out = append(d.out, p)
 	}
@@ -268,7 +276,7 @@ func (b *DeviceBackend) upload(c *Call) (*deviceCall, error) {
 		}
 		if err != nil {
 			d.free()
-			return nil, deviceError0("%s: gate parameters: %v", b.Name(), err)
+			return nil, deviceErrorCause(err, "%s: gate parameters", b.Name())
 		}
 		d.floats = p
 	}
@@ -282,7 +290,7 @@ func (b *DeviceBackend) download(c *Call, d *deviceCall) error {
 			continue
 		}
 		if err := cu.MemcpyDtoH(host, d.out[i], n); err != nil {
-			return deviceError0("%s: copying an output to the host: %v", b.Name(), err)
+			return deviceErrorCause(err, "%s: copying an output to the host", b.Name())
 		}
 	}
 	return nil
@@ -310,10 +318,10 @@ func (b *DeviceBackend) Launch(c *Call) error {
 		defer d.free()
 		p := makeParams(c, cfg, d.in, d.out, d.floats)
 		if err := fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, paramPointers(&p)); err != nil {
-			return deviceError0("%s: launching %s (grid %d, block %d, shared %d): %v", b.Name(), cfg.Func, cfg.Grid, cfg.Block, cfg.SharedBytes, err)
+			return deviceErrorCause(err, "%s: launching %s (grid %d, block %d, shared %d)", b.Name(), cfg.Func, cfg.Grid, cfg.Block, cfg.SharedBytes)
 		}
 		if err := cu.Synchronize(); err != nil {
-			return deviceError0("%s: %s failed: %v", b.Name(), cfg.Func, err)
+			return deviceErrorCause(err, "%s: %s failed", b.Name(), cfg.Func)
 		}
 		b.launches.Add(1)
 		return b.download(c, d)
@@ -330,7 +338,7 @@ func (b *DeviceBackend) Close() error {
 			err = rerr
 		}
 		if err != nil {
-			return deviceError0("%s: closing: %v", b.Name(), err)
+			return deviceErrorCause(err, "%s: closing", b.Name())
 		}
 		return nil
 	})
@@ -385,7 +393,7 @@ func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error)
 			return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, paramPointers(&p))
 		}
 		if t.Kernel, err = timeEvents(reps, run); err != nil {
-			return deviceError0("%s: timing %s: %v", b.Name(), cfg.Func, err)
+			return deviceErrorCause(err, "%s: timing %s", b.Name(), cfg.Func)
 		}
 		b.launches.Add(int64(reps + 1))
 		if err := b.download(c, d); err != nil {
@@ -394,15 +402,15 @@ func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error)
 		if copyBytes > 0 {
 			src, err := d.alloc(copyBytes)
 			if err != nil {
-				return deviceError0("%s: allocating the copy reference: %v", b.Name(), err)
+				return deviceErrorCause(err, "%s: allocating the copy reference", b.Name())
 			}
 			dst, err := d.alloc(copyBytes)
 			if err != nil {
-				return deviceError0("%s: allocating the copy reference: %v", b.Name(), err)
+				return deviceErrorCause(err, "%s: allocating the copy reference", b.Name())
 			}
 			t.CopyLen = copyBytes
 			if t.Copy, err = timeEvents(reps, func() error { return cu.MemcpyDtoD(dst, src, copyBytes) }); err != nil {
-				return deviceError0("%s: timing the copy: %v", b.Name(), err)
+				return deviceErrorCause(err, "%s: timing the copy", b.Name())
 			}
 		}
 		return nil
@@ -423,19 +431,19 @@ func (b *DeviceBackend) TimeSource(src, entry string, options []string, cfg laun
 		opts := append([]string{"--gpu-architecture=" + string(b.arch), "--fmad=false"}, options...)
 		ptx, err := nvrtccomp.Compiler{}.Compile(src, entry+".cu", opts)
 		if err != nil {
-			return deviceError0("%s: %v", b.Name(), err)
+			return deviceErrorCause(err, "%s", b.Name())
 		}
 		if got := PTXTarget(ptx); got != b.arch {
 			return deviceError0("%s: refusing PTX for %q", b.Name(), string(got))
 		}
 		mod, err := cu.LoadData(ptx)
 		if err != nil {
-			return deviceError0("%s: loading %s: %v", b.Name(), entry, err)
+			return deviceErrorCause(err, "%s: loading %s", b.Name(), entry)
 		}
 		defer mod.Unload()
 		fn, err := mod.Function(entry)
 		if err != nil {
-			return deviceError0("%s: function %s: %v", b.Name(), entry, err)
+			return deviceErrorCause(err, "%s: function %s", b.Name(), entry)
 		}
 		d, err := b.upload(c)
 		if err != nil {
@@ -447,7 +455,7 @@ func (b *DeviceBackend) TimeSource(src, entry string, options []string, cfg laun
 			return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, paramPointers(&p))
 		}
 		if elapsed, err = timeEvents(reps, run); err != nil {
-			return deviceError0("%s: timing %s: %v", b.Name(), entry, err)
+			return deviceErrorCause(err, "%s: timing %s", b.Name(), entry)
 		}
 		return b.download(c, d)
 	})

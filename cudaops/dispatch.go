@@ -169,13 +169,30 @@ func deviceError0(format string, args ...any) error {
 	return gatejet.Errorf(gatejet.ErrDevice, runOp, "", format, args...)
 }
 
-// deviceError wraps err as an ErrDevice *gatejet.Error unless it already is one.
+// LaunchError is the error Run returns (ModeRequired) or records (ModeAuto, see
+// LastFallbackError) when a backend's Launch fails with an error that is not already an
+// ErrDevice error: an ErrDevice *gatejet.Error that also wraps the backend's own error, so
+// errors.Is and errors.As reach both (gatejet.ErrDevice, and an out-of-memory type, say).
+type LaunchError struct {
+	Err   *gatejet.Error // Op "cudaops.Run", Kind gatejet.ErrDevice, the cause's text in Detail
+	Cause error          // what Backend.Launch returned
+}
+
+// Error returns Err's message.
+func (e *LaunchError) Error() string { return e.Err.Error() }
+
+// Unwrap returns both Err (hence gatejet.ErrDevice) and Cause.
+func (e *LaunchError) Unwrap() []error { return []error{e.Err, e.Cause} }
+
+// deviceError wraps a launch error as a *LaunchError unless it already is an ErrDevice error.
 func deviceError(b Backend, c *Call, err error) error {
 	if errors.Is(err, gatejet.ErrDevice) {
 		return err
 	}
-	return &gatejet.Error{Op: runOp, Detail: b.Name() + ": " + string(c.Kernel) + ": " + err.Error(),
-		Kind: gatejet.ErrDevice}
+	return &LaunchError{
+		Err:   &gatejet.Error{Op: runOp, Detail: b.Name() + ": " + string(c.Kernel) + ": " + err.Error(), Kind: gatejet.ErrDevice},
+		Cause: err,
+	}
 }
 
 // Run computes c under the current Mode, calling cpu for the CPU path:
@@ -185,8 +202,8 @@ func deviceError(b Backend, c *Call, err error) error {
 //     launches c → PathGPU. If c fails Check or the launch fails, the error is recorded
 //     (LastFallbackError) and cpu() runs → PathCPUFallback. Otherwise cpu() → PathCPU.
 //   - ModeRequired: the backend must run c whatever its Work → PathGPU. No backend, or a
-//     launch error, gives an ErrDevice error (the launch error wrapped); a Call that fails
-//     Check gives that error. cpu is never called.
+//     launch error, gives an ErrDevice error (a launch error is wrapped, see LaunchError); a
+//     Call that fails Check gives that error. cpu is never called.
 //
 // The error returned with a CPU path is cpu's own; an error under ModeRequired comes with
 // PathGPU, the path that was required. cpu may be nil only under ModeRequired.

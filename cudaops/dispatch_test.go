@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+var errInjected = errors.New("injected launch failure")
+
 // fakeBackend computes relu_forward on the host (marking its work with a sentinel so a test can
 // tell who wrote the output), or fails every launch when fail is set.
 type fakeBackend struct {
@@ -27,7 +29,7 @@ func (f *fakeBackend) Close() error { return nil }
 func (f *fakeBackend) Launch(c *Call) error {
 	f.launches.Add(1)
 	if f.fail.Load() {
-		return errors.New("injected launch failure")
+		return errInjected
 	}
 	if c.Kernel != KernelReLUForward {
 		return fmt.Errorf("fake backend: unsupported kernel %s", c.Kernel)
@@ -145,6 +147,7 @@ func TestRunAutoFallbackOnInjectedFailure(t *testing.T) {
 	require.True(t, errors.Is(fe, gatejet.ErrDevice))
 	require.Contains(t, fe.Error(), "injected launch failure")
 	require.Contains(t, fe.Error(), "flaky")
+	require.ErrorIs(t, fe, errInjected, "the backend's own error is reachable")
 	require.Equal(t, Counts{CPUFallback: 1}, Stats())
 
 	// The CPU function's own error is what Run returns on the fallback path.
@@ -188,10 +191,15 @@ func TestRunRequiredBackendFailure(t *testing.T) {
 	x, y := []float64{-1, 2}, make([]float64, 2)
 	_, err := Run(reluCall(x, y), func() error { t.Fatal("CPU must not run under ModeRequired"); return nil })
 	require.True(t, errors.Is(err, gatejet.ErrDevice), "%v", err)
+	require.ErrorIs(t, err, errInjected, "the backend's own error is wrapped too")
 	require.Contains(t, err.Error(), "injected launch failure")
 	var ge *gatejet.Error
 	require.ErrorAs(t, err, &ge)
 	require.Equal(t, "cudaops.Run", ge.Op)
+	var le *LaunchError
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, errInjected, le.Cause)
+	require.Equal(t, "cudaops.Run: device error: flaky: relu_forward: injected launch failure", err.Error())
 }
 
 func TestRunRequiredIgnoresBreakEvenAndRunsDevice(t *testing.T) {
