@@ -2,6 +2,10 @@
 //
 // Work is split into contiguous, fixed chunks of rows; each row is computed by exactly one
 // goroutine with the same code, so results are bit-identical whatever the core count.
+//
+// For allocates nothing: the helpers are long-lived goroutines that wait on a channel, and a
+// call's bookkeeping lives in a pooled task. The body is a func value that the callers bind
+// once (a method value stored in a pooled job), so passing it allocates nothing either.
 package par
 
 import (
@@ -10,12 +14,15 @@ import (
 	"sync/atomic"
 )
 
-// MinWork is the break-even, in units of scalar work (roughly output elements written), below
-// which a call runs on the calling goroutine. It is read atomically; SetMinWork changes it.
+// minWork is the break-even, in units of scalar work (roughly output elements written), below
+// which a call runs on the calling goroutine. SetMinWork changes it.
 var minWork atomic.Int64
 
-// DefaultMinWork is the break-even measured on a 2-core machine: starting goroutines and
-// waiting for them costs a few microseconds, the time to write about 32k float64 values.
+// DefaultMinWork is the break-even below which For runs on the caller: starting a split and
+// waiting for it costs a few microseconds, the time to write about 32k float64 values.
+// BenchmarkBreakEven in this package measures it:
+//
+//	go test -run '^$' -bench BreakEven ./internal/par
 const DefaultMinWork = 1 << 15
 
 func init() { minWork.Store(DefaultMinWork) }
@@ -24,6 +31,9 @@ func init() { minWork.Store(DefaultMinWork) }
 // A value ≤ 0 means "always split"; tests use it to check bit-identical results.
 func SetMinWork(w int64) int64 { return minWork.Swap(w) }
 
+// MinWork returns the current break-even (see SetMinWork).
+func MinWork() int64 { return minWork.Load() }
+
 // maxProcs caps the goroutines used (0: GOMAXPROCS). Tests set it through SetMaxProcs.
 var maxProcs atomic.Int64
 
@@ -31,44 +41,136 @@ var maxProcs atomic.Int64
 // cap.
 func SetMaxProcs(p int) int { return int(maxProcs.Swap(int64(p))) }
 
+// Workers returns the number of goroutines For splits a large call over: GOMAXPROCS, capped
+// by SetMaxProcs.
+func Workers() int {
+	w := runtime.GOMAXPROCS(0)
+	if c := int(maxProcs.Load()); c > 0 && c < w {
+		w = c
+	}
+	return w
+}
+
 // For calls body(lo, hi) over a partition of [0, n) into contiguous chunks. rowWork is the
 // work of one row; when n·rowWork is below the break-even, body(0, n) runs on the caller.
+// Otherwise the chunks are handed out, in order, to the caller and to up to Workers()−1
+// helper goroutines; For returns when every chunk is done. Which goroutine runs which chunk
+// varies from call to call; the chunks themselves do not depend on it.
+//
+// body must not be a closure made for the call if the call is to allocate nothing: bind a
+// method value once and reuse it. For may be called from several goroutines at once, and from
+// within a body (the nested call then usually runs on its own goroutine).
 func For(n, rowWork int, body func(lo, hi int)) {
 	if n <= 0 {
 		return
 	}
-	workers := runtime.GOMAXPROCS(0)
-	if c := int(maxProcs.Load()); c > 0 && c < workers {
-		workers = c
-	}
-	if workers > n {
-		workers = n
-	}
+	workers := min(Workers(), n)
 	if workers <= 1 || int64(n)*int64(max(rowWork, 1)) < minWork.Load() {
 		body(0, n)
 		return
 	}
 	// A few chunks per worker balance uneven rows without much scheduling cost.
-	chunks := workers * 4
-	if chunks > n {
-		chunks = n
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(workers)
-	run := func() {
-		defer wg.Done()
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= chunks {
-				return
-			}
-			body(i*n/chunks, (i+1)*n/chunks)
+	chunks := min(workers*4, n)
+	t := getTask()
+	t.body, t.n, t.chunks = body, n, chunks
+	t.next.Store(0)
+	t.state.Store(0) // open: publishes the fields above to the helpers that join
+	startHelpers(workers - 1)
+	for h := 1; h < workers; h++ {
+		select {
+		case queue <- t:
+		default: // the queue is full (many concurrent calls): the caller does more itself
 		}
 	}
-	for w := 1; w < workers; w++ {
-		go run()
+	t.work()
+	// Close the task; wait for the helpers that joined it and are still working.
+	if t.state.Or(closed) != 0 {
+		<-t.done
 	}
-	run()
-	wg.Wait()
+	t.body = nil
+	putTask(t)
+}
+
+// closed is the bit of task.state that stops helpers from joining; the other bits count the
+// helpers working on the task.
+const closed = 1 << 30
+
+// task is one For call split into chunks. Tasks are pooled; a helper may find a task in the
+// queue after its call has returned (it was queued but nobody was free to take it): the
+// closed bit, or a later call's fresh state, makes that harmless.
+type task struct {
+	body      func(lo, hi int)
+	n, chunks int
+	next      atomic.Int64 // next chunk to hand out
+	state     atomic.Int32 // helpers working | closed
+	done      chan struct{}
+}
+
+// work runs chunks until none is left.
+func (t *task) work() {
+	for {
+		i := int(t.next.Add(1) - 1)
+		if i >= t.chunks {
+			return
+		}
+		t.body(i*t.n/t.chunks, (i+1)*t.n/t.chunks)
+	}
+}
+
+// help joins the task unless its call has closed it, works, and tells the caller when it is
+// the last helper out of a closed task.
+func (t *task) help() {
+	for {
+		s := t.state.Load()
+		if s&closed != 0 {
+			return
+		}
+		if t.state.CompareAndSwap(s, s+1) {
+			break
+		}
+	}
+	t.work()
+	if t.state.Add(-1) == closed {
+		t.done <- struct{}{}
+	}
+}
+
+var taskPool = sync.Pool{New: func() any {
+	t := &task{done: make(chan struct{}, 1)}
+	t.state.Store(closed)
+	return t
+}}
+
+func getTask() *task { return taskPool.Get().(*task) }
+
+func putTask(t *task) { taskPool.Put(t) }
+
+// queue hands tasks to the helpers. A task may wait there behind busy helpers; if its call has
+// finished meanwhile, the helper that takes it finds it closed (or reused by a later call,
+// which it then helps). When the queue is full the caller simply does more chunks itself.
+var queue = make(chan *task, 64)
+
+var (
+	helperMu sync.Mutex
+	helpers  atomic.Int64
+)
+
+// startHelpers makes sure that at least n helper goroutines exist. Helpers live for the rest
+// of the process, parked on the queue when idle.
+func startHelpers(n int) {
+	if helpers.Load() >= int64(n) {
+		return
+	}
+	helperMu.Lock()
+	for helpers.Load() < int64(n) {
+		helpers.Add(1)
+		go helper()
+	}
+	helperMu.Unlock()
+}
+
+func helper() {
+	for t := range queue {
+		t.help()
+	}
 }
