@@ -2,6 +2,10 @@ package conformance
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -343,4 +347,67 @@ func TestRegisterUnregister(t *testing.T) {
 	} else {
 		un()
 	}
+}
+
+// TestEnvironmentMode: the initial mode comes from GATEJET_GPU, read once at start, so each
+// value is checked in a child test process. An invalid value gives ModeAuto and an ErrParam
+// EnvError naming the variable; "required" (any case, blanks around) with no backend makes an
+// op's machine run fail with ErrDevice.
+func TestEnvironmentMode(t *testing.T) {
+	if os.Getenv("GATEJET_CONFORMANCE_CHILD") == "1" {
+		return // the child runs TestEnvironmentModeChild
+	}
+	for _, tc := range []struct {
+		env  string
+		want string // the child's report
+	}{
+		{"bogus", "mode=auto env=ErrParam:GATEJET_GPU"},
+		{"", "mode=auto env=ErrParam:GATEJET_GPU"},
+		{" Required ", "mode=required env=nil run=ErrDevice"},
+		{"OFF", "mode=off env=nil run=ok"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEnvironmentModeChild$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), "GATEJET_CONFORMANCE_CHILD=1", cudaops.EnvVar+"="+tc.env)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("GATEJET_GPU=%q: child failed: %v\n%s", tc.env, err, out)
+		}
+		if !strings.Contains(string(out), "REPORT "+tc.want+"\n") {
+			t.Errorf("GATEJET_GPU=%q: want report %q, child said:\n%s", tc.env, tc.want, out)
+		}
+	}
+}
+
+// TestEnvironmentModeChild reports, in a child process of TestEnvironmentMode, the mode and
+// EnvError it started with and what an op's machine run gives.
+func TestEnvironmentModeChild(t *testing.T) {
+	if os.Getenv("GATEJET_CONFORMANCE_CHILD") != "1" {
+		t.Skip("run by TestEnvironmentMode in a child process")
+	}
+	if cudaops.Active() != nil {
+		t.Skip("a backend is registered")
+	}
+	report := "mode=" + cudaops.CurrentMode().String()
+	var ge *gatejet.Error
+	switch err := cudaops.EnvError(); {
+	case err == nil:
+		report += " env=nil"
+	case errors.As(err, &ge) && errors.Is(err, gatejet.ErrParam):
+		report += " env=ErrParam:" + ge.Arg
+	default:
+		report += " env=" + err.Error()
+	}
+	if cudaops.EnvError() == nil {
+		dg := buildDeviceGraph(t, f64, false)
+		_, err := runTape(dg.g, dg.outs()...)
+		switch ge := graphs.OpError(err); {
+		case err == nil:
+			report += " run=ok"
+		case ge != nil && errors.Is(ge, gatejet.ErrDevice):
+			report += " run=ErrDevice"
+		default:
+			report += " run=" + err.Error()
+		}
+	}
+	fmt.Printf("REPORT %s\n", report)
 }
