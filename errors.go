@@ -40,6 +40,9 @@ type Error struct {
 
 // Error formats the error as "op: arg: kind: detail".
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	s := e.Op
 	if e.Arg != "" {
 		s += ": " + e.Arg
@@ -52,7 +55,13 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the sentinel kind, so errors.Is(err, ErrShape) works.
-func (e *Error) Unwrap() error { return e.Kind }
+// A nil *Error unwraps to nil, so errors.Is on a typed nil is safe.
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Kind
+}
 
 // Errorf builds an *Error of the given kind; the detail is formatted with fmt.Sprintf.
 func Errorf(kind error, op, arg, format string, args ...any) *Error {

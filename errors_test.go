@@ -28,3 +28,11 @@ func TestCheckInvTau(t *testing.T) {
 		require.NoError(t, CheckInvTau("op", good), "invTau=%v", good)
 	}
 }
+
+func TestNilErrorIsSafe(t *testing.T) {
+	var e *Error
+	require.NotPanics(t, func() {
+		require.False(t, errors.Is(e, ErrShape))
+		require.Equal(t, "<nil>", e.Error())
+	})
+}

@@ -1,6 +1,6 @@
 module github.com/gatejet/gatejet
 
-go 1.23
+go 1.24
 
 require (
 	github.com/chewxy/hm v1.0.0

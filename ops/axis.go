@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"hash"
 
@@ -43,6 +44,11 @@ func newAxisBackward(name string, log bool, y, dy *gorgonia.Node, axis int) (*go
 	}
 	outer, n, inner, err := backward.AxisLayout(name, []int(ys), axis)
 	if err != nil {
+		// The layout check names its own "shape" argument; here the shape is y's.
+		var ge *gatejet.Error
+		if errors.As(err, &ge) && ge.Arg == "shape" {
+			ge.Arg = "y"
+		}
 		return nil, err
 	}
 	if err := checkPositiveDims(name, "y", ys); err != nil {

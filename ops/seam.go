@@ -170,7 +170,10 @@ func dispatch[T float](rec *pathRecord, k cudaops.Kernel, ints []int, floats []f
 	p, err := cudaops.Run(c, cpu)
 	c.Floats = nil
 	callPool.Put(b)
-	rec.record(p)
+	if err == nil {
+		// A failed computation (a Required run with no device, say) ran on no path.
+		rec.record(p)
+	}
 	return err
 }
 
