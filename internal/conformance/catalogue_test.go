@@ -256,6 +256,8 @@ func catalogue() []badCase {
 		{name: "backward dy float32", call: func() (any, error) { return node(ops.LogSoftmaxBackward(y, y32, 0)) }, kind: D, op: lsb, arg: "dy"},
 		{name: "backward y int", call: func() (any, error) { return node(ops.SoftmaxBackward(yInt, yInt, 0)) }, kind: D, op: sb, arg: "y"},
 		{name: "backward scalar", call: func() (any, error) { return node(ops.SoftmaxBackward(scalar, scalar, 0)) }, kind: R, op: sb, arg: "y"},
+		{name: "backward rank 9", call: func() (any, error) { return node(ops.LogSoftmaxBackward(y9, y9, 0)) }, kind: R, op: lsb, arg: "y"},
+		{name: "backward rank 9 (softmax)", call: func() (any, error) { return node(ops.SoftmaxBackward(y9, y9, -1)) }, kind: R, op: sb, arg: "y"},
 		{name: "backward zero dim", call: func() (any, error) { return node(ops.SoftmaxBackward(yZero, yZero, 0)) }, kind: E, op: sb, arg: "y"},
 		{name: "backward y nil", call: func() (any, error) { return node(ops.SoftmaxBackward(nil, dy, 0)) }, kind: P, op: sb, arg: "y"},
 		{name: "backward dy nil", call: func() (any, error) { return node(ops.LogSoftmaxBackward(y, nil, 0)) }, kind: P, op: lsb, arg: "dy"},
