@@ -109,11 +109,11 @@ func NewProgram[T Float](spec ProgramSpec) (*Program[T], error) {
 
 // progCheckSpec validates a ProgramSpec.
 func progCheckSpec(op string, spec ProgramSpec) error {
-	if err := towerCheckShape(op, Shape{N: 0, K: spec.K, P: spec.P}); err != nil {
+	if err := (Shape{N: 0, K: spec.K, P: spec.P}).Check(op); err != nil {
 		return err
 	}
 	if spec.Logistic {
-		if err := towerCheckLogistic(op, spec.K, spec.Alpha, spec.Beta); err != nil {
+		if err := checkGate(op, spec.K, spec.Alpha, spec.Beta); err != nil {
 			return err
 		}
 	} else if err := gatejet.CheckInvTau(op, spec.InvTau); err != nil {
@@ -132,21 +132,21 @@ func progCheckSpec(op string, spec ProgramSpec) error {
 	if nb < 1 || d < 0 {
 		return gatejet.Errorf(gatejet.ErrParam, op, "Basis", "want Len() ≥ 1 and Dim() ≥ 0, got Len() = %d, Dim() = %d", nb, d)
 	}
-	if want, ok := towerMulInts(nb, spec.P); !ok || len(spec.Decoder) != want {
+	if want, ok := mulInts(nb, spec.P); !ok || len(spec.Decoder) != want {
 		return gatejet.Errorf(gatejet.ErrSize, op, "Decoder", "want Basis.Len()·P = %d·%d values, got %d", nb, spec.P, len(spec.Decoder))
 	}
 	m := spec.K
 	if spec.LatentPrimaries {
-		kd, ok := towerMulInts(spec.K, d)
+		kd, ok := mulInts(spec.K, d)
 		if !ok || kd > math.MaxInt-spec.K {
 			return gatejet.Errorf(gatejet.ErrShape, op, "Basis", "K + K·d overflows int (K=%d d=%d)", spec.K, d)
 		}
 		m += kd
 	}
-	if _, ok := towerMulInts(m, m, spec.P); !ok {
+	if _, ok := mulInts(m, m, spec.P); !ok {
 		return gatejet.Errorf(gatejet.ErrShape, op, "", "m·m·P overflows int (m=%d P=%d)", m, spec.P)
 	}
-	if _, ok := towerMulInts(spec.K, d, d, nb); !ok {
+	if _, ok := mulInts(spec.K, d, d, nb); !ok {
 		return gatejet.Errorf(gatejet.ErrShape, op, "Basis", "K·d·d·nb overflows int")
 	}
 	return nil
@@ -471,7 +471,7 @@ func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
 		return err
 	}
-	if err := towerCheckLogistic(op, sh.K, alpha, beta); err != nil {
+	if err := checkGate(op, sh.K, alpha, beta); err != nil {
 		return err
 	}
 	towerBatch(value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Logistic: true, Alpha: alpha, Beta: beta})
@@ -486,7 +486,7 @@ var towerProgPool sync.Pool
 // the number of cores.
 func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec) {
 	K, P := sh.K, sh.P
-	rowWork, ok := towerMulInts(K, K, K, P)
+	rowWork, ok := mulInts(K, K, K, P)
 	if !ok {
 		rowWork = math.MaxInt
 	}
@@ -513,76 +513,9 @@ func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, sp
 	})
 }
 
-// towerCheckShape reports ErrShape unless N ≥ 0, K ≥ 1, P ≥ 1 and N·K·K·P fits in an int.
-func towerCheckShape(op string, sh Shape) error {
-	if sh.N < 0 || sh.K < 1 || sh.P < 1 {
-		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "want N ≥ 0, K ≥ 1, P ≥ 1, got N=%d K=%d P=%d", sh.N, sh.K, sh.P)
-	}
-	if _, ok := towerMulInts(max(sh.N, 1), sh.K, sh.K, sh.P); !ok {
-		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "N·K·K·P overflows int (N=%d K=%d P=%d)", sh.N, sh.K, sh.P)
-	}
-	return nil
-}
-
-// towerCheckBatch validates a batch's shape and buffer lengths (outputs may be nil).
+// towerCheckBatch validates a batch's shape and buffer lengths (outputs may be nil) with the
+// same rules, and errors, as the closed forms.
 func towerCheckBatch[T Float](op string, value, first, second, logits, decoded []T, sh Shape) error {
-	if err := towerCheckShape(op, sh); err != nil {
-		return err
-	}
-	N, K, P := sh.N, sh.K, sh.P
-	for _, b := range []struct {
-		name string
-		s    []T
-		want int
-		opt  bool
-	}{
-		{"value", value, N * P, true}, {"first", first, N * K * P, true}, {"second", second, N * K * K * P, true},
-		{"logits", logits, N * K, false}, {"decoded", decoded, N * K * P, false},
-	} {
-		if b.opt && b.s == nil {
-			continue
-		}
-		if len(b.s) != b.want {
-			return gatejet.Errorf(gatejet.ErrSize, op, b.name, "want %d values for N=%d K=%d P=%d, got %d", b.want, N, K, P, len(b.s))
-		}
-	}
-	return nil
-}
-
-// towerCheckLogistic checks the logistic gate parameters: length K (ErrParam), finite
-// (ErrNonFinite).
-func towerCheckLogistic(op string, K int, alpha, beta []float64) error {
-	for _, p := range [...]struct {
-		name string
-		v    []float64
-	}{{"alpha", alpha}, {"beta", beta}} {
-		if len(p.v) != K {
-			return gatejet.Errorf(gatejet.ErrParam, op, p.name, "want K = %d values, got %d", K, len(p.v))
-		}
-		for k, x := range p.v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return gatejet.Errorf(gatejet.ErrNonFinite, op, p.name, "%s[%d] = %v", p.name, k, x)
-			}
-		}
-	}
-	return nil
-}
-
-// towerMulInts returns the product of non-negative xs and whether it fits in an int.
-func towerMulInts(xs ...int) (int, bool) {
-	p := 1
-	for _, x := range xs {
-		if x < 0 {
-			return 0, false
-		}
-		if x == 0 {
-			p = 0
-			continue
-		}
-		if p > math.MaxInt/x {
-			return 0, false
-		}
-		p *= x
-	}
-	return p, true
+	return validate(op, sh, opt("value", value, sh.ValueLen()), opt("first", first, sh.FirstLen()), opt("second", second, sh.SecondLen()),
+		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()))
 }
