@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // minWork is the break-even, in units of scalar work (roughly output elements written), below
@@ -169,8 +170,40 @@ func startHelpers(n int) {
 	helperMu.Unlock()
 }
 
+// spinFor is how long an idle helper keeps polling the queue before it parks. Waking a parked
+// helper costs tens of microseconds on a virtual machine whose idle core has halted (32 µs
+// measured on the 2-core development VM after 1 ms of idleness, against 0.2 µs when the
+// helper is polling), which would make every split of a short call a loss; polling for a
+// while after each task makes back-to-back calls cheap to split, at the price of that much
+// CPU time per idle period.
+const spinFor = 50 * time.Microsecond
+
 func helper() {
-	for t := range queue {
+	for {
+		t := poll()
+		if t == nil {
+			t = <-queue
+		}
 		t.help()
+	}
+}
+
+// poll takes a task from the queue if one comes within spinFor, and returns nil otherwise.
+func poll() *task {
+	var deadline time.Time
+	for i := 0; ; i++ {
+		select {
+		case t := <-queue:
+			return t
+		default:
+		}
+		if i%64 == 0 {
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(spinFor)
+			} else if now.After(deadline) {
+				return nil
+			}
+		}
 	}
 }
