@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/internal/par"
 )
 
 // The per-atom logistic gate: ζ_k = σ(α_k·l_k + β_k), each atom gated on its own. Its jet is
@@ -104,30 +103,34 @@ func LogisticValue[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []fl
 	if err := validateLogistic(op, sh, alpha, beta, need("dst", dst, sh.ValueLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	par.For(sh.N, K*P, func(lo, hi int) {
-		r := newRowLogistic(K, P)
-		defer r.sc.release()
-		m := r.rest[:P]
-		for n := lo; n < hi; n++ {
-			fillLogistic(&r, logits[n*K:n*K+K], alpha, beta)
+	j := newJob[T](kLogisticValue, sh)
+	j.o0, j.l, j.d, j.alpha, j.beta = dst, logits, decoded, alpha, beta
+	j.forRows(sh.N, sh.K*sh.P)
+	return nil
+}
+
+func logisticValueRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowLogistic(K, P)
+	defer r.sc.release()
+	m := r.rest[:P]
+	for n := lo; n < hi; n++ {
+		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		for c := range m {
+			m[c] = 0
+		}
+		for k := 0; k < K; k++ {
+			dk := j.d[(n*K+k)*P : (n*K+k)*P+P]
+			dk = dk[:len(m)]
 			for c := range m {
-				m[c] = 0
-			}
-			for k := 0; k < K; k++ {
-				dk := decoded[(n*K+k)*P : (n*K+k)*P+P]
-				dk = dk[:len(m)]
-				for c := range m {
-					m[c] += r.z[k] * float64(dk[c])
-				}
-			}
-			out := dst[n*P : n*P+P]
-			for c := range out {
-				out[c] = T(m[c])
+				m[c] += r.z[k] * float64(dk[c])
 			}
 		}
-	})
-	return nil
+		out := j.o0[n*P : n*P+P]
+		for c := range out {
+			out[c] = T(m[c])
+		}
+	}
 }
 
 // LogisticFirst writes first[n][a][c] = α_a σ'_a D[n][a][c] into dst [N,K,P].
@@ -136,16 +139,20 @@ func LogisticFirst[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []fl
 	if err := validateLogistic(op, sh, alpha, beta, need("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	par.For(sh.N, K*P, func(lo, hi int) {
-		r := newRowLogistic(K, 0)
-		defer r.sc.release()
-		for n := lo; n < hi; n++ {
-			fillLogistic(&r, logits[n*K:n*K+K], alpha, beta)
-			scaledRows(dst[n*K*P:(n+1)*K*P], decoded[n*K*P:(n+1)*K*P], r.d1, P)
-		}
-	})
+	j := newJob[T](kLogisticFirst, sh)
+	j.o0, j.l, j.d, j.alpha, j.beta = dst, logits, decoded, alpha, beta
+	j.forRows(sh.N, sh.K*sh.P)
 	return nil
+}
+
+func logisticFirstRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowLogistic(K, 0)
+	defer r.sc.release()
+	for n := lo; n < hi; n++ {
+		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		scaledRows(j.o0[n*K*P:(n+1)*K*P], j.d[n*K*P:(n+1)*K*P], r.d1, P)
+	}
 }
 
 // LogisticSecond writes second[n][a][b][c] = δ_ab α_a² σ”_a D[n][a][c] into dst [N,K,K,P]
@@ -155,25 +162,29 @@ func LogisticSecond[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []f
 	if err := validateLogistic(op, sh, alpha, beta, need("dst", dst, sh.SecondLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	par.For(sh.N, K*K*P, func(lo, hi int) {
-		r := newRowLogistic(K, 0)
-		defer r.sc.release()
-		for n := lo; n < hi; n++ {
-			fillLogistic(&r, logits[n*K:n*K+K], alpha, beta)
-			out := dst[n*K*K*P : (n+1)*K*K*P]
-			clear(out)
-			for a := 0; a < K; a++ {
-				oa := out[(a*K+a)*P : (a*K+a)*P+P]
-				da := decoded[(n*K+a)*P : (n*K+a)*P+P]
-				da = da[:len(oa)]
-				for c := range oa {
-					oa[c] = T(r.d2[a] * float64(da[c]))
-				}
+	j := newJob[T](kLogisticSecond, sh)
+	j.o0, j.l, j.d, j.alpha, j.beta = dst, logits, decoded, alpha, beta
+	j.forRows(sh.N, sh.K*sh.K*sh.P)
+	return nil
+}
+
+func logisticSecondRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowLogistic(K, 0)
+	defer r.sc.release()
+	for n := lo; n < hi; n++ {
+		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		out := j.o0[n*K*K*P : (n+1)*K*K*P]
+		clear(out)
+		for a := 0; a < K; a++ {
+			oa := out[(a*K+a)*P : (a*K+a)*P+P]
+			da := j.d[(n*K+a)*P : (n*K+a)*P+P]
+			da = da[:len(oa)]
+			for c := range oa {
+				oa[c] = T(r.d2[a] * float64(da[c]))
 			}
 		}
-	})
-	return nil
+	}
 }
 
 // LogisticHVP writes hvp[n][a][c] = α_a² σ”_a v_a D[n][a][c] into dst [N,K,P]; v is [N,K].
@@ -182,20 +193,24 @@ func LogisticHVP[T Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []f
 	if err := validateLogistic(op, sh, alpha, beta, need("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	par.For(sh.N, K*P, func(lo, hi int) {
-		r := newRowLogistic(K, K)
-		defer r.sc.release()
-		f := r.rest[:K]
-		for n := lo; n < hi; n++ {
-			fillLogistic(&r, logits[n*K:n*K+K], alpha, beta)
-			for k := range f {
-				f[k] = r.d2[k] * float64(v[n*K+k])
-			}
-			scaledRows(dst[n*K*P:(n+1)*K*P], decoded[n*K*P:(n+1)*K*P], f, P)
-		}
-	})
+	j := newJob[T](kLogisticHVP, sh)
+	j.o0, j.l, j.d, j.v, j.alpha, j.beta = dst, logits, decoded, v, alpha, beta
+	j.forRows(sh.N, sh.K*sh.P)
 	return nil
+}
+
+func logisticHVPRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowLogistic(K, K)
+	defer r.sc.release()
+	f := r.rest[:K]
+	for n := lo; n < hi; n++ {
+		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		for k := range f {
+			f[k] = r.d2[k] * float64(j.v[n*K+k])
+		}
+		scaledRows(j.o0[n*K*P:(n+1)*K*P], j.d[n*K*P:(n+1)*K*P], f, P)
+	}
 }
 
 // LogisticGaussNewton writes H[n][a][b] = α_aα_b σ'_aσ'_b Σ_c D[a][c]D[b][c] into dst [N,K,K].
@@ -204,20 +219,24 @@ func LogisticGaussNewton[T Float](dst, logits, decoded []T, sh Shape, alpha, bet
 	if err := validateLogistic(op, sh, alpha, beta, need("dst", dst, sh.GNLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	par.For(sh.N, K*K*P, func(lo, hi int) {
-		r := newRowLogistic(K, K*P)
-		defer r.sc.release()
-		D := r.rest[:K*P]
-		for n := lo; n < hi; n++ {
-			fillLogistic(&r, logits[n*K:n*K+K], alpha, beta)
-			for i, x := range decoded[n*K*P : (n+1)*K*P] {
-				D[i] = float64(x)
-			}
-			gramRow(dst[n*K*K:(n+1)*K*K], r.d1, D, K, P)
-		}
-	})
+	j := newJob[T](kLogisticGaussNewton, sh)
+	j.o0, j.l, j.d, j.alpha, j.beta = dst, logits, decoded, alpha, beta
+	j.forRows(sh.N, sh.K*sh.K*sh.P)
 	return nil
+}
+
+func logisticGaussNewtonRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowLogistic(K, K*P)
+	defer r.sc.release()
+	D := r.rest[:K*P]
+	for n := lo; n < hi; n++ {
+		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		for i, x := range j.d[n*K*P : (n+1)*K*P] {
+			D[i] = float64(x)
+		}
+		gramRow(j.o0[n*K*K:(n+1)*K*K], r.d1, D, K, P)
+	}
 }
 
 // LogisticValueVJP writes the gradients of ⟨g, LogisticValue⟩ for g [N,P]:
@@ -228,28 +247,32 @@ func LogisticValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.ValueLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	par.For(sh.N, K*P, func(lo, hi int) {
-		r := newRowLogistic(K, 0)
-		defer r.sc.release()
-		for n := lo; n < hi; n++ {
-			fillLogistic(&r, logits[n*K:n*K+K], alpha, beta)
-			gn := g[n*P : n*P+P]
-			for k := 0; k < K; k++ {
-				dk := decoded[(n*K+k)*P : (n*K+k)*P+P]
-				if dLogits != nil {
-					dLogits[n*K+k] = T(r.d1[k] * dotRow(gn, dk))
-				}
-				if dDecoded != nil {
-					ok := dDecoded[(n*K+k)*P : (n*K+k)*P+P]
-					for c := range ok {
-						ok[c] = T(r.z[k] * float64(gn[c]))
-					}
+	j := newJob[T](kLogisticValueVJP, sh)
+	j.o0, j.o1, j.l, j.d, j.g, j.alpha, j.beta = dLogits, dDecoded, logits, decoded, g, alpha, beta
+	j.forRows(sh.N, sh.K*sh.P)
+	return nil
+}
+
+func logisticValueVJPRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowLogistic(K, 0)
+	defer r.sc.release()
+	for n := lo; n < hi; n++ {
+		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		gn := j.g[n*P : n*P+P]
+		for k := 0; k < K; k++ {
+			dk := j.d[(n*K+k)*P : (n*K+k)*P+P]
+			if j.o0 != nil {
+				j.o0[n*K+k] = T(r.d1[k] * dotRow(gn, dk))
+			}
+			if j.o1 != nil {
+				ok := j.o1[(n*K+k)*P : (n*K+k)*P+P]
+				for c := range ok {
+					ok[c] = T(r.z[k] * float64(gn[c]))
 				}
 			}
 		}
-	})
-	return nil
+	}
 }
 
 // LogisticFirstVJP writes the gradients of ⟨G, LogisticFirst⟩ for G [N,K,P]:
@@ -260,17 +283,21 @@ func LogisticFirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.FirstLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	par.For(sh.N, K*P, func(lo, hi int) {
-		r := newRowLogistic(K, 0)
-		defer r.sc.release()
-		for n := lo; n < hi; n++ {
-			fillLogistic(&r, logits[n*K:n*K+K], alpha, beta)
-			rows := n * K * P
-			diagVJPRow(dLogits, dDecoded, n, K, P, g[rows:rows+K*P], P, decoded[rows:rows+K*P], r.d1, r.d2, nil)
-		}
-	})
+	j := newJob[T](kLogisticFirstVJP, sh)
+	j.o0, j.o1, j.l, j.d, j.g, j.alpha, j.beta = dLogits, dDecoded, logits, decoded, g, alpha, beta
+	j.forRows(sh.N, sh.K*sh.P)
 	return nil
+}
+
+func logisticFirstVJPRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowLogistic(K, 0)
+	defer r.sc.release()
+	for n := lo; n < hi; n++ {
+		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		rows := n * K * P
+		diagVJPRow(j.o0, j.o1, n, K, P, j.g[rows:rows+K*P], P, j.d[rows:rows+K*P], r.d1, r.d2, nil)
+	}
 }
 
 // diagVJPRow serves the logistic VJPs, whose Jacobians are diagonal in the atoms: for each
@@ -307,17 +334,21 @@ func LogisticSecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sh
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.SecondLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	par.For(sh.N, K*P, func(lo, hi int) {
-		r := newRowLogistic(K, 0)
-		defer r.sc.release()
-		for n := lo; n < hi; n++ {
-			fillLogistic(&r, logits[n*K:n*K+K], alpha, beta)
-			// G[a][a] starts at (a·K + a)·P = a·(K+1)·P within the row.
-			diagVJPRow(dLogits, dDecoded, n, K, P, g[n*K*K*P:(n+1)*K*K*P], (K+1)*P, decoded[n*K*P:(n+1)*K*P], r.d2, r.d3, nil)
-		}
-	})
+	j := newJob[T](kLogisticSecondVJP, sh)
+	j.o0, j.o1, j.l, j.d, j.g, j.alpha, j.beta = dLogits, dDecoded, logits, decoded, g, alpha, beta
+	j.forRows(sh.N, sh.K*sh.P)
 	return nil
+}
+
+func logisticSecondVJPRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowLogistic(K, 0)
+	defer r.sc.release()
+	for n := lo; n < hi; n++ {
+		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		// G[a][a] starts at (a·K + a)·P = a·(K+1)·P within the row.
+		diagVJPRow(j.o0, j.o1, n, K, P, j.g[n*K*K*P:(n+1)*K*K*P], (K+1)*P, j.d[n*K*P:(n+1)*K*P], r.d2, r.d3, nil)
+	}
 }
 
 // LogisticHVPVJP writes the gradients of ⟨G, LogisticHVP(v)⟩ for G [N,K,P] with respect to the
@@ -329,27 +360,31 @@ func LogisticHVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, s
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen()), need("g", g, sh.FirstLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	par.For(sh.N, K*P, func(lo, hi int) {
-		r := newRowLogistic(K, K)
-		defer r.sc.release()
-		w := r.rest[:K]
-		for n := lo; n < hi; n++ {
-			fillLogistic(&r, logits[n*K:n*K+K], alpha, beta)
-			rows := n * K * P
-			gn, dn := g[rows:rows+K*P], decoded[rows:rows+K*P]
-			if dV != nil {
-				for a := 0; a < K; a++ {
-					dV[n*K+a] = T(r.d2[a] * dotRow(gn[a*P:a*P+P], dn[a*P:a*P+P]))
-				}
-			}
-			for a := range w {
-				w[a] = float64(v[n*K+a])
-			}
-			diagVJPRow(dLogits, dDecoded, n, K, P, gn, P, dn, r.d2, r.d3, w)
-		}
-	})
+	j := newJob[T](kLogisticHVPVJP, sh)
+	j.o0, j.o1, j.o2, j.l, j.d, j.v, j.g, j.alpha, j.beta = dLogits, dDecoded, dV, logits, decoded, v, g, alpha, beta
+	j.forRows(sh.N, sh.K*sh.P)
 	return nil
+}
+
+func logisticHVPVJPRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowLogistic(K, K)
+	defer r.sc.release()
+	w := r.rest[:K]
+	for n := lo; n < hi; n++ {
+		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		rows := n * K * P
+		gn, dn := j.g[rows:rows+K*P], j.d[rows:rows+K*P]
+		if j.o2 != nil {
+			for a := 0; a < K; a++ {
+				j.o2[n*K+a] = T(r.d2[a] * dotRow(gn[a*P:a*P+P], dn[a*P:a*P+P]))
+			}
+		}
+		for a := range w {
+			w[a] = float64(j.v[n*K+a])
+		}
+		diagVJPRow(j.o0, j.o1, n, K, P, gn, P, dn, r.d2, r.d3, w)
+	}
 }
 
 // LogisticGaussNewtonVJP writes the gradients of ⟨S, LogisticGaussNewton⟩ for S [N,K,K]; the
@@ -360,39 +395,43 @@ func LogisticGaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, 
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.GNLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	par.For(sh.N, 2*K*K*P, func(lo, hi int) {
-		r := newRowLogistic(K, 2*K*P)
-		defer r.sc.release()
-		b := r.rest
-		D, G := carve(&b, K*P), carve(&b, K*P)
-		for n := lo; n < hi; n++ {
-			fillLogistic(&r, logits[n*K:n*K+K], alpha, beta)
-			rows := n * K * P
-			for i, x := range decoded[rows : rows+K*P] {
-				D[i] = float64(x)
+	j := newJob[T](kLogisticGaussNewtonVJP, sh)
+	j.o0, j.o1, j.l, j.d, j.g, j.alpha, j.beta = dLogits, dDecoded, logits, decoded, g, alpha, beta
+	j.forRows(sh.N, 2*sh.K*sh.K*sh.P)
+	return nil
+}
+
+func logisticGaussNewtonVJPRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowLogistic(K, 2*K*P)
+	defer r.sc.release()
+	b := r.rest
+	D, G := carve(&b, K*P), carve(&b, K*P)
+	for n := lo; n < hi; n++ {
+		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		rows := n * K * P
+		for i, x := range j.d[rows : rows+K*P] {
+			D[i] = float64(x)
+		}
+		// G[a][c] = Σ_b (S[a][b] + S[b][a])·d1_b·D[b][c]  (first[b][c] = d1_b·D[b][c]);
+		// symTimesFirst with s = 1 and ζ → d1 computes exactly that.
+		symTimesFirst(G, j.g[n*K*K:(n+1)*K*K], r.d1, D, 1, K, P)
+		for a := 0; a < K; a++ {
+			ga, da := G[a*P:a*P+P], D[a*P:a*P+P]
+			da = da[:len(ga)]
+			acc := 0.0
+			for c := range ga {
+				acc += ga[c] * da[c]
 			}
-			// G[a][c] = Σ_b (S[a][b] + S[b][a])·d1_b·D[b][c]  (first[b][c] = d1_b·D[b][c]);
-			// symTimesFirst with s = 1 and ζ → d1 computes exactly that.
-			symTimesFirst(G, g[n*K*K:(n+1)*K*K], r.d1, D, 1, K, P)
-			for a := 0; a < K; a++ {
-				ga, da := G[a*P:a*P+P], D[a*P:a*P+P]
-				da = da[:len(ga)]
-				acc := 0.0
-				for c := range ga {
-					acc += ga[c] * da[c]
-				}
-				if dLogits != nil {
-					dLogits[n*K+a] = T(r.d2[a] * acc)
-				}
-				if dDecoded != nil {
-					ok := dDecoded[rows+a*P : rows+a*P+P]
-					for c := range ok {
-						ok[c] = T(r.d1[a] * ga[c])
-					}
+			if j.o0 != nil {
+				j.o0[n*K+a] = T(r.d2[a] * acc)
+			}
+			if j.o1 != nil {
+				ok := j.o1[rows+a*P : rows+a*P+P]
+				for c := range ok {
+					ok[c] = T(r.d1[a] * ga[c])
 				}
 			}
 		}
-	})
-	return nil
+	}
 }

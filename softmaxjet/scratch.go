@@ -1,6 +1,11 @@
 package softmaxjet
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/gatejet/gatejet/internal/par"
+)
 
 // scratch holds the float64 per-row workspace of one goroutine. Buffers come from a pool so
 // that steady-state calls allocate nothing.
@@ -24,4 +29,140 @@ func carve(b *[]float64, n int) []float64 {
 	s := (*b)[:n:n]
 	*b = (*b)[n:]
 	return s
+}
+
+// asT views the front of a float64 buffer as n elements of T (float32 or float64, or a type
+// defined on them); b must hold at least n·sizeof(T) bytes.
+func asT[T Float](b []float64, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	var zero T
+	if len(b)*8 < n*int(unsafe.Sizeof(zero)) {
+		panic("softmaxjet: scratch buffer too small")
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// kernel selects the rows function a job runs.
+type kernel uint8
+
+const (
+	kValue kernel = iota
+	kFirst
+	kSecond
+	kHVP
+	kGaussNewton
+	kValueVJP
+	kFirstVJP
+	kSecondVJP
+	kHVPVJP
+	kGaussNewtonVJP
+	kLogisticValue
+	kLogisticFirst
+	kLogisticSecond
+	kLogisticHVP
+	kLogisticGaussNewton
+	kLogisticValueVJP
+	kLogisticFirstVJP
+	kLogisticSecondVJP
+	kLogisticHVPVJP
+	kLogisticGaussNewtonVJP
+)
+
+// job carries one kernel call's arguments to par.For through a method value bound once, when
+// the job is made: a closure built per call would escape to the heap and cost an allocation
+// per call. Jobs of float32 and float64 are pooled; those of types defined on them are made
+// afresh (one allocation per call).
+type job[T Float] struct {
+	kind        kernel
+	o0, o1, o2  []T // outputs: dst, or dLogits, dDecoded, dV (nil: skipped)
+	l, d, v, g  []T // logits, decoded, direction, upstream gradient
+	K, P        int
+	s           float64   // inverse temperature (softmax gate)
+	alpha, beta []float64 // logistic gate
+	run         func(lo, hi int)
+}
+
+// do runs rows [lo, hi) of the job's kernel.
+func (j *job[T]) do(lo, hi int) {
+	switch j.kind {
+	case kValue:
+		valueRows(j, lo, hi)
+	case kFirst:
+		firstRows(j, lo, hi)
+	case kSecond:
+		secondRows(j, lo, hi)
+	case kHVP:
+		hvpRows(j, lo, hi)
+	case kGaussNewton:
+		gaussNewtonRows(j, lo, hi)
+	case kValueVJP:
+		valueVJPRows(j, lo, hi)
+	case kFirstVJP:
+		firstVJPRows(j, lo, hi)
+	case kSecondVJP:
+		secondVJPRows(j, lo, hi)
+	case kHVPVJP:
+		hvpVJPRows(j, lo, hi)
+	case kGaussNewtonVJP:
+		gaussNewtonVJPRows(j, lo, hi)
+	case kLogisticValue:
+		logisticValueRows(j, lo, hi)
+	case kLogisticFirst:
+		logisticFirstRows(j, lo, hi)
+	case kLogisticSecond:
+		logisticSecondRows(j, lo, hi)
+	case kLogisticHVP:
+		logisticHVPRows(j, lo, hi)
+	case kLogisticGaussNewton:
+		logisticGaussNewtonRows(j, lo, hi)
+	case kLogisticValueVJP:
+		logisticValueVJPRows(j, lo, hi)
+	case kLogisticFirstVJP:
+		logisticFirstVJPRows(j, lo, hi)
+	case kLogisticSecondVJP:
+		logisticSecondVJPRows(j, lo, hi)
+	case kLogisticHVPVJP:
+		logisticHVPVJPRows(j, lo, hi)
+	case kLogisticGaussNewtonVJP:
+		logisticGaussNewtonVJPRows(j, lo, hi)
+	}
+}
+
+var jobPool32, jobPool64 sync.Pool
+
+// jobPool returns the pool of float32 or float64 jobs, nil for other element types.
+func jobPool[T Float]() *sync.Pool {
+	switch any((*T)(nil)).(type) {
+	case *float32:
+		return &jobPool32
+	case *float64:
+		return &jobPool64
+	}
+	return nil
+}
+
+// newJob returns a job of the given kernel over rows of K atoms and P columns.
+func newJob[T Float](kind kernel, sh Shape) *job[T] {
+	var j *job[T]
+	if p := jobPool[T](); p != nil {
+		j, _ = p.Get().(*job[T])
+	}
+	if j == nil {
+		j = new(job[T])
+		j.run = j.do
+	}
+	j.kind, j.K, j.P = kind, sh.K, sh.P
+	return j
+}
+
+// forRows runs the job over n rows of rowWork each, spread over the cores, and releases it.
+func (j *job[T]) forRows(n, rowWork int) {
+	par.For(n, rowWork, j.run)
+	run := j.run
+	*j = job[T]{run: run} // drop references to the caller's buffers
+	if p := jobPool[T](); p != nil {
+		p.Put(j)
+	}
 }

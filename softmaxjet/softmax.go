@@ -2,8 +2,7 @@ package softmaxjet
 
 import (
 	"math"
-
-	"github.com/gatejet/gatejet/internal/par"
+	"unsafe"
 )
 
 // softmaxRow fills the float64 gate ζ = softmax(s·l) (max subtracted), the value channel
@@ -12,6 +11,20 @@ import (
 // A NaN logit, a +Inf logit or a row of all −Inf logits makes the whole row NaN, as a softmax
 // does; −Inf logits alongside finite ones give ζ = 0 for those atoms.
 func softmaxRow[T Float](z, m, e []float64, l, d []T, s float64, K, P int) {
+	softmaxGate(z, m, l, d, s, K, P)
+	for a := 0; a < K; a++ {
+		ea := e[a*P : a*P+P]
+		da := d[a*P : a*P+P]
+		da = da[:len(ea)]
+		mm := m[:len(ea)]
+		for c := range ea {
+			ea[c] = float64(da[c]) - mm[c]
+		}
+	}
+}
+
+// softmaxGate is the first half of softmaxRow: the gate z and the value channel m.
+func softmaxGate[T Float](z, m []float64, l, d []T, s float64, K, P int) {
 	// A NaN logit never becomes the maximum, but exp(s·(NaN − max)) is NaN and so is the sum.
 	mx := math.Inf(-1)
 	for _, v := range l[:K] {
@@ -29,25 +42,35 @@ func softmaxRow[T Float](z, m, e []float64, l, d []T, s float64, K, P int) {
 	for k := range z[:K] {
 		z[k] *= r
 	}
+	meanVec(m, z, d, K, P)
+}
+
+// meanGo writes m_c = Σ_k z_k·D[k][c], the terms added in atom order.
+func meanGo[T Float](m, z []float64, d []T, K, P int) {
 	m = m[:P]
 	for c := range m {
 		m[c] = 0
 	}
-	for k := 0; k < K; k++ {
+	// Four atoms per sweep of m, added in atom order: the same sums as one atom at a time.
+	k := 0
+	for ; k+4 <= K; k += 4 {
+		z0, z1, z2, z3 := z[k], z[k+1], z[k+2], z[k+3]
+		d0, d1, d2, d3 := d[k*P:k*P+P], d[(k+1)*P:(k+1)*P+P], d[(k+2)*P:(k+2)*P+P], d[(k+3)*P:(k+3)*P+P]
+		d0, d1, d2, d3 = d0[:len(m)], d1[:len(m)], d2[:len(m)], d3[:len(m)]
+		for c, v := range m {
+			v += z0 * float64(d0[c])
+			v += z1 * float64(d1[c])
+			v += z2 * float64(d2[c])
+			v += z3 * float64(d3[c])
+			m[c] = v
+		}
+	}
+	for ; k < K; k++ {
 		zk := z[k]
 		dk := d[k*P : k*P+P]
 		dk = dk[:len(m)]
 		for c := range m {
 			m[c] += zk * float64(dk[c])
-		}
-	}
-	for a := 0; a < K; a++ {
-		ea := e[a*P : a*P+P]
-		da := d[a*P : a*P+P]
-		da = da[:len(ea)]
-		mm := m[:len(ea)]
-		for c := range ea {
-			ea[c] = float64(da[c]) - mm[c]
 		}
 	}
 }
@@ -77,19 +100,23 @@ func Value[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	if err := validateSoftmax(op, sh, invTau, need("dst", dst, sh.ValueLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	par.For(sh.N, K*P, func(lo, hi int) {
-		r := newRowSoftmax(K, P, 0)
-		defer r.sc.release()
-		for n := lo; n < hi; n++ {
-			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], invTau, K, P)
-			out := dst[n*P : n*P+P]
-			for c, v := range r.m[:len(out)] {
-				out[c] = T(v)
-			}
-		}
-	})
+	j := newJob[T](kValue, sh)
+	j.o0, j.l, j.d, j.s = dst, logits, decoded, invTau
+	j.forRows(sh.N, sh.K*sh.P)
 	return nil
+}
+
+func valueRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowSoftmax(K, P, 0)
+	defer r.sc.release()
+	for n := lo; n < hi; n++ {
+		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], j.s, K, P)
+		out := j.o0[n*P : n*P+P]
+		for c, v := range r.m[:len(out)] {
+			out[c] = T(v)
+		}
+	}
 }
 
 // First writes the first channel first[n][a][c] = ∂ẑ_c/∂l_a = s·ζ_a·(D[a][c] − ẑ_c) into dst
@@ -99,75 +126,209 @@ func First[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	if err := validateSoftmax(op, sh, invTau, need("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	s := invTau
-	par.For(sh.N, K*P, func(lo, hi int) {
-		r := newRowSoftmax(K, P, 0)
-		defer r.sc.release()
-		for n := lo; n < hi; n++ {
-			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], s, K, P)
-			out := dst[n*K*P : (n+1)*K*P]
-			for a := 0; a < K; a++ {
-				f := s * r.z[a]
-				oa := out[a*P : a*P+P]
-				ea := r.e[a*P : a*P+P]
-				ea = ea[:len(oa)]
-				for c := range oa {
-					oa[c] = T(f * ea[c])
-				}
+	j := newJob[T](kFirst, sh)
+	j.o0, j.l, j.d, j.s = dst, logits, decoded, invTau
+	j.forRows(sh.N, sh.K*sh.P)
+	return nil
+}
+
+func firstRows[T Float](j *job[T], lo, hi int) {
+	K, P, s := j.K, j.P, j.s
+	r := newRowSoftmax(K, P, 0)
+	defer r.sc.release()
+	for n := lo; n < hi; n++ {
+		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
+		out := j.o0[n*K*P : (n+1)*K*P]
+		for a := 0; a < K; a++ {
+			f := s * r.z[a]
+			oa := out[a*P : a*P+P]
+			ea := r.e[a*P : a*P+P]
+			ea = ea[:len(oa)]
+			for c := range oa {
+				oa[c] = T(f * ea[c])
 			}
 		}
-	})
-	return nil
+	}
 }
 
 // Second writes the second channel second[n][a][b][c] = ∂²ẑ_c/∂l_a∂l_b into dst [N,K,K,P]:
 //
 //	second[a][b][c] = s²·( δ_ab·ζ_a·e[a][c] − ζ_a·ζ_b·(e[a][c] + e[b][c]) ),  e[a][c] = D[a][c] − ẑ_c.
 //
-// Cost O(K²·P) per row: one multiply-add per element written.
+// Cost O(K²·P) per row: one multiply-add per element written. The coefficient of block (a,b)
+// is computed once for the pair, so the channel is exactly symmetric in (a, b). For float32
+// the per-row gate and e are computed in float64 as everywhere, and the K²·P elements as
+// c_ab·(e[a][c] + e[b][c]) in float32 (three roundings, relative error a few float32 ulps of
+// the terms) whenever the coefficient and e are well inside float32's range; other blocks are
+// computed in float64 and rounded once. On amd64 with AVX the inner loop runs four float64
+// or eight float32 lanes at a time (the same operations, so the same bits), and outputs much
+// larger than the caches are written with non-temporal stores.
 func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	const op = "softmaxjet.Second"
 	if err := validateSoftmax(op, sh, invTau, need("dst", dst, sh.SecondLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	s2 := invTau * invTau
-	par.For(sh.N, K*K*P, func(lo, hi int) {
-		r := newRowSoftmax(K, P, 0)
-		defer r.sc.release()
-		for n := lo; n < hi; n++ {
-			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], invTau, K, P)
-			secondRow(dst[n*K*K*P:(n+1)*K*K*P], r.z, r.e, s2, K, P)
-		}
-	})
+	j := newJob[T](kSecond, sh)
+	j.o0, j.l, j.d, j.s = dst, logits, decoded, invTau
+	j.forRows(sh.N, sh.K*sh.K*sh.P)
 	return nil
 }
 
-// secondRow writes one row of the second channel. The channel is symmetric in (a, b), so the
-// blocks with b < a are copies of blocks already written: half the arithmetic, a memmove for
-// the rest, and symmetry that holds bit for bit.
-func secondRow[T Float](out []T, z, e []float64, s2 float64, K, P int) {
+func secondRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	s2 := j.s * j.s
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	r := newRowSoftmax(K, P, 2*K+(K*P*size+7)/8)
+	defer r.sc.release()
+	b := r.rest
+	nsz, diag := carve(&b, K), carve(&b, K)
+	et := asT[T](b, K*P)
+	nt := len(j.o0)*size >= ntMin
+	usedNT := false
+	for n := lo; n < hi; n++ {
+		d := j.d[n*K*P : (n+1)*K*P]
+		softmaxGate(r.z, r.m, j.l[n*K:n*K+K], d, j.s, K, P)
+		fast := centreVec(et, d, r.m, K, P, size < 8)
+		fast = secondCoefs(nsz, diag, r.z, s2) && fast
+		out := j.o0[n*K*K*P : (n+1)*K*K*P]
+		if fast || size == 8 { // in float64 the element-type loop is the float64 loop
+			if rowVec(out, nsz, r.z, diag, et, K, P, nt) {
+				usedNT = true
+			}
+			continue
+		}
+		centre(r.e, d, r.m, K, P, false)
+		rowGo(out, nsz, r.z, diag, r.e, K, P)
+	}
+	if usedNT {
+		sfence() // order the non-temporal stores before par.For reports the rows done
+	}
+}
+
+// ntMin is the output size, in bytes, from which the second channel is written with
+// non-temporal stores (where the AVX loop runs): outputs this large do not stay in the caches
+// anyway, and skipping the read of each line written halves the memory traffic. It is the
+// size from which the runtime's memclr turns to non-temporal stores too. Tests lower it.
+var ntMin = 32 << 20
+
+// centre writes e[a][c] = D[a][c] − m_c, computed in float64, in the element type of e. With
+// check, it reports whether every |e| ≤ 2¹⁰⁰ or is not finite: then float32 arithmetic on e
+// gives the float64 result but for rounding (NaN and ±Inf propagate alike either way), where
+// a huge finite e could overflow float32 sums that float64 would not.
+func centre[E, T Float](e []E, d []T, m []float64, K, P int, check bool) bool {
+	ok := true
 	for a := 0; a < K; a++ {
-		za := s2 * z[a]
 		ea := e[a*P : a*P+P]
-		for b := 0; b < a; b++ {
-			copy(out[(a*K+b)*P:(a*K+b)*P+P], out[(b*K+a)*P:(b*K+a)*P+P])
+		da := d[a*P : a*P+P]
+		da = da[:len(ea)]
+		mm := m[:len(ea)]
+		if !check {
+			for c := range ea {
+				ea[c] = E(float64(da[c]) - mm[c])
+			}
+			continue
 		}
-		o := out[(a*K+a)*P : (a*K+a)*P+P]
-		f := za * (1 - 2*z[a])
-		ea = ea[:len(o)]
-		for c := range o {
-			o[c] = T(f * ea[c])
+		for c := range ea {
+			x := float64(da[c]) - mm[c]
+			ea[c] = E(x)
+			if x > 0x1p100 || x < -0x1p100 { // rare: then look closer
+				ok = ok && math.IsInf(x, 0)
+			}
 		}
-		for b := a + 1; b < K; b++ {
-			o := out[(a*K+b)*P : (a*K+b)*P+P]
-			f := -za * z[b]
-			ea := ea[:len(o)]
+	}
+	return ok
+}
+
+// The second channel's block (a,b) is coef·(e[a] + e[b]) with, in float64,
+//
+//	coef = nsz[a]·z[b] for a < b, nsz[b]·z[a] for a > b, diag[a] for a = b,
+//
+// where nsz[k] = −s²·ζ_k and diag[a] = s²·ζ_a·(1 − 2ζ_a)/2 (halving and doubling are exact,
+// so diag[a]·(e[a]+e[a]) is s²·ζ_a·(1 − 2ζ_a)·e[a] to the bit). The coefficient of a pair is
+// computed from the ordered pair, so blocks (a,b) and (b,a) are equal bit for bit. A float32
+// row rounds the coefficient to float32 and computes the block in float32.
+
+// secondCoefs fills nsz and diag from the gate z. It reports whether every coefficient is 0
+// or of magnitude in [2⁻⁹⁹, 2¹⁰⁰]: then, with |e| ≤ 2¹⁰⁰, a block computed in float32
+// neither overflows nor loses precision to underflow. Off the diagonal that is checked on s²
+// and the smallest nonzero ζ (a coefficient lies between s²·ζ_min² and s² in magnitude), on
+// the diagonal coefficient by coefficient; a NaN fails both.
+func secondCoefs(nsz, diag, z []float64, s2 float64) bool {
+	zmin := math.Inf(1)
+	ok := true
+	for a, za := range z {
+		f := s2 * za * (1 - 2*za) / 2
+		diag[a] = f
+		nsz[a] = -(s2 * za)
+		if fa := math.Abs(f); fa != 0 && !(fa >= 0x1p-99 && fa <= 0x1p100) {
+			ok = false
+		}
+		if za > 0 && za < zmin {
+			zmin = za
+		} else if !(za >= 0) {
+			ok = false // NaN
+		}
+	}
+	if len(z) > 1 && !(s2 <= 0x1p100 && (math.IsInf(zmin, 1) || s2*zmin*zmin >= 0x1p-98)) {
+		ok = false
+	}
+	return ok
+}
+
+// pairCoef is the float64 coefficient of block (a,b).
+func pairCoef(nsz, z, diag []float64, a, b int) float64 {
+	switch {
+	case a < b:
+		return nsz[a] * z[b]
+	case a > b:
+		return nsz[b] * z[a]
+	}
+	return diag[a]
+}
+
+// rowT writes one row of the second channel, K×K blocks of P, in the element type: exact for
+// float64, a few float32 ulps of the terms for float32. It is a leaf function, with its inner
+// loop unrolled by four, so that the loops keep their registers.
+//
+//go:noinline
+func rowT[T Float](o []T, nsz, z, diag []float64, e []T, K, P int) {
+	for a := 0; a < K; a++ {
+		ea := e[a*P : a*P+P]
+		for b := 0; b < K; b++ {
+			f := T(pairCoef(nsz, z, diag, a, b))
+			ob := o[(a*K+b)*P : (a*K+b)*P+P]
 			eb := e[b*P : b*P+P]
-			eb = eb[:len(o)]
-			for c := range o {
-				o[c] = T(f * (ea[c] + eb[c]))
+			eb, ea := eb[:len(ob)], ea[:len(ob)]
+			c := 0
+			for ; c+4 <= len(ob); c += 4 {
+				oc, xc, yc := ob[c:c+4:c+4], ea[c:c+4:c+4], eb[c:c+4:c+4]
+				oc[0] = f * (xc[0] + yc[0])
+				oc[1] = f * (xc[1] + yc[1])
+				oc[2] = f * (xc[2] + yc[2])
+				oc[3] = f * (xc[3] + yc[3])
+			}
+			for ; c < len(ob); c++ {
+				ob[c] = f * (ea[c] + eb[c])
+			}
+		}
+	}
+}
+
+// rowGo is rowT computed in float64 and rounded once: the path for float32 rows whose values
+// are not well inside float32's range.
+//
+//go:noinline
+func rowGo[T Float](o []T, nsz, z, diag, e []float64, K, P int) {
+	for a := 0; a < K; a++ {
+		ea := e[a*P : a*P+P]
+		for b := 0; b < K; b++ {
+			f := pairCoef(nsz, z, diag, a, b)
+			ob := o[(a*K+b)*P : (a*K+b)*P+P]
+			eb := e[b*P : b*P+P]
+			eb, ea := eb[:len(ob)], ea[:len(ob)]
+			for c := range ob {
+				ob[c] = T(f * (ea[c] + eb[c]))
 			}
 		}
 	}
@@ -184,31 +345,35 @@ func HVP[T Float](dst, logits, decoded, v []T, sh Shape, invTau float64) error {
 	if err := validateSoftmax(op, sh, invTau, need("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	s2 := invTau * invTau
-	par.For(sh.N, K*P, func(lo, hi int) {
-		r := newRowSoftmax(K, P, K+P)
-		defer r.sc.release()
-		b := r.rest
-		u, w := carve(&b, K), carve(&b, P)
-		for n := lo; n < hi; n++ {
-			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], invTau, K, P)
-			centredDirection(u, w, r.z, r.e, v[n*K:n*K+K], K, P)
-			out := dst[n*K*P : (n+1)*K*P]
-			for a := 0; a < K; a++ {
-				f := s2 * r.z[a]
-				ua := u[a]
-				oa := out[a*P : a*P+P]
-				ea := r.e[a*P : a*P+P]
-				ea = ea[:len(oa)]
-				wa := w[:len(oa)]
-				for c := range oa {
-					oa[c] = T(f * (ea[c]*ua - wa[c]))
-				}
+	j := newJob[T](kHVP, sh)
+	j.o0, j.l, j.d, j.v, j.s = dst, logits, decoded, v, invTau
+	j.forRows(sh.N, sh.K*sh.P)
+	return nil
+}
+
+func hvpRows[T Float](j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	s2 := j.s * j.s
+	r := newRowSoftmax(K, P, K+P)
+	defer r.sc.release()
+	b := r.rest
+	u, w := carve(&b, K), carve(&b, P)
+	for n := lo; n < hi; n++ {
+		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], j.s, K, P)
+		centredDirection(u, w, r.z, r.e, j.v[n*K:n*K+K], K, P)
+		out := j.o0[n*K*P : (n+1)*K*P]
+		for a := 0; a < K; a++ {
+			f := s2 * r.z[a]
+			ua := u[a]
+			oa := out[a*P : a*P+P]
+			ea := r.e[a*P : a*P+P]
+			ea = ea[:len(oa)]
+			wa := w[:len(oa)]
+			for c := range oa {
+				oa[c] = T(f * (ea[c]*ua - wa[c]))
 			}
 		}
-	})
-	return nil
+	}
 }
 
 // centredDirection fills u_a = v_a − Σ_b ζ_b v_b and w_c = Σ_b ζ_b u_b e[b][c].
@@ -243,21 +408,24 @@ func GaussNewton[T Float](dst, logits, decoded []T, sh Shape, invTau float64) er
 	if err := validateSoftmax(op, sh, invTau, need("dst", dst, sh.GNLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	K, P := sh.K, sh.P
-	s := invTau
-	par.For(sh.N, K*K*P, func(lo, hi int) {
-		r := newRowSoftmax(K, P, 0)
-		defer r.sc.release()
-		for n := lo; n < hi; n++ {
-			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], s, K, P)
-			out := dst[n*K*K : (n+1)*K*K]
-			for a := 0; a < K; a++ {
-				r.z[a] *= s // ζ scaled by s: first[a][c] = z[a]·e[a][c]
-			}
-			gramRow(out, r.z, r.e, K, P)
-		}
-	})
+	j := newJob[T](kGaussNewton, sh)
+	j.o0, j.l, j.d, j.s = dst, logits, decoded, invTau
+	j.forRows(sh.N, sh.K*sh.K*sh.P)
 	return nil
+}
+
+func gaussNewtonRows[T Float](j *job[T], lo, hi int) {
+	K, P, s := j.K, j.P, j.s
+	r := newRowSoftmax(K, P, 0)
+	defer r.sc.release()
+	for n := lo; n < hi; n++ {
+		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
+		out := j.o0[n*K*K : (n+1)*K*K]
+		for a := 0; a < K; a++ {
+			r.z[a] *= s // ζ scaled by s: first[a][c] = z[a]·e[a][c]
+		}
+		gramRow(out, r.z, r.e, K, P)
+	}
 }
 
 // gramRow writes H[a][b] = f_a f_b Σ_c e[a][c] e[b][c] for a ≤ b and mirrors it.

@@ -1,7 +1,5 @@
 package softmaxjet
 
-import "github.com/gatejet/gatejet/internal/par"
-
 // The vector-Jacobian products below give, for an upstream gradient g on a channel, the
 // gradients of the scalar ⟨g, channel⟩ with respect to the logits and the decoded values.
 // Outputs are overwritten, never accumulated; a nil output is skipped.
@@ -36,40 +34,44 @@ func ValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.ValueLen())); err != nil {
 		return err
 	}
-	K, P, s := sh.K, sh.P, invTau
-	par.For(sh.N, K*P, func(lo, hi int) {
-		r := newRowSoftmax(K, P, K)
-		defer r.sc.release()
-		b := r.rest
-		Z := carve(&b, K)
-		for n := lo; n < hi; n++ {
-			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], s, K, P)
-			gn := g[n*P : n*P+P]
-			if dDecoded != nil {
-				out := dDecoded[n*K*P : (n+1)*K*P]
-				for k := 0; k < K; k++ {
-					ok := out[k*P : k*P+P]
-					gk := gn[:len(ok)]
-					for c := range ok {
-						ok[c] = T(r.z[k] * float64(gk[c]))
-					}
+	j := newJob[T](kValueVJP, sh)
+	j.o0, j.o1, j.l, j.d, j.g, j.s = dLogits, dDecoded, logits, decoded, g, invTau
+	j.forRows(sh.N, sh.K*sh.P)
+	return nil
+}
+
+func valueVJPRows[T Float](j *job[T], lo, hi int) {
+	K, P, s := j.K, j.P, j.s
+	r := newRowSoftmax(K, P, K)
+	defer r.sc.release()
+	b := r.rest
+	Z := carve(&b, K)
+	for n := lo; n < hi; n++ {
+		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
+		gn := j.g[n*P : n*P+P]
+		if j.o1 != nil {
+			out := j.o1[n*K*P : (n+1)*K*P]
+			for k := 0; k < K; k++ {
+				ok := out[k*P : k*P+P]
+				gk := gn[:len(ok)]
+				for c := range ok {
+					ok[c] = T(r.z[k] * float64(gk[c]))
 				}
-			}
-			if dLogits != nil {
-				for a := 0; a < K; a++ {
-					ea := r.e[a*P : a*P+P]
-					ga := gn[:len(ea)]
-					acc := 0.0
-					for c := range ea {
-						acc += float64(ga[c]) * ea[c]
-					}
-					Z[a] = acc
-				}
-				pullBack(dLogits[n*K:n*K+K], r.z, Z, s)
 			}
 		}
-	})
-	return nil
+		if j.o0 != nil {
+			for a := 0; a < K; a++ {
+				ea := r.e[a*P : a*P+P]
+				ga := gn[:len(ea)]
+				acc := 0.0
+				for c := range ea {
+					acc += float64(ga[c]) * ea[c]
+				}
+				Z[a] = acc
+			}
+			pullBack(j.o0[n*K:n*K+K], r.z, Z, s)
+		}
+	}
 }
 
 // FirstVJP writes the gradients of ⟨G, First⟩ for G [N,K,P]: dLogits [N,K] and dDecoded
@@ -84,22 +86,26 @@ func FirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.FirstLen())); err != nil {
 		return err
 	}
-	K, P, s := sh.K, sh.P, invTau
-	par.For(sh.N, K*P, func(lo, hi int) {
-		r := newRowSoftmax(K, P, K+P+K*P)
-		defer r.sc.release()
-		b := r.rest
-		Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
-		for n := lo; n < hi; n++ {
-			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], s, K, P)
-			gn := g[n*K*P : (n+1)*K*P]
-			for i, v := range gn {
-				G[i] = float64(v)
-			}
-			firstVJPRow(dLogits, dDecoded, n, r.z, r.e, G, Z, gamma, s, K, P)
-		}
-	})
+	j := newJob[T](kFirstVJP, sh)
+	j.o0, j.o1, j.l, j.d, j.g, j.s = dLogits, dDecoded, logits, decoded, g, invTau
+	j.forRows(sh.N, sh.K*sh.P)
 	return nil
+}
+
+func firstVJPRows[T Float](j *job[T], lo, hi int) {
+	K, P, s := j.K, j.P, j.s
+	r := newRowSoftmax(K, P, K+P+K*P)
+	defer r.sc.release()
+	b := r.rest
+	Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
+	for n := lo; n < hi; n++ {
+		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
+		gn := j.g[n*K*P : (n+1)*K*P]
+		for i, v := range gn {
+			G[i] = float64(v)
+		}
+		firstVJPRow(j.o0, j.o1, n, r.z, r.e, G, Z, gamma, s, K, P)
+	}
 }
 
 // firstVJPRow is FirstVJP on one row whose upstream gradient G is already float64; it is
@@ -160,18 +166,22 @@ func SecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, inv
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.SecondLen())); err != nil {
 		return err
 	}
-	K, P, s := sh.K, sh.P, invTau
-	par.For(sh.N, 2*K*K*P, func(lo, hi int) {
-		r := newRowSoftmax(K, P, 2*K*P+P+K)
-		defer r.sc.release()
-		b := r.rest
-		M, Y, mu, Z := carve(&b, K*P), carve(&b, K*P), carve(&b, P), carve(&b, K)
-		for n := lo; n < hi; n++ {
-			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], s, K, P)
-			secondVJPRow(dLogits, dDecoded, n, g[n*K*K*P:(n+1)*K*K*P], r.z, r.e, M, Y, mu, Z, s, K, P)
-		}
-	})
+	j := newJob[T](kSecondVJP, sh)
+	j.o0, j.o1, j.l, j.d, j.g, j.s = dLogits, dDecoded, logits, decoded, g, invTau
+	j.forRows(sh.N, 2*sh.K*sh.K*sh.P)
 	return nil
+}
+
+func secondVJPRows[T Float](j *job[T], lo, hi int) {
+	K, P, s := j.K, j.P, j.s
+	r := newRowSoftmax(K, P, 2*K*P+P+K)
+	defer r.sc.release()
+	b := r.rest
+	M, Y, mu, Z := carve(&b, K*P), carve(&b, K*P), carve(&b, P), carve(&b, K)
+	for n := lo; n < hi; n++ {
+		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
+		secondVJPRow(j.o0, j.o1, n, j.g[n*K*K*P:(n+1)*K*K*P], r.z, r.e, M, Y, mu, Z, s, K, P)
+	}
 }
 
 func secondVJPRow[T Float](dLogits, dDecoded []T, n int, gn []T, z, e, M, Y, mu, Z []float64, s float64, K, P int) {
@@ -271,76 +281,80 @@ func HVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape,
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen()), need("g", g, sh.FirstLen())); err != nil {
 		return err
 	}
-	K, P, s := sh.K, sh.P, invTau
+	j := newJob[T](kHVPVJP, sh)
+	j.o0, j.o1, j.o2, j.l, j.d, j.v, j.g, j.s = dLogits, dDecoded, dV, logits, decoded, v, g, invTau
+	j.forRows(sh.N, 3*sh.K*sh.P)
+	return nil
+}
+
+func hvpVJPRows[T Float](j *job[T], lo, hi int) {
+	K, P, s := j.K, j.P, j.s
 	s2 := s * s
-	par.For(sh.N, 3*K*P, func(lo, hi int) {
-		r := newRowSoftmax(K, P, 3*K+3*P)
-		defer r.sc.release()
-		b := r.rest
-		u, w := carve(&b, K), carve(&b, P)
-		A, Z := carve(&b, K), carve(&b, K)
-		gamma, beta := carve(&b, P), carve(&b, P)
-		for n := lo; n < hi; n++ {
-			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], s, K, P)
-			z, e := r.z, r.e
-			centredDirection(u, w, z, e, v[n*K:n*K+K], K, P)
-			gn := g[n*K*P : (n+1)*K*P]
-			for c := 0; c < P; c++ {
-				gamma[c], beta[c] = 0, 0
+	r := newRowSoftmax(K, P, 3*K+3*P)
+	defer r.sc.release()
+	b := r.rest
+	u, w := carve(&b, K), carve(&b, P)
+	A, Z := carve(&b, K), carve(&b, K)
+	gamma, beta := carve(&b, P), carve(&b, P)
+	for n := lo; n < hi; n++ {
+		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
+		z, e := r.z, r.e
+		centredDirection(u, w, z, e, j.v[n*K:n*K+K], K, P)
+		gn := j.g[n*K*P : (n+1)*K*P]
+		for c := 0; c < P; c++ {
+			gamma[c], beta[c] = 0, 0
+		}
+		Abar := 0.0
+		for a := 0; a < K; a++ {
+			ga := gn[a*P : a*P+P]
+			ea := e[a*P : a*P+P]
+			ea = ea[:len(ga)]
+			gm, bt := gamma[:len(ga)], beta[:len(ga)]
+			za, zu := z[a], z[a]*u[a]
+			acc := 0.0
+			for c := range ga {
+				gv := float64(ga[c])
+				acc += gv * ea[c]
+				gm[c] += za * gv
+				bt[c] += zu * gv
 			}
-			Abar := 0.0
-			for a := 0; a < K; a++ {
-				ga := gn[a*P : a*P+P]
-				ea := e[a*P : a*P+P]
-				ea = ea[:len(ga)]
-				gm, bt := gamma[:len(ga)], beta[:len(ga)]
-				za, zu := z[a], z[a]*u[a]
-				acc := 0.0
-				for c := range ga {
-					gv := float64(ga[c])
-					acc += gv * ea[c]
-					gm[c] += za * gv
-					bt[c] += zu * gv
-				}
-				A[a] = acc
-				Abar += za * acc
+			A[a] = acc
+			Abar += za * acc
+		}
+		for k := 0; k < K; k++ {
+			ek := e[k*P : k*P+P]
+			gk := gn[k*P : k*P+P]
+			gk = gk[:len(ek)]
+			gm, bt, ww := gamma[:len(ek)], beta[:len(ek)], w[:len(ek)]
+			var Gam, eb, gw float64
+			for c := range ek {
+				Gam += gm[c] * ek[c]
+				eb += ek[c] * bt[c]
+				gw += float64(gk[c]) * ww[c]
 			}
+			q := A[k] - Abar - Gam
+			if j.o2 != nil {
+				j.o2[n*K+k] = T(s2 * z[k] * q)
+			}
+			Z[k] = u[k]*q - eb - gw
+		}
+		if j.o1 != nil {
+			out := j.o1[n*K*P : (n+1)*K*P]
 			for k := 0; k < K; k++ {
-				ek := e[k*P : k*P+P]
+				f, uk := s2*z[k], u[k]
+				ok := out[k*P : k*P+P]
 				gk := gn[k*P : k*P+P]
-				gk = gk[:len(ek)]
-				gm, bt, ww := gamma[:len(ek)], beta[:len(ek)], w[:len(ek)]
-				var Gam, eb, gw float64
-				for c := range ek {
-					Gam += gm[c] * ek[c]
-					eb += ek[c] * bt[c]
-					gw += float64(gk[c]) * ww[c]
+				gk = gk[:len(ok)]
+				gm, bt := gamma[:len(ok)], beta[:len(ok)]
+				for c := range ok {
+					ok[c] = T(f * (uk*(float64(gk[c])-gm[c]) - bt[c]))
 				}
-				q := A[k] - Abar - Gam
-				if dV != nil {
-					dV[n*K+k] = T(s2 * z[k] * q)
-				}
-				Z[k] = u[k]*q - eb - gw
-			}
-			if dDecoded != nil {
-				out := dDecoded[n*K*P : (n+1)*K*P]
-				for k := 0; k < K; k++ {
-					f, uk := s2*z[k], u[k]
-					ok := out[k*P : k*P+P]
-					gk := gn[k*P : k*P+P]
-					gk = gk[:len(ok)]
-					gm, bt := gamma[:len(ok)], beta[:len(ok)]
-					for c := range ok {
-						ok[c] = T(f * (uk*(float64(gk[c])-gm[c]) - bt[c]))
-					}
-				}
-			}
-			if dLogits != nil {
-				pullBack(dLogits[n*K:n*K+K], z, Z, s2*s)
 			}
 		}
-	})
-	return nil
+		if j.o0 != nil {
+			pullBack(j.o0[n*K:n*K+K], z, Z, s2*s)
+		}
+	}
 }
 
 // GaussNewtonVJP writes the gradients of ⟨S, GaussNewton⟩ for S [N,K,K]: dLogits [N,K] and
@@ -352,19 +366,23 @@ func GaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.GNLen())); err != nil {
 		return err
 	}
-	K, P, s := sh.K, sh.P, invTau
-	par.For(sh.N, 2*K*K*P, func(lo, hi int) {
-		r := newRowSoftmax(K, P, K+P+K*P)
-		defer r.sc.release()
-		b := r.rest
-		Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
-		for n := lo; n < hi; n++ {
-			softmaxRow(r.z, r.m, r.e, logits[n*K:n*K+K], decoded[n*K*P:(n+1)*K*P], s, K, P)
-			symTimesFirst(G, g[n*K*K:(n+1)*K*K], r.z, r.e, s, K, P)
-			firstVJPRow(dLogits, dDecoded, n, r.z, r.e, G, Z, gamma, s, K, P)
-		}
-	})
+	j := newJob[T](kGaussNewtonVJP, sh)
+	j.o0, j.o1, j.l, j.d, j.g, j.s = dLogits, dDecoded, logits, decoded, g, invTau
+	j.forRows(sh.N, 2*sh.K*sh.K*sh.P)
 	return nil
+}
+
+func gaussNewtonVJPRows[T Float](j *job[T], lo, hi int) {
+	K, P, s := j.K, j.P, j.s
+	r := newRowSoftmax(K, P, K+P+K*P)
+	defer r.sc.release()
+	b := r.rest
+	Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
+	for n := lo; n < hi; n++ {
+		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
+		symTimesFirst(G, j.g[n*K*K:(n+1)*K*K], r.z, r.e, s, K, P)
+		firstVJPRow(j.o0, j.o1, n, r.z, r.e, G, Z, gamma, s, K, P)
+	}
 }
 
 // symTimesFirst writes G[a][c] = Σ_b (S[a][b] + S[b][a])·f_b·e[b][c], with f_b = s·ζ_b (the

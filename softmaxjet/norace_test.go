@@ -1,0 +1,5 @@
+//go:build !race
+
+package softmaxjet
+
+const raceEnabled = false

@@ -1,0 +1,115 @@
+//go:build amd64 && !purego
+
+package softmaxjet
+
+import "unsafe"
+
+// The second channel's row loop in AVX (slab_amd64.s): the same operations in the same order
+// as rowT, four float64 or eight float32 lanes at a time, so the results are the same bits;
+// with nt, the stores bypass the caches (non-temporal), for outputs much larger than them.
+
+//go:noescape
+func rowAVX64(o, nsz, z, diag, e []float64, K, P int, nt bool)
+
+//go:noescape
+func rowAVX32(o []float32, nsz, z, diag []float64, e []float32, K, P int, nt bool)
+
+//go:noescape
+func centreAVX32(e, d []float32, m []float64, K, P int) (big bool)
+
+//go:noescape
+func centreAVX64(e, d, m []float64, K, P int)
+
+//go:noescape
+func meanAVX32(m, z []float64, d []float32, K, P int)
+
+//go:noescape
+func meanAVX64(m, z, d []float64, K, P int)
+
+func sfence()
+
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+
+func xgetbv0() (eax uint32)
+
+// hasAVX reports whether the processor and the operating system support AVX and AVX2
+// (256-bit YMM registers, saved across context switches).
+var hasAVX = func() bool {
+	maxID, _, _, _ := cpuid(0, 0)
+	if maxID < 7 {
+		return false
+	}
+	_, _, ecx, _ := cpuid(1, 0)
+	const osxsave, avx = 1 << 27, 1 << 28
+	if ecx&osxsave == 0 || ecx&avx == 0 || xgetbv0()&6 != 6 { // XMM and YMM state enabled by the OS
+		return false
+	}
+	_, ebx, _, _ := cpuid(7, 0)
+	const avx2 = 1 << 5
+	return ebx&avx2 != 0
+}()
+
+// useAVX selects the AVX row loop; tests turn it off to compare with the Go loop.
+var useAVX = hasAVX
+
+// rowVec writes a row like rowT, with the AVX loop when it can; nt asks for non-temporal
+// stores, which it uses only where the alignment allows. It reports whether it used them.
+func rowVec[T Float](o []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
+	if !useAVX {
+		rowT(o, nsz, z, diag, e, K, P)
+		return false
+	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if len(o) < K*K*P || len(nsz) < K || len(z) < K || len(diag) < K || len(e) < K*P {
+		panic("softmaxjet: row buffers too short")
+	}
+	nt = nt && uintptr(unsafe.Pointer(unsafe.SliceData(o)))%32 == 0 && P*size%32 == 0
+	if size == 8 {
+		rowAVX64(f64s(o), nsz, z, diag, f64s(e), K, P, nt)
+	} else {
+		rowAVX32(f32s(o), nsz, z, diag, f32s(e), K, P, nt)
+	}
+	return nt
+}
+
+// meanVec computes m_c = Σ_k z_k·D[k][c] as meanGo does (same operations, same order, same
+// bits), with the AVX loop when it can.
+func meanVec[T Float](m, z []float64, d []T, K, P int) {
+	if !useAVX || len(m) < P || len(z) < K || len(d) < K*P {
+		meanGo(m, z, d, K, P)
+		return
+	}
+	var zero T
+	if unsafe.Sizeof(zero) == 8 {
+		meanAVX64(m, z, f64s(d), K, P)
+	} else {
+		meanAVX32(m, z, f32s(d), K, P)
+	}
+}
+
+// centreVec is centre with the AVX loop when it can (same bits); the range check, when the
+// AVX loop flags a value, is redone exactly by centre.
+func centreVec[E, T Float](e []E, d []T, m []float64, K, P int, check bool) bool {
+	var ze E
+	var zt T
+	if !useAVX || unsafe.Sizeof(ze) != unsafe.Sizeof(zt) || len(e) < K*P || len(d) < K*P || len(m) < P {
+		return centre(e, d, m, K, P, check)
+	}
+	if unsafe.Sizeof(ze) == 8 {
+		centreAVX64(f64s(e), f64s(d), m, K, P)
+		return true
+	}
+	if centreAVX32(f32s(e), f32s(d), m, K, P) && check {
+		return centre(e, d, m, K, P, check)
+	}
+	return true
+}
+
+func f64s[T Float](x []T) []float64 {
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+}
+
+func f32s[T Float](x []T) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+}

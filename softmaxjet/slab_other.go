@@ -1,0 +1,21 @@
+//go:build !amd64 || purego
+
+package softmaxjet
+
+// hasAVX is false off amd64 (or with the purego tag): the row loop is rowT.
+const hasAVX = false
+
+var useAVX = false
+
+func rowVec[T Float](o []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
+	rowT(o, nsz, z, diag, e, K, P)
+	return false
+}
+
+func meanVec[T Float](m, z []float64, d []T, K, P int) { meanGo(m, z, d, K, P) }
+
+func centreVec[E, T Float](e []E, d []T, m []float64, K, P int, check bool) bool {
+	return centre(e, d, m, K, P, check)
+}
+
+func sfence() {}
