@@ -10,16 +10,17 @@ package backward
 // order (deterministic, and faster than one serial chain of additions).
 func dot[T Float](a, b []T) float64 {
 	var s0, s1, s2, s3 float64
-	for len(a) >= 4 && len(b) >= 4 {
-		s0 += float64(a[0]) * float64(b[0])
-		s1 += float64(a[1]) * float64(b[1])
-		s2 += float64(a[2]) * float64(b[2])
-		s3 += float64(a[3]) * float64(b[3])
-		a, b = a[4:], b[4:]
-	}
 	b = b[:len(a)]
-	for i, v := range a {
-		s0 += float64(v) * float64(b[i])
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		ai, bi := a[i:i+4:i+4], b[i:i+4:i+4]
+		s0 += float64(ai[0]) * float64(bi[0])
+		s1 += float64(ai[1]) * float64(bi[1])
+		s2 += float64(ai[2]) * float64(bi[2])
+		s3 += float64(ai[3]) * float64(bi[3])
+	}
+	for ; i < len(a); i++ {
+		s0 += float64(a[i]) * float64(b[i])
 	}
 	return (s0 + s1) + (s2 + s3)
 }
@@ -27,15 +28,16 @@ func dot[T Float](a, b []T) float64 {
 // sum returns Σ a_i in float64, with the same fixed order as dot.
 func sum[T Float](a []T) float64 {
 	var s0, s1, s2, s3 float64
-	for len(a) >= 4 {
-		s0 += float64(a[0])
-		s1 += float64(a[1])
-		s2 += float64(a[2])
-		s3 += float64(a[3])
-		a = a[4:]
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		ai := a[i : i+4 : i+4]
+		s0 += float64(ai[0])
+		s1 += float64(ai[1])
+		s2 += float64(ai[2])
+		s3 += float64(ai[3])
 	}
-	for _, v := range a {
-		s0 += float64(v)
+	for ; i < len(a); i++ {
+		s0 += float64(a[i])
 	}
 	return (s0 + s1) + (s2 + s3)
 }
@@ -62,7 +64,7 @@ func dotExp[T Float](g, y []T) float64 {
 // reduceDot adds Σ_rows a·b into acc.
 func reduceDot[T Float](s slab, acc []float64, a, b []T) {
 	if s.stride == 1 {
-		acc[0] += dot(span(a, s), span(b, s))
+		acc[0] += dotVec(span(a, s), span(b, s))
 		return
 	}
 	r := 0
@@ -71,8 +73,11 @@ func reduceDot[T Float](s slab, acc []float64, a, b []T) {
 		b0, b1, b2, b3 := row(b, s, r), row(b, s, r+1), row(b, s, r+2), row(b, s, r+3)
 		a0, a1, a2, a3 = a0[:len(acc)], a1[:len(acc)], a2[:len(acc)], a3[:len(acc)]
 		b0, b1, b2, b3 = b0[:len(acc)], b1[:len(acc)], b2[:len(acc)], b3[:len(acc)]
-		for i, v := range acc {
+		lo := s.base + r*s.stride
+		i0 := dotRows4(acc, a[lo:], b[lo:], s.stride)
+		for i := i0; i < len(acc); i++ {
 			// Four rows per sweep of the accumulators, added in row order.
+			v := acc[i]
 			v += float64(a0[i]) * float64(b0[i])
 			v += float64(a1[i]) * float64(b1[i])
 			v += float64(a2[i]) * float64(b2[i])
@@ -136,19 +141,14 @@ func reduceDotExp[T Float](s slab, acc []float64, g, y []T) {
 // writeSoftmax writes dx = y·(dy − a).
 func writeSoftmax[T Float](s slab, a []float64, dx, y, dy []T) {
 	if s.stride == 1 {
-		xs, ys, ds := span(dx, s), span(y, s), span(dy, s)
-		ys, ds = ys[:len(xs)], ds[:len(xs)]
-		av := a[0]
-		for i := range xs {
-			xs[i] = T(float64(ys[i]) * (float64(ds[i]) - av))
-		}
+		writeSoftmaxVec(span(dx, s), span(y, s), span(dy, s), a[0])
 		return
 	}
 	for r := 0; r < s.n; r++ {
 		xr, yr, dr := row(dx, s, r), row(y, s, r), row(dy, s, r)
 		xr, yr, dr = xr[:len(a)], yr[:len(a)], dr[:len(a)]
-		for i, av := range a {
-			xr[i] = T(float64(yr[i]) * (float64(dr[i]) - av))
+		for i := writeRow(xr, yr, dr, a); i < len(a); i++ {
+			xr[i] = T(float64(yr[i]) * (float64(dr[i]) - a[i]))
 		}
 	}
 }

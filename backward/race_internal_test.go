@@ -1,0 +1,5 @@
+//go:build race
+
+package backward
+
+const raceOn = true

@@ -1,0 +1,94 @@
+package backward
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gatejet/gatejet/internal/par"
+)
+
+// TestVectorLoopsEqualGo: the AVX loops of the softmax backward give the very bits of the Go
+// loops, for every axis kind (contiguous rows, strided slabs, several chunks), lengths that
+// are and are not multiples of four, float64 and float32, on one goroutine and split.
+func TestVectorLoopsEqualGo(t *testing.T) {
+	if !hasAVX {
+		t.Skip("no AVX loops on this machine")
+	}
+	defer func(u bool) { useAVX = u }(useAVX)
+	rng := rand.New(rand.NewPCG(21, 22))
+	shapes := []struct {
+		shape []int
+		axis  int
+	}{{[]int{7, 13}, 1}, {[]int{5, 1024}, -1}, {[]int{3, 70001}, 1}, {[]int{33, 9}, 0}, {[]int{4, 50, 31}, 1}, {[]int{4097, 6}, 0}, {[]int{2, 9, 1030}, 1}}
+	for _, c := range shapes {
+		n := 1
+		for _, d := range c.shape {
+			n *= d
+		}
+		y, dy := make([]float64, n), make([]float64, n)
+		for i := range y {
+			y[i], dy[i] = math.Exp(rng.NormFloat64())/float64(n), rng.NormFloat64()
+		}
+		y32, dy32 := make([]float32, n), make([]float32, n)
+		for i := range y {
+			y32[i], dy32[i] = float32(y[i]), float32(dy[i])
+		}
+		for _, mw := range []int64{math.MaxInt64, 0} {
+			name := fmt.Sprintf("%v/axis=%d/minWork=%d", c.shape, c.axis, mw)
+			run := func(vec bool) ([]float64, []float32) {
+				defer par.SetMinWork(par.SetMinWork(mw))
+				useAVX = vec
+				dx, dx32 := make([]float64, n), make([]float32, n)
+				if err := SoftmaxBackward(dx, y, dy, c.shape, c.axis); err != nil {
+					t.Fatal(err)
+				}
+				if err := SoftmaxBackward(dx32, y32, dy32, c.shape, c.axis); err != nil {
+					t.Fatal(err)
+				}
+				return dx, dx32
+			}
+			want, want32 := run(false)
+			got, got32 := run(true)
+			for i := range want {
+				if math.Float64bits(want[i]) != math.Float64bits(got[i]) {
+					t.Fatalf("%s f64 [%d]: Go %v, AVX %v", name, i, want[i], got[i])
+				}
+				if math.Float32bits(want32[i]) != math.Float32bits(got32[i]) {
+					t.Fatalf("%s f32 [%d]: Go %v, AVX %v", name, i, want32[i], got32[i])
+				}
+			}
+		}
+	}
+}
+
+// TestSplitCallsDoNotAllocate: steady-state calls split over the cores allocate nothing
+// either (par.For's bookkeeping is pooled, the jobs' bodies are bound once).
+func TestSplitCallsDoNotAllocate(t *testing.T) {
+	if raceOn || testing.CoverMode() != "" {
+		t.Skip("allocation counts are not meaningful under -race or -cover")
+	}
+	defer par.SetMinWork(par.SetMinWork(0))
+	for _, c := range []struct {
+		shape []int
+		axis  int
+	}{{[]int{64, 100}, 1}, {[]int{300, 300}, 0}, {[]int{2, 70000}, 1}} {
+		n := c.shape[0] * c.shape[1]
+		y, dy, g, o0, o1 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		y32, dy32, p0 := make([]float32, n), make([]float32, n), make([]float32, n)
+		calls := map[string]func(){
+			"SoftmaxBackward/f64":     func() { _ = SoftmaxBackward(o0, y, dy, c.shape, c.axis) },
+			"SoftmaxBackward/f32":     func() { _ = SoftmaxBackward(p0, y32, dy32, c.shape, c.axis) },
+			"LogSoftmaxBackward/f64":  func() { _ = LogSoftmaxBackward(o0, y, dy, c.shape, c.axis) },
+			"SoftmaxBackwardGrad/f64": func() { _ = SoftmaxBackwardGrad(o0, o1, y, dy, g, c.shape, c.axis) },
+			"GELUBackward/f64":        func() { _ = GELUBackward(o0, y, dy) },
+		}
+		for name, f := range calls {
+			f()
+			if a := testing.AllocsPerRun(20, f); a != 0 {
+				t.Errorf("%s %v axis %d: %v allocations per call", name, c.shape, c.axis, a)
+			}
+		}
+	}
+}
