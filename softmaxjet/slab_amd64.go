@@ -26,6 +26,12 @@ func meanAVX32(m, z []float64, d []float32, K, P int)
 //go:noescape
 func meanAVX64(m, z, d []float64, K, P int)
 
+//go:noescape
+func hvpOutAVX64(o, e, w, f, u []float64, K, P int)
+
+//go:noescape
+func hvpOutAVX32(o []float32, e, w, f, u []float64, K, P int)
+
 func sfence()
 
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
@@ -104,6 +110,21 @@ func centreVec[E, T Float](e []E, d []T, m []float64, K, P int, check bool) bool
 		return centre(e, d, m, K, P, check)
 	}
 	return true
+}
+
+// hvpOutVec writes o[a][c] = T(f_a·(e[a][c]·u_a − w_c)) as hvpOutGo does (same bits), with
+// the AVX loop when it can.
+func hvpOutVec[T Float](o []T, e, w, f, u []float64, K, P int) {
+	if !useAVX || len(o) < K*P || len(e) < K*P || len(w) < P || len(f) < K || len(u) < K {
+		hvpOutGo(o, e, w, f, u, K, P)
+		return
+	}
+	var zero T
+	if unsafe.Sizeof(zero) == 8 {
+		hvpOutAVX64(f64s(o), e, w, f, u, K, P)
+	} else {
+		hvpOutAVX32(f32s(o), e, w, f, u, K, P)
+	}
 }
 
 func f64s[T Float](x []T) []float64 {

@@ -466,117 +466,321 @@ c64_done:
 
 // func meanAVX32(m, z []float64, d []float32, K, P int)
 //
-// m[c] = Σ_k z[k]·float64(d[k·P+c]), the terms added in k order from 0, four lanes at a time.
+// m[c] = Σ_k z[k]·d[k·P+c] for c < P, the terms added in k order to 0, with the sums of 16,
+// then 4, then 1 column held in registers across k.
 TEXT ·meanAVX32(SB), NOSPLIT, $0-88
-	MOVQ   m_base+0(FP), DI
-	MOVQ   z_base+24(FP), DX
-	MOVQ   d_base+48(FP), SI
-	MOVQ   K+72(FP), BX
-	MOVQ   P+80(FP), R10
-	MOVQ   R10, R13
-	ANDQ   $-4, R13
-	XORQ   CX, CX
-	VXORPD Y1, Y1, Y1
+	MOVQ m_base+0(FP), DI
+	MOVQ z_base+24(FP), DX
+	MOVQ d_base+48(FP), SI
+	MOVQ K+72(FP), BX
+	MOVQ P+80(FP), R10
+	MOVQ R10, R12
+	SHLQ $2, R12           // row stride in bytes
+	XORQ CX, CX                 // column
 
-m32_zero:
+meanAVX32_c16:
+	LEAQ   16(CX), AX
+	CMPQ   AX, R10
+	JA     meanAVX32_c4
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	LEAQ   (SI)(CX*4), R11
+	XORQ   R8, R8
+
+meanAVX32_k16:
+	CMPQ         R8, BX
+	JAE          meanAVX32_s16
+	VBROADCASTSD (DX)(R8*8), Y0
+	VCVTPS2PD 0(R11), Y1
+	VMULPD       Y0, Y1, Y1
+	VADDPD       Y1, Y4, Y4
+	VCVTPS2PD 16(R11), Y1
+	VMULPD       Y0, Y1, Y1
+	VADDPD       Y1, Y5, Y5
+	VCVTPS2PD 32(R11), Y1
+	VMULPD       Y0, Y1, Y1
+	VADDPD       Y1, Y6, Y6
+	VCVTPS2PD 48(R11), Y1
+	VMULPD       Y0, Y1, Y1
+	VADDPD       Y1, Y7, Y7
+	ADDQ         R12, R11
+	INCQ         R8
+	JMP          meanAVX32_k16
+
+meanAVX32_s16:
+	VMOVUPD Y4, (DI)(CX*8)
+	VMOVUPD Y5, 32(DI)(CX*8)
+	VMOVUPD Y6, 64(DI)(CX*8)
+	VMOVUPD Y7, 96(DI)(CX*8)
+	MOVQ    AX, CX
+	JMP     meanAVX32_c16
+
+meanAVX32_c4:
+	LEAQ   4(CX), AX
+	CMPQ   AX, R10
+	JA     meanAVX32_c1
+	VXORPD Y4, Y4, Y4
+	LEAQ   (SI)(CX*4), R11
+	XORQ   R8, R8
+
+meanAVX32_k4:
+	CMPQ         R8, BX
+	JAE          meanAVX32_s4
+	VBROADCASTSD (DX)(R8*8), Y0
+	VCVTPS2PD 0(R11), Y1
+	VMULPD       Y0, Y1, Y1
+	VADDPD       Y1, Y4, Y4
+	ADDQ         R12, R11
+	INCQ         R8
+	JMP          meanAVX32_k4
+
+meanAVX32_s4:
+	VMOVUPD Y4, (DI)(CX*8)
+	MOVQ    AX, CX
+	JMP     meanAVX32_c4
+
+meanAVX32_c1:
 	CMPQ   CX, R10
-	JAE    m32_k
-	VMOVSD X1, (DI)(CX*8)
+	JAE    meanAVX32_done
+	VXORPD X4, X4, X4
+	LEAQ   (SI)(CX*4), R11
+	XORQ   R8, R8
+
+meanAVX32_k1:
+	CMPQ   R8, BX
+	JAE    meanAVX32_s1
+	VCVTSS2SD (R11), X1, X1
+	VMULSD (DX)(R8*8), X1, X1
+	VADDSD X1, X4, X4
+	ADDQ   R12, R11
+	INCQ   R8
+	JMP    meanAVX32_k1
+
+meanAVX32_s1:
+	VMOVSD X4, (DI)(CX*8)
 	INCQ   CX
-	JMP    m32_zero
+	JMP    meanAVX32_c1
 
-m32_k:
-	TESTQ        BX, BX
-	JZ           m32_done
-	VBROADCASTSD (DX), Y0
-	XORQ         CX, CX
-	TESTQ        R13, R13
-	JZ           m32_tail
-
-m32_vec:
-	VCVTPS2PD (SI)(CX*4), Y1
-	VMULPD    Y0, Y1, Y1
-	VADDPD    (DI)(CX*8), Y1, Y1
-	VMOVUPD   Y1, (DI)(CX*8)
-	ADDQ      $4, CX
-	CMPQ      CX, R13
-	JB        m32_vec
-
-m32_tail:
-	CMPQ      CX, R10
-	JAE       m32_next
-	VCVTSS2SD (SI)(CX*4), X1, X1
-	VMULSD    X0, X1, X1
-	VADDSD    (DI)(CX*8), X1, X1
-	VMOVSD    X1, (DI)(CX*8)
-	INCQ      CX
-	JMP       m32_tail
-
-m32_next:
-	LEAQ (SI)(R10*4), SI
-	ADDQ $8, DX
-	DECQ BX
-	JMP  m32_k
-
-m32_done:
+meanAVX32_done:
 	VZEROUPPER
 	RET
 
 // func meanAVX64(m, z, d []float64, K, P int)
 //
-// meanAVX32 for float64 decoded values.
+// m[c] = Σ_k z[k]·d[k·P+c] for c < P, the terms added in k order to 0, with the sums of 16,
+// then 4, then 1 column held in registers across k.
 TEXT ·meanAVX64(SB), NOSPLIT, $0-88
-	MOVQ   m_base+0(FP), DI
-	MOVQ   z_base+24(FP), DX
-	MOVQ   d_base+48(FP), SI
-	MOVQ   K+72(FP), BX
-	MOVQ   P+80(FP), R10
-	MOVQ   R10, R13
-	ANDQ   $-4, R13
-	XORQ   CX, CX
-	VXORPD Y1, Y1, Y1
+	MOVQ m_base+0(FP), DI
+	MOVQ z_base+24(FP), DX
+	MOVQ d_base+48(FP), SI
+	MOVQ K+72(FP), BX
+	MOVQ P+80(FP), R10
+	MOVQ R10, R12
+	SHLQ $3, R12           // row stride in bytes
+	XORQ CX, CX                 // column
 
-m64_zero:
+meanAVX64_c16:
+	LEAQ   16(CX), AX
+	CMPQ   AX, R10
+	JA     meanAVX64_c4
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	LEAQ   (SI)(CX*8), R11
+	XORQ   R8, R8
+
+meanAVX64_k16:
+	CMPQ         R8, BX
+	JAE          meanAVX64_s16
+	VBROADCASTSD (DX)(R8*8), Y0
+	VMOVUPD 0(R11), Y1
+	VMULPD       Y0, Y1, Y1
+	VADDPD       Y1, Y4, Y4
+	VMOVUPD 32(R11), Y1
+	VMULPD       Y0, Y1, Y1
+	VADDPD       Y1, Y5, Y5
+	VMOVUPD 64(R11), Y1
+	VMULPD       Y0, Y1, Y1
+	VADDPD       Y1, Y6, Y6
+	VMOVUPD 96(R11), Y1
+	VMULPD       Y0, Y1, Y1
+	VADDPD       Y1, Y7, Y7
+	ADDQ         R12, R11
+	INCQ         R8
+	JMP          meanAVX64_k16
+
+meanAVX64_s16:
+	VMOVUPD Y4, (DI)(CX*8)
+	VMOVUPD Y5, 32(DI)(CX*8)
+	VMOVUPD Y6, 64(DI)(CX*8)
+	VMOVUPD Y7, 96(DI)(CX*8)
+	MOVQ    AX, CX
+	JMP     meanAVX64_c16
+
+meanAVX64_c4:
+	LEAQ   4(CX), AX
+	CMPQ   AX, R10
+	JA     meanAVX64_c1
+	VXORPD Y4, Y4, Y4
+	LEAQ   (SI)(CX*8), R11
+	XORQ   R8, R8
+
+meanAVX64_k4:
+	CMPQ         R8, BX
+	JAE          meanAVX64_s4
+	VBROADCASTSD (DX)(R8*8), Y0
+	VMOVUPD 0(R11), Y1
+	VMULPD       Y0, Y1, Y1
+	VADDPD       Y1, Y4, Y4
+	ADDQ         R12, R11
+	INCQ         R8
+	JMP          meanAVX64_k4
+
+meanAVX64_s4:
+	VMOVUPD Y4, (DI)(CX*8)
+	MOVQ    AX, CX
+	JMP     meanAVX64_c4
+
+meanAVX64_c1:
 	CMPQ   CX, R10
-	JAE    m64_k
-	VMOVSD X1, (DI)(CX*8)
-	INCQ   CX
-	JMP    m64_zero
+	JAE    meanAVX64_done
+	VXORPD X4, X4, X4
+	LEAQ   (SI)(CX*8), R11
+	XORQ   R8, R8
 
-m64_k:
+meanAVX64_k1:
+	CMPQ   R8, BX
+	JAE    meanAVX64_s1
+	VMOVSD (R11), X1
+	VMULSD (DX)(R8*8), X1, X1
+	VADDSD X1, X4, X4
+	ADDQ   R12, R11
+	INCQ   R8
+	JMP    meanAVX64_k1
+
+meanAVX64_s1:
+	VMOVSD X4, (DI)(CX*8)
+	INCQ   CX
+	JMP    meanAVX64_c1
+
+meanAVX64_done:
+	VZEROUPPER
+	RET
+
+// func hvpOutAVX64(o, e, w, f, u []float64, K, P int)
+//
+// o[a·P+c] = f[a]·(e[a·P+c]·u[a] − w[c]) for a < K, c < P, four lanes at a time.
+TEXT ·hvpOutAVX64(SB), NOSPLIT, $0-136
+	MOVQ o_base+0(FP), DI
+	MOVQ e_base+24(FP), SI
+	MOVQ w_base+48(FP), DX
+	MOVQ f_base+72(FP), R8
+	MOVQ u_base+96(FP), R9
+	MOVQ K+120(FP), BX
+	MOVQ P+128(FP), R10
+	MOVQ R10, R13
+	ANDQ $-4, R13
+
+h64_a:
 	TESTQ        BX, BX
-	JZ           m64_done
-	VBROADCASTSD (DX), Y0
+	JZ           h64_done
+	VBROADCASTSD (R8), Y0
+	VBROADCASTSD (R9), Y2
 	XORQ         CX, CX
 	TESTQ        R13, R13
-	JZ           m64_tail
+	JZ           h64_tail
 
-m64_vec:
+h64_vec:
 	VMOVUPD (SI)(CX*8), Y1
+	VMULPD  Y2, Y1, Y1
+	VSUBPD  (DX)(CX*8), Y1, Y1
 	VMULPD  Y0, Y1, Y1
-	VADDPD  (DI)(CX*8), Y1, Y1
 	VMOVUPD Y1, (DI)(CX*8)
 	ADDQ    $4, CX
 	CMPQ    CX, R13
-	JB      m64_vec
+	JB      h64_vec
 
-m64_tail:
+h64_tail:
 	CMPQ   CX, R10
-	JAE    m64_next
+	JAE    h64_next
 	VMOVSD (SI)(CX*8), X1
+	VMULSD X2, X1, X1
+	VSUBSD (DX)(CX*8), X1, X1
 	VMULSD X0, X1, X1
-	VADDSD (DI)(CX*8), X1, X1
 	VMOVSD X1, (DI)(CX*8)
 	INCQ   CX
-	JMP    m64_tail
+	JMP    h64_tail
 
-m64_next:
+h64_next:
+	LEAQ (DI)(R10*8), DI
 	LEAQ (SI)(R10*8), SI
-	ADDQ $8, DX
+	ADDQ $8, R8
+	ADDQ $8, R9
 	DECQ BX
-	JMP  m64_k
+	JMP  h64_a
 
-m64_done:
+h64_done:
+	VZEROUPPER
+	RET
+
+// func hvpOutAVX32(o []float32, e, w, f, u []float64, K, P int)
+//
+// hvpOutAVX64 computed in float64 and rounded once to float32.
+TEXT ·hvpOutAVX32(SB), NOSPLIT, $0-136
+	MOVQ o_base+0(FP), DI
+	MOVQ e_base+24(FP), SI
+	MOVQ w_base+48(FP), DX
+	MOVQ f_base+72(FP), R8
+	MOVQ u_base+96(FP), R9
+	MOVQ K+120(FP), BX
+	MOVQ P+128(FP), R10
+	MOVQ R10, R13
+	ANDQ $-4, R13
+
+h32_a:
+	TESTQ        BX, BX
+	JZ           h32_done
+	VBROADCASTSD (R8), Y0
+	VBROADCASTSD (R9), Y2
+	XORQ         CX, CX
+	TESTQ        R13, R13
+	JZ           h32_tail
+
+h32_vec:
+	VMOVUPD    (SI)(CX*8), Y1
+	VMULPD     Y2, Y1, Y1
+	VSUBPD     (DX)(CX*8), Y1, Y1
+	VMULPD     Y0, Y1, Y1
+	VCVTPD2PSY Y1, X1
+	VMOVUPS    X1, (DI)(CX*4)
+	ADDQ       $4, CX
+	CMPQ       CX, R13
+	JB         h32_vec
+
+h32_tail:
+	CMPQ      CX, R10
+	JAE       h32_next
+	VMOVSD    (SI)(CX*8), X1
+	VMULSD    X2, X1, X1
+	VSUBSD    (DX)(CX*8), X1, X1
+	VMULSD    X0, X1, X1
+	VCVTSD2SS X1, X1, X1
+	VMOVSS    X1, (DI)(CX*4)
+	INCQ      CX
+	JMP       h32_tail
+
+h32_next:
+	LEAQ (DI)(R10*4), DI
+	LEAQ (SI)(R10*8), SI
+	ADDQ $8, R8
+	ADDQ $8, R9
+	DECQ BX
+	JMP  h32_a
+
+h32_done:
 	VZEROUPPER
 	RET
 

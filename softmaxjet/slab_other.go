@@ -18,4 +18,6 @@ func centreVec[E, T Float](e []E, d []T, m []float64, K, P int, check bool) bool
 	return centre(e, d, m, K, P, check)
 }
 
+func hvpOutVec[T Float](o []T, e, w, f, u []float64, K, P int) { hvpOutGo(o, e, w, f, u, K, P) }
+
 func sfence() {}

@@ -12,15 +12,7 @@ import (
 // does; −Inf logits alongside finite ones give ζ = 0 for those atoms.
 func softmaxRow[T Float](z, m, e []float64, l, d []T, s float64, K, P int) {
 	softmaxGate(z, m, l, d, s, K, P)
-	for a := 0; a < K; a++ {
-		ea := e[a*P : a*P+P]
-		da := d[a*P : a*P+P]
-		da = da[:len(ea)]
-		mm := m[:len(ea)]
-		for c := range ea {
-			ea[c] = float64(da[c]) - mm[c]
-		}
-	}
+	centreVec(e, d, m, K, P, false)
 }
 
 // softmaxGate is the first half of softmaxRow: the gate z and the value channel m.
@@ -354,49 +346,46 @@ func HVP[T Float](dst, logits, decoded, v []T, sh Shape, invTau float64) error {
 func hvpRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	s2 := j.s * j.s
-	r := newRowSoftmax(K, P, K+P)
+	r := newRowSoftmax(K, P, 3*K+P)
 	defer r.sc.release()
 	b := r.rest
-	u, w := carve(&b, K), carve(&b, P)
+	u, w, f, zu := carve(&b, K), carve(&b, P), carve(&b, K), carve(&b, K)
 	for n := lo; n < hi; n++ {
 		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], j.s, K, P)
-		centredDirection(u, w, r.z, r.e, j.v[n*K:n*K+K], K, P)
-		out := j.o0[n*K*P : (n+1)*K*P]
-		for a := 0; a < K; a++ {
-			f := s2 * r.z[a]
-			ua := u[a]
-			oa := out[a*P : a*P+P]
-			ea := r.e[a*P : a*P+P]
-			ea = ea[:len(oa)]
-			wa := w[:len(oa)]
-			for c := range oa {
-				oa[c] = T(f * (ea[c]*ua - wa[c]))
-			}
+		centredDirection(u, w, zu, r.z, r.e, j.v[n*K:n*K+K], K, P)
+		for a, za := range r.z {
+			f[a] = s2 * za
+		}
+		hvpOutVec(j.o0[n*K*P:(n+1)*K*P], r.e, w, f, u, K, P)
+	}
+}
+
+// hvpOutGo writes o[a][c] = T(f_a·(e[a][c]·u_a − w_c)).
+func hvpOutGo[T Float](o []T, e, w, f, u []float64, K, P int) {
+	for a := 0; a < K; a++ {
+		fa, ua := f[a], u[a]
+		oa := o[a*P : a*P+P]
+		ea := e[a*P : a*P+P]
+		ea = ea[:len(oa)]
+		wa := w[:len(oa)]
+		for c := range oa {
+			oa[c] = T(fa * (ea[c]*ua - wa[c]))
 		}
 	}
 }
 
-// centredDirection fills u_a = v_a − Σ_b ζ_b v_b and w_c = Σ_b ζ_b u_b e[b][c].
-func centredDirection[T Float](u, w, z, e []float64, v []T, K, P int) {
+// centredDirection fills u_a = v_a − Σ_b ζ_b v_b and w_c = Σ_b ζ_b u_b e[b][c] (zu holds
+// ζ_b·u_b).
+func centredDirection[T Float](u, w, zu, z, e []float64, v []T, K, P int) {
 	vbar := 0.0
 	for b := 0; b < K; b++ {
 		vbar += z[b] * float64(v[b])
 	}
 	for b := 0; b < K; b++ {
 		u[b] = float64(v[b]) - vbar
+		zu[b] = z[b] * u[b]
 	}
-	w = w[:P]
-	for c := range w {
-		w[c] = 0
-	}
-	for b := 0; b < K; b++ {
-		f := z[b] * u[b]
-		eb := e[b*P : b*P+P]
-		eb = eb[:len(w)]
-		for c := range w {
-			w[c] += f * eb[c]
-		}
-	}
+	meanVec(w, zu, e, K, P)
 }
 
 // GaussNewton writes the Gauss-Newton slabs H[n][a][b] = Σ_c first[n][a][c]·first[n][b][c] =

@@ -290,16 +290,16 @@ func HVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape,
 func hvpVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
 	s2 := s * s
-	r := newRowSoftmax(K, P, 3*K+3*P)
+	r := newRowSoftmax(K, P, 4*K+3*P)
 	defer r.sc.release()
 	b := r.rest
-	u, w := carve(&b, K), carve(&b, P)
+	u, w, zu := carve(&b, K), carve(&b, P), carve(&b, K)
 	A, Z := carve(&b, K), carve(&b, K)
 	gamma, beta := carve(&b, P), carve(&b, P)
 	for n := lo; n < hi; n++ {
 		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
 		z, e := r.z, r.e
-		centredDirection(u, w, z, e, j.v[n*K:n*K+K], K, P)
+		centredDirection(u, w, zu, z, e, j.v[n*K:n*K+K], K, P)
 		gn := j.g[n*K*P : (n+1)*K*P]
 		for c := 0; c < P; c++ {
 			gamma[c], beta[c] = 0, 0
