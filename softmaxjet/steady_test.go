@@ -208,3 +208,35 @@ func TestSecondFloat32Ranges(t *testing.T) {
 		require.Less(t, relErr(got, to64(to32(want)), 1e-300), 1e-5, tc.name)
 	}
 }
+
+// TestKernelsVectorEqualGo: with the AVX loops on and off, every kernel gives the same bits,
+// for P a multiple of the lane count (and of 16) and not.
+func TestKernelsVectorEqualGo(t *testing.T) {
+	if !hasAVX {
+		t.Skip("no AVX loops on this machine")
+	}
+	defer func(u bool) { useAVX = u }(useAVX)
+	for _, sh := range []Shape{{N: 13, K: 9, P: 7}, {N: 11, K: 5, P: 16}, {N: 6, K: 17, P: 37}, {N: 5, K: 1, P: 3}} {
+		t.Run(fmt.Sprintf("%+v/f64", sh), func(t *testing.T) { vectorEqualGo[float64](t, sh) })
+		t.Run(fmt.Sprintf("%+v/f32", sh), func(t *testing.T) { vectorEqualGo[float32](t, sh) })
+	}
+}
+
+func vectorEqualGo[T Float](t *testing.T, sh Shape) {
+	calls, outs := allKernels[T](rand.New(rand.NewPCG(9, uint64(sh.P))), sh)
+	for _, kc := range calls {
+		useAVX = false
+		require.NoError(t, kc.call(), kc.name)
+		want := outs()
+		useAVX = true
+		require.NoError(t, kc.call(), kc.name)
+		got := outs()
+		for b := range want {
+			for i := range want[b] {
+				if math.Float64bits(float64(want[b][i])) != math.Float64bits(float64(got[b][i])) {
+					t.Fatalf("%s: buffer %d [%d]: Go %v, AVX %v", kc.name, b, i, want[b][i], got[b][i])
+				}
+			}
+		}
+	}
+}
