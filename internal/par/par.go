@@ -80,6 +80,7 @@ func For(n, rowWork int, body func(lo, hi int)) {
 	for h := 1; h < workers; h++ {
 		select {
 		case queue <- t:
+			queued.Add(1)
 		default: // the queue is full (many concurrent calls): the caller does more itself
 		}
 	}
@@ -151,6 +152,11 @@ func putTask(t *task) { taskPool.Put(t) }
 // which it then helps). When the queue is full the caller simply does more chunks itself.
 var queue = make(chan *task, 64)
 
+// queued is about the number of tasks in the queue (it is raised after a send and lowered
+// after a receive): polling helpers read it, which is cheap and leaves them preemptible,
+// and look at the queue itself only when it is positive.
+var queued atomic.Int64
+
 var (
 	helperMu sync.Mutex
 	helpers  atomic.Int64
@@ -176,7 +182,7 @@ func startHelpers(n int) {
 // helper is polling), which would make every split of a short call a loss; polling for a
 // while after each task makes back-to-back calls cheap to split, at the price of that much
 // CPU time per idle period.
-const spinFor = 50 * time.Microsecond
+const spinFor = 200 * time.Microsecond
 
 func helper() {
 	for {
@@ -184,26 +190,27 @@ func helper() {
 		if t == nil {
 			t = <-queue
 		}
+		queued.Add(-1)
 		t.help()
 	}
 }
 
 // poll takes a task from the queue if one comes within spinFor, and returns nil otherwise.
+// Its loop is plain Go code (an atomic load), so that the runtime can preempt it at once, for
+// a garbage collection say; a loop of non-blocking channel receives spends its time in the
+// runtime, where it cannot be preempted asynchronously, and stalls the collector.
 func poll() *task {
-	var deadline time.Time
-	for i := 0; ; i++ {
-		select {
-		case t := <-queue:
-			return t
-		default:
-		}
-		if i%64 == 0 {
-			now := time.Now()
-			if deadline.IsZero() {
-				deadline = now.Add(spinFor)
-			} else if now.After(deadline) {
-				return nil
+	deadline := time.Now().Add(spinFor)
+	for i := 1; ; i++ {
+		if queued.Load() > 0 {
+			select {
+			case t := <-queue:
+				return t
+			default:
 			}
+		}
+		if i%256 == 0 && time.Now().After(deadline) {
+			return nil
 		}
 	}
 }

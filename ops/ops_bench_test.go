@@ -1,0 +1,361 @@
+package ops_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet/ops"
+)
+
+// Benchmarks of every op of the package, usable with benchstat. Two ways of running an op:
+//
+//   - tape: the op alone in a graph built once and run by a TapeMachine with Reset between
+//     runs (the steady state of a training loop; the machine gives the op a freshly allocated
+//     output every run, and that allocation is in the time);
+//   - prealloc: the op's UsePreallocDo into a preallocated output (what a machine that keeps
+//     its registers would do; no allocation).
+//
+// b.SetBytes is the output size, so MB/s is write bandwidth. Gorgonia's own softmax gradient
+// (the op gorgonia.Grad puts behind gorgonia.SoftMax) runs on the same inputs as
+// ops.SoftmaxBackward, by UsePreallocDo too, as BenchmarkSoftmaxBackwardOp/.../gorgonia.
+
+var dtypes = []tensor.Dtype{tensor.Float64, tensor.Float32}
+
+func dtName(dt tensor.Dtype) string {
+	if dt == tensor.Float32 {
+		return "f32"
+	}
+	return "f64"
+}
+
+func dtSize(dt tensor.Dtype) int64 {
+	if dt == tensor.Float32 {
+		return 4
+	}
+	return 8
+}
+
+func randDense(rng *rand.Rand, dt tensor.Dtype, scale float64, shape ...int) *tensor.Dense {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	if dt == tensor.Float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = scale * rng.NormFloat64()
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(x))
+	}
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(scale * rng.NormFloat64())
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(x))
+}
+
+// benchOp benchmarks the op that build puts in a graph of its own (the output node, on the
+// input nodes ins, which are bound to vals) by tape and by prealloc.
+func benchOp(b *testing.B, name string, build func(g *G.ExprGraph) (out *G.Node, ins []*G.Node, err error), vals []*tensor.Dense) {
+	b.Helper()
+	b.Run(name+"/tape", func(b *testing.B) {
+		g := G.NewGraph()
+		out, ins, err := build(g)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, n := range ins {
+			if err := G.Let(n, vals[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m := G.NewTapeMachine(g)
+		defer m.Close()
+		run := func() {
+			if err := m.RunAll(); err != nil {
+				b.Fatal(err)
+			}
+			m.Reset()
+		}
+		// The heap settles after a few runs of a machine that allocates its outputs afresh.
+		for i := 0; i < 16; i++ {
+			run()
+		}
+		b.SetBytes(int64(out.Shape().TotalSize()) * dtSize(out.Dtype()))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			run()
+		}
+	})
+	b.Run(name+"/prealloc", func(b *testing.B) {
+		out, _, err := build(G.NewGraph())
+		if err != nil {
+			b.Fatal(err)
+		}
+		op, ok := out.Op().(G.UsePreallocDoer)
+		if !ok {
+			b.Skip("op has no UsePreallocDo")
+		}
+		dst := tensor.New(tensor.WithShape(out.Shape()...), tensor.Of(out.Dtype()))
+		args := make([]G.Value, len(vals))
+		for i, v := range vals {
+			args[i] = v
+		}
+		if _, err := op.UsePreallocDo(dst, args...); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(out.Shape().TotalSize()) * dtSize(out.Dtype()))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := op.UsePreallocDo(dst, args...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+type jetShape struct{ n, k, p int }
+
+// BenchmarkJetOps: the jet channels of both gates, by tape and by prealloc.
+func BenchmarkJetOps(b *testing.B) {
+	alpha, beta := make([]float64, 64), make([]float64, 64)
+	for i := range alpha {
+		alpha[i], beta[i] = 1+0.01*float64(i), 0.1
+	}
+	channels := []struct {
+		name   string
+		v      bool
+		build  func(l, d, v *G.Node) (*G.Node, error)
+		shapes []jetShape
+	}{
+		{"SoftmaxJetValue", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetValue(l, d, 1) }, []jetShape{{4096, 16, 16}}},
+		{"SoftmaxJetFirst", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetFirst(l, d, 1) }, []jetShape{{4096, 16, 16}}},
+		{"SoftmaxJetSecond", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetSecond(l, d, 1) }, []jetShape{{4096, 16, 16}, {256, 64, 16}}},
+		{"SoftmaxJetHVP", true, func(l, d, v *G.Node) (*G.Node, error) { return ops.SoftmaxJetHVP(l, d, v, 1) }, []jetShape{{4096, 16, 16}, {256, 64, 16}}},
+		{"SoftmaxJetGaussNewton", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetGaussNewton(l, d, 1) }, []jetShape{{4096, 16, 16}}},
+		{"LogisticJetValue", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.LogisticJetValue(l, d, alpha[:16], beta[:16]) }, []jetShape{{4096, 16, 16}}},
+		{"LogisticJetFirst", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.LogisticJetFirst(l, d, alpha[:16], beta[:16]) }, []jetShape{{4096, 16, 16}}},
+		{"LogisticJetSecond", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.LogisticJetSecond(l, d, alpha[:16], beta[:16]) }, []jetShape{{4096, 16, 16}}},
+		{"LogisticJetHVP", true, func(l, d, v *G.Node) (*G.Node, error) { return ops.LogisticJetHVP(l, d, v, alpha[:16], beta[:16]) }, []jetShape{{4096, 16, 16}}},
+		{"LogisticJetGaussNewton", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.LogisticJetGaussNewton(l, d, alpha[:16], beta[:16]) }, []jetShape{{4096, 16, 16}}},
+	}
+	for _, ch := range channels {
+		for _, s := range ch.shapes {
+			for _, dt := range dtypes {
+				rng := rand.New(rand.NewPCG(1, uint64(s.k)))
+				vals := []*tensor.Dense{randDense(rng, dt, 1.5, s.n, s.k), randDense(rng, dt, 1, s.n, s.k, s.p)}
+				if ch.v {
+					vals = append(vals, randDense(rng, dt, 1, s.n, s.k))
+				}
+				build := func(g *G.ExprGraph) (*G.Node, []*G.Node, error) {
+					l := G.NewMatrix(g, dt, G.WithShape(s.n, s.k), G.WithName("l"))
+					d := G.NewTensor(g, dt, 3, G.WithShape(s.n, s.k, s.p), G.WithName("d"))
+					ins := []*G.Node{l, d}
+					var v *G.Node
+					if ch.v {
+						v = G.NewMatrix(g, dt, G.WithShape(s.n, s.k), G.WithName("v"))
+						ins = append(ins, v)
+					}
+					out, err := ch.build(l, d, v)
+					return out, ins, err
+				}
+				benchOp(b, fmt.Sprintf("%s/%s/N=%d/K=%d/P=%d", ch.name, dtName(dt), s.n, s.k, s.p), build, vals)
+			}
+		}
+	}
+}
+
+// BenchmarkJetVJPOps: the gradient of Σ W⊙channel with respect to the logits (the VJP op that
+// gorgonia.Grad puts behind the channel), by prealloc.
+func BenchmarkJetVJPOps(b *testing.B) {
+	channels := []struct {
+		name  string
+		v     bool
+		build func(l, d, v *G.Node) (*G.Node, error)
+		s     jetShape
+	}{
+		{"SoftmaxJetValue", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetValue(l, d, 1) }, jetShape{4096, 16, 16}},
+		{"SoftmaxJetFirst", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetFirst(l, d, 1) }, jetShape{4096, 16, 16}},
+		{"SoftmaxJetSecond", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetSecond(l, d, 1) }, jetShape{1024, 16, 16}},
+		{"SoftmaxJetHVP", true, func(l, d, v *G.Node) (*G.Node, error) { return ops.SoftmaxJetHVP(l, d, v, 1) }, jetShape{4096, 16, 16}},
+		{"SoftmaxJetGaussNewton", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetGaussNewton(l, d, 1) }, jetShape{4096, 16, 16}},
+	}
+	for _, ch := range channels {
+		s := ch.s
+		dt := tensor.Float64
+		rng := rand.New(rand.NewPCG(2, uint64(s.k)))
+		g := G.NewGraph()
+		l := G.NewMatrix(g, dt, G.WithShape(s.n, s.k), G.WithName("l"))
+		d := G.NewTensor(g, dt, 3, G.WithShape(s.n, s.k, s.p), G.WithName("d"))
+		ins := []*G.Node{l, d}
+		vals := []*tensor.Dense{randDense(rng, dt, 1.5, s.n, s.k), randDense(rng, dt, 1, s.n, s.k, s.p)}
+		var v *G.Node
+		if ch.v {
+			v = G.NewMatrix(g, dt, G.WithShape(s.n, s.k), G.WithName("v"))
+			ins = append(ins, v)
+			vals = append(vals, randDense(rng, dt, 1, s.n, s.k))
+		}
+		out, err := ch.build(l, d, v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := G.NewTensor(g, dt, out.Dims(), G.WithShape(out.Shape()...), G.WithName("w"))
+		cost := G.Must(G.Sum(G.Must(G.HadamardProd(out, w))))
+		if _, err := G.Grad(cost, l); err != nil {
+			b.Fatal(err)
+		}
+		// The VJP node with respect to the logits: inputs (l, d, [v,] upstream).
+		var vjp *G.Node
+		for _, n := range g.AllNodes() {
+			if n.Op() != nil && strings.HasSuffix(strings.SplitN(n.Op().String(), "{", 2)[0], "VJP") && strings.Contains(n.Op().String(), "wrt logits") {
+				vjp = n
+			}
+		}
+		if vjp == nil {
+			b.Fatalf("%s: no VJP node with respect to the logits", ch.name)
+		}
+		up := randDense(rng, dt, 1, out.Shape()...)
+		benchVJP(b, fmt.Sprintf("%s/%s/N=%d/K=%d/P=%d", ch.name, dtName(dt), s.n, s.k, s.p), vjp, append(vals, up))
+	}
+}
+
+func benchVJP(b *testing.B, name string, n *G.Node, vals []*tensor.Dense) {
+	b.Run(name+"/prealloc", func(b *testing.B) {
+		op := n.Op().(G.UsePreallocDoer)
+		dst := tensor.New(tensor.WithShape(n.Shape()...), tensor.Of(n.Dtype()))
+		args := make([]G.Value, len(vals))
+		for i, v := range vals {
+			args[i] = v
+		}
+		if _, err := op.UsePreallocDo(dst, args...); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(vals[len(vals)-1].Shape().TotalSize()) * dtSize(n.Dtype())) // the upstream read
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := op.UsePreallocDo(dst, args...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// softmaxOf writes a softmax along axis of random logits (a valid y for the backward ops).
+func softmaxOf(rng *rand.Rand, dt tensor.Dtype, shape []int, axis int) *tensor.Dense {
+	outer, n, inner := 1, shape[axis], 1
+	for _, s := range shape[:axis] {
+		outer *= s
+	}
+	for _, s := range shape[axis+1:] {
+		inner *= s
+	}
+	y := make([]float64, outer*n*inner)
+	for o := 0; o < outer; o++ {
+		for i := 0; i < inner; i++ {
+			sum := 0.0
+			for k := 0; k < n; k++ {
+				x := math.Exp(rng.NormFloat64())
+				y[(o*n+k)*inner+i] = x
+				sum += x
+			}
+			for k := 0; k < n; k++ {
+				y[(o*n+k)*inner+i] /= sum
+			}
+		}
+	}
+	if dt == tensor.Float64 {
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(y))
+	}
+	f := make([]float32, len(y))
+	for i, x := range y {
+		f[i] = float32(x)
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(f))
+}
+
+// BenchmarkSoftmaxBackwardOp: ops.SoftmaxBackward and ops.LogSoftmaxBackward on [4096 × 1024]
+// along each axis, by prealloc, and Gorgonia's own softmax gradient op on the same (y, dy).
+func BenchmarkSoftmaxBackwardOp(b *testing.B) {
+	shape := []int{4096, 1024}
+	for _, axis := range []int{1, 0} {
+		for _, dt := range dtypes {
+			rng := rand.New(rand.NewPCG(3, uint64(axis)))
+			y, dy := softmaxOf(rng, dt, shape, axis), randDense(rng, dt, 1, shape...)
+			name := fmt.Sprintf("%s/4096x1024/axis=%d", dtName(dt), axis)
+			for _, k := range []struct {
+				name string
+				f    func(y, dy *G.Node, axis int) (*G.Node, error)
+			}{{"SoftmaxBackward", ops.SoftmaxBackward}, {"LogSoftmaxBackward", ops.LogSoftmaxBackward}} {
+				benchOp(b, k.name+"/"+name, func(g *G.ExprGraph) (*G.Node, []*G.Node, error) {
+					yn := G.NewTensor(g, dt, 2, G.WithShape(shape...), G.WithName("y"))
+					dyn := G.NewTensor(g, dt, 2, G.WithShape(shape...), G.WithName("dy"))
+					out, err := k.f(yn, dyn, axis)
+					return out, []*G.Node{yn, dyn}, err
+				}, []*tensor.Dense{y, dy})
+			}
+
+			// Gorgonia's gradient op: (x, y, dy), x ignored.
+			g2 := G.NewGraph()
+			x := G.NewTensor(g2, dt, 2, G.WithShape(shape...), G.WithName("x"))
+			sm, err := G.SoftMax(x, axis)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := G.Grad(G.Must(G.Sum(sm)), x); err != nil {
+				b.Fatal(err)
+			}
+			var diff G.UsePreallocDoer
+			for _, n := range g2.AllNodes() {
+				if n.Op() != nil && strings.HasPrefix(n.Op().String(), "SoftmaxDiff") {
+					diff = n.Op().(G.UsePreallocDoer)
+				}
+			}
+			b.Run("SoftmaxBackward/"+name+"/gorgonia", func(b *testing.B) {
+				dst := tensor.New(tensor.WithShape(shape...), tensor.Of(dt))
+				b.SetBytes(int64(shape[0]*shape[1]) * dtSize(dt))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := diff.UsePreallocDo(dst, y, y, dy); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkActivationOps: the activations and their backward ops on [4096 × 1024].
+func BenchmarkActivationOps(b *testing.B) {
+	shape := []int{4096, 1024}
+	for _, dt := range dtypes {
+		rng := rand.New(rand.NewPCG(4, 4))
+		xv, dyv := randDense(rng, dt, 1, shape...), randDense(rng, dt, 1, shape...)
+		for _, a := range []struct {
+			name string
+			fwd  func(x *G.Node) (*G.Node, error)
+			bwd  func(x, dy *G.Node) (*G.Node, error)
+		}{{"ReLU", ops.ReLU, ops.ReLUBackward}, {"GELU", ops.GELU, ops.GELUBackward}, {"SiLU", ops.SiLU, ops.SiLUBackward}} {
+			name := fmt.Sprintf("%s/4096x1024", dtName(dt))
+			benchOp(b, a.name+"/"+name, func(g *G.ExprGraph) (*G.Node, []*G.Node, error) {
+				x := G.NewTensor(g, dt, 2, G.WithShape(shape...), G.WithName("x"))
+				out, err := a.fwd(x)
+				return out, []*G.Node{x}, err
+			}, []*tensor.Dense{xv})
+			benchOp(b, a.name+"Backward/"+name, func(g *G.ExprGraph) (*G.Node, []*G.Node, error) {
+				x := G.NewTensor(g, dt, 2, G.WithShape(shape...), G.WithName("x"))
+				dy := G.NewTensor(g, dt, 2, G.WithShape(shape...), G.WithName("dy"))
+				out, err := a.bwd(x, dy)
+				return out, []*G.Node{x, dy}, err
+			}, []*tensor.Dense{xv, dyv})
+		}
+	}
+}
