@@ -1,0 +1,545 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet/internal/par"
+	"github.com/gatejet/gatejet/ops"
+	"github.com/gatejet/gatejet/softmaxjet"
+)
+
+// bench holds the settings of one run and the rows measured so far.
+type bench struct {
+	tm    timer
+	quick bool
+	rows  []row
+	log   func(format string, args ...any)
+}
+
+func (b *bench) add(r row) {
+	b.rows = append(b.rows, r)
+	b.log("  %-22s %-16s %s %9s ms  vs %-26s %9s ms  %8s", r.Op, r.Shape, r.DType, ms(r.Gatejet), r.Baseline, ms(r.Other), ratio(r.Speedup()))
+}
+
+func (b *bench) time(f func() error) (time.Duration, int, error) {
+	settle()
+	return b.tm.median(f)
+}
+
+func inputs(sh softmaxjet.Shape, seed uint64) (l, d, v []float64) {
+	rng := rand.New(rand.NewPCG(seed, uint64(sh.K)))
+	l, d, v = make([]float64, sh.LogitsLen()), make([]float64, sh.DecodedLen()), make([]float64, sh.LogitsLen())
+	for i := range l {
+		// Rounded to float32, so that both precisions see the same numbers.
+		l[i], v[i] = float64(float32(1.5*rng.NormFloat64())), float64(float32(rng.NormFloat64()))
+	}
+	for i := range d {
+		d[i] = float64(float32(rng.NormFloat64()))
+	}
+	return
+}
+
+func to32(x []float64) []float32 {
+	y := make([]float32, len(x))
+	for i, v := range x {
+		y[i] = float32(v)
+	}
+	return y
+}
+
+func shapeName(sh softmaxjet.Shape) string { return fmt.Sprintf("N%d K%d P%d", sh.N, sh.K, sh.P) }
+
+func dtName(dt tensor.Dtype) string {
+	if dt == tensor.Float32 {
+		return "f32"
+	}
+	return "f64"
+}
+
+func dtSize(dt tensor.Dtype) int64 {
+	if dt == tensor.Float32 {
+		return 4
+	}
+	return 8
+}
+
+// memclrProbe times clear() of a buffer of the given number of bytes (in float64s): the
+// memory-limit probe of an operation that mostly writes.
+func (b *bench) memclrProbe(bytes int64) (time.Duration, error) {
+	buf := make([]float64, bytes/8)
+	t, _, err := b.time(func() error { clear(buf); return nil })
+	return t, err
+}
+
+// copy3Probe times the plainest pass over three streams of n float64s (read y, read dy,
+// write dx = y + dy), on one goroutine and split in two halves over two goroutines, and returns
+// the faster: the memory-limit probe of the softmax backward.
+func (b *bench) copy3Probe(n int) (time.Duration, string, error) {
+	y, dy, dx := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range y {
+		y[i], dy[i] = float64(i), 1
+	}
+	pass := func(lo, hi int) {
+		d, a, c := dx[lo:hi], y[lo:hi], dy[lo:hi]
+		a, c = a[:len(d)], c[:len(d)]
+		for i := range d {
+			d[i] = a[i] + c[i]
+		}
+	}
+	one, _, err := b.time(func() error { pass(0, n); return nil })
+	if err != nil {
+		return 0, "", err
+	}
+	workers := par.Workers()
+	split, _, err := b.time(func() error {
+		var wg sync.WaitGroup
+		for w := 1; w < workers; w++ {
+			wg.Add(1)
+			go func() { pass(w*n/workers, (w+1)*n/workers); wg.Done() }()
+		}
+		pass(0, n/workers)
+		wg.Wait()
+		return nil
+	})
+	if err != nil {
+		return 0, "", err
+	}
+	if split < one {
+		return split, fmt.Sprintf("copy3 probe (%d goroutines)", workers), nil
+	}
+	return one, "copy3 probe (1 goroutine)", nil
+}
+
+// opTimes times an op two ways: on a TapeMachine with Reset between runs (warmed up until the
+// heap settles: the machine allocates the op's output afresh every run), and by UsePreallocDo
+// into a preallocated output. It returns both times, the timed repetitions of the first and
+// the op's output.
+func (b *bench) opTimes(tr *tapeRun, vals []*tensor.Dense) (tape, pre time.Duration, reps int, out []float64, err error) {
+	tm := b.tm
+	tm.warm = max(tm.warm, machineWarm)
+	if b.quick {
+		tm.warm = 2
+	}
+	settle()
+	if tape, reps, err = tm.median(tr.run); err != nil {
+		return
+	}
+	if err = tr.run(); err != nil {
+		return
+	}
+	out = tr.value()
+	op := tr.out.Op().(G.UsePreallocDoer)
+	dst := tensor.New(tensor.WithShape(tr.out.Shape()...), tensor.Of(tr.out.Dtype()))
+	args := make([]G.Value, len(vals))
+	for i, v := range vals {
+		args[i] = v
+	}
+	pre, _, err = b.time(func() error { _, err := op.UsePreallocDo(dst, args...); return err })
+	return
+}
+
+// machineWarm is the number of untimed runs of a TapeMachine before timing it: a machine that
+// allocates a large output every run needs about that many for the heap to settle (before,
+// runs fault pages in).
+const machineWarm = 20
+
+// secondCase: the second channel through ops.SoftmaxJetSecond, on a TapeMachine and by
+// UsePreallocDo, against the memclr probe, the tower, finite differences of the first channel
+// and (float32) the float64 op.
+func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
+	l, d, _ := inputs(sh, 1)
+	var f64Tape, f64Pre time.Duration
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		size := dtSize(dt)
+		tr, err := jetOpRun(dt, sh, l, d, nil, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetSecond(l, d, 1) })
+		if err != nil {
+			return err
+		}
+		vals := []*tensor.Dense{dense(dt, []int{sh.N, sh.K}, l), dense(dt, []int{sh.N, sh.K, sh.P}, d)}
+		tape, pre, reps, got, err := b.opTimes(tr, vals)
+		tr.close()
+		if err != nil {
+			return err
+		}
+		outBytes := int64(sh.SecondLen()) * size
+		bytes := outBytes + int64(sh.LogitsLen()+sh.DecodedLen())*size
+		probe, err := b.memclrProbe(outBytes)
+		if err != nil {
+			return err
+		}
+		base := row{Op: "second (op, Tape)", Shape: shapeName(sh), DType: dtName(dt), Gatejet: tape, Bytes: bytes,
+			Probe: "memclr", ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reps}
+		preRow := base
+		preRow.Op, preRow.Gatejet = "second (op, UsePreallocDo)", pre
+		r := base
+		r.Baseline, r.Other = "memclr probe (same bytes)", probe
+		if target {
+			r.Target = 0.5
+		}
+		b.add(r)
+		r = preRow
+		r.Baseline, r.Other = "memclr probe (same bytes)", probe
+		b.add(r)
+
+		// The tower (TowerChannels, second channel only) in the same element type.
+		var tw time.Duration
+		var ref []float64
+		if dt == tensor.Float64 {
+			out := make([]float64, sh.SecondLen())
+			tw, _, err = b.time(func() error { return softmaxjet.TowerChannels(nil, nil, out, l, d, sh, 1) })
+			ref = out
+		} else {
+			out, l32, d32 := make([]float32, sh.SecondLen()), to32(l), to32(d)
+			tw, _, err = b.time(func() error { return softmaxjet.TowerChannels(nil, nil, out, l32, d32, sh, 1) })
+			ref = make([]float64, len(out))
+			for i, x := range out {
+				ref[i] = float64(x)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		r = base
+		r.Baseline, r.Other, r.Agree = "tower (TowerChannels)", tw, maxRelDiff(got, ref)
+		if target && dt == tensor.Float64 {
+			r.Target = 20
+		}
+		b.add(r)
+		ref = nil
+
+		if dt == tensor.Float64 {
+			f64Tape, f64Pre = tape, pre
+			fd, out, err := b.fdSecond(sh, l, d)
+			if err != nil {
+				return err
+			}
+			r = base
+			r.Baseline, r.Other, r.Agree = "finite diff. of first (2K)", fd, maxRelDiff(got, out)
+			b.add(r)
+		} else {
+			r = base
+			r.Baseline, r.Other = "the f64 op (2× the bytes)", f64Tape
+			if target {
+				r.Target = 1.6
+			}
+			b.add(r)
+			r = preRow
+			r.Baseline, r.Other = "the f64 op (2× the bytes)", f64Pre
+			b.add(r)
+		}
+	}
+	return nil
+}
+
+// fdSecond is the second channel by central differences of the first channel in each logit:
+// 2K calls of softmaxjet.First, each giving one (a, b) column block of every row.
+func (b *bench) fdSecond(sh softmaxjet.Shape, l, d []float64) (time.Duration, []float64, error) {
+	const h = 1e-5
+	K, P := sh.K, sh.P
+	lp := append([]float64(nil), l...)
+	fp, fm := make([]float64, sh.FirstLen()), make([]float64, sh.FirstLen())
+	out := make([]float64, sh.SecondLen())
+	t, _, err := b.time(func() error {
+		for bb := 0; bb < K; bb++ {
+			for n := 0; n < sh.N; n++ {
+				lp[n*K+bb] = l[n*K+bb] + h
+			}
+			if err := softmaxjet.First(fp, lp, d, sh, 1); err != nil {
+				return err
+			}
+			for n := 0; n < sh.N; n++ {
+				lp[n*K+bb] = l[n*K+bb] - h
+			}
+			if err := softmaxjet.First(fm, lp, d, sh, 1); err != nil {
+				return err
+			}
+			for n := 0; n < sh.N; n++ {
+				lp[n*K+bb] = l[n*K+bb]
+				for a := 0; a < K; a++ {
+					src := (n*K + a) * P
+					dst := ((n*K+a)*K + bb) * P
+					for c := 0; c < P; c++ {
+						out[dst+c] = (fp[src+c] - fm[src+c]) / (2 * h)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return t, out, err
+}
+
+// firstCase: the first channel through ops.SoftmaxJetFirst on a TapeMachine, against
+// Gorgonia's reverse-mode autodiff (P passes), the tower, finite differences of the value
+// channel and the memclr probe.
+func (b *bench) firstCase(sh softmaxjet.Shape) error {
+	l, d, _ := inputs(sh, 2)
+	tr, err := jetOpRun(tensor.Float64, sh, l, d, nil, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetFirst(l, d, 1) })
+	if err != nil {
+		return err
+	}
+	t, _, reps, got, err := b.opTimes(tr, []*tensor.Dense{dense(tensor.Float64, []int{sh.N, sh.K}, l), dense(tensor.Float64, []int{sh.N, sh.K, sh.P}, d)})
+	tr.close()
+	if err != nil {
+		return err
+	}
+	outBytes := int64(sh.FirstLen()) * 8
+	probe, err := b.memclrProbe(outBytes)
+	if err != nil {
+		return err
+	}
+	base := row{Op: "first (op, Tape)", Shape: shapeName(sh), DType: "f64", Gatejet: t,
+		Bytes: outBytes + int64(sh.LogitsLen()+sh.DecodedLen())*8, Probe: "memclr",
+		ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reps}
+	r := base
+	r.Baseline, r.Other = "memclr probe (same bytes)", probe
+	b.add(r)
+
+	gf, err := newGorgoniaFirst(sh, 1, l, d)
+	if err != nil {
+		return err
+	}
+	gt, _, err := b.time(gf.run)
+	if err != nil {
+		return err
+	}
+	r = base
+	r.Baseline, r.Other, r.Agree = fmt.Sprintf("Gorgonia autodiff (%d passes)", sh.P), gt, maxRelDiff(got, gf.out)
+	gf.close()
+	b.add(r)
+
+	out := make([]float64, sh.FirstLen())
+	tw, _, err := b.time(func() error { return softmaxjet.TowerChannels(nil, out, nil, l, d, sh, 1) })
+	if err != nil {
+		return err
+	}
+	r = base
+	r.Baseline, r.Other, r.Agree = "tower (TowerChannels)", tw, maxRelDiff(got, out)
+	b.add(r)
+
+	const h = 1e-5
+	lp := append([]float64(nil), l...)
+	vp, vm := make([]float64, sh.ValueLen()), make([]float64, sh.ValueLen())
+	K, P := sh.K, sh.P
+	fd, _, err := b.time(func() error {
+		for a := 0; a < K; a++ {
+			for n := 0; n < sh.N; n++ {
+				lp[n*K+a] = l[n*K+a] + h
+			}
+			if err := softmaxjet.Value(vp, lp, d, sh, 1); err != nil {
+				return err
+			}
+			for n := 0; n < sh.N; n++ {
+				lp[n*K+a] = l[n*K+a] - h
+			}
+			if err := softmaxjet.Value(vm, lp, d, sh, 1); err != nil {
+				return err
+			}
+			for n := 0; n < sh.N; n++ {
+				lp[n*K+a] = l[n*K+a]
+				for c := 0; c < P; c++ {
+					out[(n*K+a)*P+c] = (vp[n*P+c] - vm[n*P+c]) / (2 * h)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	r = base
+	r.Baseline, r.Other, r.Agree = "finite diff. of value (2K)", fd, maxRelDiff(got, out)
+	b.add(r)
+	return nil
+}
+
+// hvpCase: the Hessian-vector product (softmaxjet.HVP) against building the second channel
+// (softmaxjet.Second) and contracting it with v over the cores, and (fd) finite differences of
+// the first channel along v.
+func (b *bench) hvpCase(sh softmaxjet.Shape, withSecond, fd bool, target float64) error {
+	l, d, v := inputs(sh, 3)
+	out := make([]float64, sh.FirstLen())
+	t, reps, err := b.time(func() error { return softmaxjet.HVP(out, l, d, v, sh, 1) })
+	if err != nil {
+		return err
+	}
+	outBytes := int64(sh.FirstLen()) * 8
+	probe, err := b.memclrProbe(outBytes)
+	if err != nil {
+		return err
+	}
+	base := row{Op: "HVP (kernel)", Shape: shapeName(sh), DType: "f64", Gatejet: t,
+		Bytes: outBytes + int64(2*sh.LogitsLen()+sh.DecodedLen())*8, Probe: "memclr",
+		ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reps}
+	r := base
+	r.Baseline, r.Other = "memclr probe (same bytes)", probe
+	b.add(r)
+	if withSecond {
+		sec := make([]float64, sh.SecondLen())
+		con := make([]float64, sh.FirstLen())
+		job := &contractJob{sec: sec, v: v, out: con, K: sh.K, P: sh.P}
+		job.run = job.do
+		st, _, err := b.time(func() error {
+			if err := softmaxjet.Second(sec, l, d, sh, 1); err != nil {
+				return err
+			}
+			par.For(sh.N, sh.K*sh.K*sh.P, job.run)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		r = base
+		r.Baseline, r.Other, r.Agree, r.Target = "Second + contract with v", st, maxRelDiff(out, con), target
+		b.add(r)
+	}
+	if fd {
+		const h = 1e-5
+		lp := make([]float64, len(l))
+		fp, fm, fdOut := make([]float64, sh.FirstLen()), make([]float64, sh.FirstLen()), make([]float64, sh.FirstLen())
+		ft, _, err := b.time(func() error {
+			for i := range l {
+				lp[i] = l[i] + h*v[i]
+			}
+			if err := softmaxjet.First(fp, lp, d, sh, 1); err != nil {
+				return err
+			}
+			for i := range l {
+				lp[i] = l[i] - h*v[i]
+			}
+			if err := softmaxjet.First(fm, lp, d, sh, 1); err != nil {
+				return err
+			}
+			for i := range fdOut {
+				fdOut[i] = (fp[i] - fm[i]) / (2 * h)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		r = base
+		r.Baseline, r.Other, r.Agree = "finite diff. of first along v", ft, maxRelDiff(out, fdOut)
+		b.add(r)
+	}
+	return nil
+}
+
+// contractJob is out[n][a][c] = Σ_b second[n][a][b][c]·v[n][b], rows spread over the cores.
+type contractJob struct {
+	sec, v, out []float64
+	K, P        int
+	run         func(lo, hi int)
+}
+
+func (j *contractJob) do(lo, hi int) {
+	K, P := j.K, j.P
+	for n := lo; n < hi; n++ {
+		for a := 0; a < K; a++ {
+			o := j.out[(n*K+a)*P : (n*K+a)*P+P]
+			clear(o)
+			for bb := 0; bb < K; bb++ {
+				vb := j.v[n*K+bb]
+				s := j.sec[((n*K+a)*K+bb)*P : ((n*K+a)*K+bb)*P+P]
+				s = s[:len(o)]
+				for c := range o {
+					o[c] += s[c] * vb
+				}
+			}
+		}
+	}
+}
+
+// backwardCase: the softmax backward along an axis through gatejet's op (ops.SoftmaxBackward)
+// against Gorgonia's own softmax gradient op on the same (y, dy), both by UsePreallocDo into a
+// preallocated output: only the gradient computation is timed, not a forward pass or a
+// machine. lastAxis is gatejet's last-axis time on the same shape (for the strided axis).
+func (b *bench) backwardCase(dt tensor.Dtype, shape []int, axis int, lastAxis *time.Duration, probeT time.Duration, probeName string, target float64) error {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	rng := rand.New(rand.NewPCG(4, uint64(axis+10)))
+	// y: a softmax along the axis of random logits; dy random.
+	yv, dyv := make([]float64, n), make([]float64, n)
+	for i := range yv {
+		yv[i] = math.Exp(rng.NormFloat64())
+		dyv[i] = rng.NormFloat64()
+	}
+	outer, m, inner, err := layout(shape, axis)
+	if err != nil {
+		return err
+	}
+	for o := 0; o < outer; o++ {
+		for i := 0; i < inner; i++ {
+			sum := 0.0
+			for k := 0; k < m; k++ {
+				sum += yv[(o*m+k)*inner+i]
+			}
+			for k := 0; k < m; k++ {
+				yv[(o*m+k)*inner+i] /= sum
+			}
+		}
+	}
+	y, dy := dense(dt, shape, yv), dense(dt, shape, dyv)
+	ours, theirs, err := softmaxGrads(dt, shape, axis)
+	if err != nil {
+		return err
+	}
+	outOurs, outTheirs := tensor.New(tensor.WithShape(shape...), tensor.Of(dt)), tensor.New(tensor.WithShape(shape...), tensor.Of(dt))
+	t, reps, err := b.time(func() error { _, err := ours.UsePreallocDo(outOurs, y, dy); return err })
+	if err != nil {
+		return err
+	}
+	gt, _, err := b.time(func() error { _, err := theirs.UsePreallocDo(outTheirs, y, y, dy); return err })
+	if err != nil {
+		return err
+	}
+	bytes := 3 * int64(n) * dtSize(dt)
+	probeBytes := 3 * int64(n) * 8
+	base := row{Op: fmt.Sprintf("softmax backward axis %d", axis), Shape: fmt.Sprintf("%d×%d", shape[0], shape[1]), DType: dtName(dt),
+		Gatejet: t, Bytes: bytes, Probe: "copy3", ProbeBW: float64(probeBytes) / probeT.Seconds(), Agree: math.NaN(), Reps: reps}
+	r := base
+	r.Baseline, r.Other, r.Agree, r.Target = "Gorgonia softmax grad op", gt, maxRelDiff(floats(outOurs), floats(outTheirs)), target
+	b.add(r)
+	if lastAxis != nil && *lastAxis == 0 {
+		*lastAxis = t
+		if dt == tensor.Float64 {
+			r = base
+			r.Baseline, r.Other, r.Target = probeName+" (same bytes)", probeT, 1/1.5
+			if target == 0 {
+				r.Target = 0
+			}
+			b.add(r)
+		}
+	} else if lastAxis != nil {
+		r = base
+		r.Baseline, r.Other, r.Target = "gatejet, last axis", *lastAxis, 0.5
+		b.add(r)
+	}
+	return nil
+}
+
+func layout(shape []int, axis int) (outer, n, inner int, err error) {
+	if axis < 0 {
+		axis += len(shape)
+	}
+	if axis < 0 || axis >= len(shape) {
+		return 0, 0, 0, fmt.Errorf("axis %d of %v", axis, shape)
+	}
+	outer, inner = 1, 1
+	for _, s := range shape[:axis] {
+		outer *= s
+	}
+	for _, s := range shape[axis+1:] {
+		inner *= s
+	}
+	return outer, shape[axis], inner, nil
+}

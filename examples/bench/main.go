@@ -1,0 +1,231 @@
+// Command bench measures gatejet's kernels and Gorgonia ops against the routes one would
+// otherwise take, in one process, and prints one table:
+//
+//	go run ./examples/bench                 # the full run (a few minutes on two idle cores)
+//	go run ./examples/bench -quick          # small shapes, a few seconds
+//	go run ./examples/bench -h              # the flags
+//
+// Each row sets gatejet's time on an operation against one baseline run in the same process
+// on the same input:
+//
+//   - memclr probe: clear() of a buffer of as many bytes as the operation writes, the memory
+//     limit of an operation that mostly writes; copy3 probe: dx = y + dy over the same three
+//     streams as the softmax backward (the faster of one and all goroutines);
+//   - tower: softmaxjet.TowerChannels, the order-2 jet tower (O(K³·P) per row);
+//   - Gorgonia autodiff: the first channel as the Jacobian of Gorgonia's own SoftMax +
+//     BatchedMatMul by reverse mode, one pass per output column (P passes give every row's
+//     Jacobian, rows being independent); Gorgonia cannot differentiate its softmax gradient,
+//     so it has no route to the second channel;
+//   - finite differences: central differences (h = 1e-5) of the channel one order down;
+//   - Second + contract: the HVP by building the second channel and contracting it with v;
+//   - Gorgonia softmax grad op: the op gorgonia.Grad puts behind gorgonia.SoftMax, timed by
+//     UsePreallocDo on the same (y, dy) as gatejet's ops.SoftmaxBackward, both writing into a
+//     preallocated output (the gradient alone; no forward pass, no machine).
+//
+// Jet channels marked "op, Tape" run as a gatejet op in a Gorgonia graph built once and run
+// by a TapeMachine with Reset between runs (the steady state of a training loop; the machine
+// gives the op a freshly allocated output every run, and that allocation is in the time).
+// Kernels run on plain slices.
+//
+// Times are medians of several timed repetitions after warm-up. speedup = baseline ÷
+// gatejet; a target of ≥0.50× against a memory probe means "within 2× of the probe".
+// GB/s is gatejet's minimum memory traffic (inputs read, outputs written) per second and the
+// probe's on its own bytes. agree is max|gatejet − baseline| / max|baseline| where the
+// baseline computes the same numbers.
+//
+// The table goes to stdout and the same rows to a CSV file (-csv, default
+// out/bench/bench.csv).
+package main
+
+import (
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet/internal/par"
+	"github.com/gatejet/gatejet/softmaxjet"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quick := fs.Bool("quick", false, "small shapes and few repetitions (a few seconds; for tests)")
+	csvPath := fs.String("csv", filepath.Join("out", "bench", "bench.csv"), "write the rows to this CSV file (empty: none)")
+	reps := fs.Int("reps", 9, "timed repetitions per measurement (median; fewer for slow baselines)")
+	warm := fs.Int("warm", 2, "untimed warm-up runs before each measurement")
+	budget := fs.Duration("budget", 4*time.Second, "time the repetitions of one measurement may take")
+	only := fs.String("only", "", "run only the groups whose names contain this (second, first, hvp, backward)")
+	verbose := fs.Bool("v", false, "log each row to stderr as it is measured")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	b := &bench{tm: timer{warm: *warm, reps: *reps, budget: *budget}, quick: *quick, log: func(string, ...any) {}}
+	if *quick {
+		b.tm = timer{warm: 1, reps: 3, budget: 300 * time.Millisecond}
+	}
+	if *verbose {
+		b.log = func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
+	}
+	groups := []struct {
+		name string
+		run  func() error
+	}{
+		{"second", func() error {
+			if *quick {
+				return b.secondCase(softmaxjet.Shape{N: 256, K: 8, P: 8}, false)
+			}
+			if err := b.secondCase(softmaxjet.Shape{N: 4096, K: 16, P: 16}, true); err != nil {
+				return err
+			}
+			return b.secondCase(softmaxjet.Shape{N: 256, K: 64, P: 16}, false)
+		}},
+		{"first", func() error {
+			if *quick {
+				return b.firstCase(softmaxjet.Shape{N: 128, K: 8, P: 4})
+			}
+			return b.firstCase(softmaxjet.Shape{N: 4096, K: 16, P: 16})
+		}},
+		{"hvp", func() error {
+			ks, n := []int{8, 16, 32, 64, 128, 256}, 256
+			if *quick {
+				ks, n = []int{8, 16}, 64
+			}
+			for _, k := range ks {
+				target := 0.0
+				if k == 64 {
+					target = 30
+				}
+				if err := b.hvpCase(softmaxjet.Shape{N: n, K: k, P: 16}, k <= 128, k == 64 || (*quick && k == 16), target); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"backward", func() error {
+			shape := []int{4096, 1024}
+			if *quick {
+				shape = []int{256, 128}
+			}
+			probe, name, err := b.copy3Probe(shape[0] * shape[1])
+			if err != nil {
+				return err
+			}
+			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+				var last time.Duration
+				target := 0.0
+				if dt == tensor.Float64 && !*quick {
+					target = 3
+				}
+				if err := b.backwardCase(dt, shape, -1, &last, probe, name, target); err != nil {
+					return err
+				}
+				if err := b.backwardCase(dt, shape, 0, &last, probe, name, 0); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+	}
+	start, loadStart := time.Now(), loadAvg()
+	for _, g := range groups {
+		if *only != "" && !strings.Contains(g.name, *only) {
+			continue
+		}
+		b.log("%s:", g.name)
+		if err := g.run(); err != nil {
+			return fmt.Errorf("%s: %w", g.name, err)
+		}
+	}
+	fmt.Fprintf(stdout, "gatejet bench: %s/%s, %d cores (GOMAXPROCS %d, par.MinWork %d), %s; %s at the start, %s at the end; %.0f s\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), par.MinWork(), runtime.Version(), loadStart, loadAvg(), time.Since(start).Seconds())
+	printTable(stdout, b.rows)
+	if *csvPath != "" {
+		if err := writeCSV(*csvPath, b.rows); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "rows written to %s\n", *csvPath)
+	}
+	return nil
+}
+
+var header = []string{"operation", "shape", "dtype", "gatejet ms", "baseline", "baseline ms", "speedup", "target", "", "gatejet GB/s", "probe GB/s", "agree"}
+
+func cells(r row) []string {
+	return []string{r.Op, r.Shape, r.DType, ms(r.Gatejet), r.Baseline, ms(r.Other), ratio(r.Speedup()), r.target(), r.met(),
+		gbs(r.BW()), gbs(r.ProbeBW) + " " + r.Probe, r.agree()}
+}
+
+func printTable(w io.Writer, rows []row) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(cells(r), "\t"))
+	}
+	tw.Flush()
+}
+
+func writeCSV(path string, rows []row) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	f64 := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+	_ = w.Write([]string{"operation", "shape", "dtype", "gatejet_ms", "baseline", "baseline_ms", "speedup", "target_speedup", "met",
+		"gatejet_bytes", "gatejet_GBps", "probe", "probe_GBps", "agree", "reps"})
+	for _, r := range rows {
+		agree := ""
+		if r.agree() != "" {
+			agree = f64(r.Agree)
+		}
+		target := ""
+		if r.Target != 0 {
+			target = f64(r.Target)
+		}
+		_ = w.Write([]string{r.Op, r.Shape, r.DType, f64(r.Gatejet.Seconds() * 1e3), r.Baseline, f64(r.Other.Seconds() * 1e3),
+			f64(r.Speedup()), target, r.met(), strconv.FormatInt(r.Bytes, 10), f64(r.BW() / 1e9), r.Probe, f64(r.ProbeBW / 1e9), agree,
+			strconv.Itoa(r.Reps)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// loadAvg reports the 1-minute load average (Linux), or "load n/a".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "load n/a"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "load n/a"
+	}
+	return "load average " + strings.Join(f[:3], " ")
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestQuickRun runs the benchmark in its quick mode and checks that it prints one table and
+// writes the same rows to the CSV file. Timings are not asserted: they depend on the machine.
+func TestQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the quick benchmark (a few seconds)")
+	}
+	path := filepath.Join(t.TempDir(), "sub", "bench.csv")
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-quick", "-csv", path}, &out, &errOut); err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, errOut.String())
+	}
+	text := out.String()
+	for _, want := range []string{"gatejet bench:", "operation", "speedup", "probe GB/s", "second (op, Tape)", "first (op, Tape)",
+		"HVP (kernel)", "softmax backward axis -1", "tower (TowerChannels)", "Gorgonia autodiff", "Gorgonia softmax grad op",
+		"memclr probe", "copy3 probe", "finite diff.", "Second + contract with v", "rows written to " + path} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) < 2 || recs[0][0] != "operation" || recs[0][3] != "gatejet_ms" {
+		t.Fatalf("CSV header: %v", recs[0])
+	}
+	// One CSV row per table row: the table has a header line, the rows, then the CSV line.
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	tableRows := len(lines) - 3 // title, header, "rows written"
+	if got := len(recs) - 1; got != tableRows {
+		t.Errorf("CSV has %d rows, the table %d", got, tableRows)
+	}
+	for _, r := range recs[1:] {
+		if len(r) != len(recs[0]) {
+			t.Fatalf("ragged CSV row %v", r)
+		}
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-nosuchflag"}, &out, &errOut); err == nil {
+		t.Error("an unknown flag is not an error")
+	}
+	if err := run([]string{"-quick", "extra"}, &out, &errOut); err == nil {
+		t.Error("an extra argument is not an error")
+	}
+}
