@@ -19,12 +19,19 @@ import (
 // which a call runs on the calling goroutine. SetMinWork changes it.
 var minWork atomic.Int64
 
-// DefaultMinWork is the break-even below which For runs on the caller: starting a split and
-// waiting for it costs a few microseconds, the time to write about 32k float64 values.
-// BenchmarkBreakEven in this package measures it:
+// DefaultMinWork is the break-even below which For runs on the caller, in units of work
+// (roughly output elements written). It was measured on the 2-core development VM (AMD EPYC,
+// Go 1.26, load average below 1.5) by sweeping N with the rows on one goroutine and split
+// over two, and taking the smallest work from which the split wins at every larger size:
 //
-//	go test -run '^$' -bench BreakEven ./internal/par
-const DefaultMinWork = 1 << 15
+//	go test -run '^$' -bench BreakEven ./softmaxjet    # First 8192, HVP 8192, Second 16384
+//	go test -run '^$' -bench BreakEven ./internal/par  # a memset-like body: 32768
+//
+// Both benchmarks print the crossover they find. The constant is the largest crossover of the
+// kernels (a split costs about 1 µs when the helper is polling: below that much work per
+// call, one goroutine is as fast); the memset-like body, cheaper per unit than any kernel,
+// only gains from 32768 up.
+const DefaultMinWork = 1 << 14
 
 func init() { minWork.Store(DefaultMinWork) }
 
@@ -85,8 +92,16 @@ func For(n, rowWork int, body func(lo, hi int)) {
 		}
 	}
 	t.work()
-	// Close the task; wait for the helpers that joined it and are still working.
+	// Close the task; wait for the helpers that joined it and are still working: each is on
+	// its last chunk, so poll for them a while before parking (waking a parked goroutine costs
+	// more than a short chunk), then take the last one's signal.
 	if t.state.Or(closed) != 0 {
+		deadline := time.Now().Add(spinFor)
+		for i := 1; t.state.Load() != closed; i++ {
+			if i%256 == 0 && time.Now().After(deadline) {
+				break
+			}
+		}
 		<-t.done
 	}
 	t.body = nil
