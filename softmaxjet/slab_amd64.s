@@ -51,13 +51,30 @@ lo_vec:
 	JMP  lo_tail
 
 lo_nt:
+	LEAQ 8(CX), R15
+	CMPQ R15, R13
+	JA   lo_nt4
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD 32(R9)(CX*8), Y2
+	VADDPD (R11)(CX*8), Y1, Y1
+	VADDPD 32(R11)(CX*8), Y2, Y2
+	VMULPD Y0, Y1, Y1
+	VMULPD Y0, Y2, Y2
+	VMOVNTPD Y1, (DI)(CX*8)
+	VMOVNTPD Y2, 32(DI)(CX*8)
+	MOVQ R15, CX
+	CMPQ CX, R13
+	JB   lo_nt
+	JMP  lo_tail
+
+lo_nt4:
 	VMOVUPD (R9)(CX*8), Y1
 	VADDPD (R11)(CX*8), Y1, Y1
 	VMULPD Y0, Y1, Y1
 	VMOVNTPD Y1, (DI)(CX*8)
 	ADDQ $4, CX
 	CMPQ CX, R13
-	JB   lo_nt
+	JB   lo_nt4
 
 lo_tail:
 	CMPQ CX, R10
@@ -96,13 +113,30 @@ dg_vec:
 	JMP  dg_tail
 
 dg_nt:
+	LEAQ 8(CX), R15
+	CMPQ R15, R13
+	JA   dg_nt4
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD 32(R9)(CX*8), Y2
+	VADDPD (R11)(CX*8), Y1, Y1
+	VADDPD 32(R11)(CX*8), Y2, Y2
+	VMULPD Y0, Y1, Y1
+	VMULPD Y0, Y2, Y2
+	VMOVNTPD Y1, (DI)(CX*8)
+	VMOVNTPD Y2, 32(DI)(CX*8)
+	MOVQ R15, CX
+	CMPQ CX, R13
+	JB   dg_nt
+	JMP  dg_tail
+
+dg_nt4:
 	VMOVUPD (R9)(CX*8), Y1
 	VADDPD (R11)(CX*8), Y1, Y1
 	VMULPD Y0, Y1, Y1
 	VMOVNTPD Y1, (DI)(CX*8)
 	ADDQ $4, CX
 	CMPQ CX, R13
-	JB   dg_nt
+	JB   dg_nt4
 
 dg_tail:
 	CMPQ CX, R10
@@ -143,13 +177,30 @@ up_vec:
 	JMP  up_tail
 
 up_nt:
+	LEAQ 8(CX), R15
+	CMPQ R15, R13
+	JA   up_nt4
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD 32(R9)(CX*8), Y2
+	VADDPD (R11)(CX*8), Y1, Y1
+	VADDPD 32(R11)(CX*8), Y2, Y2
+	VMULPD Y0, Y1, Y1
+	VMULPD Y0, Y2, Y2
+	VMOVNTPD Y1, (DI)(CX*8)
+	VMOVNTPD Y2, 32(DI)(CX*8)
+	MOVQ R15, CX
+	CMPQ CX, R13
+	JB   up_nt
+	JMP  up_tail
+
+up_nt4:
 	VMOVUPD (R9)(CX*8), Y1
 	VADDPD (R11)(CX*8), Y1, Y1
 	VMULPD Y0, Y1, Y1
 	VMOVNTPD Y1, (DI)(CX*8)
 	ADDQ $4, CX
 	CMPQ CX, R13
-	JB   up_nt
+	JB   up_nt4
 
 up_tail:
 	CMPQ CX, R10
