@@ -78,6 +78,28 @@ func (b *bench) memclrProbe(bytes int64) (time.Duration, error) {
 	return t, err
 }
 
+// allocSink keeps the allocation probe's buffers alive, as a machine keeps its outputs.
+var allocSink any
+
+// allocProbe times make() of an output of the given length and element type in the steady
+// state of repeated allocations: what a TapeMachine pays every run for the op's output after
+// Reset (the Go runtime zeroes a reused large allocation in chunks).
+func (b *bench) allocProbe(dt tensor.Dtype, n int) (time.Duration, error) {
+	tm := b.tm
+	tm.warm = max(tm.warm, machineWarm)
+	settle()
+	t, _, err := tm.median(func() error {
+		if dt == tensor.Float32 {
+			allocSink = make([]float32, n)
+		} else {
+			allocSink = make([]float64, n)
+		}
+		return nil
+	})
+	allocSink = nil
+	return t, err
+}
+
 // copy3Probe times the plainest pass over three streams of n float64s (read y, read dy,
 // write dx = y + dy), on one goroutine and split in two halves over two goroutines, and returns
 // the faster: the memory-limit probe of the softmax backward.
@@ -186,6 +208,13 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 		b.add(r)
 		r = preRow
 		r.Baseline, r.Other = "memclr probe (same bytes)", probe
+		b.add(r)
+		alloc, err := b.allocProbe(dt, sh.SecondLen())
+		if err != nil {
+			return err
+		}
+		r = base
+		r.Baseline, r.Other = "make() of the output alone", alloc
 		b.add(r)
 
 		// The tower (TowerChannels, second channel only) in the same element type.
