@@ -3,6 +3,7 @@
 //
 //	go run ./examples/bench                 # the full run (a few minutes on two idle cores)
 //	go run ./examples/bench -quick          # small shapes, a few seconds
+//	go run ./examples/bench -md             # the table in Markdown
 //	go run ./examples/bench -h              # the flags
 //
 // Each row sets gatejet's time on an operation against one baseline run in the same process
@@ -74,6 +75,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	budget := fs.Duration("budget", 4*time.Second, "time the repetitions of one measurement may take")
 	only := fs.String("only", "", "run only the groups whose names contain this (second, first, hvp, backward)")
 	verbose := fs.Bool("v", false, "log each row to stderr as it is measured")
+	md := fs.Bool("md", false, "print the table as Markdown")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -159,7 +161,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "gatejet bench: %s/%s, %d cores (GOMAXPROCS %d, par.MinWork %d), %s; %s at the start, %s at the end; %.0f s\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), par.MinWork(), runtime.Version(), loadStart, loadAvg(), time.Since(start).Seconds())
-	printTable(stdout, b.rows)
+	if *md {
+		printMarkdown(stdout, b.rows)
+	} else {
+		printTable(stdout, b.rows)
+	}
 	if *csvPath != "" {
 		if err := writeCSV(*csvPath, b.rows); err != nil {
 			return err
@@ -183,6 +189,18 @@ func printTable(w io.Writer, rows []row) {
 		fmt.Fprintln(tw, strings.Join(cells(r), "\t"))
 	}
 	tw.Flush()
+}
+
+func printMarkdown(w io.Writer, rows []row) {
+	fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
+	seps := make([]string, len(header))
+	for i := range seps {
+		seps[i] = "---"
+	}
+	fmt.Fprintln(w, "|"+strings.Join(seps, "|")+"|")
+	for _, r := range rows {
+		fmt.Fprintln(w, "| "+strings.Join(cells(r), " | ")+" |")
+	}
 }
 
 func writeCSV(path string, rows []row) error {

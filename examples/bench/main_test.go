@@ -62,3 +62,16 @@ func TestBadFlags(t *testing.T) {
 		t.Error("an extra argument is not an error")
 	}
 }
+
+func TestQuickMarkdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the quick benchmark (a few seconds)")
+	}
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-quick", "-md", "-csv", "", "-only", "backward"}, &out, &errOut); err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), "| operation | shape |") || !strings.Contains(out.String(), "|---|") {
+		t.Errorf("no Markdown table:\n%s", out.String())
+	}
+}
