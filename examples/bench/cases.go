@@ -146,8 +146,9 @@ func (b *bench) copy3Probe(n int) (time.Duration, string, error) {
 func (b *bench) opTimes(tr *tapeRun, vals []*tensor.Dense) (tape, pre time.Duration, reps int, out []float64, err error) {
 	tm := b.tm
 	tm.warm = max(tm.warm, machineWarm)
+	tm.reps = max(tm.reps, machineReps) // runs with and without a collection alternate
 	if b.quick {
-		tm.warm = 2
+		tm.warm, tm.reps = 2, 3
 	}
 	settle()
 	if tape, reps, err = tm.median(tr.run); err != nil {
@@ -171,6 +172,10 @@ func (b *bench) opTimes(tr *tapeRun, vals []*tensor.Dense) (tape, pre time.Durat
 // allocates a large output every run needs about that many for the heap to settle (before,
 // runs fault pages in).
 const machineWarm = 20
+
+// machineReps is the least number of timed runs of a TapeMachine: its runs are of two kinds,
+// with a garbage collection and without, so the median needs more of them to settle.
+const machineReps = 25
 
 // secondCase: the second channel through ops.SoftmaxJetSecond, on a TapeMachine and by
 // UsePreallocDo, against the memclr probe, the tower, finite differences of the first channel
