@@ -143,7 +143,7 @@ func (b *bench) copy3Probe(n int) (time.Duration, string, error) {
 // heap settles: the machine allocates the op's output afresh every run), and by UsePreallocDo
 // into a preallocated output. It returns both times, the timed repetitions of the first and
 // the op's output.
-func (b *bench) opTimes(tr *tapeRun, vals []*tensor.Dense) (tape, pre time.Duration, reps int, out []float64, err error) {
+func (b *bench) opTimes(tr *tapeRun, vals []*tensor.Dense) (tape, pre time.Duration, reps, preReps int, out []float64, err error) {
 	tm := b.tm
 	tm.warm = max(tm.warm, machineWarm)
 	tm.reps = max(tm.reps, machineReps) // runs with and without a collection alternate
@@ -164,7 +164,7 @@ func (b *bench) opTimes(tr *tapeRun, vals []*tensor.Dense) (tape, pre time.Durat
 	for i, v := range vals {
 		args[i] = v
 	}
-	pre, _, err = b.time(func() error { _, err := op.UsePreallocDo(dst, args...); return err })
+	pre, preReps, err = b.time(func() error { _, err := op.UsePreallocDo(dst, args...); return err })
 	return
 }
 
@@ -190,7 +190,7 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 			return err
 		}
 		vals := []*tensor.Dense{dense(dt, []int{sh.N, sh.K}, l), dense(dt, []int{sh.N, sh.K, sh.P}, d)}
-		tape, pre, reps, got, err := b.opTimes(tr, vals)
+		tape, pre, reps, preReps, got, err := b.opTimes(tr, vals)
 		tr.close()
 		if err != nil {
 			return err
@@ -204,7 +204,7 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 		base := row{Op: "second (op, Tape)", Shape: shapeName(sh), DType: dtName(dt), Gatejet: tape, Bytes: bytes,
 			Probe: "memclr", ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reps}
 		preRow := base
-		preRow.Op, preRow.Gatejet = "second (op, UsePreallocDo)", pre
+		preRow.Op, preRow.Gatejet, preRow.Reps = "second (op, UsePreallocDo)", pre, preReps
 		r := base
 		r.Baseline, r.Other = "memclr probe (same bytes)", probe
 		if target {
@@ -319,7 +319,7 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	if err != nil {
 		return err
 	}
-	t, _, reps, got, err := b.opTimes(tr, []*tensor.Dense{dense(tensor.Float64, []int{sh.N, sh.K}, l), dense(tensor.Float64, []int{sh.N, sh.K, sh.P}, d)})
+	t, _, reps, _, got, err := b.opTimes(tr, []*tensor.Dense{dense(tensor.Float64, []int{sh.N, sh.K}, l), dense(tensor.Float64, []int{sh.N, sh.K, sh.P}, d)})
 	tr.close()
 	if err != nil {
 		return err
