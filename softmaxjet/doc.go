@@ -38,7 +38,9 @@
 // Batches are row-major with rows stacked (see Shape): logits [N,K], decoded [N,K,P],
 // first [N,K,P], second [N,K,K,P] with second[(a·K+b)·P+c] per row, as in the seed.
 // Outputs are overwritten. Every kernel works for float32 and float64; the per-row gate and
-// reductions are computed in float64 and each output is rounded once.
+// reductions are computed in float64. Each output is rounded once, except that the float32
+// second channel computes its blocks in float32 when the row's values are safely in range
+// (tested within 1e-5 relative of float64).
 //
 // Exponents are max-subtracted, so logits offset by ±1e4 or scaled by s = 1e3 give finite,
 // correct channels. Non-finite data propagate within their own row, as a softmax does: a NaN
@@ -49,6 +51,8 @@
 //
 // Rows are spread over the cores in fixed chunks past a measured break-even; each row is
 // computed by one goroutine with the same code, so results are bit-identical whatever the
-// core count. Per-row workspace comes from a pool: steady-state calls allocate only the
-// bookkeeping of the row split.
+// core count. Per-row workspace and the row split's jobs come from pools: steady-state calls
+// allocate nothing (tested with testing.AllocsPerRun). On amd64 with AVX2 the inner loops run
+// in assembly that performs the same operations in the same order as the Go loops, so the
+// results are the same bits (tested); the purego build tag selects the Go loops.
 package softmaxjet
