@@ -166,24 +166,13 @@ func (op *actOp) String() string {
 
 // Do computes the output into a new tensor.
 func (op *actOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	out := newDense(op.dt, op.shape)
-	if err := op.compute(out, vals); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return doNew(op, op.dt, op.shape, vals)
 }
 
 // UsePreallocDo computes the output into prealloc (a contiguous *tensor.Dense of the output's
 // dtype and shape sharing no memory with the inputs).
 func (op *actOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
-	out, err := output(op.name(), prealloc, op.dt, op.shape)
-	if err != nil {
-		return nil, err
-	}
-	if err := op.compute(out, vals); err != nil {
-		return nil, err
-	}
-	return prealloc, nil
+	return doPrealloc(op, op.dt, op.shape, prealloc, vals)
 }
 
 var actArgNames = []string{"x", "dy", "grad"}

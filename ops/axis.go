@@ -138,24 +138,13 @@ func values(name string, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Va
 
 // Do computes dx into a new tensor.
 func (op *axisOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	out := newDense(op.dt, op.shape)
-	if err := op.compute(out, vals); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return doNew(op, op.dt, op.shape, vals)
 }
 
 // UsePreallocDo computes dx into prealloc (a contiguous *tensor.Dense of the output's dtype
 // and shape sharing no memory with the inputs).
 func (op *axisOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
-	out, err := output(op.name(), prealloc, op.dt, op.shape)
-	if err != nil {
-		return nil, err
-	}
-	if err := op.compute(out, vals); err != nil {
-		return nil, err
-	}
-	return prealloc, nil
+	return doPrealloc(op, op.dt, op.shape, prealloc, vals)
 }
 
 func (op *axisOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
@@ -325,23 +314,12 @@ func (op *axisGradOp) String() string {
 
 // Do computes the gradient into a new tensor.
 func (op *axisGradOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	out := newDense(op.fwd.dt, op.fwd.shape)
-	if err := op.compute(out, vals); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return doNew(op, op.fwd.dt, op.fwd.shape, vals)
 }
 
 // UsePreallocDo computes the gradient into prealloc.
 func (op *axisGradOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
-	out, err := output(op.name(), prealloc, op.fwd.dt, op.fwd.shape)
-	if err != nil {
-		return nil, err
-	}
-	if err := op.compute(out, vals); err != nil {
-		return nil, err
-	}
-	return prealloc, nil
+	return doPrealloc(op, op.fwd.dt, op.fwd.shape, prealloc, vals)
 }
 
 func (op *axisGradOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {

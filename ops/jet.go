@@ -296,25 +296,14 @@ func jetValues(op string, f *jetOp, vals []gorgonia.Value, upShape tensor.Shape)
 
 // Do computes the channel into a new tensor.
 func (op *jetOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	out := newDense(op.dt, op.outShape)
-	if err := op.compute(out, vals); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return doNew(op, op.dt, op.outShape, vals)
 }
 
 // UsePreallocDo computes the channel into prealloc, which must be a contiguous *tensor.Dense
 // of the output's dtype and shape that shares no memory with the inputs; it allocates nothing
 // on the CPU path.
 func (op *jetOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
-	out, err := output(op.name(), prealloc, op.dt, op.outShape)
-	if err != nil {
-		return nil, err
-	}
-	if err := op.compute(out, vals); err != nil {
-		return nil, err
-	}
-	return prealloc, nil
+	return doPrealloc(op, op.dt, op.outShape, prealloc, vals)
 }
 
 func (op *jetOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
@@ -502,23 +491,12 @@ func (op *jetVJPOp) String() string {
 
 // Do computes the gradient into a new tensor.
 func (op *jetVJPOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	out := newDense(op.fwd.dt, op.wrtShape())
-	if err := op.compute(out, vals); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return doNew(op, op.fwd.dt, op.wrtShape(), vals)
 }
 
 // UsePreallocDo computes the gradient into prealloc (see jetOp.UsePreallocDo).
 func (op *jetVJPOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
-	out, err := output(op.name(), prealloc, op.fwd.dt, op.wrtShape())
-	if err != nil {
-		return nil, err
-	}
-	if err := op.compute(out, vals); err != nil {
-		return nil, err
-	}
-	return prealloc, nil
+	return doPrealloc(op, op.fwd.dt, op.wrtShape(), prealloc, vals)
 }
 
 func (op *jetVJPOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {

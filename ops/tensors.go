@@ -255,3 +255,33 @@ func nonDiff(name string, output *gorgonia.Node) error {
 	}
 	return nil
 }
+
+// computer is what every op of this package does: validate its input values and write its
+// output into a tensor of the output's dtype and shape.
+type computer interface {
+	name() string
+	compute(out *tensor.Dense, vals []gorgonia.Value) error
+}
+
+// doNew is every op's Do: the output in a new tensor.
+func doNew(c computer, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Value) (gorgonia.Value, error) {
+	out := newDense(dt, shape)
+	if err := c.compute(out, vals); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// doPrealloc is every op's UsePreallocDo: the output written into prealloc, which must be a
+// contiguous *tensor.Dense of the output's dtype and shape sharing no memory with the inputs;
+// nothing is allocated on the CPU path.
+func doPrealloc(c computer, dt tensor.Dtype, shape tensor.Shape, prealloc gorgonia.Value, vals []gorgonia.Value) (gorgonia.Value, error) {
+	out, err := output(c.name(), prealloc, dt, shape)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.compute(out, vals); err != nil {
+		return nil, err
+	}
+	return prealloc, nil
+}
