@@ -27,9 +27,9 @@ import (
 	"time"
 
 	"github.com/gatejet/gatejet/cudaops"
-	"github.com/gatejet/gatejet/cudaops/internal/cpuref"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/gatejet/gatejet/internal/cpuref"
 )
 
 //go:embed seedport.cu

@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"github.com/gatejet/gatejet/internal/cpuref"
 	"math"
 	"runtime/debug"
 	"sync/atomic"
@@ -12,10 +13,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/par"
-	"github.com/gatejet/gatejet/softmaxjet"
 )
 
 var (
@@ -112,114 +111,8 @@ func (b *fakeBackend) Launch(c *cudaops.Call) error {
 	if b.fail {
 		return errFakeLaunch
 	}
-	if err := c.Check(); err != nil {
-		return err
-	}
-	switch c.DType() {
-	case cudaops.Float64:
-		return hostLaunch[float64](c)
-	case cudaops.Float32:
-		return hostLaunch[float32](c)
-	}
-	return fmt.Errorf("fake device: dtype %v", c.DType())
-}
-
-// hostLaunch runs a checked call with the softmaxjet and backward kernels.
-func hostLaunch[T float](c *cudaops.Call) error {
-	in := make([][]T, len(c.In))
-	for i, s := range c.In {
-		in[i] = s.([]T)
-	}
-	out := make([][]T, len(c.Out))
-	for i, s := range c.Out {
-		out[i] = s.([]T)
-	}
-	switch c.Kernel.Family() {
-	case cudaops.FamilySoftmaxJet:
-		sh := softmaxjet.Shape{N: c.Ints[0], K: c.Ints[1], P: c.Ints[2]}
-		s := c.Floats[0]
-		switch c.Kernel {
-		case cudaops.KernelJetValue:
-			return softmaxjet.Value(out[0], in[0], in[1], sh, s)
-		case cudaops.KernelJetFirst:
-			return softmaxjet.First(out[0], in[0], in[1], sh, s)
-		case cudaops.KernelJetSecond:
-			return softmaxjet.Second(out[0], in[0], in[1], sh, s)
-		case cudaops.KernelJetHVP:
-			return softmaxjet.HVP(out[0], in[0], in[1], in[2], sh, s)
-		case cudaops.KernelJetGaussNewton:
-			return softmaxjet.GaussNewton(out[0], in[0], in[1], sh, s)
-		case cudaops.KernelJetValueVJP:
-			return softmaxjet.ValueVJP(out[0], out[1], in[0], in[1], in[2], sh, s)
-		case cudaops.KernelJetFirstVJP:
-			return softmaxjet.FirstVJP(out[0], out[1], in[0], in[1], in[2], sh, s)
-		case cudaops.KernelJetSecondVJP:
-			return softmaxjet.SecondVJP(out[0], out[1], in[0], in[1], in[2], sh, s)
-		case cudaops.KernelJetHVPVJP:
-			return softmaxjet.HVPVJP(out[0], out[1], out[2], in[0], in[1], in[2], in[3], sh, s)
-		case cudaops.KernelJetGaussNewtonVJP:
-			return softmaxjet.GaussNewtonVJP(out[0], out[1], in[0], in[1], in[2], sh, s)
-		}
-	case cudaops.FamilyLogisticJet:
-		sh := softmaxjet.Shape{N: c.Ints[0], K: c.Ints[1], P: c.Ints[2]}
-		a, bt := c.Floats[:sh.K], c.Floats[sh.K:]
-		switch c.Kernel {
-		case cudaops.KernelLogisticValue:
-			return softmaxjet.LogisticValue(out[0], in[0], in[1], sh, a, bt)
-		case cudaops.KernelLogisticFirst:
-			return softmaxjet.LogisticFirst(out[0], in[0], in[1], sh, a, bt)
-		case cudaops.KernelLogisticSecond:
-			return softmaxjet.LogisticSecond(out[0], in[0], in[1], sh, a, bt)
-		case cudaops.KernelLogisticHVP:
-			return softmaxjet.LogisticHVP(out[0], in[0], in[1], in[2], sh, a, bt)
-		case cudaops.KernelLogisticGaussNewton:
-			return softmaxjet.LogisticGaussNewton(out[0], in[0], in[1], sh, a, bt)
-		case cudaops.KernelLogisticValueVJP:
-			return softmaxjet.LogisticValueVJP(out[0], out[1], in[0], in[1], in[2], sh, a, bt)
-		case cudaops.KernelLogisticFirstVJP:
-			return softmaxjet.LogisticFirstVJP(out[0], out[1], in[0], in[1], in[2], sh, a, bt)
-		case cudaops.KernelLogisticSecondVJP:
-			return softmaxjet.LogisticSecondVJP(out[0], out[1], in[0], in[1], in[2], sh, a, bt)
-		case cudaops.KernelLogisticHVPVJP:
-			return softmaxjet.LogisticHVPVJP(out[0], out[1], out[2], in[0], in[1], in[2], in[3], sh, a, bt)
-		case cudaops.KernelLogisticGaussNewtonVJP:
-			return softmaxjet.LogisticGaussNewtonVJP(out[0], out[1], in[0], in[1], in[2], sh, a, bt)
-		}
-	case cudaops.FamilyAxis:
-		shape := []int{c.Ints[0], c.Ints[1], c.Ints[2]}
-		switch c.Kernel {
-		case cudaops.KernelSoftmaxBackward:
-			return backward.SoftmaxBackward(out[0], in[0], in[1], shape, 1)
-		case cudaops.KernelLogSoftmaxBackward:
-			return backward.LogSoftmaxBackward(out[0], in[0], in[1], shape, 1)
-		case cudaops.KernelSoftmaxBackwardGrad:
-			return backward.SoftmaxBackwardGrad(out[0], out[1], in[0], in[1], in[2], shape, 1)
-		case cudaops.KernelLogSoftmaxBackwardGrad:
-			return backward.LogSoftmaxBackwardGrad(out[0], out[1], in[0], in[1], in[2], shape, 1)
-		}
-	case cudaops.FamilyElementwise:
-		switch c.Kernel {
-		case cudaops.KernelReLUForward:
-			return backward.ReLU(out[0], in[0])
-		case cudaops.KernelGELUForward:
-			return backward.GELU(out[0], in[0])
-		case cudaops.KernelSiLUForward:
-			return backward.SiLU(out[0], in[0])
-		case cudaops.KernelReLUBackward:
-			return backward.ReLUBackward(out[0], in[0], in[1])
-		case cudaops.KernelGELUBackward:
-			return backward.GELUBackward(out[0], in[0], in[1])
-		case cudaops.KernelSiLUBackward:
-			return backward.SiLUBackward(out[0], in[0], in[1])
-		case cudaops.KernelReLUBackwardGrad:
-			return backward.ReLUBackwardGrad(out[0], out[1], in[0], in[1], in[2])
-		case cudaops.KernelGELUBackwardGrad:
-			return backward.GELUBackwardGrad(out[0], out[1], in[0], in[1], in[2])
-		case cudaops.KernelSiLUBackwardGrad:
-			return backward.SiLUBackwardGrad(out[0], out[1], in[0], in[1], in[2])
-		}
-	}
-	return fmt.Errorf("fake device: kernel %q not supported", c.Kernel)
+	// The softmaxjet and backward kernels, through the shared Call → kernel table.
+	return cpuref.Run(c)
 }
 
 // --- graphs and values ---

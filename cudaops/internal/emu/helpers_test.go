@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/gatejet/gatejet/cudaops"
-	"github.com/gatejet/gatejet/cudaops/internal/cpuref"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/gatejet/gatejet/internal/cpuref"
 	"github.com/stretchr/testify/require"
 )
 
