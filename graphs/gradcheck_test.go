@@ -37,13 +37,6 @@ func randDense(dt tensor.Dtype, rng *rand.Rand, lo, hi float64, shape ...int) *t
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(b))
 }
 
-func constOf(dt tensor.Dtype, x float64) *gorgonia.Node {
-	if dt == tensor.Float32 {
-		return gorgonia.NewConstant(float32(x))
-	}
-	return gorgonia.NewConstant(x)
-}
-
 // mlpGraph builds cost = Σ tanh(W·x + b)² + mean(sigmoid(W)) · c with Gorgonia built-ins.
 func mlpGraph(t testing.TB, dt tensor.Dtype, seed uint64) (*gorgonia.Node, gorgonia.Nodes) {
 	t.Helper()

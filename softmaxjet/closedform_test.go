@@ -87,13 +87,6 @@ func fdJacobian(x []float64, f func() []float64, h float64) [][]float64 {
 	return J
 }
 
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
-
 func callChannel(name string, c jetCase) []float64 {
 	sh := c.sh
 	var out []float64

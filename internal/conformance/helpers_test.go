@@ -12,7 +12,6 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/par"
 )
@@ -224,10 +223,4 @@ func allFinite(v []float64) bool {
 		}
 	}
 	return true
-}
-
-// isGatejetError reports whether err is (or wraps) a *gatejet.Error.
-func isGatejetError(err error) bool {
-	var ge *gatejet.Error
-	return errors.As(err, &ge)
 }

@@ -1,0 +1,18 @@
+//go:build !cuda
+
+package cudaops
+
+import (
+	"testing"
+
+	"github.com/gatejet/gatejet"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPrewarmWithoutCUDA: a build without the cuda tag has no device to prewarm; Prewarm says
+// so with an ErrDevice error instead of pretending it compiled anything.
+func TestPrewarmWithoutCUDA(t *testing.T) {
+	err := Prewarm(KernelJetSecond)
+	require.ErrorIs(t, err, gatejet.ErrDevice)
+	require.Contains(t, err.Error(), "cuda tag")
+}
