@@ -42,7 +42,7 @@ func main() {
 	flag.IntVar(&cfg.P, "P", cfg.P, "output columns per row")
 	flag.IntVar(&cfg.Reps, "reps", cfg.Reps, "timed runs per candidate (the best counts)")
 	flag.IntVar(&cfg.Steps, "steps", cfg.Steps, "policy-descent steps T")
-	flag.Float64Var(&cfg.Damping, "damping", cfg.Damping, "Fisher damping λ of the natural gradient (0: pseudo-inverse)")
+	flag.Float64Var(&cfg.Damping, "damping", cfg.Damping, "Fisher damping λ of the natural gradient (0: pseudo-inverse, ill-conditioned when some p is tiny)")
 	flag.Parse()
 	cfg.Out = os.Stdout
 	if _, err := run(cfg); err != nil {

@@ -27,11 +27,27 @@ func TestRunMeasured(t *testing.T) {
 	require.Contains(t, out.String(), "hard pick (graphs.Argmin)")
 }
 
+// TestRunWideCostSpread: costs spread far apart at τ = 0.05 drive some probabilities to 1e-30
+// and below; the natural steps must still land on the soft pick. With λ = 0 these spreads put
+// the policy on the worst candidate (the pseudo-inverse divides rounding by the tiny p_i);
+// a cold first measurement in a fresh process produces such spreads.
+func TestRunWideCostSpread(t *testing.T) {
+	for _, costs := range [][]float64{{1, 5, 3, 40}, {30, 1, 1.01, 200}, {1, 1.0000001, 1.0000002, 60}} {
+		cfg := defaultConfig()
+		cfg.Candidates = []int{8, 32, 128, 256}
+		cfg.Measure = func(i, _ int) (float64, error) { return costs[i], nil }
+		res, err := run(cfg)
+		require.NoError(t, err)
+		checkConsistent(t, cfg, res)
+	}
+}
+
 // TestRunGivenCosts: with fixed costs the results are known in closed form.
 func TestRunGivenCosts(t *testing.T) {
 	costs := []float64{3, 1.5, 1.2, 1.3, 2}
 	cfg := defaultConfig()
 	cfg.Tau = 0.2
+	cfg.Damping = 0 // the pseudo-inverse, whose closed form is checked below
 	cfg.Candidates = []int{10, 20, 30, 40, 50}
 	cfg.Measure = func(i, _ int) (float64, error) { return 1e3 * costs[i], nil }
 	res, err := run(cfg)
