@@ -43,38 +43,48 @@ const (
 
 // ReLU returns max(0, x) elementwise (NaN propagates). x has rank ≥ 1 and dtype Float64 or
 // Float32. Its gradient is ReLUBackward; Gorgonia's own Rectify computes the same forward map.
-func ReLU(x *gorgonia.Node) (*gorgonia.Node, error) { return newActivation(actReLU, x) }
+func ReLU(x *gorgonia.Node, opts ...Option) (*gorgonia.Node, error) {
+	return newActivation(actReLU, x, opts)
+}
 
 // GELU returns the tanh form of the Gaussian error linear unit elementwise,
 // ½x(1 + tanh(√(2/π)(x + 0.044715x³))). Arguments as for ReLU. Its gradient is GELUBackward.
-func GELU(x *gorgonia.Node) (*gorgonia.Node, error) { return newActivation(actGELU, x) }
+func GELU(x *gorgonia.Node, opts ...Option) (*gorgonia.Node, error) {
+	return newActivation(actGELU, x, opts)
+}
 
 // SiLU returns the sigmoid linear unit x·σ(x) elementwise. Arguments as for ReLU. Its
 // gradient is SiLUBackward.
-func SiLU(x *gorgonia.Node) (*gorgonia.Node, error) { return newActivation(actSiLU, x) }
+func SiLU(x *gorgonia.Node, opts ...Option) (*gorgonia.Node, error) {
+	return newActivation(actSiLU, x, opts)
+}
 
 // ReLUBackward returns dx = dy·[x > 0] from the forward input x and the gradient dy with
 // respect to the output (same shape, rank ≥ 1, and dtype). Differentiable in x (zero almost
 // everywhere) and dy.
-func ReLUBackward(x, dy *gorgonia.Node) (*gorgonia.Node, error) {
-	return newActivationBackward(actReLU, x, dy)
+func ReLUBackward(x, dy *gorgonia.Node, opts ...Option) (*gorgonia.Node, error) {
+	return newActivationBackward(actReLU, x, dy, opts)
 }
 
 // GELUBackward returns dx = dy·gelu'(x) (tanh form). Arguments as for ReLUBackward;
 // differentiable in x and dy.
-func GELUBackward(x, dy *gorgonia.Node) (*gorgonia.Node, error) {
-	return newActivationBackward(actGELU, x, dy)
+func GELUBackward(x, dy *gorgonia.Node, opts ...Option) (*gorgonia.Node, error) {
+	return newActivationBackward(actGELU, x, dy, opts)
 }
 
 // SiLUBackward returns dx = dy·silu'(x), silu'(x) = σ(x)(1 + x(1 − σ(x))). Arguments as for
 // ReLUBackward; differentiable in x and dy.
-func SiLUBackward(x, dy *gorgonia.Node) (*gorgonia.Node, error) {
-	return newActivationBackward(actSiLU, x, dy)
+func SiLUBackward(x, dy *gorgonia.Node, opts ...Option) (*gorgonia.Node, error) {
+	return newActivationBackward(actSiLU, x, dy, opts)
 }
 
-func newActivation(a activation, x *gorgonia.Node) (*gorgonia.Node, error) {
+func newActivation(a activation, x *gorgonia.Node, opts []Option) (*gorgonia.Node, error) {
 	name := "ops." + actNames[a]
 	dt, err := checkArgs(name, arg{"x", x})
+	if err != nil {
+		return nil, err
+	}
+	o, err := applyOptions(name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -82,12 +92,16 @@ func newActivation(a activation, x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gorgonia.ApplyOp(newActOp(a, stageForward, 0, s, dt), x)
+	return gorgonia.ApplyOp(newActOp(a, stageForward, 0, s, dt, o), x)
 }
 
-func newActivationBackward(a activation, x, dy *gorgonia.Node) (*gorgonia.Node, error) {
+func newActivationBackward(a activation, x, dy *gorgonia.Node, opts []Option) (*gorgonia.Node, error) {
 	name := "ops." + actNames[a] + "Backward"
 	dt, err := checkArgs(name, arg{"x", x}, arg{"dy", dy})
+	if err != nil {
+		return nil, err
+	}
+	o, err := applyOptions(name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +112,7 @@ func newActivationBackward(a activation, x, dy *gorgonia.Node) (*gorgonia.Node, 
 	if !dy.Shape().Eq(s) {
 		return nil, gatejet.Errorf(gatejet.ErrShape, name, "dy", "want the shape of x %v, got %v", s, dy.Shape())
 	}
-	return gorgonia.ApplyOp(newActOp(a, stageBackward, 0, s, dt), x, dy)
+	return gorgonia.ApplyOp(newActOp(a, stageBackward, 0, s, dt, o), x, dy)
 }
 
 func elementwiseShape(name, argName string, s tensor.Shape) (tensor.Shape, error) {
@@ -123,10 +137,11 @@ type actOp struct {
 	nm    string
 }
 
-func newActOp(a activation, stage actStage, wrt int, shape tensor.Shape, dt tensor.Dtype) *actOp {
+func newActOp(a activation, stage actStage, wrt int, shape tensor.Shape, dt tensor.Dtype, o options) *actOp {
 	op := &actOp{a: a, stage: stage, wrt: wrt, shape: shape, dt: dt,
 		nm: "ops." + actNames[a] + [...]string{"", "Backward", "BackwardGrad"}[stage]}
 	op.self = op
+	op.configure(o)
 	return op
 }
 
@@ -151,7 +166,9 @@ func (op *actOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 // WriteHash writes the op's name and, for the double backward, wrt.
-func (op *actOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s wrt %d", op.name(), op.wrt) }
+func (op *actOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "%s wrt %d%s", op.name(), op.wrt, op.reuseHash())
+}
 
 // Hashcode is the FNV-32a hash of WriteHash.
 func (op *actOp) Hashcode() uint32 { return hashOf(op) }
@@ -276,7 +293,7 @@ func (op *actOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 	}
 	switch op.stage {
 	case stageForward:
-		n, err := gorgonia.ApplyOp(newActOp(op.a, stageBackward, 0, op.shape, op.dt), inputs[0], grad)
+		n, err := gorgonia.ApplyOp(newActOp(op.a, stageBackward, 0, op.shape, op.dt, op.inherited()), inputs[0], grad)
 		if err != nil {
 			return nil, err
 		}
@@ -284,7 +301,7 @@ func (op *actOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 	case stageBackward:
 		retVal := make(gorgonia.Nodes, 2)
 		for wrt := range retVal {
-			n, err := gorgonia.ApplyOp(newActOp(op.a, stageGrad, wrt, op.shape, op.dt), inputs[0], inputs[1], grad)
+			n, err := gorgonia.ApplyOp(newActOp(op.a, stageGrad, wrt, op.shape, op.dt, op.inherited()), inputs[0], inputs[1], grad)
 			if err != nil {
 				return nil, err
 			}

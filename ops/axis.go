@@ -19,19 +19,23 @@ import (
 // output (the inner product runs along axis). y and dy have the same shape (rank 1 to 8) and
 // dtype (Float64 or Float32); axis lies in [-rank, rank). The node is differentiable in both
 // y and dy (double backward), unlike Gorgonia's own softmax gradient.
-func SoftmaxBackward(y, dy *gorgonia.Node, axis int) (*gorgonia.Node, error) {
-	return newAxisBackward("ops.SoftmaxBackward", false, y, dy, axis)
+func SoftmaxBackward(y, dy *gorgonia.Node, axis int, opts ...Option) (*gorgonia.Node, error) {
+	return newAxisBackward("ops.SoftmaxBackward", false, y, dy, axis, opts)
 }
 
 // LogSoftmaxBackward returns the gradient dx = dy − exp(y)·Σ dy with respect to the input of a
 // log-softmax taken along axis, from its saved output y (the log-softmax output) and the
 // gradient dy with respect to it. Arguments and differentiability as for SoftmaxBackward.
-func LogSoftmaxBackward(y, dy *gorgonia.Node, axis int) (*gorgonia.Node, error) {
-	return newAxisBackward("ops.LogSoftmaxBackward", true, y, dy, axis)
+func LogSoftmaxBackward(y, dy *gorgonia.Node, axis int, opts ...Option) (*gorgonia.Node, error) {
+	return newAxisBackward("ops.LogSoftmaxBackward", true, y, dy, axis, opts)
 }
 
-func newAxisBackward(name string, log bool, y, dy *gorgonia.Node, axis int) (*gorgonia.Node, error) {
+func newAxisBackward(name string, log bool, y, dy *gorgonia.Node, axis int, opts []Option) (*gorgonia.Node, error) {
 	dt, err := checkArgs(name, arg{"y", y}, arg{"dy", dy})
+	if err != nil {
+		return nil, err
+	}
+	o, err := applyOptions(name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +63,7 @@ func newAxisBackward(name string, log bool, y, dy *gorgonia.Node, axis int) (*go
 	}
 	op := &axisOp{log: log, axis: axis, shape: ys.Clone(), dt: dt, ints: [3]int{outer, n, inner}}
 	op.self = op
+	op.configure(o)
 	return gorgonia.ApplyOp(op, y, dy)
 }
 
@@ -112,7 +117,9 @@ func sameShapes(name string, shape tensor.Shape, ds []gorgonia.DimSizer, arity i
 }
 
 // WriteHash writes the op's name and axis.
-func (op *axisOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s axis %d", op.name(), op.axis) }
+func (op *axisOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "%s axis %d%s", op.name(), op.axis, op.reuseHash())
+}
 
 // Hashcode is the FNV-32a hash of WriteHash.
 func (op *axisOp) Hashcode() uint32 { return hashOf(op) }
@@ -222,6 +229,7 @@ func (op *axisOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (g
 	for wrt := range retVal {
 		gop := &axisGradOp{fwd: op, wrt: wrt}
 		gop.self = gop
+		gop.configure(op.inherited())
 		n, err := gorgonia.ApplyOp(gop, inputs[0], inputs[1], grad)
 		if err != nil {
 			return nil, err

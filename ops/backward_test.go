@@ -178,9 +178,9 @@ func activationCase(a activation, backwardStage bool) graphCase {
 	}
 	return graphCase{name: name, inputs: ins, build: func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
 		if backwardStage {
-			return []func(x, dy *G.Node) (*G.Node, error){ReLUBackward, GELUBackward, SiLUBackward}[a](in[0], in[1])
+			return []func(x, dy *G.Node, opts ...Option) (*G.Node, error){ReLUBackward, GELUBackward, SiLUBackward}[a](in[0], in[1])
 		}
-		return []func(x *G.Node) (*G.Node, error){ReLU, GELU, SiLU}[a](in[0])
+		return []func(x *G.Node, opts ...Option) (*G.Node, error){ReLU, GELU, SiLU}[a](in[0])
 	}}
 }
 

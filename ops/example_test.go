@@ -162,3 +162,44 @@ func ExampleSoftmaxJetHVP() {
 	// hvp (1, 2, 1)
 	// [-0.1875 0.1875]
 }
+
+// A training loop that runs one TapeMachine many times: with ReuseOutput the second channel
+// is written into the same buffer every run instead of a new 4-D tensor, so a value that must
+// outlive the next run is copied first.
+func ExampleReuseOutput() {
+	g := G.NewGraph()
+	logits := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 2), G.WithName("logits"))
+	decoded := G.NewTensor(g, tensor.Float64, 3, G.WithShape(1, 2, 1), G.WithName("decoded"),
+		G.WithValue(tensor.New(tensor.WithShape(1, 2, 1), tensor.WithBacking([]float64{1, 3}))))
+	second, err := ops.SoftmaxJetSecond(logits, decoded, 1, ops.ReuseOutput())
+	if err != nil {
+		panic(err)
+	}
+	vm := G.NewTapeMachine(g)
+	defer vm.Close()
+
+	var kept []float64
+	var last G.Value
+	for step, l := range [][]float64{{0, math.Log(3)}, {math.Log(3), 0}} {
+		if err := G.Let(logits, tensor.New(tensor.WithShape(1, 2), tensor.WithBacking(l))); err != nil {
+			panic(err)
+		}
+		if err := vm.RunAll(); err != nil {
+			panic(err)
+		}
+		vm.Reset()
+		if step == 0 {
+			kept = append(kept, second.Value().Data().([]float64)...) // a copy survives the next run
+			last = second.Value()                                     // the value itself does not
+		}
+	}
+	// second[a][b] = δ_ab·ζ_a·e_a − ζ_a·ζ_b·(e_a + e_b), e = D − ẑ: with ζ = (¼, ¾) at step 0,
+	// e = (−1.5, 0.5); with ζ = (¾, ¼) at step 1, e = (−0.5, 1.5).
+	fmt.Printf("step 0, copied:     %.4f\n", kept)
+	fmt.Printf("step 0 value, now:  %.4f\n", last.Data())
+	fmt.Printf("step 1:             %.4f\n", second.Value().Data())
+	// Output:
+	// step 0, copied:     [-0.1875 0.1875 0.1875 -0.1875]
+	// step 0 value, now:  [0.1875 -0.1875 -0.1875 0.1875]
+	// step 1:             [0.1875 -0.1875 -0.1875 0.1875]
+}

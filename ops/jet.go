@@ -16,73 +16,77 @@ import (
 // ẑ[r][c] = Σ_k softmax(invTau·logits[r])_k·decoded[r][k][c]. logits is [n,K] and decoded
 // [n,K,P], both Float64 or both Float32; invTau is the inverse temperature (positive,
 // finite). Differentiable in logits and decoded.
-func SoftmaxJetValue(logits, decoded *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
-	return softmaxJet(chValue, logits, decoded, nil, invTau)
+func SoftmaxJetValue(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
+	return softmaxJet(chValue, logits, decoded, nil, invTau, opts)
 }
 
 // SoftmaxJetFirst returns the first channel [n,K,P], first[r][a][c] = ∂ẑ[r][c]/∂logits[r][a].
 // Arguments as for SoftmaxJetValue. Its gradient is the second channel contracted with the
 // upstream gradient (softmaxjet.FirstVJP), never materialised.
-func SoftmaxJetFirst(logits, decoded *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
-	return softmaxJet(chFirst, logits, decoded, nil, invTau)
+func SoftmaxJetFirst(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
+	return softmaxJet(chFirst, logits, decoded, nil, invTau, opts)
 }
 
 // SoftmaxJetSecond returns the second channel [n,K,K,P],
 // second[r][a][b][c] = ∂²ẑ[r][c]/∂logits[r][a]∂logits[r][b]. Arguments as for
 // SoftmaxJetValue. Its gradient is the O(K²·P) third-order contraction softmaxjet.SecondVJP.
-func SoftmaxJetSecond(logits, decoded *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
-	return softmaxJet(chSecond, logits, decoded, nil, invTau)
+func SoftmaxJetSecond(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
+	return softmaxJet(chSecond, logits, decoded, nil, invTau, opts)
 }
 
 // SoftmaxJetHVP returns the Hessian-vector product [n,K,P],
 // hvp[r][a][c] = Σ_b second[r][a][b][c]·v[r][b], without building the second channel. v is
 // [n,K] like logits. Differentiable in logits, decoded and v.
-func SoftmaxJetHVP(logits, decoded, v *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
-	return softmaxJet(chHVP, logits, decoded, v, invTau)
+func SoftmaxJetHVP(logits, decoded, v *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
+	return softmaxJet(chHVP, logits, decoded, v, invTau, opts)
 }
 
 // SoftmaxJetGaussNewton returns the Gauss-Newton slabs [n,K,K],
 // gn[r][a][b] = Σ_c first[r][a][c]·first[r][b][c], without building the first channel.
 // Arguments as for SoftmaxJetValue.
-func SoftmaxJetGaussNewton(logits, decoded *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
-	return softmaxJet(chGaussNewton, logits, decoded, nil, invTau)
+func SoftmaxJetGaussNewton(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
+	return softmaxJet(chGaussNewton, logits, decoded, nil, invTau, opts)
 }
 
 // LogisticJetValue returns the value channel [n,P] of the logistic-gated reconstruction,
 // ẑ[r][c] = Σ_k σ(alpha[k]·logits[r][k] + beta[k])·decoded[r][k][c]. alpha and beta have
 // length K and finite elements; they are copied, and are constants of the graph (no gradient
 // is produced for them).
-func LogisticJetValue(logits, decoded *gorgonia.Node, alpha, beta []float64) (*gorgonia.Node, error) {
-	return logisticJet(chValue, logits, decoded, nil, alpha, beta)
+func LogisticJetValue(logits, decoded *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
+	return logisticJet(chValue, logits, decoded, nil, alpha, beta, opts)
 }
 
 // LogisticJetFirst returns the first channel [n,K,P] of the logistic gate,
 // first[r][a][c] = α_a σ'_a decoded[r][a][c]. Arguments as for LogisticJetValue.
-func LogisticJetFirst(logits, decoded *gorgonia.Node, alpha, beta []float64) (*gorgonia.Node, error) {
-	return logisticJet(chFirst, logits, decoded, nil, alpha, beta)
+func LogisticJetFirst(logits, decoded *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
+	return logisticJet(chFirst, logits, decoded, nil, alpha, beta, opts)
 }
 
 // LogisticJetSecond returns the second channel [n,K,K,P] of the logistic gate (zero off the
 // a = b diagonal). Arguments as for LogisticJetValue.
-func LogisticJetSecond(logits, decoded *gorgonia.Node, alpha, beta []float64) (*gorgonia.Node, error) {
-	return logisticJet(chSecond, logits, decoded, nil, alpha, beta)
+func LogisticJetSecond(logits, decoded *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
+	return logisticJet(chSecond, logits, decoded, nil, alpha, beta, opts)
 }
 
 // LogisticJetHVP returns the Hessian-vector product [n,K,P] of the logistic gate with the
 // direction v [n,K]. Arguments as for LogisticJetValue.
-func LogisticJetHVP(logits, decoded, v *gorgonia.Node, alpha, beta []float64) (*gorgonia.Node, error) {
-	return logisticJet(chHVP, logits, decoded, v, alpha, beta)
+func LogisticJetHVP(logits, decoded, v *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
+	return logisticJet(chHVP, logits, decoded, v, alpha, beta, opts)
 }
 
 // LogisticJetGaussNewton returns the Gauss-Newton slabs [n,K,K] of the logistic gate.
 // Arguments as for LogisticJetValue.
-func LogisticJetGaussNewton(logits, decoded *gorgonia.Node, alpha, beta []float64) (*gorgonia.Node, error) {
-	return logisticJet(chGaussNewton, logits, decoded, nil, alpha, beta)
+func LogisticJetGaussNewton(logits, decoded *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
+	return logisticJet(chGaussNewton, logits, decoded, nil, alpha, beta, opts)
 }
 
-func softmaxJet(c channel, logits, decoded, v *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
+func softmaxJet(c channel, logits, decoded, v *gorgonia.Node, invTau float64, opts []Option) (*gorgonia.Node, error) {
 	op := "ops.SoftmaxJet" + channelNames[c]
 	sh, dt, err := checkJetArgs(op, c, logits, decoded, v)
+	if err != nil {
+		return nil, err
+	}
+	o, err := applyOptions(op, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -90,12 +94,16 @@ func softmaxJet(c channel, logits, decoded, v *gorgonia.Node, invTau float64) (*
 	if err != nil {
 		return nil, err
 	}
-	return applyJet(newJetOp(g, c, sh, dt), logits, decoded, v)
+	return applyJet(newJetOp(g, c, sh, dt, o), logits, decoded, v)
 }
 
-func logisticJet(c channel, logits, decoded, v *gorgonia.Node, alpha, beta []float64) (*gorgonia.Node, error) {
+func logisticJet(c channel, logits, decoded, v *gorgonia.Node, alpha, beta []float64, opts []Option) (*gorgonia.Node, error) {
 	op := "ops.LogisticJet" + channelNames[c]
 	sh, dt, err := checkJetArgs(op, c, logits, decoded, v)
+	if err != nil {
+		return nil, err
+	}
+	o, err := applyOptions(op, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +111,7 @@ func logisticJet(c channel, logits, decoded, v *gorgonia.Node, alpha, beta []flo
 	if err != nil {
 		return nil, err
 	}
-	return applyJet(newJetOp(g, c, sh, dt), logits, decoded, v)
+	return applyJet(newJetOp(g, c, sh, dt, o), logits, decoded, v)
 }
 
 // checkJetArgs validates logits [n,K], decoded [n,K,P] and (HVP) v [n,K].
@@ -186,7 +194,7 @@ type jetOp struct {
 	lShape, dShape, outShape tensor.Shape
 }
 
-func newJetOp(g *gate, c channel, sh softmaxjet.Shape, dt tensor.Dtype) *jetOp {
+func newJetOp(g *gate, c channel, sh softmaxjet.Shape, dt tensor.Dtype, o options) *jetOp {
 	op := &jetOp{g: g, c: c, sh: sh, dt: dt,
 		nm:       "ops." + g.prefix() + channelNames[c],
 		lShape:   tensor.Shape{sh.N, sh.K},
@@ -194,6 +202,7 @@ func newJetOp(g *gate, c channel, sh softmaxjet.Shape, dt tensor.Dtype) *jetOp {
 		outShape: c.outShape(sh.N, sh.K, sh.P),
 	}
 	op.self = op
+	op.configure(o)
 	return op
 }
 
@@ -245,7 +254,7 @@ func (op *jetOp) inferBatch(ds []gorgonia.DimSizer) (softmaxjet.Shape, error) {
 
 // WriteHash writes the op's name, channel and gate parameters (exact bits).
 func (op *jetOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "%s", op.name())
+	fmt.Fprintf(h, "%s%s", op.name(), op.reuseHash())
 	op.g.writeHash(h)
 }
 
@@ -427,6 +436,7 @@ type jetVJPOp struct {
 func newJetVJPOp(fwd *jetOp, wrt int) *jetVJPOp {
 	op := &jetVJPOp{fwd: fwd, wrt: wrt, nm: fwd.name() + "VJP"}
 	op.self = op
+	op.configure(fwd.inherited())
 	return op
 }
 

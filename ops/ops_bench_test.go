@@ -293,7 +293,7 @@ func BenchmarkSoftmaxBackwardOp(b *testing.B) {
 			name := fmt.Sprintf("%s/4096x1024/axis=%d", dtName(dt), axis)
 			for _, k := range []struct {
 				name string
-				f    func(y, dy *G.Node, axis int) (*G.Node, error)
+				f    func(y, dy *G.Node, axis int, opts ...ops.Option) (*G.Node, error)
 			}{{"SoftmaxBackward", ops.SoftmaxBackward}, {"LogSoftmaxBackward", ops.LogSoftmaxBackward}} {
 				benchOp(b, k.name+"/"+name, func(g *G.ExprGraph) (*G.Node, []*G.Node, error) {
 					yn := G.NewTensor(g, dt, 2, G.WithShape(shape...), G.WithName("y"))
@@ -341,8 +341,8 @@ func BenchmarkActivationOps(b *testing.B) {
 		xv, dyv := randDense(rng, dt, 1, shape...), randDense(rng, dt, 1, shape...)
 		for _, a := range []struct {
 			name string
-			fwd  func(x *G.Node) (*G.Node, error)
-			bwd  func(x, dy *G.Node) (*G.Node, error)
+			fwd  func(x *G.Node, opts ...ops.Option) (*G.Node, error)
+			bwd  func(x, dy *G.Node, opts ...ops.Option) (*G.Node, error)
 		}{{"ReLU", ops.ReLU, ops.ReLUBackward}, {"GELU", ops.GELU, ops.GELUBackward}, {"SiLU", ops.SiLU, ops.SiLUBackward}} {
 			name := fmt.Sprintf("%s/4096x1024", dtName(dt))
 			benchOp(b, a.name+"/"+name, func(g *G.ExprGraph) (*G.Node, []*G.Node, error) {

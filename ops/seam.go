@@ -88,6 +88,7 @@ type seam struct {
 	run     pathRecord // Do and UsePreallocDo
 	diffRun pathRecord // DoDiff
 	self    hostOp     // the op that embeds this seam
+	out     *outputBuf // the output buffer of an op built with ReuseOutput, else nil
 }
 
 // callsExtern is what every op's CallsExtern returns. The cuda build may set it to true in an

@@ -261,10 +261,22 @@ func nonDiff(name string, output *gorgonia.Node) error {
 type computer interface {
 	name() string
 	compute(out *tensor.Dense, vals []gorgonia.Value) error
+	outBuf() *outputBuf
 }
 
-// doNew is every op's Do: the output in a new tensor.
+// doNew is every op's Do: the output in a new tensor, or for an op built with ReuseOutput in
+// a new header over the op's buffer (a new tensor when another Do holds the buffer).
 func doNew(c computer, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Value) (gorgonia.Value, error) {
+	if b := c.outBuf(); b != nil {
+		if out, ok := b.take(dt, shape); ok {
+			err := c.compute(out, vals)
+			b.give()
+			if err != nil {
+				return nil, err
+			}
+			return out, nil
+		}
+	}
 	out := newDense(dt, shape)
 	if err := c.compute(out, vals); err != nil {
 		return nil, err

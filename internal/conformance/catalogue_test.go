@@ -219,6 +219,8 @@ func catalogue() []badCase {
 		{name: "hvp v float32", call: func() (any, error) { return node(ops.SoftmaxJetHVP(l, d, v32, 1)) }, kind: D, op: sjH, arg: "v"},
 		{name: "hvp v other graph", call: func() (any, error) { return node(ops.SoftmaxJetHVP(l, d, vOther, 1)) }, kind: P, op: sjH, arg: "v"},
 		{name: "jet logits nil", call: func() (any, error) { return node(ops.SoftmaxJetSecond(nil, d, 1)) }, kind: P, op: sjS, arg: "logits"},
+		{name: "jet nil option", call: func() (any, error) { return node(ops.SoftmaxJetSecond(l, d, 1, nil)) }, kind: P, op: sjS, arg: "opts"},
+		{name: "jet nil option after reuse", call: func() (any, error) { return node(ops.SoftmaxJetSecond(l, d, 1, ops.ReuseOutput(), nil)) }, kind: P, op: sjS, arg: "opts"},
 		{name: "jet decoded nil", call: func() (any, error) { return node(ops.SoftmaxJetGaussNewton(l, nil, 1)) }, kind: P, op: sjG, arg: "decoded"},
 		{name: "jet both nil", call: func() (any, error) { return node(ops.SoftmaxJetFirst(nil, nil, 1)) }, kind: P, op: sjF, arg: "logits"},
 		{name: "jet f64 logits f32 decoded", call: func() (any, error) { return node(ops.SoftmaxJetFirst(l, d32, 1)) }, kind: D, op: sjF, arg: "decoded"},

@@ -40,8 +40,8 @@ func TestVectorEquivalentShapesAccepted(t *testing.T) {
 		x     []int
 		dys   [][]int // shapes Gorgonia's Shape.Eq takes for x's
 	}{
-		{"ReLUBackward", ops.ReLUBackward, []int{5}, [][]int{{5, 1}, {1, 5}}},
-		{"GELUBackward", ops.GELUBackward, []int{5}, [][]int{{5, 1}, {1, 5}}},
+		{"ReLUBackward", func(x, dy *G.Node) (*G.Node, error) { return ops.ReLUBackward(x, dy) }, []int{5}, [][]int{{5, 1}, {1, 5}}},
+		{"GELUBackward", func(x, dy *G.Node) (*G.Node, error) { return ops.GELUBackward(x, dy) }, []int{5}, [][]int{{5, 1}, {1, 5}}},
 		{"SoftmaxBackward", softmax, []int{1, 5}, [][]int{{5}}},
 	} {
 		want := run(b.x, b.build, b.x)

@@ -1,0 +1,375 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/softmaxjet"
+)
+
+// reuseCtor is one public constructor, applied to fresh input nodes with the given options.
+type reuseCtor struct {
+	name  string
+	ins   func() []input
+	build func(in []*G.Node, opts ...Option) (*G.Node, error)
+}
+
+func reuseCtors() []reuseCtor {
+	jet := func() []input { return jetInputsFor(5, 3, 4, 2) }
+	xy := func() []input { return jetInputsFor(6, 3, 4, 2)[:1] }
+	xdy := func() []input {
+		in := jetInputsFor(7, 3, 4, 2)
+		return []input{in[0], {"dy", in[2].shape, in[2].vals}}
+	}
+	yd := func() []input {
+		in := xdy()
+		in[0] = input{"y", in[0].shape, softmaxRows(in[0].vals, 4)}
+		return in
+	}
+	return []reuseCtor{
+		{"SoftmaxJetValue", jet, func(in []*G.Node, o ...Option) (*G.Node, error) { return SoftmaxJetValue(in[0], in[1], 1.3, o...) }},
+		{"SoftmaxJetFirst", jet, func(in []*G.Node, o ...Option) (*G.Node, error) { return SoftmaxJetFirst(in[0], in[1], 1.3, o...) }},
+		{"SoftmaxJetSecond", jet, func(in []*G.Node, o ...Option) (*G.Node, error) { return SoftmaxJetSecond(in[0], in[1], 1.3, o...) }},
+		{"SoftmaxJetHVP", jet, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return SoftmaxJetHVP(in[0], in[1], in[2], 1.3, o...)
+		}},
+		{"SoftmaxJetGaussNewton", jet, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return SoftmaxJetGaussNewton(in[0], in[1], 1.3, o...)
+		}},
+		{"LogisticJetValue", jet, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return LogisticJetValue(in[0], in[1], reuseAlpha, reuseBeta, o...)
+		}},
+		{"LogisticJetFirst", jet, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return LogisticJetFirst(in[0], in[1], reuseAlpha, reuseBeta, o...)
+		}},
+		{"LogisticJetSecond", jet, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return LogisticJetSecond(in[0], in[1], reuseAlpha, reuseBeta, o...)
+		}},
+		{"LogisticJetHVP", jet, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return LogisticJetHVP(in[0], in[1], in[2], reuseAlpha, reuseBeta, o...)
+		}},
+		{"LogisticJetGaussNewton", jet, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return LogisticJetGaussNewton(in[0], in[1], reuseAlpha, reuseBeta, o...)
+		}},
+		{"SoftmaxBackward", yd, func(in []*G.Node, o ...Option) (*G.Node, error) { return SoftmaxBackward(in[0], in[1], -1, o...) }},
+		{"LogSoftmaxBackward", yd, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return LogSoftmaxBackward(in[0], in[1], 0, o...)
+		}},
+		{"ReLU", xy, func(in []*G.Node, o ...Option) (*G.Node, error) { return ReLU(in[0], o...) }},
+		{"GELU", xy, func(in []*G.Node, o ...Option) (*G.Node, error) { return GELU(in[0], o...) }},
+		{"SiLU", xy, func(in []*G.Node, o ...Option) (*G.Node, error) { return SiLU(in[0], o...) }},
+		{"ReLUBackward", xdy, func(in []*G.Node, o ...Option) (*G.Node, error) { return ReLUBackward(in[0], in[1], o...) }},
+		{"GELUBackward", xdy, func(in []*G.Node, o ...Option) (*G.Node, error) { return GELUBackward(in[0], in[1], o...) }},
+		{"SiLUBackward", xdy, func(in []*G.Node, o ...Option) (*G.Node, error) { return SiLUBackward(in[0], in[1], o...) }},
+	}
+}
+
+var (
+	reuseAlpha = []float64{1.1, -0.6, 0.9, 2}
+	reuseBeta  = []float64{0.2, 0, -0.3, 0.1}
+)
+
+// softmaxRows returns the softmax of each row of width k of x.
+func softmaxRows(x []float64, k int) []float64 {
+	out := make([]float64, len(x))
+	for r := 0; r+k <= len(x); r += k {
+		sum := 0.0
+		for i := r; i < r+k; i++ {
+			out[i] = float64(float32(1 + x[i]*x[i]))
+			sum += out[i]
+		}
+		for i := r; i < r+k; i++ {
+			out[i] /= sum
+		}
+	}
+	return out
+}
+
+// dataPtr is the address of a tensor's first element.
+func dataPtr(t *testing.T, v G.Value) uintptr {
+	t.Helper()
+	d, ok := v.(*tensor.Dense)
+	require.True(t, ok, "want a *tensor.Dense, got %T", v)
+	return d.Uintptr()
+}
+
+func nodesFor(g *G.ExprGraph, dt tensor.Dtype, ins []input) []*G.Node {
+	ns := make([]*G.Node, len(ins))
+	for i, in := range ins {
+		ns[i] = G.NewTensor(g, dt, len(in.shape), G.WithShape(in.shape...), G.WithName(in.name))
+	}
+	return ns
+}
+
+func valuesFor(dt tensor.Dtype, ins []input) []G.Value {
+	vs := make([]G.Value, len(ins))
+	for i, in := range ins {
+		vs[i] = toDense(dt, in.shape, in.vals)
+	}
+	return vs
+}
+
+// TestReuseOutputEveryConstructor: with ReuseOutput every op's Do writes the same memory each
+// call and computes exactly what the op without the option computes; the two ops hash apart,
+// so Gorgonia does not merge their nodes.
+func TestReuseOutputEveryConstructor(t *testing.T) {
+	for _, c := range reuseCtors() {
+		for _, dt := range dtypes {
+			t.Run(fmt.Sprintf("%s/%v", c.name, dt), func(t *testing.T) {
+				ins := c.ins()
+				g := G.NewGraph()
+				nodes := nodesFor(g, dt, ins)
+				plain, err := c.build(nodes)
+				require.NoError(t, err)
+				reused, err := c.build(nodes, ReuseOutput())
+				require.NoError(t, err)
+				require.NotSame(t, plain, reused, "a ReuseOutput node must not be merged with a plain one")
+				require.NotEqual(t, plain.Op().Hashcode(), reused.Op().Hashcode())
+				again, err := c.build(nodes, ReuseOutput())
+				require.NoError(t, err)
+				require.Same(t, reused, again, "equal ReuseOutput nodes are merged like any others")
+
+				vals := valuesFor(dt, ins)[:plain.Op().Arity()]
+				want, err := plain.Op().Do(vals...)
+				require.NoError(t, err)
+				first, err := reused.Op().Do(vals...)
+				require.NoError(t, err)
+				second, err := reused.Op().Do(vals...)
+				require.NoError(t, err)
+				require.Equal(t, floats(t, want), floats(t, first))
+				require.Equal(t, floats(t, want), floats(t, second))
+				require.Equal(t, dataPtr(t, first), dataPtr(t, second), "ReuseOutput must write the same buffer every call")
+				require.NotSame(t, first, second, "each call returns its own tensor header")
+				require.Equal(t, want.Shape(), second.Shape())
+				again2, err := plain.Op().Do(vals...)
+				require.NoError(t, err)
+				require.NotEqual(t, dataPtr(t, want), dataPtr(t, again2), "without the option every Do allocates")
+			})
+		}
+	}
+}
+
+// TestReuseOutputTapeMachine runs SoftmaxJetSecond with ReuseOutput on a TapeMachine with
+// Reset between runs and new inputs each run: every run is right, writes the same buffer, and
+// allocates a small fraction of the output, where the plain op allocates the whole output
+// every run. A value kept from one run is overwritten by the next (the documented aliasing).
+func TestReuseOutputTapeMachine(t *testing.T) {
+	const n, k, p = 64, 8, 16
+	for _, dt := range dtypes {
+		t.Run(dt.String(), func(t *testing.T) {
+			perRun := map[bool]uint64{}
+			for _, reuse := range []bool{true, false} {
+				g := G.NewGraph()
+				l := G.NewMatrix(g, dt, G.WithShape(n, k), G.WithName("l"))
+				d := G.NewTensor(g, dt, 3, G.WithShape(n, k, p), G.WithName("d"))
+				var opts []Option
+				if reuse {
+					opts = append(opts, ReuseOutput())
+				}
+				out, err := SoftmaxJetSecond(l, d, 1.2, opts...)
+				require.NoError(t, err)
+				m := G.NewTapeMachine(g)
+				var kept G.Value
+				var ptr uintptr
+				for run := 0; run < 4; run++ {
+					ins := jetInputsFor(int64(40+run), n, k, p)
+					require.NoError(t, G.Let(l, toDense(dt, ins[0].shape, ins[0].vals)))
+					require.NoError(t, G.Let(d, toDense(dt, ins[1].shape, ins[1].vals)))
+					require.NoError(t, m.RunAll())
+					m.Reset()
+					want := secondOf(t, dt, ins, 1.2)
+					require.Equal(t, want, floats(t, out.Value()), "run %d", run)
+					if !reuse {
+						continue
+					}
+					if run == 0 {
+						kept, ptr = out.Value(), dataPtr(t, out.Value())
+						continue
+					}
+					require.Equal(t, ptr, dataPtr(t, out.Value()), "run %d wrote another buffer", run)
+					require.Equal(t, want, floats(t, kept), "a kept value is overwritten by the next run")
+				}
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				const runs = 5
+				for i := 0; i < runs; i++ {
+					require.NoError(t, m.RunAll())
+					m.Reset()
+				}
+				runtime.ReadMemStats(&after)
+				perRun[reuse] = (after.TotalAlloc - before.TotalAlloc) / runs
+				m.Close()
+			}
+			outBytes := uint64(n*k*k*p) * uint64(dt.Size())
+			t.Logf("bytes allocated per run: %d with ReuseOutput, %d without (output %d)", perRun[true], perRun[false], outBytes)
+			require.GreaterOrEqual(t, perRun[false], outBytes, "the plain op allocates its output every run")
+			require.Less(t, perRun[true], outBytes/16, "with ReuseOutput a run must not allocate the output")
+		})
+	}
+}
+
+func secondOf(t *testing.T, dt tensor.Dtype, ins []input, invTau float64) []float64 {
+	sh := softmaxjet.Shape{N: ins[0].shape[0], K: ins[0].shape[1], P: ins[1].shape[2]}
+	if dt == tensor.Float64 {
+		dst := make([]float64, sh.SecondLen())
+		require.NoError(t, softmaxjet.Second(dst, typed[float64](ins[0].vals), typed[float64](ins[1].vals), sh, invTau))
+		return dst
+	}
+	dst := make([]float32, sh.SecondLen())
+	require.NoError(t, softmaxjet.Second(dst, typed[float32](ins[0].vals), typed[float32](ins[1].vals), sh, invTau))
+	return widen(dst)
+}
+
+// TestReuseOutputGradients: gradients through ReuseOutput ops (a jet channel and a softmax
+// backward) equal those of the same graph without the option, bit for bit, over repeated
+// runs of one TapeMachine; the gradient ops gorgonia.Grad builds inherit the option.
+func TestReuseOutputGradients(t *testing.T) {
+	const n, k, p = 5, 4, 3
+	build := func(dt tensor.Dtype, opts ...Option) (*G.ExprGraph, *G.Node, *G.Node) {
+		g := G.NewGraph()
+		l := G.NewMatrix(g, dt, G.WithShape(n, k), G.WithName("l"))
+		d := G.NewTensor(g, dt, 3, G.WithShape(n, k, p), G.WithName("d"))
+		s, err := SoftmaxJetSecond(l, d, 0.8, opts...)
+		require.NoError(t, err)
+		y, err := G.SoftMax(l)
+		require.NoError(t, err)
+		sb, err := SoftmaxBackward(y, l, 1, opts...)
+		require.NoError(t, err)
+		w := G.NewConstant(tensor.New(tensor.WithShape(n, k, k, p), tensor.WithBacking(castTo(dt, weights(n*k*k*p)))))
+		cost := G.Must(G.Add(G.Must(G.Sum(G.Must(G.HadamardProd(s, w)))), G.Must(G.Sum(G.Must(G.Square(sb))))))
+		_, err = G.Grad(cost, l, d)
+		require.NoError(t, err)
+		return g, l, d
+	}
+	for _, dt := range dtypes {
+		t.Run(dt.String(), func(t *testing.T) {
+			var grads [2][][]float64
+			for i, opts := range [][]Option{nil, {ReuseOutput()}} {
+				g, l, d := build(dt, opts...)
+				if opts != nil {
+					var vjps, reusing int
+					for _, nd := range g.AllNodes() {
+						switch op := nd.Op().(type) {
+						case *jetVJPOp:
+							vjps++
+							if op.reuses() {
+								reusing++
+							}
+						case *axisGradOp:
+							vjps++
+							if op.reuses() {
+								reusing++
+							}
+						}
+					}
+					require.Positive(t, vjps)
+					require.Equal(t, vjps, reusing, "every gradient op of a ReuseOutput op reuses its output")
+				}
+				m := G.NewTapeMachine(g, G.BindDualValues(l, d))
+				for run := 0; run < 3; run++ {
+					ins := jetInputsFor(int64(60+run), n, k, p)
+					require.NoError(t, G.Let(l, toDense(dt, ins[0].shape, ins[0].vals)))
+					require.NoError(t, G.Let(d, toDense(dt, ins[1].shape, ins[1].vals)))
+					require.NoError(t, m.RunAll())
+					gl, err := l.Grad()
+					require.NoError(t, err)
+					gd, err := d.Grad()
+					require.NoError(t, err)
+					grads[i] = append(grads[i], floats(t, gl), floats(t, gd))
+					m.Reset()
+				}
+				m.Close()
+			}
+			require.Equal(t, grads[0], grads[1])
+		})
+	}
+}
+
+func castTo(dt tensor.Dtype, x []float64) any {
+	if dt == tensor.Float64 {
+		return x
+	}
+	return typed[float32](x)
+}
+
+// TestReuseOutputConcurrentDo calls Do of one ReuseOutput op from several goroutines at once
+// (go test -race): calls never write the buffer together — one that finds it busy writes a
+// new tensor — and every result is right.
+func TestReuseOutputConcurrentDo(t *testing.T) {
+	const n, k, p = 16, 6, 8
+	g := G.NewGraph()
+	l := G.NewMatrix(g, tensor.Float64, G.WithShape(n, k), G.WithName("l"))
+	d := G.NewTensor(g, tensor.Float64, 3, G.WithShape(n, k, p), G.WithName("d"))
+	node, err := SoftmaxJetSecond(l, d, 1, ReuseOutput())
+	require.NoError(t, err)
+	op := node.Op()
+	ins := jetInputsFor(9, n, k, p)
+	vals := valuesFor(tensor.Float64, ins[:2])
+	want := secondOf(t, tensor.Float64, ins, 1)
+	first, err := op.Do(vals...)
+	require.NoError(t, err)
+	shared := dataPtr(t, first)
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var fresh, reused int
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 30; i++ {
+				v, err := op.Do(vals...)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if v.(*tensor.Dense).Uintptr() == shared {
+					mu.Lock()
+					reused++
+					mu.Unlock()
+					continue // another call may be writing it again now: not ours to read
+				}
+				got := v.Data().([]float64)
+				for j := range want {
+					if got[j] != want[j] {
+						errs <- fmt.Errorf("a fresh result differs at %d", j)
+						return
+					}
+				}
+				mu.Lock()
+				fresh++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	t.Logf("%d calls wrote the shared buffer, %d found it busy and wrote a new tensor", reused, fresh)
+	require.Equal(t, 8*30, reused+fresh)
+	require.Positive(t, reused)
+	require.Equal(t, want, first.Data().([]float64), "the shared buffer holds a whole, right result")
+}
+
+// TestNilOption: a nil Option is an ErrParam error naming opts, from every constructor.
+func TestNilOption(t *testing.T) {
+	for _, c := range reuseCtors() {
+		g := G.NewGraph()
+		_, err := c.build(nodesFor(g, tensor.Float64, c.ins()), nil)
+		require.ErrorIs(t, err, gatejet.ErrParam, c.name)
+		var ge *gatejet.Error
+		require.True(t, errors.As(err, &ge), c.name)
+		require.Equal(t, "opts", ge.Arg, c.name)
+	}
+}
