@@ -177,12 +177,33 @@ const machineWarm = 20
 // with a garbage collection and without, so the median needs more of them to settle.
 const machineReps = 25
 
-// secondCase: the second channel through ops.SoftmaxJetSecond, on a TapeMachine and by
-// UsePreallocDo, against the memclr probe, the tower, finite differences of the first channel
-// and (float32) the float64 op.
+// tapeTime times a TapeMachine run (RunAll and Reset) after the untimed warm-up runs that
+// let the heap settle, and returns the median, the timed repetitions and the output.
+func (b *bench) tapeTime(tr *tapeRun) (time.Duration, int, []float64, error) {
+	tm := b.tm
+	tm.warm = max(tm.warm, machineWarm)
+	tm.reps = max(tm.reps, machineReps)
+	if b.quick {
+		tm.warm, tm.reps = 2, 3
+	}
+	settle()
+	t, reps, err := tm.median(tr.run)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if err := tr.run(); err != nil {
+		return 0, 0, nil, err
+	}
+	return t, reps, tr.value(), nil
+}
+
+// secondCase: the second channel through ops.SoftmaxJetSecond on a TapeMachine — built with
+// ops.ReuseOutput (one output buffer for every run) and without (a new output each run) —
+// and by UsePreallocDo, against the memclr probe, the make() of the output, the tower, finite
+// differences of the first channel and (float32) the float64 op.
 func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 	l, d, _ := inputs(sh, 1)
-	var f64Tape, f64Pre time.Duration
+	var f64Reuse, f64Tape, f64Pre time.Duration
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 		size := dtSize(dt)
 		tr, err := jetOpRun(dt, sh, l, d, nil, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetSecond(l, d, 1) })
@@ -195,30 +216,45 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 		if err != nil {
 			return err
 		}
+		tr, err = jetOpRun(dt, sh, l, d, nil, func(l, d, _ *G.Node) (*G.Node, error) {
+			return ops.SoftmaxJetSecond(l, d, 1, ops.ReuseOutput())
+		})
+		if err != nil {
+			return err
+		}
+		reuse, reuseReps, gotReuse, err := b.tapeTime(tr)
+		tr.close()
+		if err != nil {
+			return err
+		}
+		if dd := maxRelDiff(gotReuse, got); dd != 0 {
+			return fmt.Errorf("second %v: the ReuseOutput op differs from the plain op by %g", dt, dd)
+		}
 		outBytes := int64(sh.SecondLen()) * size
 		bytes := outBytes + int64(sh.LogitsLen()+sh.DecodedLen())*size
 		probe, err := b.memclrProbe(outBytes)
 		if err != nil {
 			return err
 		}
-		base := row{Op: "second (op, Tape)", Shape: shapeName(sh), DType: dtName(dt), Gatejet: tape, Bytes: bytes,
-			Probe: "memclr", ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reps}
-		preRow := base
+		reuseRow := row{Op: "second (op, Tape, ReuseOutput)", Shape: shapeName(sh), DType: dtName(dt), Gatejet: reuse, Bytes: bytes,
+			Probe: "memclr", ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reuseReps}
+		tapeRow := reuseRow
+		tapeRow.Op, tapeRow.Gatejet, tapeRow.Reps = "second (op, Tape)", tape, reps
+		preRow := reuseRow
 		preRow.Op, preRow.Gatejet, preRow.Reps = "second (op, UsePreallocDo)", pre, preReps
-		r := base
-		r.Baseline, r.Other = "memclr probe (same bytes)", probe
-		if target {
-			r.Target = 0.5
+		for _, base := range []row{reuseRow, tapeRow, preRow} {
+			r := base
+			r.Baseline, r.Other = "memclr probe (same bytes)", probe
+			if target && base.Op == reuseRow.Op {
+				r.Target = 0.5
+			}
+			b.add(r)
 		}
-		b.add(r)
-		r = preRow
-		r.Baseline, r.Other = "memclr probe (same bytes)", probe
-		b.add(r)
 		alloc, err := b.allocProbe(dt, sh.SecondLen())
 		if err != nil {
 			return err
 		}
-		r = base
+		r := tapeRow
 		r.Baseline, r.Other = "make() of the output alone", alloc
 		b.add(r)
 
@@ -240,32 +276,36 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 		if err != nil {
 			return err
 		}
-		r = base
-		r.Baseline, r.Other, r.Agree = "tower (TowerChannels)", tw, maxRelDiff(got, ref)
-		if target && dt == tensor.Float64 {
-			r.Target = 20
+		for _, base := range []row{reuseRow, tapeRow} {
+			r = base
+			r.Baseline, r.Other, r.Agree = "tower (TowerChannels)", tw, maxRelDiff(got, ref)
+			if target && dt == tensor.Float64 && base.Op == reuseRow.Op {
+				r.Target = 20
+			}
+			b.add(r)
 		}
-		b.add(r)
 		ref = nil
 
 		if dt == tensor.Float64 {
-			f64Tape, f64Pre = tape, pre
+			f64Reuse, f64Tape, f64Pre = reuse, tape, pre
 			fd, out, err := b.fdSecond(sh, l, d)
 			if err != nil {
 				return err
 			}
-			r = base
+			r = reuseRow
 			r.Baseline, r.Other, r.Agree = "finite diff. of first (2K)", fd, maxRelDiff(got, out)
 			b.add(r)
-		} else {
-			r = base
-			r.Baseline, r.Other = "the f64 op (2× the bytes)", f64Tape
-			if target {
+			continue
+		}
+		for _, c := range []struct {
+			base  row
+			other time.Duration
+		}{{reuseRow, f64Reuse}, {tapeRow, f64Tape}, {preRow, f64Pre}} {
+			r = c.base
+			r.Baseline, r.Other = "the f64 op (2× the bytes)", c.other
+			if target && c.base.Op == reuseRow.Op {
 				r.Target = 1.6
 			}
-			b.add(r)
-			r = preRow
-			r.Baseline, r.Other = "the f64 op (2× the bytes)", f64Pre
 			b.add(r)
 		}
 	}
