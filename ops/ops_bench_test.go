@@ -13,11 +13,12 @@ import (
 	"github.com/gatejet/gatejet/ops"
 )
 
-// Benchmarks of every op of the package, usable with benchstat. Two ways of running an op:
+// Benchmarks of every op of the package, usable with benchstat. Three ways of running an op:
 //
 //   - tape: the op alone in a graph built once and run by a TapeMachine with Reset between
-//     runs (the steady state of a training loop; the machine gives the op a freshly allocated
-//     output every run, and that allocation is in the time);
+//     runs (the steady state of a training loop; the machine calls the op's Do every run,
+//     which allocates a new output, and that allocation is in the time);
+//   - tape-reuse: the same with the op built with ops.ReuseOutput (Do writes one buffer);
 //   - prealloc: the op's UsePreallocDo into a preallocated output (what a machine that keeps
 //     its registers would do; no allocation).
 //
@@ -62,38 +63,43 @@ func randDense(rng *rand.Rand, dt tensor.Dtype, scale float64, shape ...int) *te
 
 // benchOp benchmarks the op that build puts in a graph of its own (the output node, on the
 // input nodes ins, which are bound to vals) by tape and by prealloc.
-func benchOp(b *testing.B, name string, build func(g *G.ExprGraph) (out *G.Node, ins []*G.Node, err error), vals []*tensor.Dense) {
+func benchOp(b *testing.B, name string, build func(g *G.ExprGraph, opts ...ops.Option) (out *G.Node, ins []*G.Node, err error), vals []*tensor.Dense) {
 	b.Helper()
-	b.Run(name+"/tape", func(b *testing.B) {
-		g := G.NewGraph()
-		out, ins, err := build(g)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i, n := range ins {
-			if err := G.Let(n, vals[i]); err != nil {
+	for _, way := range []struct {
+		name string
+		opts []ops.Option
+	}{{"tape", nil}, {"tape-reuse", []ops.Option{ops.ReuseOutput()}}} {
+		b.Run(name+"/"+way.name, func(b *testing.B) {
+			g := G.NewGraph()
+			out, ins, err := build(g, way.opts...)
+			if err != nil {
 				b.Fatal(err)
 			}
-		}
-		m := G.NewTapeMachine(g)
-		defer m.Close()
-		run := func() {
-			if err := m.RunAll(); err != nil {
-				b.Fatal(err)
+			for i, n := range ins {
+				if err := G.Let(n, vals[i]); err != nil {
+					b.Fatal(err)
+				}
 			}
-			m.Reset()
-		}
-		// The heap settles after a few runs of a machine that allocates its outputs afresh.
-		for i := 0; i < 16; i++ {
-			run()
-		}
-		b.SetBytes(int64(out.Shape().TotalSize()) * dtSize(out.Dtype()))
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			run()
-		}
-	})
+			m := G.NewTapeMachine(g)
+			defer m.Close()
+			run := func() {
+				if err := m.RunAll(); err != nil {
+					b.Fatal(err)
+				}
+				m.Reset()
+			}
+			// The heap settles after a few runs of a machine that allocates its outputs afresh.
+			for i := 0; i < 16; i++ {
+				run()
+			}
+			b.SetBytes(int64(out.Shape().TotalSize()) * dtSize(out.Dtype()))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				run()
+			}
+		})
+	}
 	b.Run(name+"/prealloc", func(b *testing.B) {
 		out, _, err := build(G.NewGraph())
 		if err != nil {
@@ -133,19 +139,31 @@ func BenchmarkJetOps(b *testing.B) {
 	channels := []struct {
 		name   string
 		v      bool
-		build  func(l, d, v *G.Node) (*G.Node, error)
+		build  func(l, d, v *G.Node, o ...ops.Option) (*G.Node, error)
 		shapes []jetShape
 	}{
-		{"SoftmaxJetValue", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetValue(l, d, 1) }, []jetShape{{4096, 16, 16}}},
-		{"SoftmaxJetFirst", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetFirst(l, d, 1) }, []jetShape{{4096, 16, 16}}},
-		{"SoftmaxJetSecond", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetSecond(l, d, 1) }, []jetShape{{4096, 16, 16}, {256, 64, 16}}},
-		{"SoftmaxJetHVP", true, func(l, d, v *G.Node) (*G.Node, error) { return ops.SoftmaxJetHVP(l, d, v, 1) }, []jetShape{{4096, 16, 16}, {256, 64, 16}}},
-		{"SoftmaxJetGaussNewton", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetGaussNewton(l, d, 1) }, []jetShape{{4096, 16, 16}}},
-		{"LogisticJetValue", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.LogisticJetValue(l, d, alpha[:16], beta[:16]) }, []jetShape{{4096, 16, 16}}},
-		{"LogisticJetFirst", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.LogisticJetFirst(l, d, alpha[:16], beta[:16]) }, []jetShape{{4096, 16, 16}}},
-		{"LogisticJetSecond", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.LogisticJetSecond(l, d, alpha[:16], beta[:16]) }, []jetShape{{4096, 16, 16}}},
-		{"LogisticJetHVP", true, func(l, d, v *G.Node) (*G.Node, error) { return ops.LogisticJetHVP(l, d, v, alpha[:16], beta[:16]) }, []jetShape{{4096, 16, 16}}},
-		{"LogisticJetGaussNewton", false, func(l, d, _ *G.Node) (*G.Node, error) { return ops.LogisticJetGaussNewton(l, d, alpha[:16], beta[:16]) }, []jetShape{{4096, 16, 16}}},
+		{"SoftmaxJetValue", false, func(l, d, _ *G.Node, o ...ops.Option) (*G.Node, error) { return ops.SoftmaxJetValue(l, d, 1, o...) }, []jetShape{{4096, 16, 16}}},
+		{"SoftmaxJetFirst", false, func(l, d, _ *G.Node, o ...ops.Option) (*G.Node, error) { return ops.SoftmaxJetFirst(l, d, 1, o...) }, []jetShape{{4096, 16, 16}}},
+		{"SoftmaxJetSecond", false, func(l, d, _ *G.Node, o ...ops.Option) (*G.Node, error) { return ops.SoftmaxJetSecond(l, d, 1, o...) }, []jetShape{{4096, 16, 16}, {256, 64, 16}}},
+		{"SoftmaxJetHVP", true, func(l, d, v *G.Node, o ...ops.Option) (*G.Node, error) { return ops.SoftmaxJetHVP(l, d, v, 1, o...) }, []jetShape{{4096, 16, 16}, {256, 64, 16}}},
+		{"SoftmaxJetGaussNewton", false, func(l, d, _ *G.Node, o ...ops.Option) (*G.Node, error) {
+			return ops.SoftmaxJetGaussNewton(l, d, 1, o...)
+		}, []jetShape{{4096, 16, 16}}},
+		{"LogisticJetValue", false, func(l, d, _ *G.Node, o ...ops.Option) (*G.Node, error) {
+			return ops.LogisticJetValue(l, d, alpha[:16], beta[:16], o...)
+		}, []jetShape{{4096, 16, 16}}},
+		{"LogisticJetFirst", false, func(l, d, _ *G.Node, o ...ops.Option) (*G.Node, error) {
+			return ops.LogisticJetFirst(l, d, alpha[:16], beta[:16], o...)
+		}, []jetShape{{4096, 16, 16}}},
+		{"LogisticJetSecond", false, func(l, d, _ *G.Node, o ...ops.Option) (*G.Node, error) {
+			return ops.LogisticJetSecond(l, d, alpha[:16], beta[:16], o...)
+		}, []jetShape{{4096, 16, 16}}},
+		{"LogisticJetHVP", true, func(l, d, v *G.Node, o ...ops.Option) (*G.Node, error) {
+			return ops.LogisticJetHVP(l, d, v, alpha[:16], beta[:16], o...)
+		}, []jetShape{{4096, 16, 16}}},
+		{"LogisticJetGaussNewton", false, func(l, d, _ *G.Node, o ...ops.Option) (*G.Node, error) {
+			return ops.LogisticJetGaussNewton(l, d, alpha[:16], beta[:16], o...)
+		}, []jetShape{{4096, 16, 16}}},
 	}
 	for _, ch := range channels {
 		for _, s := range ch.shapes {
@@ -155,7 +173,7 @@ func BenchmarkJetOps(b *testing.B) {
 				if ch.v {
 					vals = append(vals, randDense(rng, dt, 1, s.n, s.k))
 				}
-				build := func(g *G.ExprGraph) (*G.Node, []*G.Node, error) {
+				build := func(g *G.ExprGraph, o ...ops.Option) (*G.Node, []*G.Node, error) {
 					l := G.NewMatrix(g, dt, G.WithShape(s.n, s.k), G.WithName("l"))
 					d := G.NewTensor(g, dt, 3, G.WithShape(s.n, s.k, s.p), G.WithName("d"))
 					ins := []*G.Node{l, d}
@@ -164,7 +182,7 @@ func BenchmarkJetOps(b *testing.B) {
 						v = G.NewMatrix(g, dt, G.WithShape(s.n, s.k), G.WithName("v"))
 						ins = append(ins, v)
 					}
-					out, err := ch.build(l, d, v)
+					out, err := ch.build(l, d, v, o...)
 					return out, ins, err
 				}
 				benchOp(b, fmt.Sprintf("%s/%s/N=%d/K=%d/P=%d", ch.name, dtName(dt), s.n, s.k, s.p), build, vals)
@@ -295,10 +313,10 @@ func BenchmarkSoftmaxBackwardOp(b *testing.B) {
 				name string
 				f    func(y, dy *G.Node, axis int, opts ...ops.Option) (*G.Node, error)
 			}{{"SoftmaxBackward", ops.SoftmaxBackward}, {"LogSoftmaxBackward", ops.LogSoftmaxBackward}} {
-				benchOp(b, k.name+"/"+name, func(g *G.ExprGraph) (*G.Node, []*G.Node, error) {
+				benchOp(b, k.name+"/"+name, func(g *G.ExprGraph, o ...ops.Option) (*G.Node, []*G.Node, error) {
 					yn := G.NewTensor(g, dt, 2, G.WithShape(shape...), G.WithName("y"))
 					dyn := G.NewTensor(g, dt, 2, G.WithShape(shape...), G.WithName("dy"))
-					out, err := k.f(yn, dyn, axis)
+					out, err := k.f(yn, dyn, axis, o...)
 					return out, []*G.Node{yn, dyn}, err
 				}, []*tensor.Dense{y, dy})
 			}
@@ -345,15 +363,15 @@ func BenchmarkActivationOps(b *testing.B) {
 			bwd  func(x, dy *G.Node, opts ...ops.Option) (*G.Node, error)
 		}{{"ReLU", ops.ReLU, ops.ReLUBackward}, {"GELU", ops.GELU, ops.GELUBackward}, {"SiLU", ops.SiLU, ops.SiLUBackward}} {
 			name := fmt.Sprintf("%s/4096x1024", dtName(dt))
-			benchOp(b, a.name+"/"+name, func(g *G.ExprGraph) (*G.Node, []*G.Node, error) {
+			benchOp(b, a.name+"/"+name, func(g *G.ExprGraph, o ...ops.Option) (*G.Node, []*G.Node, error) {
 				x := G.NewTensor(g, dt, 2, G.WithShape(shape...), G.WithName("x"))
-				out, err := a.fwd(x)
+				out, err := a.fwd(x, o...)
 				return out, []*G.Node{x}, err
 			}, []*tensor.Dense{xv})
-			benchOp(b, a.name+"Backward/"+name, func(g *G.ExprGraph) (*G.Node, []*G.Node, error) {
+			benchOp(b, a.name+"Backward/"+name, func(g *G.ExprGraph, o ...ops.Option) (*G.Node, []*G.Node, error) {
 				x := G.NewTensor(g, dt, 2, G.WithShape(shape...), G.WithName("x"))
 				dy := G.NewTensor(g, dt, 2, G.WithShape(shape...), G.WithName("dy"))
-				out, err := a.bwd(x, dy)
+				out, err := a.bwd(x, dy, o...)
 				return out, []*G.Node{x, dy}, err
 			}, []*tensor.Dense{xv, dyv})
 		}
