@@ -32,6 +32,15 @@ func hvpOutAVX64(o, e, w, f, u []float64, K, P int)
 //go:noescape
 func hvpOutAVX32(o []float32, e, w, f, u []float64, K, P int)
 
+// The softmax gate in AVX (slab_amd64.s): gateGo four lanes at a time, expNeg included, so
+// the same bits.
+
+//go:noescape
+func gateAVX64(z, l []float64, s float64, K int)
+
+//go:noescape
+func gateAVX32(z []float64, l []float32, s float64, K int)
+
 func sfence()
 
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
@@ -91,6 +100,21 @@ func meanVec[T Float](m, z []float64, d []T, K, P int) {
 		meanAVX64(m, z, f64s(d), K, P)
 	} else {
 		meanAVX32(m, z, f32s(d), K, P)
+	}
+}
+
+// gateVec writes the gate z = softmax(s·l) as gateGo does (same bits), with the AVX loop
+// when it can.
+func gateVec[T Float](z []float64, l []T, s float64, K int) {
+	if !useAVX || len(z) < K || len(l) < K {
+		gateGo(z, l, s, K)
+		return
+	}
+	var zero T
+	if unsafe.Sizeof(zero) == 8 {
+		gateAVX64(z, f64s(l), s, K)
+	} else {
+		gateAVX32(z, f32s(l), s, K)
 	}
 }
 

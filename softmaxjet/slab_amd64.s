@@ -857,3 +857,349 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-4
 	XGETBV
 	MOVL   AX, eax+0(FP)
 	RET
+
+// The softmax gate (gateAVX64, gateAVX32): gateGo four lanes at a time, with expNeg (exp.go)
+// as the same sequence of operations, so the same bits; no FMA, which would round once where
+// the Go code rounds twice. The constants are four lanes each, for memory operands.
+DATA gateLog2e<>+0(SB)/8, $0x3ff71547652b82fe
+DATA gateLog2e<>+8(SB)/8, $0x3ff71547652b82fe
+DATA gateLog2e<>+16(SB)/8, $0x3ff71547652b82fe
+DATA gateLog2e<>+24(SB)/8, $0x3ff71547652b82fe
+GLOBL gateLog2e<>(SB), RODATA|NOPTR, $32
+
+DATA gateLn2Hi<>+0(SB)/8, $0x3fe62e42fee00000
+DATA gateLn2Hi<>+8(SB)/8, $0x3fe62e42fee00000
+DATA gateLn2Hi<>+16(SB)/8, $0x3fe62e42fee00000
+DATA gateLn2Hi<>+24(SB)/8, $0x3fe62e42fee00000
+GLOBL gateLn2Hi<>(SB), RODATA|NOPTR, $32
+
+DATA gateLn2Lo<>+0(SB)/8, $0x3dea39ef35793c76
+DATA gateLn2Lo<>+8(SB)/8, $0x3dea39ef35793c76
+DATA gateLn2Lo<>+16(SB)/8, $0x3dea39ef35793c76
+DATA gateLn2Lo<>+24(SB)/8, $0x3dea39ef35793c76
+GLOBL gateLn2Lo<>(SB), RODATA|NOPTR, $32
+
+DATA gateP1<>+0(SB)/8, $0x3fc555555555553e
+DATA gateP1<>+8(SB)/8, $0x3fc555555555553e
+DATA gateP1<>+16(SB)/8, $0x3fc555555555553e
+DATA gateP1<>+24(SB)/8, $0x3fc555555555553e
+GLOBL gateP1<>(SB), RODATA|NOPTR, $32
+
+DATA gateP2<>+0(SB)/8, $0xbf66c16c16bebd93
+DATA gateP2<>+8(SB)/8, $0xbf66c16c16bebd93
+DATA gateP2<>+16(SB)/8, $0xbf66c16c16bebd93
+DATA gateP2<>+24(SB)/8, $0xbf66c16c16bebd93
+GLOBL gateP2<>(SB), RODATA|NOPTR, $32
+
+DATA gateP3<>+0(SB)/8, $0x3f11566aaf25de2c
+DATA gateP3<>+8(SB)/8, $0x3f11566aaf25de2c
+DATA gateP3<>+16(SB)/8, $0x3f11566aaf25de2c
+DATA gateP3<>+24(SB)/8, $0x3f11566aaf25de2c
+GLOBL gateP3<>(SB), RODATA|NOPTR, $32
+
+DATA gateP4<>+0(SB)/8, $0xbebbbd41c5d26bf1
+DATA gateP4<>+8(SB)/8, $0xbebbbd41c5d26bf1
+DATA gateP4<>+16(SB)/8, $0xbebbbd41c5d26bf1
+DATA gateP4<>+24(SB)/8, $0xbebbbd41c5d26bf1
+GLOBL gateP4<>(SB), RODATA|NOPTR, $32
+
+DATA gateP5<>+0(SB)/8, $0x3e66376972bea4d0
+DATA gateP5<>+8(SB)/8, $0x3e66376972bea4d0
+DATA gateP5<>+16(SB)/8, $0x3e66376972bea4d0
+DATA gateP5<>+24(SB)/8, $0x3e66376972bea4d0
+GLOBL gateP5<>(SB), RODATA|NOPTR, $32
+
+// The exponent bias, as four int32 lanes.
+DATA gateBias<>+0(SB)/8, $0x000003ff000003ff
+DATA gateBias<>+8(SB)/8, $0x000003ff000003ff
+GLOBL gateBias<>(SB), RODATA|NOPTR, $16
+
+// Lane masks for the last K mod 4 atoms: the four int32 lanes at gateMask<>+16−4·r have
+// their first r lanes set (sign-extended to int64 lanes for float64 data).
+DATA gateMask<>+0(SB)/8, $0xffffffffffffffff
+DATA gateMask<>+8(SB)/8, $0xffffffffffffffff
+DATA gateMask<>+16(SB)/8, $0
+DATA gateMask<>+24(SB)/8, $0
+GLOBL gateMask<>(SB), RODATA|NOPTR, $32
+
+// GATEEXP replaces the four lanes of Y1 by expNeg of them, step by step as in exp.go, with
+// Y15 = −746, Y11 = 1, Y10 = 2 and Y2–Y7 as scratch:
+//
+//	x = max(x, −746)       VMAXPD returns its second source (Go's first operand) when either
+//	                       is NaN, so a NaN x stays NaN
+//	kf = round(x·log2e)    Y2, to nearest even
+//	hi = x − kf·ln2Hi      Y3
+//	lo = kf·ln2Lo          Y4
+//	r = hi − lo            Y5
+//	t = r·r                Y6
+//	p = t·(P1 + t·(P2 + t·(P3 + t·(P4 + t·P5))))   Y7
+//	c = r − p              Y7
+//	y = 1 − ((lo − r·c/(2 − c)) − hi)              Y3
+//	k1 = k >> 1, k2 = k − k1 (int32 lanes), 2^k1 and 2^k2 from the exponent bits, and
+//	y·2^k1·2^k2 in that order: the first product is exact, the second rounds once.
+#define GATEEXP \
+	VMAXPD     Y1, Y15, Y1; \
+	VMULPD     gateLog2e<>(SB), Y1, Y2; \
+	VROUNDPD   $0, Y2, Y2; \
+	VMULPD     gateLn2Hi<>(SB), Y2, Y3; \
+	VSUBPD     Y3, Y1, Y3; \
+	VMULPD     gateLn2Lo<>(SB), Y2, Y4; \
+	VSUBPD     Y4, Y3, Y5; \
+	VMULPD     Y5, Y5, Y6; \
+	VMULPD     gateP5<>(SB), Y6, Y7; \
+	VADDPD     gateP4<>(SB), Y7, Y7; \
+	VMULPD     Y6, Y7, Y7; \
+	VADDPD     gateP3<>(SB), Y7, Y7; \
+	VMULPD     Y6, Y7, Y7; \
+	VADDPD     gateP2<>(SB), Y7, Y7; \
+	VMULPD     Y6, Y7, Y7; \
+	VADDPD     gateP1<>(SB), Y7, Y7; \
+	VMULPD     Y6, Y7, Y7; \
+	VSUBPD     Y7, Y5, Y7; \
+	VMULPD     Y7, Y5, Y5; \
+	VSUBPD     Y7, Y10, Y6; \
+	VDIVPD     Y6, Y5, Y5; \
+	VSUBPD     Y5, Y4, Y4; \
+	VSUBPD     Y3, Y4, Y4; \
+	VSUBPD     Y4, Y11, Y3; \
+	VCVTPD2DQY Y2, X2; \
+	VPSRAD     $1, X2, X4; \
+	VPSUBD     X4, X2, X2; \
+	VPADDD     gateBias<>(SB), X4, X4; \
+	VPADDD     gateBias<>(SB), X2, X2; \
+	VPMOVZXDQ  X4, Y4; \
+	VPMOVZXDQ  X2, Y2; \
+	VPSLLQ     $52, Y4, Y4; \
+	VPSLLQ     $52, Y2, Y2; \
+	VMULPD     Y4, Y3, Y3; \
+	VMULPD     Y2, Y3, Y1
+
+// func gateAVX64(z, l []float64, s float64, K int)
+//
+// z[k] = softmax(s·l)[k] for k < K, as gateGo: the maximum four lanes at a time (NaN passed
+// over), the exponentials four lanes at a time with the last K mod 4 under a mask, summed
+// in four lane accumulators and then the masked lanes in order, and z scaled by 1/sum.
+TEXT ·gateAVX64(SB), NOSPLIT, $0-64
+	MOVQ z_base+0(FP), DI
+	MOVQ l_base+24(FP), SI
+	MOVQ K+56(FP), BX
+	MOVQ BX, R13
+	ANDQ $-4, R13
+	MOVQ $0xfff0000000000000, AX // −Inf
+	MOVQ AX, X0
+	VPBROADCASTQ X0, Y0
+	XORQ CX, CX
+
+g64_max4:
+	CMPQ    CX, R13
+	JAE     g64_maxh
+	VMOVUPD (SI)(CX*8), Y1
+	VMAXPD  Y0, Y1, Y0         // v > mx ? v : mx, so NaN is passed over as in gateGo
+	ADDQ    $4, CX
+	JMP     g64_max4
+
+g64_maxh:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPD       X1, X0, X0
+	VPERMILPD    $1, X0, X1
+	VMAXSD       X1, X0, X0
+
+g64_max1:
+	CMPQ   CX, BX
+	JAE    g64_exp
+	VMOVSD (SI)(CX*8), X1
+	VMAXSD X0, X1, X0
+	INCQ   CX
+	JMP    g64_max1
+
+g64_exp:
+	VBROADCASTSD X0, Y14                 // mx
+	VBROADCASTSD s+48(FP), Y13
+	MOVQ         $0xc087500000000000, AX // −746
+	MOVQ         AX, X15
+	VPBROADCASTQ X15, Y15
+	MOVQ         $0x3ff0000000000000, AX // 1
+	MOVQ         AX, X11
+	VPBROADCASTQ X11, Y11
+	MOVQ         $0x4000000000000000, AX // 2
+	MOVQ         AX, X10
+	VPBROADCASTQ X10, Y10
+	VXORPD       Y12, Y12, Y12           // lane sums
+	XORQ         CX, CX
+
+g64_exp4:
+	CMPQ    CX, R13
+	JAE     g64_sum
+	VMOVUPD (SI)(CX*8), Y1
+	VSUBPD  Y14, Y1, Y1
+	VMULPD  Y13, Y1, Y1
+	GATEEXP
+	VMOVUPD Y1, (DI)(CX*8)
+	VADDPD  Y1, Y12, Y12
+	ADDQ    $4, CX
+	JMP     g64_exp4
+
+g64_sum:
+	VEXTRACTF128 $1, Y12, X2
+	VHADDPD      X2, X12, X0 // a0 + a1, a2 + a3
+	VHADDPD      X0, X0, X0
+	MOVQ         BX, DX
+	SUBQ         CX, DX      // K mod 4
+	JZ           g64_norm
+	NEGQ         DX
+	LEAQ         gateMask<>(SB), AX
+	VPMOVSXDQ    16(AX)(DX*4), Y8
+	VMASKMOVPD   (SI)(CX*8), Y8, Y1
+	VSUBPD       Y14, Y1, Y1
+	VMULPD       Y13, Y1, Y1
+	GATEEXP
+	VMASKMOVPD   Y1, Y8, (DI)(CX*8)
+	VADDSD       X1, X0, X0
+	CMPQ         DX, $-1
+	JEQ          g64_norm
+	VPERMILPD    $1, X1, X2
+	VADDSD       X2, X0, X0
+	CMPQ         DX, $-2
+	JEQ          g64_norm
+	VEXTRACTF128 $1, Y1, X2
+	VADDSD       X2, X0, X0
+
+g64_norm:
+	VDIVSD       X0, X11, X1 // 1/sum
+	VBROADCASTSD X1, Y1
+	XORQ         CX, CX
+
+g64_norm4:
+	CMPQ    CX, R13
+	JAE     g64_norm1
+	VMULPD  (DI)(CX*8), Y1, Y2
+	VMOVUPD Y2, (DI)(CX*8)
+	ADDQ    $4, CX
+	JMP     g64_norm4
+
+g64_norm1:
+	CMPQ   CX, BX
+	JAE    g64_done
+	VMULSD (DI)(CX*8), X1, X2
+	VMOVSD X2, (DI)(CX*8)
+	INCQ   CX
+	JMP    g64_norm1
+
+g64_done:
+	VZEROUPPER
+	RET
+
+// func gateAVX32(z []float64, l []float32, s float64, K int)
+//
+// gateAVX64 for float32 logits, widened to float64 as they are loaded.
+TEXT ·gateAVX32(SB), NOSPLIT, $0-64
+	MOVQ z_base+0(FP), DI
+	MOVQ l_base+24(FP), SI
+	MOVQ K+56(FP), BX
+	MOVQ BX, R13
+	ANDQ $-4, R13
+	MOVQ $0xfff0000000000000, AX // −Inf
+	MOVQ AX, X0
+	VPBROADCASTQ X0, Y0
+	XORQ CX, CX
+
+g32_max4:
+	CMPQ      CX, R13
+	JAE       g32_maxh
+	VCVTPS2PD (SI)(CX*4), Y1
+	VMAXPD    Y0, Y1, Y0       // v > mx ? v : mx, so NaN is passed over as in gateGo
+	ADDQ      $4, CX
+	JMP       g32_max4
+
+g32_maxh:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPD       X1, X0, X0
+	VPERMILPD    $1, X0, X1
+	VMAXSD       X1, X0, X0
+
+g32_max1:
+	CMPQ      CX, BX
+	JAE       g32_exp
+	VCVTSS2SD (SI)(CX*4), X1, X1
+	VMAXSD    X0, X1, X0
+	INCQ      CX
+	JMP       g32_max1
+
+g32_exp:
+	VBROADCASTSD X0, Y14                 // mx
+	VBROADCASTSD s+48(FP), Y13
+	MOVQ         $0xc087500000000000, AX // −746
+	MOVQ         AX, X15
+	VPBROADCASTQ X15, Y15
+	MOVQ         $0x3ff0000000000000, AX // 1
+	MOVQ         AX, X11
+	VPBROADCASTQ X11, Y11
+	MOVQ         $0x4000000000000000, AX // 2
+	MOVQ         AX, X10
+	VPBROADCASTQ X10, Y10
+	VXORPD       Y12, Y12, Y12           // lane sums
+	XORQ         CX, CX
+
+g32_exp4:
+	CMPQ      CX, R13
+	JAE       g32_sum
+	VCVTPS2PD (SI)(CX*4), Y1
+	VSUBPD    Y14, Y1, Y1
+	VMULPD    Y13, Y1, Y1
+	GATEEXP
+	VMOVUPD   Y1, (DI)(CX*8)
+	VADDPD    Y1, Y12, Y12
+	ADDQ      $4, CX
+	JMP       g32_exp4
+
+g32_sum:
+	VEXTRACTF128 $1, Y12, X2
+	VHADDPD      X2, X12, X0 // a0 + a1, a2 + a3
+	VHADDPD      X0, X0, X0
+	MOVQ         BX, DX
+	SUBQ         CX, DX      // K mod 4
+	JZ           g32_norm
+	NEGQ         DX
+	LEAQ         gateMask<>(SB), AX
+	VMOVDQU      16(AX)(DX*4), X9
+	VPMOVSXDQ    X9, Y8
+	VMASKMOVPS   (SI)(CX*4), X9, X1
+	VCVTPS2PD    X1, Y1
+	VSUBPD       Y14, Y1, Y1
+	VMULPD       Y13, Y1, Y1
+	GATEEXP
+	VMASKMOVPD   Y1, Y8, (DI)(CX*8)
+	VADDSD       X1, X0, X0
+	CMPQ         DX, $-1
+	JEQ          g32_norm
+	VPERMILPD    $1, X1, X2
+	VADDSD       X2, X0, X0
+	CMPQ         DX, $-2
+	JEQ          g32_norm
+	VEXTRACTF128 $1, Y1, X2
+	VADDSD       X2, X0, X0
+
+g32_norm:
+	VDIVSD       X0, X11, X1 // 1/sum
+	VBROADCASTSD X1, Y1
+	XORQ         CX, CX
+
+g32_norm4:
+	CMPQ    CX, R13
+	JAE     g32_norm1
+	VMULPD  (DI)(CX*8), Y1, Y2
+	VMOVUPD Y2, (DI)(CX*8)
+	ADDQ    $4, CX
+	JMP     g32_norm4
+
+g32_norm1:
+	CMPQ   CX, BX
+	JAE    g32_done
+	VMULSD (DI)(CX*8), X1, X2
+	VMOVSD X2, (DI)(CX*8)
+	INCQ   CX
+	JMP    g32_norm1
+
+g32_done:
+	VZEROUPPER
+	RET

@@ -12,6 +12,8 @@ func rowVec[T Float](o []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bo
 	return false
 }
 
+func gateVec[T Float](z []float64, l []T, s float64, K int) { gateGo(z, l, s, K) }
+
 func meanVec[T Float](m, z []float64, d []T, K, P int) { meanGo(m, z, d, K, P) }
 
 func centreVec[E, T Float](e []E, d []T, m []float64, K, P int, check bool) bool {

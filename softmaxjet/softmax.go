@@ -15,25 +15,12 @@ func softmaxRow[T Float](z, m, e []float64, l, d []T, s float64, K, P int) {
 	centreVec(e, d, m, K, P, false)
 }
 
-// softmaxGate is the first half of softmaxRow: the gate z and the value channel m.
+// softmaxGate is the first half of softmaxRow: the gate z (gateGo, exp.go, in AVX where it
+// can be) and the value channel m. A NaN logit never becomes the maximum, but its exponential
+// expNeg(s·(NaN − max)) is NaN and so is the sum, which makes the whole gate NaN; a +Inf
+// logit or a row of all −Inf logits does the same through ∞ − ∞.
 func softmaxGate[T Float](z, m []float64, l, d []T, s float64, K, P int) {
-	// A NaN logit never becomes the maximum, but exp(s·(NaN − max)) is NaN and so is the sum.
-	mx := math.Inf(-1)
-	for _, v := range l[:K] {
-		if f := float64(v); f > mx {
-			mx = f
-		}
-	}
-	sum := 0.0
-	for k, v := range l[:K] {
-		x := math.Exp(s * (float64(v) - mx))
-		z[k] = x
-		sum += x
-	}
-	r := 1 / sum
-	for k := range z[:K] {
-		z[k] *= r
-	}
+	gateVec(z, l, s, K)
 	meanVec(m, z, d, K, P)
 }
 
