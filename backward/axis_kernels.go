@@ -6,6 +6,11 @@ package backward
 // sums, accumulated row after row and used row after row: nothing walks with a stride per
 // element.
 
+// Products added to sums are written float64(x*y): the Go spec lets a compiler fuse x*y + z
+// into one FMA (one rounding) unless the product is converted explicitly, and with
+// GOAMD64=v3 the amd64 compiler does, which would make these loops differ in the last bit
+// from their AVX twins (vec_amd64.s), which use no FMA.
+
 // dot returns Σ a_i·b_i in float64, over four interleaved partial sums combined in a fixed
 // order (deterministic, and faster than one serial chain of additions).
 func dot[T Float](a, b []T) float64 {
@@ -14,13 +19,13 @@ func dot[T Float](a, b []T) float64 {
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
 		ai, bi := a[i:i+4:i+4], b[i:i+4:i+4]
-		s0 += float64(ai[0]) * float64(bi[0])
-		s1 += float64(ai[1]) * float64(bi[1])
-		s2 += float64(ai[2]) * float64(bi[2])
-		s3 += float64(ai[3]) * float64(bi[3])
+		s0 += float64(float64(ai[0]) * float64(bi[0]))
+		s1 += float64(float64(ai[1]) * float64(bi[1]))
+		s2 += float64(float64(ai[2]) * float64(bi[2]))
+		s3 += float64(float64(ai[3]) * float64(bi[3]))
 	}
 	for ; i < len(a); i++ {
-		s0 += float64(a[i]) * float64(b[i])
+		s0 += float64(float64(a[i]) * float64(b[i]))
 	}
 	return (s0 + s1) + (s2 + s3)
 }
@@ -55,7 +60,7 @@ func dotExp[T Float](g, y []T) float64 {
 		gs := g[lo:hi]
 		gs = gs[:len(e)]
 		for i, v := range e {
-			s += float64(gs[i]) * v
+			s += float64(float64(gs[i]) * v)
 		}
 	}
 	return s
@@ -78,10 +83,10 @@ func reduceDot[T Float](s slab, acc []float64, a, b []T) {
 		for i := i0; i < len(acc); i++ {
 			// Four rows per sweep of the accumulators, added in row order.
 			v := acc[i]
-			v += float64(a0[i]) * float64(b0[i])
-			v += float64(a1[i]) * float64(b1[i])
-			v += float64(a2[i]) * float64(b2[i])
-			v += float64(a3[i]) * float64(b3[i])
+			v += float64(float64(a0[i]) * float64(b0[i]))
+			v += float64(float64(a1[i]) * float64(b1[i]))
+			v += float64(float64(a2[i]) * float64(b2[i]))
+			v += float64(float64(a3[i]) * float64(b3[i]))
 			acc[i] = v
 		}
 	}
@@ -89,7 +94,7 @@ func reduceDot[T Float](s slab, acc []float64, a, b []T) {
 		ar, br := row(a, s, r), row(b, s, r)
 		ar, br = ar[:len(acc)], br[:len(acc)]
 		for i := range acc {
-			acc[i] += float64(ar[i]) * float64(br[i])
+			acc[i] += float64(float64(ar[i]) * float64(br[i]))
 		}
 	}
 }
@@ -132,7 +137,7 @@ func reduceDotExp[T Float](s slab, acc []float64, g, y []T) {
 			gs, as := gr[lo:hi], acc[lo:hi]
 			gs, as = gs[:len(e)], as[:len(e)]
 			for i, v := range e {
-				as[i] += float64(gs[i]) * v
+				as[i] += float64(float64(gs[i]) * v)
 			}
 		}
 	}

@@ -63,7 +63,7 @@ func dotVec[T Float](a, b []T) float64 {
 		s0, s1, s2, s3 = dotAVX32(f32s(a), f32s(b))
 	}
 	for i := len(a) &^ 3; i < len(a); i++ {
-		s0 += float64(a[i]) * float64(b[i])
+		s0 += float64(float64(a[i]) * float64(b[i]))
 	}
 	return (s0 + s1) + (s2 + s3)
 }
