@@ -177,9 +177,33 @@ const machineWarm = 20
 // with a garbage collection and without, so the median needs more of them to settle.
 const machineReps = 25
 
-// tapeTime times a TapeMachine run (RunAll and Reset) after the untimed warm-up runs that
-// let the heap settle, and returns the median, the timed repetitions and the output.
-func (b *bench) tapeTime(tr *tapeRun) (time.Duration, int, []float64, error) {
+// reuseTimes times the second channel on TapeMachines with ops.ReuseOutput in float64 and
+// float32, and the memclr probe on each output's bytes, all four interleaved (see
+// timer.interleaved), so that the float32/float64 ratio and the ratios to the probes are
+// taken under the same conditions. It returns the times in that order, the repetitions and
+// each machine's output.
+func (b *bench) reuseTimes(sh softmaxjet.Shape, l, d []float64) (times []time.Duration, reps int, outs [2][]float64, err error) {
+	var trs []*tapeRun
+	defer func() {
+		for _, tr := range trs {
+			tr.close()
+		}
+	}()
+	var fs []func() error
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		tr, err := jetOpRun(dt, sh, l, d, nil, func(l, d, _ *G.Node) (*G.Node, error) {
+			return ops.SoftmaxJetSecond(l, d, 1, ops.ReuseOutput())
+		})
+		if err != nil {
+			return nil, 0, outs, err
+		}
+		trs = append(trs, tr)
+		fs = append(fs, tr.run)
+	}
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		buf := make([]float64, int64(sh.SecondLen())*dtSize(dt)/8)
+		fs = append(fs, func() error { clear(buf); return nil })
+	}
 	tm := b.tm
 	tm.warm = max(tm.warm, machineWarm)
 	tm.reps = max(tm.reps, machineReps)
@@ -187,24 +211,32 @@ func (b *bench) tapeTime(tr *tapeRun) (time.Duration, int, []float64, error) {
 		tm.warm, tm.reps = 2, 3
 	}
 	settle()
-	t, reps, err := tm.median(tr.run)
-	if err != nil {
-		return 0, 0, nil, err
+	if times, reps, err = tm.interleaved(fs...); err != nil {
+		return nil, 0, outs, err
 	}
-	if err := tr.run(); err != nil {
-		return 0, 0, nil, err
+	for i, tr := range trs {
+		if err := tr.run(); err != nil {
+			return nil, 0, outs, err
+		}
+		outs[i] = tr.value()
 	}
-	return t, reps, tr.value(), nil
+	return times, reps, outs, nil
 }
 
 // secondCase: the second channel through ops.SoftmaxJetSecond on a TapeMachine — built with
-// ops.ReuseOutput (one output buffer for every run) and without (a new output each run) —
-// and by UsePreallocDo, against the memclr probe, the make() of the output, the tower, finite
+// ops.ReuseOutput (one output buffer for every run; timed interleaved with the other dtype
+// and the memclr probes, see reuseTimes) and without (a new output each run) — and by
+// UsePreallocDo, against the memclr probe, the make() of the output, the tower, finite
 // differences of the first channel and (float32) the float64 op.
 func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 	l, d, _ := inputs(sh, 1)
-	var f64Reuse, f64Tape, f64Pre time.Duration
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+	rt, reuseReps, reuseOuts, err := b.reuseTimes(sh, l, d)
+	if err != nil {
+		return err
+	}
+	var f64Tape, f64Pre time.Duration
+	var f64Reuse row
+	for i, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 		size := dtSize(dt)
 		tr, err := jetOpRun(dt, sh, l, d, nil, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetSecond(l, d, 1) })
 		if err != nil {
@@ -216,26 +248,12 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 		if err != nil {
 			return err
 		}
-		tr, err = jetOpRun(dt, sh, l, d, nil, func(l, d, _ *G.Node) (*G.Node, error) {
-			return ops.SoftmaxJetSecond(l, d, 1, ops.ReuseOutput())
-		})
-		if err != nil {
-			return err
-		}
-		reuse, reuseReps, gotReuse, err := b.tapeTime(tr)
-		tr.close()
-		if err != nil {
-			return err
-		}
-		if dd := maxRelDiff(gotReuse, got); dd != 0 {
+		if dd := maxRelDiff(reuseOuts[i], got); dd != 0 {
 			return fmt.Errorf("second %v: the ReuseOutput op differs from the plain op by %g", dt, dd)
 		}
 		outBytes := int64(sh.SecondLen()) * size
 		bytes := outBytes + int64(sh.LogitsLen()+sh.DecodedLen())*size
-		probe, err := b.memclrProbe(outBytes)
-		if err != nil {
-			return err
-		}
+		reuse, probe := rt[i], rt[2+i]
 		reuseRow := row{Op: "second (op, Tape, ReuseOutput)", Shape: shapeName(sh), DType: dtName(dt), Gatejet: reuse, Bytes: bytes,
 			Probe: "memclr", ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reuseReps}
 		tapeRow := reuseRow
@@ -287,7 +305,7 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 		ref = nil
 
 		if dt == tensor.Float64 {
-			f64Reuse, f64Tape, f64Pre = reuse, tape, pre
+			f64Reuse, f64Tape, f64Pre = reuseRow, tape, pre
 			fd, out, err := b.fdSecond(sh, l, d)
 			if err != nil {
 				return err
@@ -300,9 +318,14 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 		for _, c := range []struct {
 			base  row
 			other time.Duration
-		}{{reuseRow, f64Reuse}, {tapeRow, f64Tape}, {preRow, f64Pre}} {
+			what  string
+		}{
+			{reuseRow, f64Reuse.Gatejet, "the f64 op (2× the bytes, interleaved)"},
+			{tapeRow, f64Tape, "the f64 op (2× the bytes)"},
+			{preRow, f64Pre, "the f64 op (2× the bytes)"},
+		} {
 			r = c.base
-			r.Baseline, r.Other = "the f64 op (2× the bytes)", c.other
+			r.Baseline, r.Other = c.what, c.other
 			if target && c.base.Op == reuseRow.Op {
 				r.Target = 1.6
 			}

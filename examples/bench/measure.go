@@ -47,6 +47,37 @@ func (tm timer) median(f func() error) (time.Duration, int, error) {
 	return ts[len(ts)/2], reps, nil
 }
 
+// interleaved times several functions in turns — f0, f1, …, f0, f1, … — after warm runs of
+// each, and returns the median of each. Ratios between them are then measured under the same
+// conditions: on a shared VM the memory bandwidth drifts by tens of percent over seconds,
+// which one-after-the-other medians would fold into the ratio.
+func (tm timer) interleaved(fs ...func() error) ([]time.Duration, int, error) {
+	for i := 0; i < max(tm.warm, 1); i++ {
+		for _, f := range fs {
+			if err := f(); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	reps := max(tm.reps, 3)
+	ts := make([][]time.Duration, len(fs))
+	for i := 0; i < reps; i++ {
+		for j, f := range fs {
+			t0 := time.Now()
+			if err := f(); err != nil {
+				return nil, 0, err
+			}
+			ts[j] = append(ts[j], time.Since(t0))
+		}
+	}
+	meds := make([]time.Duration, len(fs))
+	for j := range ts {
+		sort.Slice(ts[j], func(a, b int) bool { return ts[j][a] < ts[j][b] })
+		meds[j] = ts[j][len(ts[j])/2]
+	}
+	return meds, reps, nil
+}
+
 // row is one line of the table: gatejet's time on an operation against one baseline.
 type row struct {
 	Op, Shape, DType string
