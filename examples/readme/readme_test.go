@@ -102,6 +102,35 @@ func Example_graph() {
 	// ∂loss/∂logits [0.0287 -0.0643 0.0355 0.0162 -0.0017 -0.0145]
 }
 
+// README: "In a Gorgonia graph", ReuseOutput.
+func Example_reuseOutput() {
+	g := gorgonia.NewGraph()
+	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(1, 2), gorgonia.WithName("logits"))
+	decoded := gorgonia.NewTensor(g, gorgonia.Float64, 3, gorgonia.WithShape(1, 2, 1), gorgonia.WithName("decoded"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(1, 2, 1), tensor.WithBacking([]float64{1, 3}))))
+	second, err := ops.SoftmaxJetSecond(logits, decoded, 1, ops.ReuseOutput())
+	if err != nil {
+		log.Fatal(err)
+	}
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	var kept [][]float64
+	for _, l1 := range []float64{-1, 1} {
+		if err := gorgonia.Let(logits, tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{0, l1}))); err != nil {
+			log.Fatal(err)
+		}
+		if err := vm.RunAll(); err != nil {
+			log.Fatal(err)
+		}
+		vm.Reset()
+		// The same memory every run: copy what must outlive the next one.
+		kept = append(kept, append([]float64(nil), second.Value().Data().([]float64)...))
+	}
+	fmt.Printf("%.4f\n", kept)
+	// Output:
+	// [[0.1817 -0.1817 -0.1817 0.1817] [-0.1817 0.1817 0.1817 -0.1817]]
+}
+
 // README: "Checking gradients".
 func Example_gradCheck() {
 	g := gorgonia.NewGraph()
