@@ -4,15 +4,23 @@ package softmaxjet
 
 import "unsafe"
 
-// The second channel's row loop in AVX (slab_amd64.s): the same operations in the same order
+// The second channel's row in AVX (slab_amd64.s): coefAVX64/coefAVX32 compute secondCoefs
+// four lanes at a time and the row's K×K coefficients once into a matrix c in the element
+// type; rowAVX64/rowAVX32 then write the blocks with the same operations in the same order
 // as rowT, four float64 or eight float32 lanes at a time, so the results are the same bits;
 // with nt, the stores bypass the caches (non-temporal), for outputs much larger than them.
 
 //go:noescape
-func rowAVX64(o, nsz, z, diag, e []float64, K, P int, nt bool)
+func coefAVX64(c, nsz, diag, z []float64, s2 float64, K, Kp int) (zmin float64, ok bool)
 
 //go:noescape
-func rowAVX32(o []float32, nsz, z, diag []float64, e []float32, K, P int, nt bool)
+func coefAVX32(c []float32, nsz, diag, z []float64, s2 float64, K, Kp int) (zmin float64, ok bool)
+
+//go:noescape
+func rowAVX64(o, c, e []float64, K, P, Kp int, nt bool)
+
+//go:noescape
+func rowAVX32(o, c, e []float32, K, P, Kp int, nt bool)
 
 //go:noescape
 func centreAVX32(e, d []float32, m []float64, K, P int) (big bool)
@@ -67,23 +75,51 @@ var hasAVX = func() bool {
 // useAVX selects the AVX row loop; tests turn it off to compare with the Go loop.
 var useAVX = hasAVX
 
-// rowVec writes a row like rowT, with the AVX loop when it can; nt asks for non-temporal
-// stores, which it uses only where the alignment allows. It reports whether it used them.
-func rowVec[T Float](o []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
+// secondCoefsVec fills nsz and diag and reports the verdict of secondCoefs (the same bits,
+// the same verdict). With the AVX loops it also fills c, K rows of Kp = padK(K), with the
+// coefficients of the row's blocks rounded to T: c[a·Kp+b] = T(pairCoef(a, b)) for b ≥ a
+// (the entries left of the diagonal are scratch); block (a,b) with b < a reads c[b·Kp+a],
+// the same pair. Computed once a row, they leave the row writer a broadcast a block where
+// it computed and rounded the coefficient block by block. nsz and diag hold Kp elements and
+// z has capacity Kp (newRowSoftmax pads it): the loop runs whole vectors of four atoms.
+func secondCoefsVec[T Float](c []T, nsz, diag, z []float64, s2 float64, K int) bool {
+	if !useAVX {
+		return secondCoefs(nsz[:K], diag[:K], z[:K], s2)
+	}
+	Kp := padK(K)
+	if len(z) < K || cap(z) < Kp || len(nsz) < Kp || len(diag) < Kp || len(c) < K*Kp {
+		panic("softmaxjet: coefficient buffers too short")
+	}
+	var zero T
+	var zmin float64
+	var ok bool
+	if unsafe.Sizeof(zero) == 8 {
+		zmin, ok = coefAVX64(f64s(c), nsz, diag, z[:Kp], s2, K, Kp)
+	} else {
+		zmin, ok = coefAVX32(f32s(c), nsz, diag, z[:Kp], s2, K, Kp)
+	}
+	return ok && offDiagonalOK(s2, zmin, K)
+}
+
+// rowVec writes a row like rowT, with the AVX loop when it can, from the coefficients that
+// secondCoefsVec put in c; nt asks for non-temporal stores, which it uses only where the
+// alignment allows. It reports whether it used them.
+func rowVec[T Float](o, c []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
 	if !useAVX {
 		rowT(o, nsz, z, diag, e, K, P)
 		return false
 	}
 	var zero T
 	size := int(unsafe.Sizeof(zero))
-	if len(o) < K*K*P || len(nsz) < K || len(z) < K || len(diag) < K || len(e) < K*P {
+	Kp := padK(K)
+	if K < 1 || P < 1 || len(o) < K*K*P || len(c) < K*Kp || len(e) < K*P {
 		panic("softmaxjet: row buffers too short")
 	}
 	nt = nt && uintptr(unsafe.Pointer(unsafe.SliceData(o)))%32 == 0 && P*size%32 == 0
 	if size == 8 {
-		rowAVX64(f64s(o), nsz, z, diag, f64s(e), K, P, nt)
+		rowAVX64(f64s(o), f64s(c), f64s(e), K, P, Kp, nt)
 	} else {
-		rowAVX32(f32s(o), nsz, z, diag, f32s(e), K, P, nt)
+		rowAVX32(f32s(o), f32s(c), f32s(e), K, P, Kp, nt)
 	}
 	return nt
 }
@@ -119,7 +155,8 @@ func gateVec[T Float](z []float64, l []T, s float64, K int) {
 }
 
 // centreVec is centre with the AVX loop when it can (same bits); the range check, when the
-// AVX loop flags a value, is redone exactly by centre.
+// AVX loop flags a value (it flags every value the check fails and may flag a few more, at
+// or near 2¹⁰⁰, or NaN), is redone exactly by centre, so the verdict is centre's.
 func centreVec[E, T Float](e []E, d []T, m []float64, K, P int, check bool) bool {
 	var ze E
 	var zt T

@@ -2,416 +2,785 @@
 
 #include "textflag.h"
 
-// func rowAVX64(o, nsz, z, diag, e []float64, K, P int, nt bool)
+// The second channel of one row is K×K blocks of P: block (a,b) is f·(e[a] + e[b]) with the
+// pair's coefficient f (pairCoef). coefAVX64 and coefAVX32 compute nsz, diag and the range
+// verdict of secondCoefs four lanes at a time, and every coefficient once, rounded to the
+// element type, into the matrix c (row a at c[a·Kp], Kp = K rounded up to 4): c[a·Kp+b] for
+// b ≥ a. Block (a,b) with b < a takes c[b·Kp+a], the coefficient of the same pair, so the row
+// writers rowAVX64 and rowAVX32 only broadcast a coefficient per block, from memory. No FMA
+// anywhere: Go rounds the product and the sum separately, and so must these loops.
+
+// Lane masks for the last K mod 4 atoms: the four int64 lanes at coefPad<>+32−8·r have the
+// lanes from r on set (the padding).
+DATA coefPad<>+0(SB)/8, $0
+DATA coefPad<>+8(SB)/8, $0
+DATA coefPad<>+16(SB)/8, $0
+DATA coefPad<>+24(SB)/8, $0
+DATA coefPad<>+32(SB)/8, $-1
+DATA coefPad<>+40(SB)/8, $-1
+DATA coefPad<>+48(SB)/8, $-1
+DATA coefPad<>+56(SB)/8, $-1
+GLOBL coefPad<>(SB), RODATA|NOPTR, $64
+
+// COEFCONST loads the constants of COEFCHUNK: Y15 = s2, Y14 = 1, Y13 = 1/2, Y12 = the sign
+// bit, Y11 = all but the sign bit, Y10 = 2⁻⁹⁹, Y9 = 2¹⁰⁰, Y6 = 0, Y0 = +Inf, and the
+// accumulators Y8 = +Inf (smallest positive ζ) and Y7 = all ones (lanes that passed).
+#define COEFCONST \
+	VBROADCASTSD s2+96(FP), Y15; \
+	MOVQ         $0x3ff0000000000000, AX; \
+	MOVQ         AX, X14; \
+	VPBROADCASTQ X14, Y14; \
+	MOVQ         $0x3fe0000000000000, AX; \
+	MOVQ         AX, X13; \
+	VPBROADCASTQ X13, Y13; \
+	MOVQ         $0x8000000000000000, AX; \
+	MOVQ         AX, X12; \
+	VPBROADCASTQ X12, Y12; \
+	MOVQ         $0x7fffffffffffffff, AX; \
+	MOVQ         AX, X11; \
+	VPBROADCASTQ X11, Y11; \
+	MOVQ         $0x39c0000000000000, AX; \
+	MOVQ         AX, X10; \
+	VPBROADCASTQ X10, Y10; \
+	MOVQ         $0x4630000000000000, AX; \
+	MOVQ         AX, X9; \
+	VPBROADCASTQ X9, Y9; \
+	MOVQ         $0x7ff0000000000000, AX; \
+	MOVQ         AX, X0; \
+	VPBROADCASTQ X0, Y0; \
+	VMOVAPD      Y0, Y8; \
+	VXORPD       Y6, Y6, Y6; \
+	VPCMPEQQ     Y7, Y7, Y7
+
+// COEFCHUNK is secondCoefs on the four ζ in Y1 (atoms CX to CX+3): it stores nsz = −(s2·ζ)
+// and diag = s2·ζ·(1 − 2ζ)/2 (2ζ as ζ + ζ and /2 as ·1/2, both exact: the same bits) at
+// (DI) and (SI), and leaves in Y2 the lanes that pass (diag 0 or of magnitude in [2⁻⁹⁹,
+// 2¹⁰⁰], ζ ≥ 0; a NaN passes neither) and in Y4 ζ where ζ > 0, +Inf elsewhere.
+#define COEFCHUNK \
+	VMULPD    Y1, Y15, Y2; \
+	VXORPD    Y12, Y2, Y3; \
+	VMOVUPD   Y3, (DI)(CX*8); \
+	VADDPD    Y1, Y1, Y4; \
+	VSUBPD    Y4, Y14, Y4; \
+	VMULPD    Y4, Y2, Y4; \
+	VMULPD    Y13, Y4, Y4; \
+	VMOVUPD   Y4, (SI)(CX*8); \
+	VANDPD    Y11, Y4, Y5; \
+	VCMPPD    $0x1d, Y10, Y5, Y2; \
+	VCMPPD    $0x12, Y9, Y5, Y3; \
+	VANDPD    Y3, Y2, Y2; \
+	VCMPPD    $0x00, Y6, Y5, Y3; \
+	VORPD     Y3, Y2, Y2; \
+	VCMPPD    $0x1d, Y6, Y1, Y3; \
+	VANDPD    Y3, Y2, Y2; \
+	VCMPPD    $0x1e, Y6, Y1, Y3; \
+	VBLENDVPD Y3, Y1, Y0, Y4
+
+// func coefAVX64(c, nsz, diag, z []float64, s2 float64, K, Kp int) (zmin float64, ok bool)
 //
-// One row of the second channel, as rowT: block (a,b) is o[(a·K+b)·P+c] = f·(e[a·P+c] +
-// e[b·P+c]) with f = nsz[b]·z[a] for b < a, diag[a] for b = a and nsz[a]·z[b] for b > a,
-// four lanes at a time, then one. With nt, the vector stores are non-temporal (the caller
-// guarantees that o and P·8 are multiples of 32 bytes).
-TEXT ·rowAVX64(SB), NOSPLIT, $0-137
-	MOVQ    o_base+0(FP), DI
-	MOVQ    nsz_base+24(FP), SI
-	MOVQ    z_base+48(FP), DX
-	MOVQ    diag_base+72(FP), R14
-	MOVQ    e_base+96(FP), AX
-	MOVQ    P+128(FP), R10
-	MOVBLZX nt+136(FP), R12
-	MOVQ    R10, R13
-	ANDQ    $-4, R13
-	MOVQ    AX, R9             // e[a]
-	XORQ    BX, BX             // a
+// nsz[a], diag[a] for a < Kp (z padded to Kp), c[a·Kp+b] = nsz[a]·z[b] for a < K and
+// (a &^ 3) ≤ b < Kp, then c[a·Kp+a] = diag[a]; zmin is the smallest positive z[a], a < K
+// (+Inf if none), and ok whether every a < K passed the range check of secondCoefs. The
+// products have nsz as the first operand, as in pairCoef.
+TEXT ·coefAVX64(SB), NOSPLIT, $0-129
+	MOVQ nsz_base+24(FP), DI
+	MOVQ diag_base+48(FP), SI
+	MOVQ z_base+72(FP), DX
+	MOVQ K+104(FP), BX
+	MOVQ Kp+112(FP), R10
+	COEFCONST
+	MOVQ BX, R13
+	ANDQ $-4, R13
+	XORQ CX, CX
 
-loop_a:
-	CMPQ BX, K+120(FP)
-	JAE  done
-	MOVQ AX, R11               // e[b]
-	XORQ R8, R8                // b
+c64_p1:
+	CMPQ    CX, R13
+	JAE     c64_p1tail
+	VMOVUPD (DX)(CX*8), Y1
+	COEFCHUNK
+	VANDPD  Y2, Y7, Y7
+	VMINPD  Y4, Y8, Y8
+	ADDQ    $4, CX
+	JMP     c64_p1
 
-lower: // b < a: nsz[b]·z[a]
-	CMPQ   R8, BX
-	JAE    diag
-	VMOVSD (SI)(R8*8), X0
-	VMULSD (DX)(BX*8), X0, X0
-lo:
-	VBROADCASTSD X0, Y0
-	XORQ  CX, CX
-	TESTQ R13, R13
-	JZ    lo_tail
-	TESTQ R12, R12
-	JNZ   lo_nt
+c64_p1tail:
+	CMPQ      CX, BX
+	JAE       c64_p1done
+	MOVQ      CX, AX
+	SUBQ      BX, AX          // −(K mod 4)
+	LEAQ      coefPad<>(SB), R9
+	VMOVUPD   (DX)(CX*8), Y1
+	COEFCHUNK
+	VMOVDQU   32(R9)(AX*8), Y5 // the padding lanes
+	VORPD     Y5, Y2, Y2
+	VBLENDVPD Y5, Y0, Y4, Y4
+	VANDPD    Y2, Y7, Y7
+	VMINPD    Y4, Y8, Y8
 
-lo_vec:
-	VMOVUPD (R9)(CX*8), Y1
-	VADDPD (R11)(CX*8), Y1, Y1
-	VMULPD Y0, Y1, Y1
-	VMOVUPD Y1, (DI)(CX*8)
-	ADDQ $4, CX
-	CMPQ CX, R13
-	JB   lo_vec
-	JMP  lo_tail
+c64_p1done:
+	VEXTRACTF128 $1, Y8, X1
+	VMINPD       X1, X8, X8
+	VPERMILPD    $1, X8, X1
+	VMINSD       X1, X8, X8
+	VMOVSD       X8, zmin+120(FP)
+	VMOVMSKPD    Y7, AX
+	CMPL         AX, $15
+	SETEQ        ok+128(FP)
 
-lo_nt:
-	LEAQ 8(CX), R15
-	CMPQ R15, R13
-	JA   lo_nt4
-	VMOVUPD (R9)(CX*8), Y1
-	VMOVUPD 32(R9)(CX*8), Y2
-	VADDPD (R11)(CX*8), Y1, Y1
-	VADDPD 32(R11)(CX*8), Y2, Y2
-	VMULPD Y0, Y1, Y1
-	VMULPD Y0, Y2, Y2
-	VMOVNTPD Y1, (DI)(CX*8)
-	VMOVNTPD Y2, 32(DI)(CX*8)
-	MOVQ R15, CX
-	CMPQ CX, R13
-	JB   lo_nt
-	JMP  lo_tail
+	MOVQ c_base+0(FP), R8   // row a of c
+	MOVQ R10, R9
+	SHLQ $3, R9             // its length in bytes
+	XORQ R11, R11           // a
 
-lo_nt4:
-	VMOVUPD (R9)(CX*8), Y1
-	VADDPD (R11)(CX*8), Y1, Y1
-	VMULPD Y0, Y1, Y1
-	VMOVNTPD Y1, (DI)(CX*8)
-	ADDQ $4, CX
-	CMPQ CX, R13
-	JB   lo_nt4
+c64_p2:
+	CMPQ         R11, BX
+	JAE          c64_done
+	VBROADCASTSD (DI)(R11*8), Y1 // nsz[a]
+	MOVQ         R11, CX
+	ANDQ         $-4, CX
 
-lo_tail:
-	CMPQ CX, R10
-	JAE  lo_next
-	VMOVSD (R9)(CX*8), X1
-	VADDSD (R11)(CX*8), X1, X1
-	VMULSD X0, X1, X1
-	VMOVSD X1, (DI)(CX*8)
-	INCQ CX
-	JMP  lo_tail
+c64_p2b:
+	VMULPD  (DX)(CX*8), Y1, Y2
+	VMOVUPD Y2, (R8)(CX*8)
+	ADDQ    $4, CX
+	CMPQ    CX, R10
+	JB      c64_p2b
+	MOVQ    (SI)(R11*8), AX
+	MOVQ    AX, (R8)(R11*8)
+	ADDQ    R9, R8
+	INCQ    R11
+	JMP     c64_p2
 
-lo_next:
-	LEAQ (DI)(R10*8), DI
-	LEAQ (R11)(R10*8), R11
-	INCQ R8
-	JMP lower
-
-diag:
-	VMOVSD (R14)(BX*8), X0
-dg:
-	VBROADCASTSD X0, Y0
-	XORQ  CX, CX
-	TESTQ R13, R13
-	JZ    dg_tail
-	TESTQ R12, R12
-	JNZ   dg_nt
-
-dg_vec:
-	VMOVUPD (R9)(CX*8), Y1
-	VADDPD (R11)(CX*8), Y1, Y1
-	VMULPD Y0, Y1, Y1
-	VMOVUPD Y1, (DI)(CX*8)
-	ADDQ $4, CX
-	CMPQ CX, R13
-	JB   dg_vec
-	JMP  dg_tail
-
-dg_nt:
-	LEAQ 8(CX), R15
-	CMPQ R15, R13
-	JA   dg_nt4
-	VMOVUPD (R9)(CX*8), Y1
-	VMOVUPD 32(R9)(CX*8), Y2
-	VADDPD (R11)(CX*8), Y1, Y1
-	VADDPD 32(R11)(CX*8), Y2, Y2
-	VMULPD Y0, Y1, Y1
-	VMULPD Y0, Y2, Y2
-	VMOVNTPD Y1, (DI)(CX*8)
-	VMOVNTPD Y2, 32(DI)(CX*8)
-	MOVQ R15, CX
-	CMPQ CX, R13
-	JB   dg_nt
-	JMP  dg_tail
-
-dg_nt4:
-	VMOVUPD (R9)(CX*8), Y1
-	VADDPD (R11)(CX*8), Y1, Y1
-	VMULPD Y0, Y1, Y1
-	VMOVNTPD Y1, (DI)(CX*8)
-	ADDQ $4, CX
-	CMPQ CX, R13
-	JB   dg_nt4
-
-dg_tail:
-	CMPQ CX, R10
-	JAE  dg_next
-	VMOVSD (R9)(CX*8), X1
-	VADDSD (R11)(CX*8), X1, X1
-	VMULSD X0, X1, X1
-	VMOVSD X1, (DI)(CX*8)
-	INCQ CX
-	JMP  dg_tail
-
-dg_next:
-	LEAQ (DI)(R10*8), DI
-	LEAQ (R11)(R10*8), R11
-	INCQ R8
-
-upper: // b > a: nsz[a]·z[b]
-	CMPQ   R8, K+120(FP)
-	JAE    next_a
-	VMOVSD (SI)(BX*8), X0
-	VMULSD (DX)(R8*8), X0, X0
-up:
-	VBROADCASTSD X0, Y0
-	XORQ  CX, CX
-	TESTQ R13, R13
-	JZ    up_tail
-	TESTQ R12, R12
-	JNZ   up_nt
-
-up_vec:
-	VMOVUPD (R9)(CX*8), Y1
-	VADDPD (R11)(CX*8), Y1, Y1
-	VMULPD Y0, Y1, Y1
-	VMOVUPD Y1, (DI)(CX*8)
-	ADDQ $4, CX
-	CMPQ CX, R13
-	JB   up_vec
-	JMP  up_tail
-
-up_nt:
-	LEAQ 8(CX), R15
-	CMPQ R15, R13
-	JA   up_nt4
-	VMOVUPD (R9)(CX*8), Y1
-	VMOVUPD 32(R9)(CX*8), Y2
-	VADDPD (R11)(CX*8), Y1, Y1
-	VADDPD 32(R11)(CX*8), Y2, Y2
-	VMULPD Y0, Y1, Y1
-	VMULPD Y0, Y2, Y2
-	VMOVNTPD Y1, (DI)(CX*8)
-	VMOVNTPD Y2, 32(DI)(CX*8)
-	MOVQ R15, CX
-	CMPQ CX, R13
-	JB   up_nt
-	JMP  up_tail
-
-up_nt4:
-	VMOVUPD (R9)(CX*8), Y1
-	VADDPD (R11)(CX*8), Y1, Y1
-	VMULPD Y0, Y1, Y1
-	VMOVNTPD Y1, (DI)(CX*8)
-	ADDQ $4, CX
-	CMPQ CX, R13
-	JB   up_nt4
-
-up_tail:
-	CMPQ CX, R10
-	JAE  up_next
-	VMOVSD (R9)(CX*8), X1
-	VADDSD (R11)(CX*8), X1, X1
-	VMULSD X0, X1, X1
-	VMOVSD X1, (DI)(CX*8)
-	INCQ CX
-	JMP  up_tail
-
-up_next:
-	LEAQ (DI)(R10*8), DI
-	LEAQ (R11)(R10*8), R11
-	INCQ R8
-	JMP upper
-
-next_a:
-	LEAQ (R9)(R10*8), R9
-	INCQ BX
-	JMP  loop_a
-
-done:
+c64_done:
 	VZEROUPPER
 	RET
 
-// func rowAVX32(o []float32, nsz, z, diag []float64, e []float32, K, P int, nt bool)
+// func coefAVX32(c []float32, nsz, diag, z []float64, s2 float64, K, Kp int) (zmin float64, ok bool)
 //
-// rowAVX64 for float32: the coefficient is computed in float64 and rounded to float32, the
-// block in float32, eight lanes at a time (P·4 a multiple of 32 bytes for nt).
-TEXT ·rowAVX32(SB), NOSPLIT, $0-137
+// coefAVX64 with c in float32: each coefficient computed in float64 and rounded once.
+TEXT ·coefAVX32(SB), NOSPLIT, $0-129
+	MOVQ nsz_base+24(FP), DI
+	MOVQ diag_base+48(FP), SI
+	MOVQ z_base+72(FP), DX
+	MOVQ K+104(FP), BX
+	MOVQ Kp+112(FP), R10
+	COEFCONST
+	MOVQ BX, R13
+	ANDQ $-4, R13
+	XORQ CX, CX
+
+c32_p1:
+	CMPQ    CX, R13
+	JAE     c32_p1tail
+	VMOVUPD (DX)(CX*8), Y1
+	COEFCHUNK
+	VANDPD  Y2, Y7, Y7
+	VMINPD  Y4, Y8, Y8
+	ADDQ    $4, CX
+	JMP     c32_p1
+
+c32_p1tail:
+	CMPQ      CX, BX
+	JAE       c32_p1done
+	MOVQ      CX, AX
+	SUBQ      BX, AX          // −(K mod 4)
+	LEAQ      coefPad<>(SB), R9
+	VMOVUPD   (DX)(CX*8), Y1
+	COEFCHUNK
+	VMOVDQU   32(R9)(AX*8), Y5 // the padding lanes
+	VORPD     Y5, Y2, Y2
+	VBLENDVPD Y5, Y0, Y4, Y4
+	VANDPD    Y2, Y7, Y7
+	VMINPD    Y4, Y8, Y8
+
+c32_p1done:
+	VEXTRACTF128 $1, Y8, X1
+	VMINPD       X1, X8, X8
+	VPERMILPD    $1, X8, X1
+	VMINSD       X1, X8, X8
+	VMOVSD       X8, zmin+120(FP)
+	VMOVMSKPD    Y7, AX
+	CMPL         AX, $15
+	SETEQ        ok+128(FP)
+
+	MOVQ c_base+0(FP), R8   // row a of c
+	MOVQ R10, R9
+	SHLQ $2, R9             // its length in bytes
+	XORQ R11, R11           // a
+
+c32_p2:
+	CMPQ         R11, BX
+	JAE          c32_done
+	VBROADCASTSD (DI)(R11*8), Y1 // nsz[a]
+	MOVQ         R11, CX
+	ANDQ         $-4, CX
+
+c32_p2b:
+	VMULPD     (DX)(CX*8), Y1, Y2
+	VCVTPD2PSY Y2, X2
+	VMOVUPS    X2, (R8)(CX*4)
+	ADDQ       $4, CX
+	CMPQ       CX, R10
+	JB         c32_p2b
+	VCVTSD2SS  (SI)(R11*8), X2, X2
+	VMOVSS     X2, (R8)(R11*4)
+	ADDQ       R9, R8
+	INCQ       R11
+	JMP        c32_p2
+
+c32_done:
+	VZEROUPPER
+	RET
+
+// The row writers. Registers: BX = a, DI = the row's output at block (a,0), R11 = e, R14 =
+// e[a], R10 = P in bytes (a block), R13 = its whole vectors in bytes, CX = the offset of
+// block b in the output row and of e[b] in e, R12 = where the run of blocks ends, R8 = the
+// coefficient of block b and R9 = the step to the next one (Kp elements for b < a, down a
+// column of c, one element for b ≥ a, along a row), R15 = the variant: n = P·size/32 when
+// P·size is a multiple of 32 bytes up to 128, e[a] then held in Y8–Y11 for the whole run,
+// or 0, a loop over P; +8 for non-temporal stores. With e[a] in registers a block is one
+// broadcast, n adds (e[b] from memory), n multiplies and n stores, and four instructions of
+// bookkeeping: neither the choice of stores nor the pair's case (b < a, b = a, b > a) is
+// made in the block loop, and no coefficient is computed or rounded there.
+
+// ROWBLK32_n(ST): block b of a float32 row from e[a] in Y8–Y11, stored with ST.
+#define ROWBLK32_1(ST) \
+	VBROADCASTSS (R8), Y0; \
+	VADDPS       (R11)(CX*1), Y8, Y1; \
+	VMULPS       Y0, Y1, Y1; \
+	ST           Y1, (DI)(CX*1)
+
+#define ROWBLK32_2(ST) \
+	VBROADCASTSS (R8), Y0; \
+	VADDPS       (R11)(CX*1), Y8, Y1; \
+	VADDPS       32(R11)(CX*1), Y9, Y2; \
+	VMULPS       Y0, Y1, Y1; \
+	VMULPS       Y0, Y2, Y2; \
+	ST           Y1, (DI)(CX*1); \
+	ST           Y2, 32(DI)(CX*1)
+
+#define ROWBLK32_3(ST) \
+	VBROADCASTSS (R8), Y0; \
+	VADDPS       (R11)(CX*1), Y8, Y1; \
+	VADDPS       32(R11)(CX*1), Y9, Y2; \
+	VADDPS       64(R11)(CX*1), Y10, Y3; \
+	VMULPS       Y0, Y1, Y1; \
+	VMULPS       Y0, Y2, Y2; \
+	VMULPS       Y0, Y3, Y3; \
+	ST           Y1, (DI)(CX*1); \
+	ST           Y2, 32(DI)(CX*1); \
+	ST           Y3, 64(DI)(CX*1)
+
+#define ROWBLK32_4(ST) \
+	VBROADCASTSS (R8), Y0; \
+	VADDPS       (R11)(CX*1), Y8, Y1; \
+	VADDPS       32(R11)(CX*1), Y9, Y2; \
+	VADDPS       64(R11)(CX*1), Y10, Y3; \
+	VADDPS       96(R11)(CX*1), Y11, Y4; \
+	VMULPS       Y0, Y1, Y1; \
+	VMULPS       Y0, Y2, Y2; \
+	VMULPS       Y0, Y3, Y3; \
+	VMULPS       Y0, Y4, Y4; \
+	ST           Y1, (DI)(CX*1); \
+	ST           Y2, 32(DI)(CX*1); \
+	ST           Y3, 64(DI)(CX*1); \
+	ST           Y4, 96(DI)(CX*1)
+
+#define ROWBLK64_1(ST) \
+	VBROADCASTSD (R8), Y0; \
+	VADDPD       (R11)(CX*1), Y8, Y1; \
+	VMULPD       Y0, Y1, Y1; \
+	ST           Y1, (DI)(CX*1)
+
+#define ROWBLK64_2(ST) \
+	VBROADCASTSD (R8), Y0; \
+	VADDPD       (R11)(CX*1), Y8, Y1; \
+	VADDPD       32(R11)(CX*1), Y9, Y2; \
+	VMULPD       Y0, Y1, Y1; \
+	VMULPD       Y0, Y2, Y2; \
+	ST           Y1, (DI)(CX*1); \
+	ST           Y2, 32(DI)(CX*1)
+
+#define ROWBLK64_3(ST) \
+	VBROADCASTSD (R8), Y0; \
+	VADDPD       (R11)(CX*1), Y8, Y1; \
+	VADDPD       32(R11)(CX*1), Y9, Y2; \
+	VADDPD       64(R11)(CX*1), Y10, Y3; \
+	VMULPD       Y0, Y1, Y1; \
+	VMULPD       Y0, Y2, Y2; \
+	VMULPD       Y0, Y3, Y3; \
+	ST           Y1, (DI)(CX*1); \
+	ST           Y2, 32(DI)(CX*1); \
+	ST           Y3, 64(DI)(CX*1)
+
+#define ROWBLK64_4(ST) \
+	VBROADCASTSD (R8), Y0; \
+	VADDPD       (R11)(CX*1), Y8, Y1; \
+	VADDPD       32(R11)(CX*1), Y9, Y2; \
+	VADDPD       64(R11)(CX*1), Y10, Y3; \
+	VADDPD       96(R11)(CX*1), Y11, Y4; \
+	VMULPD       Y0, Y1, Y1; \
+	VMULPD       Y0, Y2, Y2; \
+	VMULPD       Y0, Y3, Y3; \
+	VMULPD       Y0, Y4, Y4; \
+	ST           Y1, (DI)(CX*1); \
+	ST           Y2, 32(DI)(CX*1); \
+	ST           Y3, 64(DI)(CX*1); \
+	ST           Y4, 96(DI)(CX*1)
+
+// func rowAVX32(o, c, e []float32, K, P, Kp int, nt bool)
+//
+// One float32 row of the second channel, as rowT: block (a,b) is o[(a·K+b)·P+c] = f·(e[a·P+c]
+// + e[b·P+c]) with f = c[min(a,b)·Kp + max(a,b)] (coefAVX32), eight lanes at a time, then
+// one. With nt the vector stores are non-temporal (the caller guarantees that o and P·4 are
+// multiples of 32 bytes). Kp ≥ 4.
+TEXT ·rowAVX32(SB), NOSPLIT, $0-97
 	MOVQ    o_base+0(FP), DI
-	MOVQ    nsz_base+24(FP), SI
-	MOVQ    z_base+48(FP), DX
-	MOVQ    diag_base+72(FP), R14
-	MOVQ    e_base+96(FP), AX
-	MOVQ    P+128(FP), R10
-	MOVBLZX nt+136(FP), R12
+	MOVQ    e_base+48(FP), R11
+	MOVQ    P+80(FP), R10
+	SHLQ    $2, R10
 	MOVQ    R10, R13
-	ANDQ    $-8, R13
-	MOVQ    AX, R9             // e[a]
-	XORQ    BX, BX             // a
+	ANDQ    $-32, R13
+	XORQ    R15, R15
+	CMPQ    R10, $128
+	JA      r32_variant
+	CMPQ    R10, R13
+	JNE     r32_variant
+	MOVQ    R10, R15
+	SHRQ    $5, R15
 
-loop_a:
-	CMPQ BX, K+120(FP)
-	JAE  done
-	MOVQ AX, R11               // e[b]
-	XORQ R8, R8                // b
+r32_variant:
+	MOVBLZX nt+96(FP), AX
+	SHLQ    $3, AX
+	ORQ     AX, R15
+	MOVQ    R11, R14
+	XORQ    BX, BX
 
-lower: // b < a: nsz[b]·z[a]
-	CMPQ   R8, BX
-	JAE    diag
-	VMOVSD (SI)(R8*8), X0
-	VMULSD (DX)(BX*8), X0, X0
-lo:
-	VCVTSD2SS X0, X0, X0
-	VBROADCASTSS X0, Y0
-	XORQ  CX, CX
-	TESTQ R13, R13
-	JZ    lo_tail
-	TESTQ R12, R12
-	JNZ   lo_nt
+r32_a:
+	CMPQ    BX, K+72(FP)
+	JAE     r32_done
+	MOVQ    R15, AX
+	ANDQ    $7, AX
+	JZ      r32_lower
+	VMOVUPS (R14), Y8
+	CMPQ    AX, $1
+	JEQ     r32_lower
+	VMOVUPS 32(R14), Y9
+	CMPQ    AX, $2
+	JEQ     r32_lower
+	VMOVUPS 64(R14), Y10
+	CMPQ    AX, $3
+	JEQ     r32_lower
+	VMOVUPS 96(R14), Y11
 
-lo_vec:
-	VMOVUPS (R9)(CX*4), Y1
-	VADDPS (R11)(CX*4), Y1, Y1
-	VMULPS Y0, Y1, Y1
-	VMOVUPS Y1, (DI)(CX*4)
-	ADDQ $8, CX
-	CMPQ CX, R13
-	JB   lo_vec
-	JMP  lo_tail
+r32_lower: // b < a: c[b·Kp+a], down column a
+	MOVQ c_base+24(FP), R8
+	LEAQ (R8)(BX*4), R8
+	MOVQ Kp+88(FP), R9
+	SHLQ $2, R9
+	XORQ CX, CX
+	MOVQ R14, R12
+	SUBQ R11, R12
 
-lo_nt:
-	VMOVUPS (R9)(CX*4), Y1
-	VADDPS (R11)(CX*4), Y1, Y1
-	VMULPS Y0, Y1, Y1
-	VMOVNTPS Y1, (DI)(CX*4)
-	ADDQ $8, CX
-	CMPQ CX, R13
-	JB   lo_nt
+r32_run:
+	CMPQ CX, R12
+	JAE  r32_rundone
+	CMPQ R15, $10
+	JEQ  r32_v2nt
+	CMPQ R15, $12
+	JEQ  r32_v4nt
+	CMPQ R15, $2
+	JEQ  r32_v2
+	CMPQ R15, $4
+	JEQ  r32_v4
+	CMPQ R15, $9
+	JEQ  r32_v1nt
+	CMPQ R15, $11
+	JEQ  r32_v3nt
+	CMPQ R15, $1
+	JEQ  r32_v1
+	CMPQ R15, $3
+	JEQ  r32_v3
+	CMPQ R15, $8
+	JEQ  r32_gnt
+	JMP  r32_g
 
-lo_tail:
-	CMPQ CX, R10
-	JAE  lo_next
-	VMOVSS (R9)(CX*4), X1
-	VADDSS (R11)(CX*4), X1, X1
-	VMULSS X0, X1, X1
-	VMOVSS X1, (DI)(CX*4)
-	INCQ CX
-	JMP  lo_tail
+r32_rundone:
+	CMPQ R9, $4
+	JEQ  r32_nexta
 
-lo_next:
-	LEAQ (DI)(R10*4), DI
-	LEAQ (R11)(R10*4), R11
-	INCQ R8
-	JMP lower
+	// b ≥ a: c[a·Kp+b], along row a
+	MOVQ  Kp+88(FP), R8
+	IMULQ BX, R8
+	ADDQ  BX, R8
+	SHLQ  $2, R8
+	ADDQ  c_base+24(FP), R8
+	MOVQ  $4, R9
+	MOVQ  K+72(FP), R12
+	IMULQ R10, R12
+	JMP   r32_run
 
-diag:
-	VMOVSD (R14)(BX*8), X0
-dg:
-	VCVTSD2SS X0, X0, X0
-	VBROADCASTSS X0, Y0
-	XORQ  CX, CX
-	TESTQ R13, R13
-	JZ    dg_tail
-	TESTQ R12, R12
-	JNZ   dg_nt
-
-dg_vec:
-	VMOVUPS (R9)(CX*4), Y1
-	VADDPS (R11)(CX*4), Y1, Y1
-	VMULPS Y0, Y1, Y1
-	VMOVUPS Y1, (DI)(CX*4)
-	ADDQ $8, CX
-	CMPQ CX, R13
-	JB   dg_vec
-	JMP  dg_tail
-
-dg_nt:
-	VMOVUPS (R9)(CX*4), Y1
-	VADDPS (R11)(CX*4), Y1, Y1
-	VMULPS Y0, Y1, Y1
-	VMOVNTPS Y1, (DI)(CX*4)
-	ADDQ $8, CX
-	CMPQ CX, R13
-	JB   dg_nt
-
-dg_tail:
-	CMPQ CX, R10
-	JAE  dg_next
-	VMOVSS (R9)(CX*4), X1
-	VADDSS (R11)(CX*4), X1, X1
-	VMULSS X0, X1, X1
-	VMOVSS X1, (DI)(CX*4)
-	INCQ CX
-	JMP  dg_tail
-
-dg_next:
-	LEAQ (DI)(R10*4), DI
-	LEAQ (R11)(R10*4), R11
-	INCQ R8
-
-upper: // b > a: nsz[a]·z[b]
-	CMPQ   R8, K+120(FP)
-	JAE    next_a
-	VMOVSD (SI)(BX*8), X0
-	VMULSD (DX)(R8*8), X0, X0
-up:
-	VCVTSD2SS X0, X0, X0
-	VBROADCASTSS X0, Y0
-	XORQ  CX, CX
-	TESTQ R13, R13
-	JZ    up_tail
-	TESTQ R12, R12
-	JNZ   up_nt
-
-up_vec:
-	VMOVUPS (R9)(CX*4), Y1
-	VADDPS (R11)(CX*4), Y1, Y1
-	VMULPS Y0, Y1, Y1
-	VMOVUPS Y1, (DI)(CX*4)
-	ADDQ $8, CX
-	CMPQ CX, R13
-	JB   up_vec
-	JMP  up_tail
-
-up_nt:
-	VMOVUPS (R9)(CX*4), Y1
-	VADDPS (R11)(CX*4), Y1, Y1
-	VMULPS Y0, Y1, Y1
-	VMOVNTPS Y1, (DI)(CX*4)
-	ADDQ $8, CX
-	CMPQ CX, R13
-	JB   up_nt
-
-up_tail:
-	CMPQ CX, R10
-	JAE  up_next
-	VMOVSS (R9)(CX*4), X1
-	VADDSS (R11)(CX*4), X1, X1
-	VMULSS X0, X1, X1
-	VMOVSS X1, (DI)(CX*4)
-	INCQ CX
-	JMP  up_tail
-
-up_next:
-	LEAQ (DI)(R10*4), DI
-	LEAQ (R11)(R10*4), R11
-	INCQ R8
-	JMP upper
-
-next_a:
-	LEAQ (R9)(R10*4), R9
+r32_nexta:
+	ADDQ R10, R14
+	ADDQ R12, DI
 	INCQ BX
-	JMP  loop_a
+	JMP  r32_a
 
-done:
+r32_v1:
+	ROWBLK32_1(VMOVUPS)
+	ADDQ R9, R8
+	ADDQ $32, CX
+	CMPQ CX, R12
+	JB   r32_v1
+	JMP  r32_rundone
+
+r32_v2:
+	ROWBLK32_2(VMOVUPS)
+	ADDQ R9, R8
+	ADDQ $64, CX
+	CMPQ CX, R12
+	JB   r32_v2
+	JMP  r32_rundone
+
+r32_v3:
+	ROWBLK32_3(VMOVUPS)
+	ADDQ R9, R8
+	ADDQ $96, CX
+	CMPQ CX, R12
+	JB   r32_v3
+	JMP  r32_rundone
+
+r32_v4:
+	ROWBLK32_4(VMOVUPS)
+	ADDQ R9, R8
+	ADDQ $128, CX
+	CMPQ CX, R12
+	JB   r32_v4
+	JMP  r32_rundone
+
+r32_v1nt:
+	ROWBLK32_1(VMOVNTPS)
+	ADDQ R9, R8
+	ADDQ $32, CX
+	CMPQ CX, R12
+	JB   r32_v1nt
+	JMP  r32_rundone
+
+r32_v2nt:
+	ROWBLK32_2(VMOVNTPS)
+	ADDQ R9, R8
+	ADDQ $64, CX
+	CMPQ CX, R12
+	JB   r32_v2nt
+	JMP  r32_rundone
+
+r32_v3nt:
+	ROWBLK32_3(VMOVNTPS)
+	ADDQ R9, R8
+	ADDQ $96, CX
+	CMPQ CX, R12
+	JB   r32_v3nt
+	JMP  r32_rundone
+
+r32_v4nt:
+	ROWBLK32_4(VMOVNTPS)
+	ADDQ R9, R8
+	ADDQ $128, CX
+	CMPQ CX, R12
+	JB   r32_v4nt
+	JMP  r32_rundone
+
+r32_gnt: // any P·4 a multiple of 32: whole vectors, non-temporal
+	VBROADCASTSS (R8), Y0
+	LEAQ         (R11)(CX*1), SI
+	LEAQ         (DI)(CX*1), DX
+	XORQ         AX, AX
+
+r32_gntv:
+	VMOVUPS  (R14)(AX*1), Y1
+	VADDPS   (SI)(AX*1), Y1, Y1
+	VMULPS   Y0, Y1, Y1
+	VMOVNTPS Y1, (DX)(AX*1)
+	ADDQ     $32, AX
+	CMPQ     AX, R13
+	JB       r32_gntv
+	ADDQ     R9, R8
+	ADDQ     R10, CX
+	CMPQ     CX, R12
+	JB       r32_gnt
+	JMP      r32_rundone
+
+r32_g: // any P: whole vectors, then one lane at a time
+	VBROADCASTSS (R8), Y0
+	LEAQ         (R11)(CX*1), SI
+	LEAQ         (DI)(CX*1), DX
+	XORQ         AX, AX
+	TESTQ        R13, R13
+	JZ           r32_gt
+
+r32_gv:
+	VMOVUPS (R14)(AX*1), Y1
+	VADDPS  (SI)(AX*1), Y1, Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (DX)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, R13
+	JB      r32_gv
+
+r32_gt:
+	CMPQ   AX, R10
+	JAE    r32_gnext
+	VMOVSS (R14)(AX*1), X1
+	VADDSS (SI)(AX*1), X1, X1
+	VMULSS X0, X1, X1
+	VMOVSS X1, (DX)(AX*1)
+	ADDQ   $4, AX
+	JMP    r32_gt
+
+r32_gnext:
+	ADDQ R9, R8
+	ADDQ R10, CX
+	CMPQ CX, R12
+	JB   r32_g
+	JMP  r32_rundone
+
+r32_done:
+	VZEROUPPER
+	RET
+
+// func rowAVX64(o, c, e []float64, K, P, Kp int, nt bool)
+//
+// rowAVX32 for float64: four lanes at a time, then one (P·8 a multiple of 32 bytes for nt).
+TEXT ·rowAVX64(SB), NOSPLIT, $0-97
+	MOVQ    o_base+0(FP), DI
+	MOVQ    e_base+48(FP), R11
+	MOVQ    P+80(FP), R10
+	SHLQ    $3, R10
+	MOVQ    R10, R13
+	ANDQ    $-32, R13
+	XORQ    R15, R15
+	CMPQ    R10, $128
+	JA      r64_variant
+	CMPQ    R10, R13
+	JNE     r64_variant
+	MOVQ    R10, R15
+	SHRQ    $5, R15
+
+r64_variant:
+	MOVBLZX nt+96(FP), AX
+	SHLQ    $3, AX
+	ORQ     AX, R15
+	MOVQ    R11, R14
+	XORQ    BX, BX
+
+r64_a:
+	CMPQ    BX, K+72(FP)
+	JAE     r64_done
+	MOVQ    R15, AX
+	ANDQ    $7, AX
+	JZ      r64_lower
+	VMOVUPD (R14), Y8
+	CMPQ    AX, $1
+	JEQ     r64_lower
+	VMOVUPD 32(R14), Y9
+	CMPQ    AX, $2
+	JEQ     r64_lower
+	VMOVUPD 64(R14), Y10
+	CMPQ    AX, $3
+	JEQ     r64_lower
+	VMOVUPD 96(R14), Y11
+
+r64_lower: // b < a: c[b·Kp+a], down column a
+	MOVQ c_base+24(FP), R8
+	LEAQ (R8)(BX*8), R8
+	MOVQ Kp+88(FP), R9
+	SHLQ $3, R9
+	XORQ CX, CX
+	MOVQ R14, R12
+	SUBQ R11, R12
+
+r64_run:
+	CMPQ CX, R12
+	JAE  r64_rundone
+	CMPQ R15, $12
+	JEQ  r64_v4nt
+	CMPQ R15, $10
+	JEQ  r64_v2nt
+	CMPQ R15, $4
+	JEQ  r64_v4
+	CMPQ R15, $2
+	JEQ  r64_v2
+	CMPQ R15, $9
+	JEQ  r64_v1nt
+	CMPQ R15, $11
+	JEQ  r64_v3nt
+	CMPQ R15, $1
+	JEQ  r64_v1
+	CMPQ R15, $3
+	JEQ  r64_v3
+	CMPQ R15, $8
+	JEQ  r64_gnt
+	JMP  r64_g
+
+r64_rundone:
+	CMPQ R9, $8
+	JEQ  r64_nexta
+
+	// b ≥ a: c[a·Kp+b], along row a
+	MOVQ  Kp+88(FP), R8
+	IMULQ BX, R8
+	ADDQ  BX, R8
+	SHLQ  $3, R8
+	ADDQ  c_base+24(FP), R8
+	MOVQ  $8, R9
+	MOVQ  K+72(FP), R12
+	IMULQ R10, R12
+	JMP   r64_run
+
+r64_nexta:
+	ADDQ R10, R14
+	ADDQ R12, DI
+	INCQ BX
+	JMP  r64_a
+
+r64_v1:
+	ROWBLK64_1(VMOVUPD)
+	ADDQ R9, R8
+	ADDQ $32, CX
+	CMPQ CX, R12
+	JB   r64_v1
+	JMP  r64_rundone
+
+r64_v2:
+	ROWBLK64_2(VMOVUPD)
+	ADDQ R9, R8
+	ADDQ $64, CX
+	CMPQ CX, R12
+	JB   r64_v2
+	JMP  r64_rundone
+
+r64_v3:
+	ROWBLK64_3(VMOVUPD)
+	ADDQ R9, R8
+	ADDQ $96, CX
+	CMPQ CX, R12
+	JB   r64_v3
+	JMP  r64_rundone
+
+r64_v4:
+	ROWBLK64_4(VMOVUPD)
+	ADDQ R9, R8
+	ADDQ $128, CX
+	CMPQ CX, R12
+	JB   r64_v4
+	JMP  r64_rundone
+
+r64_v1nt:
+	ROWBLK64_1(VMOVNTPD)
+	ADDQ R9, R8
+	ADDQ $32, CX
+	CMPQ CX, R12
+	JB   r64_v1nt
+	JMP  r64_rundone
+
+r64_v2nt:
+	ROWBLK64_2(VMOVNTPD)
+	ADDQ R9, R8
+	ADDQ $64, CX
+	CMPQ CX, R12
+	JB   r64_v2nt
+	JMP  r64_rundone
+
+r64_v3nt:
+	ROWBLK64_3(VMOVNTPD)
+	ADDQ R9, R8
+	ADDQ $96, CX
+	CMPQ CX, R12
+	JB   r64_v3nt
+	JMP  r64_rundone
+
+r64_v4nt:
+	ROWBLK64_4(VMOVNTPD)
+	ADDQ R9, R8
+	ADDQ $128, CX
+	CMPQ CX, R12
+	JB   r64_v4nt
+	JMP  r64_rundone
+
+r64_gnt: // any P·8 a multiple of 32: whole vectors, non-temporal
+	VBROADCASTSD (R8), Y0
+	LEAQ         (R11)(CX*1), SI
+	LEAQ         (DI)(CX*1), DX
+	XORQ         AX, AX
+
+r64_gntv:
+	VMOVUPD  (R14)(AX*1), Y1
+	VADDPD   (SI)(AX*1), Y1, Y1
+	VMULPD   Y0, Y1, Y1
+	VMOVNTPD Y1, (DX)(AX*1)
+	ADDQ     $32, AX
+	CMPQ     AX, R13
+	JB       r64_gntv
+	ADDQ     R9, R8
+	ADDQ     R10, CX
+	CMPQ     CX, R12
+	JB       r64_gnt
+	JMP      r64_rundone
+
+r64_g: // any P: whole vectors, then one lane at a time
+	VBROADCASTSD (R8), Y0
+	LEAQ         (R11)(CX*1), SI
+	LEAQ         (DI)(CX*1), DX
+	XORQ         AX, AX
+	TESTQ        R13, R13
+	JZ           r64_gt
+
+r64_gv:
+	VMOVUPD (R14)(AX*1), Y1
+	VADDPD  (SI)(AX*1), Y1, Y1
+	VMULPD  Y0, Y1, Y1
+	VMOVUPD Y1, (DX)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, R13
+	JB      r64_gv
+
+r64_gt:
+	CMPQ   AX, R10
+	JAE    r64_gnext
+	VMOVSD (R14)(AX*1), X1
+	VADDSD (SI)(AX*1), X1, X1
+	VMULSD X0, X1, X1
+	VMOVSD X1, (DX)(AX*1)
+	ADDQ   $8, AX
+	JMP    r64_gt
+
+r64_gnext:
+	ADDQ R9, R8
+	ADDQ R10, CX
+	CMPQ CX, R12
+	JB   r64_g
+	JMP  r64_rundone
+
+r64_done:
 	VZEROUPPER
 	RET
 
 // func centreAVX32(e, d []float32, m []float64, K, P int) (big bool)
 //
-// e[a·P+c] = float32(float64(d[a·P+c]) − m[c]) for a < K, c < P, four lanes at a time; big
-// reports whether some |d − m| > 2¹⁰⁰ (±Inf included, NaN not).
+// e[a·P+c] = float32(float64(d[a·P+c]) − m[c]) for a < K, c < P, eight lanes at a time, then
+// four, then one; big reports whether some |d − m| > 2¹⁰⁰ (±Inf included), and maybe more
+// (the caller then checks exactly). The eight-lane loop looks at the rounded float32 e, which
+// is at least 2¹⁰⁰ in magnitude whenever |d − m| > 2¹⁰⁰ (rounding is monotonic and 2¹⁰⁰ a
+// float32): as integers with the sign cleared, the largest |e| takes two instructions per
+// eight lanes, against three per four for the comparison in float64 (a NaN counts as big).
 TEXT ·centreAVX32(SB), NOSPLIT, $0-89
 	MOVQ         e_base+0(FP), DI
 	MOVQ         d_base+24(FP), SI
 	MOVQ         m_base+48(FP), DX
 	MOVQ         K+72(FP), BX
 	MOVQ         P+80(FP), R10
+	MOVQ         R10, R12
+	ANDQ         $-8, R12
 	MOVQ         R10, R13
 	ANDQ         $-4, R13
 	MOVQ         $0x7fffffffffffffff, AX
@@ -420,27 +789,46 @@ TEXT ·centreAVX32(SB), NOSPLIT, $0-89
 	MOVQ         $0x4630000000000000, AX
 	MOVQ         AX, X6
 	VPBROADCASTQ X6, Y6
-	VXORPD       Y4, Y4, Y4
-	VXORPD       X7, X7, X7
+	MOVL         $0x7fffffff, AX
+	MOVQ         AX, X10
+	VPBROADCASTD X10, Y10
+	VXORPD       Y4, Y4, Y4 // largest |e| bits, eight lanes
+	VXORPD       Y9, Y9, Y9 // four-lane flags
+	VXORPD       X7, X7, X7 // one-lane flags
 
 c32_a:
 	TESTQ BX, BX
 	JZ    c32_done
 	XORQ  CX, CX
-	TESTQ R13, R13
-	JZ    c32_tail
+	TESTQ R12, R12
+	JZ    c32_vec4
 
-c32_vec:
+c32_vec8:
+	VCVTPS2PD   (SI)(CX*4), Y1
+	VCVTPS2PD   16(SI)(CX*4), Y2
+	VSUBPD      (DX)(CX*8), Y1, Y1
+	VSUBPD      32(DX)(CX*8), Y2, Y2
+	VCVTPD2PSY  Y1, X1
+	VCVTPD2PSY  Y2, X2
+	VINSERTF128 $1, X2, Y1, Y1
+	VMOVUPS     Y1, (DI)(CX*4)
+	VPAND       Y10, Y1, Y1
+	VPMAXSD     Y1, Y4, Y4
+	ADDQ        $8, CX
+	CMPQ        CX, R12
+	JB          c32_vec8
+
+c32_vec4:
+	CMPQ       CX, R13
+	JAE        c32_tail
 	VCVTPS2PD  (SI)(CX*4), Y1
 	VSUBPD     (DX)(CX*8), Y1, Y1
 	VCVTPD2PSY Y1, X2
 	VMOVUPS    X2, (DI)(CX*4)
 	VANDPD     Y5, Y1, Y3
 	VCMPPD     $0x1e, Y6, Y3, Y3
-	VORPD      Y3, Y4, Y4
+	VORPD      Y3, Y9, Y9
 	ADDQ       $4, CX
-	CMPQ       CX, R13
-	JB         c32_vec
 
 c32_tail:
 	CMPQ      CX, R10
@@ -462,10 +850,16 @@ c32_next:
 	JMP  c32_a
 
 c32_done:
-	VMOVMSKPD Y4, AX
-	VMOVMSKPD X7, CX
-	ORL       CX, AX
-	SETNE     big+88(FP)
+	MOVL         $0x717fffff, AX // below the bits of 2¹⁰⁰ in float32
+	MOVQ         AX, X8
+	VPBROADCASTD X8, Y8
+	VPCMPGTD     Y8, Y4, Y4
+	VMOVMSKPS    Y4, AX
+	VMOVMSKPD    Y9, CX
+	ORL          CX, AX
+	VMOVMSKPD    X7, CX
+	ORL          CX, AX
+	SETNE        big+88(FP)
 	VZEROUPPER
 	RET
 

@@ -7,7 +7,11 @@ const hasAVX = false
 
 var useAVX = false
 
-func rowVec[T Float](o []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
+func secondCoefsVec[T Float](c []T, nsz, diag, z []float64, s2 float64, K int) bool {
+	return secondCoefs(nsz[:K], diag[:K], z[:K], s2)
+}
+
+func rowVec[T Float](o, c []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
 	rowT(o, nsz, z, diag, e, K, P)
 	return false
 }

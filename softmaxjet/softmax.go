@@ -61,11 +61,16 @@ type rowSoftmax struct {
 	sc      *scratch
 }
 
+// newRowSoftmax carves the row state from pooled scratch. z has capacity padK(K), the
+// padding zeroed: the second channel's coefficient loop reads z four atoms at a time.
 func newRowSoftmax(K, P, extra int) rowSoftmax {
-	sc := getScratch(K + P + K*P + extra)
+	Kp := padK(K)
+	sc := getScratch(Kp + P + K*P + extra)
 	b := sc.buf
 	r := rowSoftmax{sc: sc}
-	r.z = carve(&b, K)
+	r.z = carve(&b, Kp)
+	clear(r.z[K:])
+	r.z = r.z[:K]
 	r.m = carve(&b, P)
 	r.e = carve(&b, K*P)
 	r.rest = b
@@ -139,9 +144,10 @@ func firstRows[T Float](j *job[T], lo, hi int) {
 // the per-row gate and e are computed in float64 as everywhere, and the K²·P elements as
 // c_ab·(e[a][c] + e[b][c]) in float32 (three roundings, relative error a few float32 ulps of
 // the terms) whenever the coefficient and e are well inside float32's range; other blocks are
-// computed in float64 and rounded once. On amd64 with AVX the inner loop runs four float64
-// or eight float32 lanes at a time (the same operations, so the same bits), and outputs much
-// larger than the caches are written with non-temporal stores.
+// computed in float64 and rounded once. On amd64 with AVX a row's K·(K+1)/2 coefficients are
+// computed together, rounded to the element type, before its blocks are written, and the
+// inner loop runs four float64 or eight float32 lanes at a time (the same operations, so the
+// same bits); outputs much larger than the caches are written with non-temporal stores.
 func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	const op = "softmaxjet.Second"
 	if err := validateSoftmax(op, sh, invTau, need("dst", dst, sh.SecondLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
@@ -153,15 +159,29 @@ func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	return nil
 }
 
+// secondRows writes rows [lo, hi) of the second channel. Each row is the gate and value
+// channel (softmaxGate), e in the element type (centreVec), the coefficients and the verdict
+// on float32 ranges (secondCoefsVec), then the K² blocks (rowVec). The work before the blocks
+// is a fixed cost a row, the same for float32 and float64, where the blocks are a write of
+// K²·P elements that the memory bandwidth bounds: so it is done four lanes at a time, and
+// the coefficients once a pair into a matrix c, not once a block in the block loop, which
+// then spends a broadcast and four instructions of bookkeeping a block beside the arithmetic
+// and the stores (slab_amd64.s).
 func secondRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
+	Kp := padK(K)
 	s2 := j.s * j.s
 	var zero T
 	size := int(unsafe.Sizeof(zero))
-	r := newRowSoftmax(K, P, 2*K+(K*P*size+7)/8)
+	cLen, eLen := (K*Kp*size+7)/8, (K*P*size+7)/8
+	r := newRowSoftmax(K, P, 2*Kp+cLen+eLen+7)
 	defer r.sc.release()
 	b := r.rest
-	nsz, diag := carve(&b, K), carve(&b, K)
+	nsz, diag := carve(&b, Kp), carve(&b, Kp)
+	c := asT[T](carve(&b, cLen), K*Kp)
+	// e on a 64-byte boundary: the row writer loads each e[b] once a block, and rows of P·size
+	// a multiple of 32 bytes then never straddle a cache line.
+	b = b[(64-int(uintptr(unsafe.Pointer(unsafe.SliceData(b))))%64)%64/8:]
 	et := asT[T](b, K*P)
 	nt := len(j.o0)*size >= ntMin
 	usedNT := false
@@ -169,10 +189,10 @@ func secondRows[T Float](j *job[T], lo, hi int) {
 		d := j.d[n*K*P : (n+1)*K*P]
 		softmaxGate(r.z, r.m, j.l[n*K:n*K+K], d, j.s, K, P)
 		fast := centreVec(et, d, r.m, K, P, size < 8)
-		fast = secondCoefs(nsz, diag, r.z, s2) && fast
+		fast = secondCoefsVec(c, nsz, diag, r.z, s2, K) && fast
 		out := j.o0[n*K*K*P : (n+1)*K*K*P]
 		if fast || size == 8 { // in float64 the element-type loop is the float64 loop
-			if rowVec(out, nsz, r.z, diag, et, K, P, nt) {
+			if rowVec(out, c, nsz, r.z, diag, et, K, P, nt) {
 				usedNT = true
 			}
 			continue
@@ -249,11 +269,18 @@ func secondCoefs(nsz, diag, z []float64, s2 float64) bool {
 			ok = false // NaN
 		}
 	}
-	if len(z) > 1 && !(s2 <= 0x1p100 && (math.IsInf(zmin, 1) || s2*zmin*zmin >= 0x1p-98)) {
-		ok = false
-	}
-	return ok
+	return ok && offDiagonalOK(s2, zmin, len(z))
 }
+
+// offDiagonalOK is secondCoefs' check off the diagonal, from s² and the smallest positive ζ of
+// the K (+Inf if none).
+func offDiagonalOK(s2, zmin float64, K int) bool {
+	return K <= 1 || (s2 <= 0x1p100 && (math.IsInf(zmin, 1) || s2*zmin*zmin >= 0x1p-98))
+}
+
+// padK is K rounded up to a multiple of 4: the length of the padded gate, nsz and diag, and
+// the row length of the coefficient matrix (secondCoefsVec).
+func padK(K int) int { return (K + 3) &^ 3 }
 
 // pairCoef is the float64 coefficient of block (a,b).
 func pairCoef(nsz, z, diag []float64, a, b int) float64 {
