@@ -24,7 +24,10 @@ func softmaxGate[T Float](z, m []float64, l, d []T, s float64, K, P int) {
 	meanVec(m, z, d, K, P)
 }
 
-// meanGo writes m_c = Σ_k z_k·D[k][c], the terms added in atom order.
+// meanGo writes m_c = Σ_k z_k·D[k][c], the terms added in atom order. Products are converted
+// explicitly (float64(x*y)) in this and the other Go twins of the AVX loops: that stops the
+// compiler fusing them with the addition into an FMA, which it does with GOAMD64=v3 and
+// the assembly does not.
 func meanGo[T Float](m, z []float64, d []T, K, P int) {
 	m = m[:P]
 	for c := range m {
@@ -37,10 +40,10 @@ func meanGo[T Float](m, z []float64, d []T, K, P int) {
 		d0, d1, d2, d3 := d[k*P:k*P+P], d[(k+1)*P:(k+1)*P+P], d[(k+2)*P:(k+2)*P+P], d[(k+3)*P:(k+3)*P+P]
 		d0, d1, d2, d3 = d0[:len(m)], d1[:len(m)], d2[:len(m)], d3[:len(m)]
 		for c, v := range m {
-			v += z0 * float64(d0[c])
-			v += z1 * float64(d1[c])
-			v += z2 * float64(d2[c])
-			v += z3 * float64(d3[c])
+			v += float64(z0 * float64(d0[c]))
+			v += float64(z1 * float64(d1[c]))
+			v += float64(z2 * float64(d2[c]))
+			v += float64(z3 * float64(d3[c]))
 			m[c] = v
 		}
 	}
@@ -49,7 +52,7 @@ func meanGo[T Float](m, z []float64, d []T, K, P int) {
 		dk := d[k*P : k*P+P]
 		dk = dk[:len(m)]
 		for c := range m {
-			m[c] += zk * float64(dk[c])
+			m[c] += float64(zk * float64(dk[c]))
 		}
 	}
 }
@@ -257,7 +260,7 @@ func secondCoefs(nsz, diag, z []float64, s2 float64) bool {
 	zmin := math.Inf(1)
 	ok := true
 	for a, za := range z {
-		f := s2 * za * (1 - 2*za) / 2
+		f := s2 * za * (1 - float64(2*za)) / 2
 		diag[a] = f
 		nsz[a] = -(s2 * za)
 		if fa := math.Abs(f); fa != 0 && !(fa >= 0x1p-99 && fa <= 0x1p100) {
@@ -383,7 +386,7 @@ func hvpOutGo[T Float](o []T, e, w, f, u []float64, K, P int) {
 		ea = ea[:len(oa)]
 		wa := w[:len(oa)]
 		for c := range oa {
-			oa[c] = T(fa * (ea[c]*ua - wa[c]))
+			oa[c] = T(fa * (float64(ea[c]*ua) - wa[c]))
 		}
 	}
 }
