@@ -398,6 +398,34 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	r.Baseline, r.Other = "memclr probe (same bytes)", probe
 	b.add(r)
 
+	// The same op built with ops.ReuseOutput: no output allocated per run.
+	tr, err = jetOpRun(tensor.Float64, sh, l, d, nil, func(l, d, _ *G.Node) (*G.Node, error) {
+		return ops.SoftmaxJetFirst(l, d, 1, ops.ReuseOutput())
+	})
+	if err != nil {
+		return err
+	}
+	tm := b.tm
+	tm.warm = max(tm.warm, machineWarm)
+	tm.reps = max(tm.reps, machineReps)
+	if b.quick {
+		tm.warm, tm.reps = 2, 3
+	}
+	settle()
+	rt, rreps, err := tm.median(tr.run)
+	tr.close()
+	if err != nil {
+		return err
+	}
+	reuse := base
+	reuse.Op, reuse.Gatejet, reuse.Reps = "first (op, Tape, ReuseOutput)", rt, rreps
+	r = reuse
+	r.Baseline, r.Other = "memclr probe (same bytes)", probe
+	b.add(r)
+	r = reuse
+	r.Baseline, r.Other = "the op without ReuseOutput", t
+	b.add(r)
+
 	gf, err := newGorgoniaFirst(sh, 1, l, d)
 	if err != nil {
 		return err
@@ -406,10 +434,12 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	if err != nil {
 		return err
 	}
-	r = base
-	r.Baseline, r.Other, r.Agree = fmt.Sprintf("Gorgonia autodiff (%d passes)", sh.P), gt, maxRelDiff(got, gf.out)
+	for _, br := range []row{base, reuse} {
+		r = br
+		r.Baseline, r.Other, r.Agree = fmt.Sprintf("Gorgonia autodiff (%d passes)", sh.P), gt, maxRelDiff(got, gf.out)
+		b.add(r)
+	}
 	gf.close()
-	b.add(r)
 
 	out := make([]float64, sh.FirstLen())
 	tw, _, err := b.time(func() error { return softmaxjet.TowerChannels(nil, out, nil, l, d, sh, 1) })
