@@ -47,6 +47,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -76,11 +77,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	only := fs.String("only", "", "run only the groups whose names contain this (second, first, hvp, backward)")
 	verbose := fs.Bool("v", false, "log each row to stderr as it is measured")
 	md := fs.Bool("md", false, "print the table as Markdown")
+	repeat := fs.Int("repeat", 1, "run the groups this many times: the table is the last run's, followed by each target row's speedups over all runs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *repeat < 1 {
+		return fmt.Errorf("-repeat %d: want at least 1", *repeat)
 	}
 	b := &bench{tm: timer{warm: *warm, reps: *reps, budget: *budget}, quick: *quick, log: func(string, ...any) {}}
 	if *quick {
@@ -150,14 +155,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}},
 	}
 	start, loadStart := time.Now(), loadAvg()
-	for _, g := range groups {
-		if *only != "" && !strings.Contains(g.name, *only) {
-			continue
+	var runs [][]row
+	for rep := 0; rep < *repeat; rep++ {
+		b.rows = nil
+		for _, g := range groups {
+			if *only != "" && !strings.Contains(g.name, *only) {
+				continue
+			}
+			b.log("%s:", g.name)
+			if err := g.run(); err != nil {
+				return fmt.Errorf("%s: %w", g.name, err)
+			}
 		}
-		b.log("%s:", g.name)
-		if err := g.run(); err != nil {
-			return fmt.Errorf("%s: %w", g.name, err)
-		}
+		runs = append(runs, b.rows)
 	}
 	fmt.Fprintf(stdout, "gatejet bench: %s/%s, %d cores (GOMAXPROCS %d, par.MinWork %d), %s; %s at the start, %s at the end; %.0f s\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), par.MinWork(), runtime.Version(), loadStart, loadAvg(), time.Since(start).Seconds())
@@ -166,6 +176,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	} else {
 		printTable(stdout, b.rows)
 	}
+	if *repeat > 1 {
+		printRepeats(stdout, runs)
+	}
 	if *csvPath != "" {
 		if err := writeCSV(*csvPath, b.rows); err != nil {
 			return err
@@ -173,6 +186,49 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "rows written to %s\n", *csvPath)
 	}
 	return nil
+}
+
+// printRepeats prints, for each row with a target, its speedup in every run, how many runs
+// met the target, and the median (the lower one for an even count): on a shared machine one
+// run is one sample.
+func printRepeats(w io.Writer, runs [][]row) {
+	type key struct{ op, shape, dtype, baseline string }
+	var order []key
+	byKey := map[key][]row{}
+	for _, rows := range runs {
+		for _, r := range rows {
+			if r.Target == 0 {
+				continue
+			}
+			k := key{r.Op, r.Shape, r.DType, r.Baseline}
+			if _, ok := byKey[k]; !ok {
+				order = append(order, k)
+			}
+			byKey[k] = append(byKey[k], r)
+		}
+	}
+	fmt.Fprintf(w, "\ntarget rows over %d runs (speedup in each run; median):\n", len(runs))
+	if len(order) == 0 {
+		fmt.Fprintln(w, "  none (no row of these groups has a target)")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, k := range order {
+		rs := byKey[k]
+		met, sp := 0, make([]float64, len(rs))
+		cells := make([]string, len(rs))
+		for i, r := range rs {
+			sp[i] = r.Speedup()
+			cells[i] = ratio(sp[i])
+			if r.met() == "met" {
+				met++
+			}
+		}
+		sort.Float64s(sp)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\tvs %s\t%s\t%s\tmedian %s\tmet in %d of %d\n", k.op, k.shape, k.dtype, k.baseline,
+			rs[0].target(), strings.Join(cells, " "), ratio(sp[(len(sp)-1)/2]), met, len(rs))
+	}
+	tw.Flush()
 }
 
 var header = []string{"operation", "shape", "dtype", "gatejet ms", "baseline", "baseline ms", "speedup", "target", "", "gatejet GB/s", "probe GB/s", "agree"}

@@ -61,6 +61,9 @@ func TestBadFlags(t *testing.T) {
 	if err := run([]string{"-quick", "extra"}, &out, &errOut); err == nil {
 		t.Error("an extra argument is not an error")
 	}
+	if err := run([]string{"-quick", "-repeat", "0"}, &out, &errOut); err == nil {
+		t.Error("-repeat 0 is not an error")
+	}
 }
 
 func TestQuickMarkdown(t *testing.T) {
@@ -73,5 +76,24 @@ func TestQuickMarkdown(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "| operation | shape |") || !strings.Contains(out.String(), "|---|") {
 		t.Errorf("no Markdown table:\n%s", out.String())
+	}
+}
+
+// TestQuickRepeat runs one group twice: the table is printed once, then the summary of the
+// target rows over the runs.
+func TestQuickRepeat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the quick benchmark (a few seconds)")
+	}
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-quick", "-repeat", "2", "-csv", "", "-only", "backward"}, &out, &errOut); err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, errOut.String())
+	}
+	text := out.String()
+	if n := strings.Count(text, "operation"); n != 1 {
+		t.Errorf("want one table, got %d headers:\n%s", n, text)
+	}
+	if !strings.Contains(text, "target rows over 2 runs") || !strings.Contains(text, "met in") {
+		t.Errorf("no summary of the runs:\n%s", text)
 	}
 }
