@@ -144,13 +144,7 @@ func (b *bench) copy3Probe(n int) (time.Duration, string, error) {
 // into a preallocated output. It returns both times, the timed repetitions of the first and
 // the op's output.
 func (b *bench) opTimes(tr *tapeRun, vals []*tensor.Dense) (tape, pre time.Duration, reps, preReps int, out []float64, err error) {
-	tm := b.tm
-	tm.warm = max(tm.warm, machineWarm)
-	tm.reps = max(tm.reps, machineReps) // runs with and without a collection alternate
-	if b.quick {
-		tm.warm, tm.reps = 2, 3
-	}
-	settle()
+	tm := b.machineTimer()
 	if tape, reps, err = tm.median(tr.run); err != nil {
 		return
 	}
@@ -166,6 +160,20 @@ func (b *bench) opTimes(tr *tapeRun, vals []*tensor.Dense) (tape, pre time.Durat
 	}
 	pre, preReps, err = b.time(func() error { _, err := op.UsePreallocDo(dst, args...); return err })
 	return
+}
+
+// machineTimer is the timer for TapeMachine runs: machineWarm warm-up runs and at least
+// machineReps timed ones (runs with and without a collection alternate), fewer in quick mode;
+// it collects garbage first.
+func (b *bench) machineTimer() timer {
+	tm := b.tm
+	tm.warm = max(tm.warm, machineWarm)
+	tm.reps = max(tm.reps, machineReps)
+	if b.quick {
+		tm.warm, tm.reps = 2, 3
+	}
+	settle()
+	return tm
 }
 
 // machineWarm is the number of untimed runs of a TapeMachine before timing it: a machine that
@@ -199,13 +207,7 @@ func (b *bench) reuseTimes(sh softmaxjet.Shape, l, d []float64) (times []time.Du
 		trs = append(trs, tr)
 		fs = append(fs, tr.run)
 	}
-	tm := b.tm
-	tm.warm = max(tm.warm, machineWarm)
-	tm.reps = max(tm.reps, machineReps)
-	if b.quick {
-		tm.warm, tm.reps = 2, 3
-	}
-	settle()
+	tm := b.machineTimer()
 	if times, reps, err = tm.interleaved(fs...); err != nil {
 		return nil, 0, outs, err
 	}
@@ -405,13 +407,7 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	if err != nil {
 		return err
 	}
-	tm := b.tm
-	tm.warm = max(tm.warm, machineWarm)
-	tm.reps = max(tm.reps, machineReps)
-	if b.quick {
-		tm.warm, tm.reps = 2, 3
-	}
-	settle()
+	tm := b.machineTimer()
 	rt, rreps, err := tm.median(tr.run)
 	tr.close()
 	if err != nil {
