@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestQuickRun runs the benchmark in its quick mode and checks that it prints one table and
@@ -95,5 +96,37 @@ func TestQuickRepeat(t *testing.T) {
 	}
 	if !strings.Contains(text, "target rows over 2 runs") || !strings.Contains(text, "met in") {
 		t.Errorf("no summary of the runs:\n%s", text)
+	}
+}
+
+// TestInterleavedOrder: timer.interleaved runs its functions in turns, the same number of
+// times each, and returns each one's median in the order given.
+func TestInterleavedOrder(t *testing.T) {
+	var calls []int
+	mk := func(i int, d time.Duration) func() error {
+		return func() error {
+			calls = append(calls, i)
+			time.Sleep(d)
+			return nil
+		}
+	}
+	tm := timer{warm: 1, reps: 5}
+	meds, reps, err := tm.interleaved(mk(0, 4*time.Millisecond), mk(1, 0), mk(2, 2*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reps != 5 || len(meds) != 3 {
+		t.Fatalf("reps %d, %d medians", reps, len(meds))
+	}
+	if !(meds[1] < meds[2] && meds[2] < meds[0]) {
+		t.Errorf("medians out of order: %v", meds)
+	}
+	for i, c := range calls {
+		if c != i%3 {
+			t.Fatalf("call %d ran function %d, want %d (in turns): %v", i, c, i%3, calls)
+		}
+	}
+	if len(calls) != 3*(1+5) {
+		t.Errorf("%d calls, want %d", len(calls), 3*(1+5))
 	}
 }
