@@ -3,6 +3,7 @@ package softmaxjet
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // BenchmarkMoreKernels covers the kernels BenchmarkClosedForm leaves out: the softmax gate's
@@ -59,5 +60,45 @@ func moreKernels[T Float](b *testing.B, name string) {
 		run("LogisticSecondVJP", sh.DecodedLen(), func(o []T) error { return LogisticSecondVJP(dl, o, l, d, gSecond, sh, alpha, beta) })
 		run("LogisticHVPVJP", sh.DecodedLen(), func(o []T) error { return LogisticHVPVJP(dl, o, dv, l, d, v, gFirst, sh, alpha, beta) })
 		run("LogisticGaussNewtonVJP", sh.DecodedLen(), func(o []T) error { return LogisticGaussNewtonVJP(dl, o, l, d, gGN, sh, alpha, beta) })
+	}
+}
+
+// BenchmarkSecondRowPrep times the fixed work of a second-channel row before its K² blocks
+// (secondRow.prep: gate, value channel, centring, coefficients), in ns/row, on 256 rows that
+// stay in the caches, with the AVX loops and with the Go loops. It is the same for both
+// element types but for the centring, and it is what the blocks' writes must hide.
+func BenchmarkSecondRowPrep(b *testing.B) {
+	for _, K := range []int{16, 64} {
+		b.Run(fmt.Sprintf("K=%d/f64", K), func(b *testing.B) { benchSecondRowPrep[float64](b, K, 16) })
+		b.Run(fmt.Sprintf("K=%d/f32", K), func(b *testing.B) { benchSecondRowPrep[float32](b, K, 16) })
+	}
+}
+
+func benchSecondRowPrep[T Float](b *testing.B, K, P int) {
+	sh := Shape{N: 256, K: K, P: P}
+	l, d, _ := benchInputs[T](sh)
+	for _, avx := range []bool{true, false} {
+		name := "go"
+		if avx {
+			if !hasAVX {
+				continue
+			}
+			name = "avx"
+		}
+		b.Run(name, func(b *testing.B) {
+			defer func(u bool) { useAVX = u }(useAVX)
+			useAVX = avx
+			r := newSecondRow[T](K, P, 1)
+			defer r.sc.release()
+			start := time.Now()
+			iters := 0
+			for b.Loop() {
+				for n := 0; n < sh.N; n++ {
+					r.prep(l[n*K:n*K+K], d[n*K*P:(n+1)*K*P])
+				}
+				iters++
+			}
+			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(iters*sh.N), "ns/row")
+		})
 	}
 }

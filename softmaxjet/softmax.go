@@ -172,40 +172,63 @@ func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 // and the stores (slab_amd64.s).
 func secondRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	Kp := padK(K)
-	s2 := j.s * j.s
-	var zero T
-	size := int(unsafe.Sizeof(zero))
-	cLen, eLen := (K*Kp*size+7)/8, (K*P*size+7)/8
-	r := newRowSoftmax(K, P, 2*Kp+cLen+eLen+7)
+	r := newSecondRow[T](K, P, j.s)
 	defer r.sc.release()
-	b := r.rest
-	nsz, diag := carve(&b, Kp), carve(&b, Kp)
-	c := asT[T](carve(&b, cLen), K*Kp)
-	// e on a 64-byte boundary: the row writer loads each e[b] once a block, and rows of P·size
-	// a multiple of 32 bytes then never straddle a cache line.
-	b = b[(64-int(uintptr(unsafe.Pointer(unsafe.SliceData(b))))%64)%64/8:]
-	et := asT[T](b, K*P)
-	nt := len(j.o0)*size >= ntMin
+	nt := len(j.o0)*r.size >= ntMin
 	usedNT := false
 	for n := lo; n < hi; n++ {
 		d := j.d[n*K*P : (n+1)*K*P]
-		softmaxGate(r.z, r.m, j.l[n*K:n*K+K], d, j.s, K, P)
-		fast := centreVec(et, d, r.m, K, P, size < 8)
-		fast = secondCoefsVec(c, nsz, diag, r.z, s2, K) && fast
+		fast := r.prep(j.l[n*K:n*K+K], d)
 		out := j.o0[n*K*K*P : (n+1)*K*K*P]
-		if fast || size == 8 { // in float64 the element-type loop is the float64 loop
-			if rowVec(out, c, nsz, r.z, diag, et, K, P, nt) {
+		if fast || r.size == 8 { // in float64 the element-type loop is the float64 loop
+			if rowVec(out, r.c, r.nsz, r.z, r.diag, r.et, K, P, nt) {
 				usedNT = true
 			}
 			continue
 		}
 		centre(r.e, d, r.m, K, P, false)
-		rowGo(out, nsz, r.z, diag, r.e, K, P)
+		rowGo(out, r.nsz, r.z, r.diag, r.e, K, P)
 	}
 	if usedNT {
 		sfence() // order the non-temporal stores before par.For reports the rows done
 	}
+}
+
+// secondRow is the row state of secondRows: the row's softmax (gate, value channel, e in
+// float64), the coefficients nsz and diag, the coefficient matrix c and e in the element
+// type, carved from one pooled scratch.
+type secondRow[T Float] struct {
+	rowSoftmax
+	nsz, diag []float64
+	c, et     []T
+	s, s2     float64
+	K, P      int
+	size      int // bytes of a T
+}
+
+func newSecondRow[T Float](K, P int, s float64) secondRow[T] {
+	Kp := padK(K)
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	cLen, eLen := (K*Kp*size+7)/8, (K*P*size+7)/8
+	r := secondRow[T]{rowSoftmax: newRowSoftmax(K, P, 2*Kp+cLen+eLen+7), s: s, s2: s * s, K: K, P: P, size: size}
+	b := r.rest
+	r.nsz, r.diag = carve(&b, Kp), carve(&b, Kp)
+	r.c = asT[T](carve(&b, cLen), K*Kp)
+	// e on a 64-byte boundary: the row writer loads each e[b] once a block, and rows of P·size
+	// a multiple of 32 bytes then never straddle a cache line.
+	b = b[(64-int(uintptr(unsafe.Pointer(unsafe.SliceData(b))))%64)%64/8:]
+	r.et = asT[T](b, K*P)
+	return r
+}
+
+// prep is the fixed work of a row before its blocks: the gate and value channel, e in the
+// element type, the coefficients and matrix c. It reports whether the row's values are well
+// inside float32's range (see centre and secondCoefs; always worth knowing, used for float32).
+func (r *secondRow[T]) prep(l, d []T) bool {
+	softmaxGate(r.z, r.m, l, d, r.s, r.K, r.P)
+	fast := centreVec(r.et, d, r.m, r.K, r.P, r.size < 8)
+	return secondCoefsVec(r.c, r.nsz, r.diag, r.z, r.s2, r.K) && fast
 }
 
 // ntMin is the output size, in bytes, from which the second channel is written with
