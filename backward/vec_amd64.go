@@ -2,7 +2,11 @@
 
 package backward
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/gatejet/gatejet/internal/cpufeat"
+)
 
 // The stride-1 (last-axis) softmax backward in AVX (vec_amd64.s): the same operations in the
 // same order as the Go loops, four float64 lanes at a time, so the same bits.
@@ -31,20 +35,9 @@ func writeRowAVX64(dx, y, dy, a []float64)
 //go:noescape
 func writeRowAVX32(dx, y, dy []float32, a []float64)
 
-func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-
-func xgetbv0() (eax uint32)
-
 // hasAVX reports whether the processor and the operating system support AVX (256-bit YMM
-// registers saved across context switches).
-var hasAVX = func() bool {
-	if maxID, _, _, _ := cpuid(0, 0); maxID < 1 {
-		return false
-	}
-	_, _, ecx, _ := cpuid(1, 0)
-	const osxsave, avx = 1 << 27, 1 << 28
-	return ecx&osxsave != 0 && ecx&avx != 0 && xgetbv0()&6 == 6
-}()
+// registers saved across context switches); these loops need nothing of AVX2.
+var hasAVX = cpufeat.AVX
 
 // useAVX selects the AVX loops; tests turn it off to compare with the Go loops.
 var useAVX = hasAVX

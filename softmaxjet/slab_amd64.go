@@ -2,7 +2,11 @@
 
 package softmaxjet
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/gatejet/gatejet/internal/cpufeat"
+)
 
 // The second channel's row in AVX (slab_amd64.s): coefAVX64/coefAVX32 compute secondCoefs
 // four lanes at a time and the row's K×K coefficients once into a matrix c in the element
@@ -51,26 +55,9 @@ func gateAVX32(z []float64, l []float32, s float64, K int)
 
 func sfence()
 
-func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-
-func xgetbv0() (eax uint32)
-
 // hasAVX reports whether the processor and the operating system support AVX and AVX2
 // (256-bit YMM registers, saved across context switches).
-var hasAVX = func() bool {
-	maxID, _, _, _ := cpuid(0, 0)
-	if maxID < 7 {
-		return false
-	}
-	_, _, ecx, _ := cpuid(1, 0)
-	const osxsave, avx = 1 << 27, 1 << 28
-	if ecx&osxsave == 0 || ecx&avx == 0 || xgetbv0()&6 != 6 { // XMM and YMM state enabled by the OS
-		return false
-	}
-	_, ebx, _, _ := cpuid(7, 0)
-	const avx2 = 1 << 5
-	return ebx&avx2 != 0
-}()
+var hasAVX = cpufeat.AVX2
 
 // useAVX selects the AVX row loop; tests turn it off to compare with the Go loop.
 var useAVX = hasAVX

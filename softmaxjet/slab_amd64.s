@@ -1234,24 +1234,6 @@ TEXT ·sfence(SB), NOSPLIT, $0-0
 	SFENCE
 	RET
 
-// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-TEXT ·cpuid(SB), NOSPLIT, $0-24
-	MOVL eaxArg+0(FP), AX
-	MOVL ecxArg+4(FP), CX
-	CPUID
-	MOVL AX, eax+8(FP)
-	MOVL BX, ebx+12(FP)
-	MOVL CX, ecx+16(FP)
-	MOVL DX, edx+20(FP)
-	RET
-
-// func xgetbv0() (eax uint32)
-TEXT ·xgetbv0(SB), NOSPLIT, $0-4
-	MOVL   $0, CX
-	XGETBV
-	MOVL   AX, eax+0(FP)
-	RET
-
 // The softmax gate (gateAVX64, gateAVX32): gateGo four lanes at a time, with expNeg (exp.go)
 // as the same sequence of operations, so the same bits; no FMA, which would round once where
 // the Go code rounds twice. The constants are four lanes each, for memory operands.
