@@ -73,36 +73,25 @@ func (s *seam) reuseHash() string {
 
 // outputBuf is the output buffer of an op built with ReuseOutput.
 type outputBuf struct {
-	mu   sync.Mutex
-	busy bool // a Do is writing the buffer
-	f64  []float64
-	f32  []float32
+	mu      sync.Mutex
+	busy    bool // a Do is writing the buffer
+	backing any  // the []float64 or []float32, allocated at the first take
 }
 
 // take returns a new tensor header over the buffer, allocating the buffer at the first call
-// (or if the dtype or size ever changed), and marks it busy; ok is false if another Do holds
-// it.
+// (an op's output dtype and shape never change), and marks it busy; ok is false if another Do
+// holds it.
 func (b *outputBuf) take(dt tensor.Dtype, shape tensor.Shape) (t *tensor.Dense, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.busy {
 		return nil, false
 	}
-	n := shape.TotalSize()
-	var backing any
-	if dt == tensor.Float64 {
-		if len(b.f64) != n {
-			b.f64 = make([]float64, n)
-		}
-		backing = b.f64
-	} else {
-		if len(b.f32) != n {
-			b.f32 = make([]float32, n)
-		}
-		backing = b.f32
+	if b.backing == nil {
+		b.backing = newDense(dt, shape).Data()
 	}
 	b.busy = true
-	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(backing)), true
+	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(b.backing)), true
 }
 
 // give releases the buffer taken by take.
