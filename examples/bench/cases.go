@@ -336,41 +336,55 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 	return nil
 }
 
-// fdSecond is the second channel by central differences of the first channel in each logit:
-// 2K calls of softmaxjet.First, each giving one (a, b) column block of every row.
-func (b *bench) fdSecond(sh softmaxjet.Shape, l, d []float64) (time.Duration, []float64, error) {
-	const h = 1e-5
-	K, P := sh.K, sh.P
+// fdH is the step of the finite-difference baselines.
+const fdH = 1e-5
+
+// logitDiffs times central differences along each logit: for each atom a, lower (a channel
+// one order down, stride elements a row) at the logits with logit a of every row moved by +h
+// and by −h — rows are independent, so one pair of calls covers every row — and put(n, a, ·)
+// receives row n's two results.
+func (b *bench) logitDiffs(sh softmaxjet.Shape, l []float64, stride int, lower func(dst, l []float64) error,
+	put func(n, a int, plus, minus []float64)) (time.Duration, error) {
+	K := sh.K
 	lp := append([]float64(nil), l...)
-	fp, fm := make([]float64, sh.FirstLen()), make([]float64, sh.FirstLen())
-	out := make([]float64, sh.SecondLen())
+	fp, fm := make([]float64, sh.N*stride), make([]float64, sh.N*stride)
 	t, _, err := b.time(func() error {
-		for bb := 0; bb < K; bb++ {
-			for n := 0; n < sh.N; n++ {
-				lp[n*K+bb] = l[n*K+bb] + h
-			}
-			if err := softmaxjet.First(fp, lp, d, sh, 1); err != nil {
-				return err
-			}
-			for n := 0; n < sh.N; n++ {
-				lp[n*K+bb] = l[n*K+bb] - h
-			}
-			if err := softmaxjet.First(fm, lp, d, sh, 1); err != nil {
-				return err
-			}
-			for n := 0; n < sh.N; n++ {
-				lp[n*K+bb] = l[n*K+bb]
-				for a := 0; a < K; a++ {
-					src := (n*K + a) * P
-					dst := ((n*K+a)*K + bb) * P
-					for c := 0; c < P; c++ {
-						out[dst+c] = (fp[src+c] - fm[src+c]) / (2 * h)
-					}
+		for a := 0; a < K; a++ {
+			for _, step := range []struct {
+				h   float64
+				dst []float64
+			}{{fdH, fp}, {-fdH, fm}} {
+				for n := 0; n < sh.N; n++ {
+					lp[n*K+a] = l[n*K+a] + step.h
 				}
+				if err := lower(step.dst, lp); err != nil {
+					return err
+				}
+			}
+			for n := 0; n < sh.N; n++ {
+				lp[n*K+a] = l[n*K+a]
+				put(n, a, fp[n*stride:(n+1)*stride], fm[n*stride:(n+1)*stride])
 			}
 		}
 		return nil
 	})
+	return t, err
+}
+
+// fdSecond is the second channel by central differences of the first channel in each logit:
+// 2K calls of softmaxjet.First, each giving one (a, b) column block of every row.
+func (b *bench) fdSecond(sh softmaxjet.Shape, l, d []float64) (time.Duration, []float64, error) {
+	K, P := sh.K, sh.P
+	out := make([]float64, sh.SecondLen())
+	t, err := b.logitDiffs(sh, l, K*P, func(dst, lp []float64) error { return softmaxjet.First(dst, lp, d, sh, 1) },
+		func(n, bb int, plus, minus []float64) {
+			for a := 0; a < K; a++ {
+				o := out[((n*K+a)*K+bb)*P : ((n*K+a)*K+bb+1)*P]
+				for c := range o {
+					o[c] = (plus[a*P+c] - minus[a*P+c]) / (2 * fdH)
+				}
+			}
+		})
 	return t, out, err
 }
 
@@ -446,33 +460,14 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	r.Baseline, r.Other, r.Agree = "tower (TowerChannels)", tw, maxRelDiff(got, out)
 	b.add(r)
 
-	const h = 1e-5
-	lp := append([]float64(nil), l...)
-	vp, vm := make([]float64, sh.ValueLen()), make([]float64, sh.ValueLen())
-	K, P := sh.K, sh.P
-	fd, _, err := b.time(func() error {
-		for a := 0; a < K; a++ {
-			for n := 0; n < sh.N; n++ {
-				lp[n*K+a] = l[n*K+a] + h
+	P := sh.P
+	fd, err := b.logitDiffs(sh, l, P, func(dst, lp []float64) error { return softmaxjet.Value(dst, lp, d, sh, 1) },
+		func(n, a int, plus, minus []float64) {
+			o := out[(n*sh.K+a)*P : (n*sh.K+a+1)*P]
+			for c := range o {
+				o[c] = (plus[c] - minus[c]) / (2 * fdH)
 			}
-			if err := softmaxjet.Value(vp, lp, d, sh, 1); err != nil {
-				return err
-			}
-			for n := 0; n < sh.N; n++ {
-				lp[n*K+a] = l[n*K+a] - h
-			}
-			if err := softmaxjet.Value(vm, lp, d, sh, 1); err != nil {
-				return err
-			}
-			for n := 0; n < sh.N; n++ {
-				lp[n*K+a] = l[n*K+a]
-				for c := 0; c < P; c++ {
-					out[(n*K+a)*P+c] = (vp[n*P+c] - vm[n*P+c]) / (2 * h)
-				}
-			}
-		}
-		return nil
-	})
+		})
 	if err != nil {
 		return err
 	}
@@ -523,24 +518,23 @@ func (b *bench) hvpCase(sh softmaxjet.Shape, withSecond, fd bool, target float64
 		b.add(r)
 	}
 	if fd {
-		const h = 1e-5
 		lp := make([]float64, len(l))
 		fp, fm, fdOut := make([]float64, sh.FirstLen()), make([]float64, sh.FirstLen()), make([]float64, sh.FirstLen())
 		ft, _, err := b.time(func() error {
 			for i := range l {
-				lp[i] = l[i] + h*v[i]
+				lp[i] = l[i] + fdH*v[i]
 			}
 			if err := softmaxjet.First(fp, lp, d, sh, 1); err != nil {
 				return err
 			}
 			for i := range l {
-				lp[i] = l[i] - h*v[i]
+				lp[i] = l[i] - fdH*v[i]
 			}
 			if err := softmaxjet.First(fm, lp, d, sh, 1); err != nil {
 				return err
 			}
 			for i := range fdOut {
-				fdOut[i] = (fp[i] - fm[i]) / (2 * h)
+				fdOut[i] = (fp[i] - fm[i]) / (2 * fdH)
 			}
 			return nil
 		})
