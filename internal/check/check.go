@@ -1,0 +1,77 @@
+// Package check holds the argument checks that several gatejet packages share: the size of a
+// buffer against gatejet.MaxBytes, and overlap between slices.
+package check
+
+import (
+	"math"
+	"strconv"
+	"unsafe"
+
+	"github.com/gatejet/gatejet"
+)
+
+// Elems returns the product of dims, and false if a dim is negative or the product
+// overflows int. A zero dim gives 0 whatever the others.
+func Elems(dims ...int) (int, bool) {
+	for _, d := range dims {
+		if d < 0 {
+			return 0, false
+		}
+		if d == 0 {
+			return 0, true
+		}
+	}
+	p := 1
+	for _, d := range dims {
+		if p > math.MaxInt/d {
+			return 0, false
+		}
+		p *= d
+	}
+	return p, true
+}
+
+// Alloc checks that a buffer of elemSize-byte elements with the given dims can be allocated:
+// the element count fits an int and its bytes do not exceed gatejet.MaxBytes. It returns
+// the element count, or an ErrSize *gatejet.Error of operation op and argument arg that
+// names the size.
+func Alloc(op, arg string, elemSize int, dims ...int) (int, error) {
+	n, ok := Elems(dims...)
+	if !ok {
+		return 0, gatejet.Errorf(gatejet.ErrSize, op, arg, "%v elements overflow int", dims)
+	}
+	limit := gatejet.MaxBytes()
+	if elemSize > 0 && int64(n) > limit/int64(elemSize) {
+		return 0, gatejet.Errorf(gatejet.ErrSize, op, arg,
+			"%v = %d elements of %d bytes (%s) exceed the limit of %s (gatejet.SetMaxBytes)",
+			dims, n, elemSize, Bytes(float64(n)*float64(elemSize)), Bytes(float64(limit)))
+	}
+	return n, nil
+}
+
+// Bytes formats a byte count with a binary unit ("128 MiB").
+func Bytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	prec := 1
+	if i == 0 {
+		prec = 0
+	}
+	return strconv.FormatFloat(b, 'f', prec, 64) + " " + units[i]
+}
+
+// Overlap reports whether two slices share memory (empty slices share none).
+func Overlap[T any](a, b []T) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	var z T
+	sz := unsafe.Sizeof(z)
+	a0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
+	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return a0 < b0+uintptr(len(b))*sz && b0 < a0+uintptr(len(a))*sz
+}

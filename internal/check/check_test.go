@@ -1,0 +1,74 @@
+package check
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet"
+)
+
+func TestElems(t *testing.T) {
+	for _, c := range []struct {
+		dims []int
+		n    int
+		ok   bool
+	}{
+		{nil, 1, true},
+		{[]int{3, 4}, 12, true},
+		{[]int{0, math.MaxInt, math.MaxInt}, 0, true},
+		{[]int{math.MaxInt, math.MaxInt, 0}, 0, true},
+		{[]int{1 << 40, 1 << 40}, 0, false},
+		{[]int{-1, 2}, 0, false},
+		{[]int{2, -1, 0}, 0, false},
+	} {
+		n, ok := Elems(c.dims...)
+		require.Equal(t, c.ok, ok, "%v", c.dims)
+		require.Equal(t, c.n, n, "%v", c.dims)
+	}
+}
+
+func TestAlloc(t *testing.T) {
+	n, err := Alloc("op", "dst", 8, 4096, 16, 16, 16)
+	require.NoError(t, err)
+	require.Equal(t, 4096*16*16*16, n)
+
+	// 32 TiB: over the default limit, an ErrSize naming the size and the limit.
+	_, err = Alloc("ops.SoftmaxJetSecond", "output", 8, 1, 1<<21, 1<<21, 1)
+	require.ErrorIs(t, err, gatejet.ErrSize)
+	var ge *gatejet.Error
+	require.True(t, errors.As(err, &ge))
+	require.Equal(t, "output", ge.Arg)
+	require.Contains(t, err.Error(), "32.0 TiB")
+	require.Contains(t, err.Error(), "16.0 GiB")
+
+	_, err = Alloc("op", "dst", 8, 1<<40, 1<<40)
+	require.ErrorIs(t, err, gatejet.ErrSize)
+
+	prev := gatejet.SetMaxBytes(1024)
+	defer gatejet.SetMaxBytes(prev)
+	_, err = Alloc("op", "dst", 8, 128)
+	require.NoError(t, err)
+	_, err = Alloc("op", "dst", 8, 129)
+	require.ErrorIs(t, err, gatejet.ErrSize)
+	require.Equal(t, int64(1024), gatejet.SetMaxBytes(0))
+	require.Equal(t, gatejet.DefaultMaxBytes, gatejet.MaxBytes())
+}
+
+func TestBytes(t *testing.T) {
+	require.Equal(t, "512 B", Bytes(512))
+	require.Equal(t, "128.0 MiB", Bytes(128<<20))
+}
+
+func TestOverlap(t *testing.T) {
+	a := make([]float64, 10)
+	require.True(t, Overlap(a[:5], a[4:]))
+	require.False(t, Overlap(a[:5], a[5:]))
+	require.True(t, Overlap(a, a))
+	require.False(t, Overlap(a[:0], a))
+	require.False(t, Overlap(a, nil))
+	b := make([]float32, 4)
+	require.False(t, Overlap(b, make([]float32, 4)))
+}
