@@ -481,11 +481,18 @@ func catalogue() []badCase {
 	}
 }
 
+// moreCatalogues are further parts of the catalogue, each kept in the file of its own topic
+// and added there by an init function.
+var moreCatalogues []func() []badCase
+
 // TestErrorCatalogue: every bad input in the catalogue gives an error that matches its
 // sentinel, is a *gatejet.Error naming the operation and the argument, comes with a zero
 // result, and never panics.
 func TestErrorCatalogue(t *testing.T) {
 	cases := catalogue()
+	for _, more := range moreCatalogues {
+		cases = append(cases, more()...)
+	}
 	seen := make(map[string]bool, len(cases))
 	for _, tc := range cases {
 		if seen[tc.name] {
