@@ -75,3 +75,31 @@ func BenchmarkBreakEven(b *testing.B) {
 	}
 	fmt.Printf("par: BenchmarkBreakEven: splitting wins from work %d up (DefaultMinWork %d)\n", cross, DefaultMinWork)
 }
+
+// BenchmarkIdleGaps runs calls that split over every core, each followed by an idle gap (a
+// training loop's other work, or nothing), and reports the process's CPU time against the
+// wall time. Between calls nothing of this package runs, so the CPU time is the calls' own
+// work: cpu-µs/op stays close to the work of one call, however long the gaps.
+//
+//	go test -run '^$' -bench IdleGaps ./internal/par
+func BenchmarkIdleGaps(b *testing.B) {
+	if Workers() < 2 {
+		b.Skip("one core: nothing to split")
+	}
+	j := &fillJob{dst: make([]float64, 1<<17)}
+	j.run = j.do
+	for _, gap := range []time.Duration{0, 100 * time.Microsecond, time.Millisecond} {
+		b.Run(fmt.Sprintf("gap=%v", gap), func(b *testing.B) {
+			cpu0 := processCPU()
+			for b.Loop() {
+				For(len(j.dst), 1, j.run)
+				if gap > 0 {
+					time.Sleep(gap)
+				}
+			}
+			cpu := processCPU() - cpu0
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(cpu.Seconds()/b.Elapsed().Seconds(), "cpu/wall")
+		})
+	}
+}

@@ -3,16 +3,22 @@
 // Work is split into contiguous, fixed chunks of rows; each row is computed by exactly one
 // goroutine with the same code, so results are bit-identical whatever the core count.
 //
-// For allocates nothing: the helpers are long-lived goroutines that wait on a channel, and a
-// call's bookkeeping lives in a pooled task. The body is a func value that the callers bind
-// once (a method value stored in a pooled job), so passing it allocates nothing either.
+// Parallel work lives only as long as the call that asked for it, as in gonum's Dgemm: For
+// starts its helper goroutines, works beside them, and returns once every one of them has
+// exited. Nothing of this package runs, waits or spins between calls, so a library call never
+// costs its caller CPU time after it returns. A panic in a body, on any goroutine, is
+// recovered there and raised again on the caller's goroutine once the helpers are done, where
+// the caller can recover it.
+//
+// For allocates nothing: a call's bookkeeping lives in a pooled task whose helper entry point
+// is a method value bound once, and the body is a func value that the callers bind once too (a
+// method value stored in a pooled job).
 package par
 
 import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // minWork is the break-even, in units of scalar work (roughly output elements written), below
@@ -20,18 +26,17 @@ import (
 var minWork atomic.Int64
 
 // DefaultMinWork is the break-even below which For runs on the caller, in units of work
-// (roughly output elements written). It was measured on the 2-core development VM (AMD EPYC,
-// Go 1.26, load average below 1.5) by sweeping N with the rows on one goroutine and split
-// over two, and taking the smallest work from which the split wins at every larger size:
+// (roughly output elements written). A split costs the start of a goroutine on an idle core,
+// tens of microseconds on a virtual machine whose idle cores have halted; it was measured on
+// the 2-core development VM (AMD EPYC, Go 1.26) by sweeping the work of a call with the rows
+// on one goroutine and split over two, with an idle gap before each call as a library sees
+// in a training loop, and taking the smallest work from which the split wins at every
+// larger size:
 //
-//	go test -run '^$' -bench BreakEven ./softmaxjet    # First 8192, HVP 8192, Second 16384
-//	go test -run '^$' -bench BreakEven ./internal/par  # a memset-like body: 32768
+//	go test -run '^$' -bench BreakEven ./internal/par   # a memset-like body, the cheapest
 //
-// Both benchmarks print the crossover they find. The constant is the largest crossover of the
-// kernels (a split costs about 1 µs when the helper is polling: below that much work per
-// call, one goroutine is as fast); the memset-like body, cheaper per unit than any kernel,
-// only gains from 32768 up.
-const DefaultMinWork = 1 << 14
+// The benchmark prints the crossover it finds.
+const DefaultMinWork = 1 << 15
 
 func init() { minWork.Store(DefaultMinWork) }
 
@@ -61,13 +66,17 @@ func Workers() int {
 
 // For calls body(lo, hi) over a partition of [0, n) into contiguous chunks. rowWork is the
 // work of one row; when n·rowWork is below the break-even, body(0, n) runs on the caller.
-// Otherwise the chunks are handed out, in order, to the caller and to up to Workers()−1
-// helper goroutines; For returns when every chunk is done. Which goroutine runs which chunk
-// varies from call to call; the chunks themselves do not depend on it.
+// Otherwise For starts up to Workers()−1 helper goroutines, and the caller and the helpers
+// take the chunks in order until none is left; For returns when every helper has exited.
+// Which goroutine runs which chunk varies from call to call; the chunks themselves do not
+// depend on it.
+//
+// If body panics, no further chunk is started, and once the helpers have exited For panics on
+// the caller's goroutine with the first value recovered.
 //
 // body must not be a closure made for the call if the call is to allocate nothing: bind a
 // method value once and reuse it. For may be called from several goroutines at once, and from
-// within a body (the nested call then usually runs on its own goroutine).
+// within a body.
 func For(n, rowWork int, body func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -78,53 +87,58 @@ func For(n, rowWork int, body func(lo, hi int)) {
 		return
 	}
 	// A few chunks per worker balance uneven rows without much scheduling cost.
-	chunks := min(workers*4, n)
-	t := getTask()
-	t.body, t.n, t.chunks = body, n, chunks
+	t := taskPool.Get().(*task)
+	t.body, t.n, t.chunks = body, n, min(workers*4, n)
 	t.next.Store(0)
-	t.state.Store(0) // open: publishes the fields above to the helpers that join
-	startHelpers(workers - 1)
+	t.running.Store(int32(workers - 1))
 	for h := 1; h < workers; h++ {
-		select {
-		case queue <- t:
-			queued.Add(1)
-		default: // the queue is full (many concurrent calls): the caller does more itself
-		}
+		go t.helper()
 	}
 	t.work()
-	// Close the task; wait for the helpers that joined it and are still working: each is on
-	// its last chunk, so poll for them a while before parking (waking a parked goroutine costs
-	// more than a short chunk), then take the last one's signal.
-	if t.state.Or(closed) != 0 {
-		deadline := time.Now().Add(spinFor)
-		for i := 1; t.state.Load() != closed; i++ {
-			if i%256 == 0 && time.Now().After(deadline) {
-				break
-			}
-		}
-		<-t.done
+	// The helpers are on their last chunks: poll for them a little before parking (waking a
+	// parked goroutine costs more than a short chunk). The poll is a plain atomic load, so the
+	// runtime can preempt it.
+	for i := 0; i < 1<<12 && t.running.Load() != 0; i++ {
 	}
-	t.body = nil
-	putTask(t)
+	<-t.done
+	p := t.panicked
+	t.body, t.panicked = nil, nil
+	taskPool.Put(t)
+	if p != nil {
+		panic(p.v)
+	}
 }
 
-// closed is the bit of task.state that stops helpers from joining; the other bits count the
-// helpers working on the task.
-const closed = 1 << 30
-
-// task is one For call split into chunks. Tasks are pooled; a helper may find a task in the
-// queue after its call has returned (it was queued but nobody was free to take it): the
-// closed bit, or a later call's fresh state, makes that harmless.
+// task is one For call split into chunks; tasks are pooled, and a task goes back to the pool
+// only after every helper started for it has exited.
 type task struct {
 	body      func(lo, hi int)
 	n, chunks int
 	next      atomic.Int64 // next chunk to hand out
-	state     atomic.Int32 // helpers working | closed
+	running   atomic.Int32 // helpers not yet exited
 	done      chan struct{}
+	helper    func() // (*task).help, bound once
+	mu        sync.Mutex
+	panicked  *panicValue // the first panic recovered from a body
 }
 
-// work runs chunks until none is left.
+// panicValue boxes a recovered value, so that a body that panics with nil is told apart from
+// no panic.
+type panicValue struct{ v any }
+
+// work runs chunks until none is left, recording a panic and stopping the hand-out if a body
+// panics.
 func (t *task) work() {
+	defer func() {
+		if r := recover(); r != nil {
+			t.next.Store(int64(t.chunks))
+			t.mu.Lock()
+			if t.panicked == nil {
+				t.panicked = &panicValue{r}
+			}
+			t.mu.Unlock()
+		}
+	}()
 	for {
 		i := int(t.next.Add(1) - 1)
 		if i >= t.chunks {
@@ -134,98 +148,17 @@ func (t *task) work() {
 	}
 }
 
-// help joins the task unless its call has closed it, works, and tells the caller when it is
-// the last helper out of a closed task.
+// help is a helper goroutine's whole life: work, then tell the caller when it is the last one
+// out.
 func (t *task) help() {
-	for {
-		s := t.state.Load()
-		if s&closed != 0 {
-			return
-		}
-		if t.state.CompareAndSwap(s, s+1) {
-			break
-		}
-	}
 	t.work()
-	if t.state.Add(-1) == closed {
+	if t.running.Add(-1) == 0 {
 		t.done <- struct{}{}
 	}
 }
 
 var taskPool = sync.Pool{New: func() any {
 	t := &task{done: make(chan struct{}, 1)}
-	t.state.Store(closed)
+	t.helper = t.help
 	return t
 }}
-
-func getTask() *task { return taskPool.Get().(*task) }
-
-func putTask(t *task) { taskPool.Put(t) }
-
-// queue hands tasks to the helpers. A task may wait there behind busy helpers; if its call has
-// finished meanwhile, the helper that takes it finds it closed (or reused by a later call,
-// which it then helps). When the queue is full the caller simply does more chunks itself.
-var queue = make(chan *task, 64)
-
-// queued is about the number of tasks in the queue (it is raised after a send and lowered
-// after a receive): polling helpers read it, which is cheap and leaves them preemptible,
-// and look at the queue itself only when it is positive.
-var queued atomic.Int64
-
-var (
-	helperMu sync.Mutex
-	helpers  atomic.Int64
-)
-
-// startHelpers makes sure that at least n helper goroutines exist. Helpers live for the rest
-// of the process, parked on the queue when idle.
-func startHelpers(n int) {
-	if helpers.Load() >= int64(n) {
-		return
-	}
-	helperMu.Lock()
-	for helpers.Load() < int64(n) {
-		helpers.Add(1)
-		go helper()
-	}
-	helperMu.Unlock()
-}
-
-// spinFor is how long an idle helper keeps polling the queue before it parks. Waking a parked
-// helper costs tens of microseconds on a virtual machine whose idle core has halted (32 µs
-// measured on the 2-core development VM after 1 ms of idleness, against 0.2 µs when the
-// helper is polling), which would make every split of a short call a loss; polling for a
-// while after each task makes back-to-back calls cheap to split, at the price of that much
-// CPU time per idle period.
-const spinFor = 200 * time.Microsecond
-
-func helper() {
-	for {
-		t := poll()
-		if t == nil {
-			t = <-queue
-		}
-		queued.Add(-1)
-		t.help()
-	}
-}
-
-// poll takes a task from the queue if one comes within spinFor, and returns nil otherwise.
-// Its loop is plain Go code (an atomic load), so that the runtime can preempt it at once, for
-// a garbage collection say; a loop of non-blocking channel receives spends its time in the
-// runtime, where it cannot be preempted asynchronously, and stalls the collector.
-func poll() *task {
-	deadline := time.Now().Add(spinFor)
-	for i := 1; ; i++ {
-		if queued.Load() > 0 {
-			select {
-			case t := <-queue:
-				return t
-			default:
-			}
-		}
-		if i%256 == 0 && time.Now().After(deadline) {
-			return nil
-		}
-	}
-}

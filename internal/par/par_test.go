@@ -1,9 +1,11 @@
 package par
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -95,4 +97,53 @@ func TestForRespectsMaxProcs(t *testing.T) {
 	var calls atomic.Int32
 	For(100, 1, func(lo, hi int) { calls.Add(1); require.Equal(t, 0, lo); require.Equal(t, 100, hi) })
 	require.EqualValues(t, 1, calls.Load())
+}
+
+// TestForLeavesNoGoroutine: every helper a call starts has exited soon after For returns, so
+// nothing of this package runs or waits between calls.
+func TestForLeavesNoGoroutine(t *testing.T) {
+	if Workers() < 2 {
+		t.Skip("GOMAXPROCS is 1: For starts no helper")
+	}
+	defer SetMinWork(SetMinWork(0))
+	base := runtime.NumGoroutine()
+	c := &counter{hits: make([]int32, 1000)}
+	c.run = c.do
+	for range 100 {
+		For(len(c.hits), 1, c.run)
+	}
+	// A helper's last act is to signal the caller; give its goroutine the moment to end.
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), base, "goroutines left after the calls returned")
+}
+
+// TestForPanicReachesCaller: a body that panics on a helper's goroutine makes For panic on
+// the caller's goroutine, with the value of the first panic, after the helpers are done; the
+// process survives and later calls work.
+func TestForPanicReachesCaller(t *testing.T) {
+	if Workers() < 2 {
+		t.Skip("GOMAXPROCS is 1: no helper goroutine to panic on")
+	}
+	defer SetMinWork(SetMinWork(0))
+	defer SetMaxProcs(SetMaxProcs(2))
+	// Every chunk waits until two chunks run at once (so one of them is on the helper), then
+	// panics.
+	var started atomic.Int32
+	got := func() (r any) {
+		defer func() { r = recover() }()
+		For(1000, 1, func(lo, hi int) {
+			started.Add(1)
+			for deadline := time.Now().Add(time.Second); started.Load() < 2 && time.Now().Before(deadline); {
+				runtime.Gosched()
+			}
+			panic("boom")
+		})
+		return nil
+	}()
+	require.Equal(t, "boom", got)
+	require.GreaterOrEqual(t, started.Load(), int32(2), "the helper never ran a chunk")
+	TestForCoversEveryRowOnce(t)
 }
