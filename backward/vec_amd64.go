@@ -5,7 +5,7 @@ package backward
 import (
 	"unsafe"
 
-	"github.com/gatejet/gatejet/internal/cpufeat"
+	"golang.org/x/sys/cpu"
 )
 
 // The stride-1 (last-axis) softmax backward in AVX (vec_amd64.s): the same operations in the
@@ -37,7 +37,7 @@ func writeRowAVX32(dx, y, dy []float32, a []float64)
 
 // hasAVX reports whether the processor and the operating system support AVX (256-bit YMM
 // registers saved across context switches); these loops need nothing of AVX2.
-var hasAVX = cpufeat.AVX
+var hasAVX = cpu.X86.HasAVX
 
 // useAVX selects the AVX loops; tests turn it off to compare with the Go loops.
 var useAVX = hasAVX

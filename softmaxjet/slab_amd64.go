@@ -5,7 +5,7 @@ package softmaxjet
 import (
 	"unsafe"
 
-	"github.com/gatejet/gatejet/internal/cpufeat"
+	"golang.org/x/sys/cpu"
 )
 
 // The second channel's row in AVX (slab_amd64.s): coefAVX64/coefAVX32 compute secondCoefs
@@ -57,7 +57,7 @@ func sfence()
 
 // hasAVX reports whether the processor and the operating system support AVX and AVX2
 // (256-bit YMM registers, saved across context switches).
-var hasAVX = cpufeat.AVX2
+var hasAVX = cpu.X86.HasAVX && cpu.X86.HasAVX2
 
 // useAVX selects the AVX row loop; tests turn it off to compare with the Go loop.
 var useAVX = hasAVX

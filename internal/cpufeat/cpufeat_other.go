@@ -1,5 +1,0 @@
-//go:build !amd64
-
-package cpufeat
-
-func detect() (avx, avx2 bool) { return false, false }
