@@ -18,6 +18,9 @@ var (
 	// ErrNotSPD: a matrix that must be symmetric positive definite (after the ridge) is
 	// not, so its Cholesky factorisation failed.
 	ErrNotSPD = errors.New("matrix is not positive definite")
+	// ErrNotDifferentiable: a gradient was asked for through an op that cannot be
+	// differentiated symbolically (Grad names the op).
+	ErrNotDifferentiable = errors.New("not differentiable")
 )
 
 // OpError returns the *gatejet.Error that an Op returned from inside a Gorgonia machine's

@@ -1,0 +1,244 @@
+package graphs
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gatejet/gatejet"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+const opGrad = "graphs.Grad"
+
+// gradMu serialises every symbolic differentiation this package does. Gorgonia v0.9.18's
+// differentiation is not safe for concurrent use even on separate graphs (gorgonia.Grad adds
+// one shared constant node to each graph, and SymDiff of its ops hashes shared nodes), so
+// gradient checks and Grad calls from several goroutines take turns here.
+var gradMu sync.Mutex
+
+// Grad returns the gradient of the scalar cost with respect to each node of wrt, as new
+// nodes of the cost's graph, built from each op's SymDiff: reverse-mode differentiation,
+// like gorgonia.Grad, but one that can be called again on a cost that contains gradients.
+//
+// gorgonia.Grad (v0.9.18) records every derivative it builds on the node it differentiates
+// and reuses it in later calls, whatever the cost: after ∇c = gorgonia.Grad(c, x), the call
+// gorgonia.Grad(Σ(∇c)², x) finds x's old derivative and returns ∇c again, silently. Grad
+// keeps its bookkeeping to the call, so it can differentiate gradients: gradient penalties,
+// Hessian-vector products of a whole loss (Grad of ⟨Grad(c, x), v⟩), Newton steps. It leaves
+// the nodes' recorded derivatives (Node.Deriv) alone.
+//
+// Every op on a path from a node of wrt to the cost must be a gorgonia.SDOp: Gorgonia's own
+// differentiable ops, and every gatejet op whose gradient ops are differentiable in turn
+// (see the ops package). A node of wrt may be any node of the graph (an input, usually); the
+// same node may appear twice. Grad adds nodes to the graph and changes no value.
+//
+// Errors are *gatejet.Error values: ErrParam for a nil or foreign node, ErrRank for a cost
+// that is not a scalar, ErrDType for a cost that is not float64 or float32, and
+// ErrNotDifferentiable, naming the op, when a node of wrt reaches the cost only through an op
+// that cannot be differentiated symbolically (or when it does not reach it at all).
+func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
+	if err := checkGrad(cost, wrt); err != nil {
+		return nil, err
+	}
+	gradMu.Lock()
+	defer gradMu.Unlock()
+	return backprop(cost, wrt)
+}
+
+func checkGrad(cost *gorgonia.Node, wrt gorgonia.Nodes) error {
+	if cost == nil {
+		return gatejet.Errorf(gatejet.ErrParam, opGrad, "cost", "nil node")
+	}
+	if !cost.IsScalar() {
+		return gatejet.Errorf(gatejet.ErrRank, opGrad, "cost", "want a scalar cost, got shape %v", cost.Shape())
+	}
+	if dt := cost.Dtype(); dt != tensor.Float64 && dt != tensor.Float32 {
+		return gatejet.Errorf(gatejet.ErrDType, opGrad, "cost", "want float64 or float32, got %v", dt)
+	}
+	if len(wrt) == 0 {
+		return gatejet.Errorf(gatejet.ErrParam, opGrad, "wrt", "no nodes to differentiate with respect to")
+	}
+	for i, n := range wrt {
+		switch {
+		case n == nil:
+			return gatejet.Errorf(gatejet.ErrParam, opGrad, "wrt", "node %d is nil", i)
+		case n.Graph() != cost.Graph():
+			return gatejet.Errorf(gatejet.ErrParam, opGrad, "wrt", "node %d (%s) is not in the cost's graph", i, nodeName(n))
+		}
+	}
+	return nil
+}
+
+// backprop is Grad after its checks, under gradMu.
+func backprop(cost *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, error) {
+	g := cost.Graph()
+	children := func(n *gorgonia.Node) gorgonia.Nodes {
+		it := g.From(n.ID())
+		if it == nil {
+			return nil
+		}
+		out := make(gorgonia.Nodes, 0, it.Len())
+		for it.Next() {
+			out = append(out, it.Node().(*gorgonia.Node))
+		}
+		return out
+	}
+
+	// The cost's subgraph in topological order, the cost first (a post-order walk, reversed).
+	var order gorgonia.Nodes
+	kids := map[*gorgonia.Node]gorgonia.Nodes{}
+	var visit func(n *gorgonia.Node)
+	visit = func(n *gorgonia.Node) {
+		if _, seen := kids[n]; seen {
+			return
+		}
+		kids[n] = children(n)
+		for _, c := range kids[n] {
+			visit(c)
+		}
+		order = append(order, n)
+	}
+	visit(cost)
+	for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+		order[i], order[j] = order[j], order[i]
+	}
+
+	// Which children each node is differentiable with respect to; nil for a node whose op
+	// cannot be differentiated (no SymDiff) and for inputs.
+	diffs := make(map[*gorgonia.Node][]bool, len(order))
+	for _, n := range order {
+		if op, ok := n.Op().(gorgonia.SDOp); ok {
+			diffs[n] = diffWRT(op, len(kids[n]))
+		}
+	}
+
+	// reaches: nodes the cost depends on differentiably; affected: nodes that depend
+	// differentiably on a node of wrt. Only nodes in both carry gradient.
+	reaches := map[*gorgonia.Node]bool{cost: true}
+	for _, n := range order {
+		if !reaches[n] {
+			continue
+		}
+		for i, c := range kids[n] {
+			if i < len(diffs[n]) && diffs[n][i] {
+				reaches[c] = true
+			}
+		}
+	}
+	affected := make(map[*gorgonia.Node]bool, len(order))
+	for _, n := range wrt {
+		affected[n] = true
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		n := order[i]
+		for j, c := range kids[n] {
+			if affected[c] && j < len(diffs[n]) && diffs[n][j] {
+				affected[n] = true
+			}
+		}
+	}
+	for i, n := range wrt {
+		if !reaches[n] {
+			return nil, notDifferentiable(n, i, order, kids, diffs, reaches)
+		}
+	}
+
+	var one gorgonia.Value = gorgonia.NewF64(1)
+	if cost.Dtype() == tensor.Float32 {
+		one = gorgonia.NewF32(1)
+	}
+	grads := map[*gorgonia.Node]gorgonia.Nodes{cost: {g.Constant(one)}}
+	sum := map[*gorgonia.Node]*gorgonia.Node{}
+	for _, n := range order {
+		if !reaches[n] || !affected[n] {
+			continue
+		}
+		gn, err := reduceAdd(grads[n])
+		if err != nil {
+			return nil, gatejet.Errorf(ErrNotDifferentiable, opGrad, nodeName(n),
+				"summing the gradients that reach it: %v", err)
+		}
+		sum[n] = gn
+		op, ok := n.Op().(gorgonia.SDOp)
+		if !ok {
+			continue // an input (or a node of wrt below which nothing is needed)
+		}
+		cg, err := symDiff(op, kids[n], n, gn)
+		if err != nil {
+			return nil, gatejet.Errorf(ErrNotDifferentiable, opGrad, nodeName(n),
+				"op %v: SymDiff: %v", n.Op(), err)
+		}
+		for i, c := range kids[n] {
+			if !diffs[n][i] || !affected[c] {
+				continue
+			}
+			if i >= len(cg) || cg[i] == nil {
+				return nil, gatejet.Errorf(ErrNotDifferentiable, opGrad, nodeName(n),
+					"op %v: SymDiff gave no gradient for its differentiable input %d", n.Op(), i)
+			}
+			grads[c] = append(grads[c], cg[i])
+		}
+	}
+	out := make(gorgonia.Nodes, len(wrt))
+	for i, n := range wrt {
+		out[i] = sum[n]
+	}
+	return out, nil
+}
+
+// notDifferentiable explains why node i of wrt gets no gradient: the op through which it
+// reaches the cost cannot be differentiated symbolically, or it does not reach the cost.
+func notDifferentiable(n *gorgonia.Node, i int, order gorgonia.Nodes, kids map[*gorgonia.Node]gorgonia.Nodes, diffs map[*gorgonia.Node][]bool, reaches map[*gorgonia.Node]bool) error {
+	below := map[*gorgonia.Node]bool{n: true}
+	for j := len(order) - 1; j >= 0; j-- {
+		m := order[j]
+		for k, c := range kids[m] {
+			if !below[c] {
+				continue
+			}
+			below[m] = true
+			if reaches[m] && (k >= len(diffs[m]) || !diffs[m][k]) {
+				return gatejet.Errorf(ErrNotDifferentiable, opGrad, "wrt",
+					"node %d (%s) reaches the cost only through op %v of node %s, which cannot be differentiated with respect to its input %d (%s)",
+					i, nodeName(n), m.Op(), nodeName(m), k, nodeName(c))
+			}
+		}
+	}
+	return gatejet.Errorf(ErrNotDifferentiable, opGrad, "wrt",
+		"the cost does not depend on node %d (%s)", i, nodeName(n))
+}
+
+// reduceAdd sums the gradient terms that reach a node.
+func reduceAdd(terms gorgonia.Nodes) (n *gorgonia.Node, err error) {
+	if len(terms) == 1 {
+		return terms[0], nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return gorgonia.ReduceAdd(terms)
+}
+
+// diffWRT calls an op's DiffWRT; an op that panics there (some of Gorgonia's do for an
+// unexpected arity) counts as differentiable with respect to nothing.
+func diffWRT(op gorgonia.SDOp, n int) (d []bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			d = nil
+		}
+	}()
+	return op.DiffWRT(n)
+}
+
+// symDiff calls an op's SymDiff, turning a panic of Gorgonia's into an error.
+func symDiff(op gorgonia.SDOp, inputs gorgonia.Nodes, output, grad *gorgonia.Node) (g gorgonia.Nodes, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return op.SymDiff(inputs, output, grad)
+}
