@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -35,14 +36,15 @@ func goldenFiles(t *testing.T) ([]*golden.Jet, []*golden.Axis) {
 }
 
 // errTable keeps the largest normwise error seen per channel and fails the test on any error
-// above golden.Tol; log prints the table (go test -v shows the margins).
+// above golden.Tol, going on with the other channels; log prints the table (go test -v shows
+// the margins; a failing run shows which channels are off and by how much).
 type errTable map[string]float64
 
 func (m errTable) check(t *testing.T, channel, file string, got, want []float64) {
 	t.Helper()
 	e := golden.RelErr(got, want)
 	m[channel] = max(m[channel], e)
-	require.LessOrEqual(t, e, golden.Tol, "%s %s: normwise relative error %.3g against torch", file, channel, e)
+	assert.LessOrEqual(t, e, golden.Tol, "%s %s: normwise relative error %.3g against torch", file, channel, e)
 }
 
 func (m errTable) log(t *testing.T, what string) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/internal/golden"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,7 +38,7 @@ func TestGoldenPyTorch(t *testing.T) {
 			e := golden.RelErr(c.Call.Out[i].([]float64), want)
 			key := fmt.Sprintf("%s[%d]", c.Call.Kernel, i)
 			worst[key] = max(worst[key], e)
-			require.LessOrEqual(t, e, golden.Tol, "%s output %d: emulated vs torch, normwise relative error %.3g", c.Name, i, e)
+			assert.LessOrEqual(t, e, golden.Tol, "%s output %d: emulated vs torch, normwise relative error %.3g", c.Name, i, e)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(worst)) {
