@@ -13,8 +13,11 @@ a CPU build of PyTorch (1.13) for Debian's own Python, so call /usr/bin/python3 
     apt-get update && apt-get install -y python3-torch
     /usr/bin/python3 testdata/golden/make_golden.py
 
-It runs on torch 1.13 and on newer torch (only torch.autograd.grad and the softmax-backward
-ops are used). The files are then checked by `go test ./...`: internal/golden reads them,
+It was run with Debian 12's python3-torch 1.13.1, which reports itself as "1.13.0a0" (the
+version each file records). It uses only torch.autograd.grad, torch.softmax/log_softmax and
+torch._softmax_backward_data/_log_softmax_backward_data (whose signature newer torch keeps),
+no torch.func and no forward mode, so it runs on 1.13 and on newer torch alike. Regenerating
+with the same torch gives the same bytes (the generator is seeded). The files are then checked by `go test ./...`: internal/golden reads them,
 internal/conformance TestGolden* compares them with softmaxjet, backward and the Gorgonia ops
 of package ops, and cudaops/internal/emu TestGoldenPyTorch with the emulated device kernels,
 all at 1e-12 normwise relative error.
