@@ -3,59 +3,45 @@
 package emu
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
+	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
-	"github.com/gatejet/gatejet/cudaops/internal/testcase"
-	"github.com/gatejet/gatejet/internal/cpuref"
+	"github.com/gatejet/gatejet/internal/golden"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// golden is one file written by testdata/golden/make_golden.py (PyTorch float64, torch.func).
-type golden struct {
-	Torch   string    `json:"torch"`
-	NN      int       `json:"N"`
-	KK      int       `json:"K"`
-	PP      int       `json:"P"`
-	InvTau  float64   `json:"inv_tau"`
-	Logits  []float64 `json:"logits"`
-	Decoded []float64 `json:"decoded"`
-	Value   []float64 `json:"value"`
-	First   []float64 `json:"first"`
-	Second  []float64 `json:"second"`
-}
-
-// TestGoldenPyTorch compares the emulated kernels and softmaxjet with PyTorch's autograd of
-// the same reconstruction, when the golden files exist (make_golden.py needs torch; the test
-// is skipped, loudly, without them).
+// TestGoldenPyTorch compares every emulated softmax-gate jet kernel (channels and VJPs) and
+// softmax-family axis kernel (backward and double backward) with PyTorch's autograd of the
+// same functions, recorded in testdata/golden by make_golden.py (float64, 1e-12 normwise).
+// The files are committed; a missing or malformed file fails the test.
 func TestGoldenPyTorch(t *testing.T) {
-	files, err := filepath.Glob("../../../testdata/golden/softmax_jet_*.json")
+	const dir = "../../../testdata/golden"
+	jets, err := golden.Jets(dir)
 	require.NoError(t, err)
-	if len(files) == 0 {
-		t.Skip("no golden files: run python3 testdata/golden/make_golden.py (needs torch)")
+	axes, err := golden.Axes(dir)
+	require.NoError(t, err)
+	var cases []golden.Case
+	for _, j := range jets {
+		cases = append(cases, j.Cases()...)
 	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		require.NoError(t, err)
-		var g golden
-		require.NoError(t, json.Unmarshal(data, &g), f)
-		ints := []int{g.NN, g.KK, g.PP}
-		for _, ch := range []struct {
-			k    cudaops.Kernel
-			want []float64
-		}{{cudaops.KernelJetValue, g.Value}, {cudaops.KernelJetFirst, g.First}, {cudaops.KernelJetSecond, g.Second}} {
-			c := testcase.New(ch.k, cudaops.Float64, ints, newRNG(0, 0))
-			c.In = []any{g.Logits, g.Decoded}
-			c.Floats = []float64{g.InvTau}
-			emulate(t, c, launch.Options{})
-			require.LessOrEqual(t, testcase.RelErr(c.Out[0].([]float64), ch.want), 1e-12, "%s emulated vs torch %s", filepath.Base(f), g.Torch)
-			cpu := testcase.Clone(c)
-			require.NoError(t, cpuref.Run(cpu))
-			require.LessOrEqual(t, testcase.RelErr(cpu.Out[0].([]float64), ch.want), 1e-12, "%s softmaxjet vs torch", filepath.Base(f))
+	for _, a := range axes {
+		cases = append(cases, a.Cases()...)
+	}
+	worst := map[string]float64{} // per kernel output, for go test -v
+	for _, c := range cases {
+		emulate(t, c.Call, launch.Options{})
+		for i, want := range c.Want {
+			e := golden.RelErr(c.Call.Out[i].([]float64), want)
+			key := fmt.Sprintf("%s[%d]", c.Call.Kernel, i)
+			worst[key] = max(worst[key], e)
+			assert.LessOrEqual(t, e, golden.Tol, "%s output %d: emulated vs torch, normwise relative error %.3g", c.Name, i, e)
 		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(worst)) {
+		t.Logf("emulator: max normwise relative error %-30s %.3g", k, worst[k])
 	}
 }
