@@ -92,6 +92,9 @@ func newActivation(a activation, x *gorgonia.Node, opts []Option) (*gorgonia.Nod
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOutput(name, dt, s); err != nil {
+		return nil, err
+	}
 	return gorgonia.ApplyOp(newActOp(a, stageForward, 0, s, dt, o), x)
 }
 
@@ -111,6 +114,9 @@ func newActivationBackward(a activation, x, dy *gorgonia.Node, opts []Option) (*
 	}
 	if !dy.Shape().Eq(s) {
 		return nil, gatejet.Errorf(gatejet.ErrShape, name, "dy", "want the shape of x %v, got %v", s, dy.Shape())
+	}
+	if err := checkOutput(name, dt, s); err != nil {
+		return nil, err
 	}
 	return gorgonia.ApplyOp(newActOp(a, stageBackward, 0, s, dt, o), x, dy)
 }
@@ -223,7 +229,7 @@ func computeAct[T float](op *actOp, out *tensor.Dense, ts []*tensor.Dense) error
 	default:
 		var outs [2][]T
 		outs[op.wrt] = dst
-		return runActGrad(&op.run, op.a, outs[0], outs[1], in[0], in[1], in[2])
+		return runActGrad(op.name(), &op.run, op.a, outs[0], outs[1], in[0], in[1], in[2])
 	}
 }
 
@@ -257,7 +263,7 @@ func runActBackward[T float](rec *pathRecord, a activation, dx, x, dy []T) error
 	return dispatch(rec, actKernels[a][stageBackward], ints[:], nil, [][]T{x, dy}, [][]T{dx}, cpu)
 }
 
-func runActGrad[T float](rec *pathRecord, a activation, gx, gdy, x, dy, g []T) error {
+func runActGrad[T float](name string, rec *pathRecord, a activation, gx, gdy, x, dy, g []T) error {
 	cpu := func() error {
 		switch a {
 		case actReLU:
@@ -269,8 +275,15 @@ func runActGrad[T float](rec *pathRecord, a activation, gx, gdy, x, dy, g []T) e
 		}
 	}
 	ints := [1]int{len(x)}
-	return dispatch(rec, actKernels[a][stageGrad], ints[:], nil, [][]T{x, dy, g},
-		[][]T{scratchOr(gx, len(x)), scratchOr(gdy, len(x))}, cpu)
+	gx2, err := scratchOr(name, gx, len(x))
+	if err != nil {
+		return err
+	}
+	gdy2, err := scratchOr(name, gdy, len(x))
+	if err != nil {
+		return err
+	}
+	return dispatch(rec, actKernels[a][stageGrad], ints[:], nil, [][]T{x, dy, g}, [][]T{gx2, gdy2}, cpu)
 }
 
 // DiffWRT: the forward map and the backward are differentiable in every input; the double
@@ -293,7 +306,13 @@ func (op *actOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 	}
 	switch op.stage {
 	case stageForward:
-		n, err := gorgonia.ApplyOp(newActOp(op.a, stageBackward, 0, op.shape, op.dt, op.inherited()), inputs[0], grad)
+		bop := newActOp(op.a, stageBackward, 0, op.shape, op.dt, op.inherited())
+		// The gradient op's output has the op's shape, checked when the op was built; the
+		// limit may have been lowered since.
+		if err := checkOutput(bop.name(), op.dt, op.shape); err != nil {
+			return nil, err
+		}
+		n, err := gorgonia.ApplyOp(bop, inputs[0], grad)
 		if err != nil {
 			return nil, err
 		}
@@ -301,7 +320,11 @@ func (op *actOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 	case stageBackward:
 		retVal := make(gorgonia.Nodes, 2)
 		for wrt := range retVal {
-			n, err := gorgonia.ApplyOp(newActOp(op.a, stageGrad, wrt, op.shape, op.dt, op.inherited()), inputs[0], inputs[1], grad)
+			gop := newActOp(op.a, stageGrad, wrt, op.shape, op.dt, op.inherited())
+			if err := checkOutput(gop.name(), op.dt, op.shape); err != nil {
+				return nil, err
+			}
+			n, err := gorgonia.ApplyOp(gop, inputs[0], inputs[1], grad)
 			if err != nil {
 				return nil, err
 			}
@@ -338,7 +361,9 @@ func (op *actOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 	}
 	grads := make([]*tensor.Dense, len(inputs))
 	for i := range grads {
-		grads[i] = newDense(op.dt, op.shape)
+		if grads[i], err = newDense(op.name(), op.dt, op.shape); err != nil {
+			return err
+		}
 	}
 	if op.dt == tensor.Float64 {
 		err = actDiff[float64](op, grads, ts)
@@ -356,6 +381,6 @@ func actDiff[T float](op *actOp, grads, ts []*tensor.Dense) error {
 	if op.stage == stageForward {
 		return runActBackward(&op.diffRun, op.a, data[T](grads[0], n), data[T](ts[0], n), data[T](ts[1], n))
 	}
-	return runActGrad(&op.diffRun, op.a, data[T](grads[0], n), data[T](grads[1], n),
+	return runActGrad(op.name(), &op.diffRun, op.a, data[T](grads[0], n), data[T](grads[1], n),
 		data[T](ts[0], n), data[T](ts[1], n), data[T](ts[2], n))
 }

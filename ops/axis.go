@@ -58,6 +58,9 @@ func newAxisBackward(name string, log bool, y, dy *gorgonia.Node, axis int, opts
 	if err := checkPositiveDims(name, "y", ys); err != nil {
 		return nil, err
 	}
+	if err := checkOutput(name, dt, ys); err != nil {
+		return nil, err
+	}
 	if axis < 0 {
 		axis += len(ys)
 	}
@@ -195,7 +198,7 @@ func runAxisBackward[T float](rec *pathRecord, log bool, shape tensor.Shape, axi
 	return dispatch(rec, k, ints[:], nil, [][]T{y, dy}, [][]T{dx}, cpu)
 }
 
-func runAxisBackwardGrad[T float](rec *pathRecord, log bool, shape tensor.Shape, axis int, ints [3]int, gy, gdy, y, dy, g []T) error {
+func runAxisBackwardGrad[T float](name string, rec *pathRecord, log bool, shape tensor.Shape, axis int, ints [3]int, gy, gdy, y, dy, g []T) error {
 	k := cudaops.KernelSoftmaxBackwardGrad
 	if log {
 		k = cudaops.KernelLogSoftmaxBackwardGrad
@@ -207,7 +210,15 @@ func runAxisBackwardGrad[T float](rec *pathRecord, log bool, shape tensor.Shape,
 		return backward.SoftmaxBackwardGrad(gy, gdy, y, dy, g, shape, axis)
 	}
 	n := shape.TotalSize()
-	return dispatch(rec, k, ints[:], nil, [][]T{y, dy, g}, [][]T{scratchOr(gy, n), scratchOr(gdy, n)}, cpu)
+	gy2, err := scratchOr(name, gy, n)
+	if err != nil {
+		return err
+	}
+	gdy2, err := scratchOr(name, gdy, n)
+	if err != nil {
+		return err
+	}
+	return dispatch(rec, k, ints[:], nil, [][]T{y, dy, g}, [][]T{gy2, gdy2}, cpu)
 }
 
 // DiffWRT: differentiable in y and dy.
@@ -224,6 +235,11 @@ func (op *axisOp) DiffWRT(inputs int) []bool {
 func (op *axisOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	if len(inputs) != 2 {
 		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want 2 inputs, got %d", len(inputs))
+	}
+	// The gradient ops' outputs have the op's shape, checked when it was built; the limit may
+	// have been lowered since.
+	if err := checkOutput(op.name()+"Grad", op.dt, op.shape); err != nil {
+		return nil, err
 	}
 	retVal := make(gorgonia.Nodes, 2)
 	for wrt := range retVal {
@@ -253,13 +269,20 @@ func (op *axisOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, o
 	if err != nil {
 		return err
 	}
-	gy, gdy := newDense(op.dt, op.shape), newDense(op.dt, op.shape)
+	gy, err := newDense(op.name(), op.dt, op.shape)
+	if err != nil {
+		return err
+	}
+	gdy, err := newDense(op.name(), op.dt, op.shape)
+	if err != nil {
+		return err
+	}
 	n := op.shape.TotalSize()
 	if op.dt == tensor.Float64 {
-		err = runAxisBackwardGrad(&op.diffRun, op.log, op.shape, op.axis, op.ints,
+		err = runAxisBackwardGrad(op.name(), &op.diffRun, op.log, op.shape, op.axis, op.ints,
 			data[float64](gy, n), data[float64](gdy, n), data[float64](ts[0], n), data[float64](ts[1], n), data[float64](ts[2], n))
 	} else {
-		err = runAxisBackwardGrad(&op.diffRun, op.log, op.shape, op.axis, op.ints,
+		err = runAxisBackwardGrad(op.name(), &op.diffRun, op.log, op.shape, op.axis, op.ints,
 			data[float32](gy, n), data[float32](gdy, n), data[float32](ts[0], n), data[float32](ts[1], n), data[float32](ts[2], n))
 	}
 	if err != nil {
@@ -351,7 +374,7 @@ func axisGrad[T float](op *axisGradOp, out *tensor.Dense, ts []*tensor.Dense) er
 	}
 	var outs [2][]T
 	outs[op.wrt] = dst
-	return runAxisBackwardGrad(&op.run, f.log, f.shape, f.axis, f.ints, outs[0], outs[1], y, dy, g)
+	return runAxisBackwardGrad(op.name(), &op.run, f.log, f.shape, f.axis, f.ints, outs[0], outs[1], y, dy, g)
 }
 
 // DiffWRT: the double backward is not differentiable.

@@ -5,8 +5,12 @@
 //
 // Every op is a thin adapter. Its constructor validates the argument nodes and returns a
 // *gatejet.Error (matching gatejet.ErrRank, ErrShape, ErrDType, ErrTemperature, ErrAxis,
-// ErrParam or ErrNonFinite with errors.Is, and naming the argument) before anything reaches
-// gorgonia.ApplyOp, so building a node never panics. Its Do and UsePreallocDo check the
+// ErrParam, ErrNonFinite or ErrSize with errors.Is, and naming the argument) before anything
+// reaches gorgonia.ApplyOp, so building a node never panics. An output larger than
+// gatejet.MaxBytes is refused then (ErrSize, argument "output", naming the size), and so is
+// such a gradient op when gorgonia.Grad builds it; every buffer a run allocates is checked
+// against the limit again, so lowering it with gatejet.SetMaxBytes after a node was built
+// gives an ErrSize error from the run, never an out-of-memory crash. Its Do and UsePreallocDo check the
 // values they are given, take their row-major float64 or float32 storage, and call one
 // kernel. The maths lives in package softmaxjet (row-jet channels and their vector-Jacobian
 // products) and package backward (softmax-family backward, activations, double backward);

@@ -90,6 +90,9 @@ func softmaxJet(c channel, logits, decoded, v *gorgonia.Node, invTau float64, op
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOutput(op, dt, c.outShape(sh.N, sh.K, sh.P)); err != nil {
+		return nil, err
+	}
 	g, err := softmaxGate(op, invTau)
 	if err != nil {
 		return nil, err
@@ -105,6 +108,9 @@ func logisticJet(c channel, logits, decoded, v *gorgonia.Node, alpha, beta []flo
 	}
 	o, err := applyOptions(op, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkOutput(op, dt, c.outShape(sh.N, sh.K, sh.P)); err != nil {
 		return nil, err
 	}
 	g, err := logisticGate(op, sh.K, alpha, beta)
@@ -358,7 +364,11 @@ func (op *jetOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 	children := append(append(gorgonia.Nodes{}, inputs...), grad)
 	retVal := make(gorgonia.Nodes, len(inputs))
 	for i := range inputs {
-		n, err := gorgonia.ApplyOp(newJetVJPOp(op, i), children...)
+		vop := newJetVJPOp(op, i)
+		if err := checkOutput(vop.name(), op.dt, vop.wrtShape()); err != nil {
+			return nil, err
+		}
+		n, err := gorgonia.ApplyOp(vop, children...)
 		if err != nil {
 			return nil, err
 		}
@@ -389,7 +399,9 @@ func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 	shapes := []tensor.Shape{op.lShape, op.dShape, op.lShape}
 	grads := make([]*tensor.Dense, len(inputs))
 	for i := range grads {
-		grads[i] = newDense(op.dt, shapes[i])
+		if grads[i], err = newDense(op.name(), op.dt, shapes[i]); err != nil {
+			return err
+		}
 	}
 	if op.dt == tensor.Float64 {
 		err = jetDiff[float64](op, grads, in)
@@ -420,7 +432,7 @@ func jetDiff[T float](op *jetOp, grads []*tensor.Dense, in jetInputs) error {
 	if op.c.hasV() {
 		v, dv = data[T](in.v, sh.LogitsLen()), data[T](grads[2], sh.LogitsLen())
 	}
-	return runVJP(&op.diffRun, op.g, op.c, dl, dd, dv, l, d, v, up, sh)
+	return runVJP(op.name(), &op.diffRun, op.g, op.c, dl, dd, dv, l, d, v, up, sh)
 }
 
 // jetVJPOp is the gradient of a jetOp with respect to one of its inputs (wrt: 0 logits,
@@ -534,7 +546,7 @@ func computeJetVJP[T float](op *jetVJPOp, out *tensor.Dense, in jetInputs) error
 	}
 	var outs [3][]T
 	outs[op.wrt] = dst
-	return runVJP(&op.run, op.fwd.g, op.fwd.c, outs[0], outs[1], outs[2], l, d, v, up, sh)
+	return runVJP(op.name(), &op.run, op.fwd.g, op.fwd.c, outs[0], outs[1], outs[2], l, d, v, up, sh)
 }
 
 // DiffWRT: the VJP is not differentiable (that would need the next order of the jet).

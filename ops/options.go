@@ -81,17 +81,21 @@ type outputBuf struct {
 // take returns a new tensor header over the buffer, allocating the buffer at the first call
 // (an op's output dtype and shape never change), and marks it busy; ok is false if another Do
 // holds it.
-func (b *outputBuf) take(dt tensor.Dtype, shape tensor.Shape) (t *tensor.Dense, ok bool) {
+func (b *outputBuf) take(op string, dt tensor.Dtype, shape tensor.Shape) (t *tensor.Dense, ok bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.busy {
-		return nil, false
+		return nil, false, nil
 	}
 	if b.backing == nil {
-		b.backing = newDense(dt, shape).Data()
+		d, err := newDense(op, dt, shape)
+		if err != nil {
+			return nil, false, err
+		}
+		b.backing = d.Data()
 	}
 	b.busy = true
-	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(b.backing)), true
+	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(b.backing)), true, nil
 }
 
 // give releases the buffer taken by take.

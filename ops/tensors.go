@@ -12,6 +12,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // float is the element type of every kernel the ops call.
@@ -156,9 +157,22 @@ func output(op string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shape) (*
 	return t, nil
 }
 
-// newDense allocates a zeroed row-major tensor.
-func newDense(dt tensor.Dtype, shape tensor.Shape) *tensor.Dense {
-	return tensor.New(tensor.Of(dt), tensor.WithShape(shape.Clone()...))
+// checkOutput reports an ErrSize error, naming the size, when a buffer of the given dtype and
+// shape would exceed gatejet.MaxBytes. Every constructor and SymDiff calls it for the output
+// of the op it builds, so a node whose output cannot be allocated is refused when it is built
+// rather than ending the process (an out-of-memory error cannot be recovered) when it runs.
+func checkOutput(op string, dt tensor.Dtype, shape tensor.Shape) error {
+	_, err := check.Alloc(op, "output", int(dt.Size()), shape...)
+	return err
+}
+
+// newDense allocates a zeroed row-major tensor, or returns checkOutput's ErrSize error: the
+// limit may have been lowered since the node was built.
+func newDense(op string, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, error) {
+	if err := checkOutput(op, dt, shape); err != nil {
+		return nil, err
+	}
+	return tensor.New(tensor.Of(dt), tensor.WithShape(shape.Clone()...)), nil
 }
 
 // data returns the first size elements of a contiguous tensor as a []T (T matching its
@@ -176,16 +190,7 @@ func data[T float](t *tensor.Dense, size int) []T {
 }
 
 // overlaps reports whether two slices share memory.
-func overlaps[T float](a, b []T) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	var z T
-	sz := unsafe.Sizeof(z)
-	a0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
-	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return a0 < b0+uintptr(len(b))*sz && b0 < a0+uintptr(len(a))*sz
-}
+func overlaps[T float](a, b []T) bool { return check.Overlap(a, b) }
 
 // addInto adds src into the gradient value dst of a node (a LispMachine's live gradient),
 // element by element.
@@ -268,7 +273,11 @@ type computer interface {
 // a new header over the op's buffer (a new tensor when another Do holds the buffer).
 func doNew(c computer, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Value) (gorgonia.Value, error) {
 	if b := c.outBuf(); b != nil {
-		if out, ok := b.take(dt, shape); ok {
+		out, ok, err := b.take(c.name(), dt, shape)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			err := c.compute(out, vals)
 			b.give()
 			if err != nil {
@@ -277,7 +286,10 @@ func doNew(c computer, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Valu
 			return out, nil
 		}
 	}
-	out := newDense(dt, shape)
+	out, err := newDense(c.name(), dt, shape)
+	if err != nil {
+		return nil, err
+	}
 	if err := c.compute(out, vals); err != nil {
 		return nil, err
 	}
