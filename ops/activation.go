@@ -166,9 +166,10 @@ func (op *actOp) Type() hm.Type {
 	return fnType(ts...)
 }
 
-// InferShape checks that every input has the op's shape and returns it.
+// InferShape checks that every input has the op's shape and returns it. Gorgonia calls it
+// when it applies the op; an op built with ReuseOutput is applied once (see ReuseOutput).
 func (op *actOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	return sameShapes(op.name(), op.shape, ds, op.Arity())
+	return op.claim(sameShapes(op.name(), op.shape, ds, op.Arity()))
 }
 
 // WriteHash writes the op's name and, for the double backward, wrt.

@@ -97,9 +97,10 @@ func (op *axisOp) Type() hm.Type {
 	return fnType(a, a, a)
 }
 
-// InferShape checks that every input has the op's shape and returns it.
+// InferShape checks that every input has the op's shape and returns it. Gorgonia calls it
+// when it applies the op; an op built with ReuseOutput is applied once (see ReuseOutput).
 func (op *axisOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	return sameShapes(op.name(), op.shape, ds, op.Arity())
+	return op.claim(sameShapes(op.name(), op.shape, ds, op.Arity()))
 }
 
 // sameShapes checks that there are arity inputs, all of the given shape.
@@ -324,9 +325,10 @@ func (op *axisGradOp) Type() hm.Type {
 	return fnType(a, a, a, a)
 }
 
-// InferShape checks that every input has the forward op's shape and returns it.
+// InferShape checks that every input has the forward op's shape and returns it. Gorgonia
+// calls it when it applies the op; an op built with ReuseOutput is applied once.
 func (op *axisGradOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	return sameShapes(op.name(), op.fwd.shape, ds, op.Arity())
+	return op.claim(sameShapes(op.name(), op.fwd.shape, ds, op.Arity()))
 }
 
 // WriteHash writes the forward op's hash and wrt.

@@ -93,7 +93,10 @@
 // takes longer than computing it. An op built with ReuseOutput writes every run into one
 // buffer it owns (and so do the gradient ops gorgonia.Grad builds from it): a run then
 // allocates only small headers. The price is aliasing: a value read from the node after one
-// run is overwritten by the next, so copy what you keep. UsePreallocDo is unchanged.
+// run is overwritten by the next, so copy what you keep. The buffer belongs to the node the
+// op makes, so such an op makes one node: gorgonia.ApplyOp of it again is an ErrParam error
+// (build each node with the constructor), and a graph holding such nodes is rebuilt, not
+// cloned. UsePreallocDo is unchanged.
 //
 // # Notes on Gorgonia v0.9.18
 //

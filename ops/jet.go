@@ -228,13 +228,14 @@ func (op *jetOp) Type() hm.Type {
 	return fnType(ts...)
 }
 
-// InferShape checks the input shapes and returns the channel's shape.
+// InferShape checks the input shapes and returns the channel's shape. Gorgonia calls it when
+// it applies the op; an op built with ReuseOutput is applied once (see ReuseOutput).
 func (op *jetOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 	sh, err := op.inferBatch(ds)
 	if err != nil {
 		return nil, err
 	}
-	return tensor.Shape(op.c.outShape(sh.N, sh.K, sh.P)), nil
+	return op.claim(tensor.Shape(op.c.outShape(sh.N, sh.K, sh.P)), nil)
 }
 
 func (op *jetOp) inferBatch(ds []gorgonia.DimSizer) (softmaxjet.Shape, error) {
@@ -478,7 +479,8 @@ func (op *jetVJPOp) wrtShape() tensor.Shape {
 	return op.fwd.lShape
 }
 
-// InferShape checks the shapes and returns that of input wrt.
+// InferShape checks the shapes and returns that of input wrt. Gorgonia calls it when it
+// applies the op; an op built with ReuseOutput (inherited) is applied once.
 func (op *jetVJPOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if len(ds) != op.Arity() {
 		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(ds))
@@ -494,7 +496,7 @@ func (op *jetVJPOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if want := tensor.Shape(op.fwd.c.outShape(sh.N, sh.K, sh.P)); !us.Eq(want) {
 		return nil, gatejet.Errorf(gatejet.ErrShape, op.name(), "grad", "want %v, got %v", want, us)
 	}
-	return op.wrtShape(), nil
+	return op.claim(op.wrtShape(), nil)
 }
 
 // WriteHash writes the forward op's hash and wrt.

@@ -77,6 +77,7 @@ func (r *pathRecord) counts() PathCounts {
 type hostOp interface {
 	gorgonia.Op
 	gorgonia.UsePreallocDoer
+	name() string
 }
 
 // seam is embedded in every Op of this package. It records the cudaops.Path of the op's
