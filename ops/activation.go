@@ -174,6 +174,9 @@ func (op *actOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 
 // WriteHash writes the op's name and, for the double backward, wrt.
 func (op *actOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
 	fmt.Fprintf(h, "%s wrt %d%s", op.name(), op.wrt, op.reuseHash())
 }
 
@@ -289,21 +292,13 @@ func runActGrad[T float](name string, rec *pathRecord, a activation, gx, gdy, x,
 
 // DiffWRT: the forward map and the backward are differentiable in every input; the double
 // backward is not.
-func (op *actOp) DiffWRT(inputs int) []bool {
-	d := make([]bool, inputs)
-	if op.stage != stageGrad {
-		for i := range d {
-			d[i] = true
-		}
-	}
-	return d
-}
+func (op *actOp) DiffWRT(inputs int) []bool { return diffMask(inputs, op.stage != stageGrad) }
 
 // SymDiff returns the backward node for the forward map (f's Backward of x and grad), and
 // the two double-backward nodes for the backward.
 func (op *actOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	if len(inputs) != op.Arity() {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(inputs))
+	if err := checkDiffNodes(op.name(), op.Arity(), inputs, grad); err != nil {
+		return nil, err
 	}
 	switch op.stage {
 	case stageForward:
@@ -344,8 +339,8 @@ func (op *actOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 	if op.stage == stageGrad {
 		return nonDiff(op.name(), output)
 	}
-	if len(inputs) != op.Arity() {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(inputs))
+	if err := checkDiffNodes(op.name(), op.Arity(), inputs, output); err != nil {
+		return err
 	}
 	up, err := output.Grad()
 	if err != nil {

@@ -122,6 +122,9 @@ func sameShapes(name string, shape tensor.Shape, ds []gorgonia.DimSizer, arity i
 
 // WriteHash writes the op's name and axis.
 func (op *axisOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
 	fmt.Fprintf(h, "%s axis %d%s", op.name(), op.axis, op.reuseHash())
 }
 
@@ -223,19 +226,13 @@ func runAxisBackwardGrad[T float](name string, rec *pathRecord, log bool, shape 
 }
 
 // DiffWRT: differentiable in y and dy.
-func (op *axisOp) DiffWRT(inputs int) []bool {
-	d := make([]bool, inputs)
-	for i := range d {
-		d[i] = true
-	}
-	return d
-}
+func (op *axisOp) DiffWRT(inputs int) []bool { return diffMask(inputs, true) }
 
 // SymDiff returns the double-backward nodes: the gradients of ⟨grad, dx⟩ with respect to y
 // and dy (backward.SoftmaxBackwardGrad or LogSoftmaxBackwardGrad, one node per input).
 func (op *axisOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	if len(inputs) != 2 {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want 2 inputs, got %d", len(inputs))
+	if err := checkDiffNodes(op.name(), 2, inputs, grad); err != nil {
+		return nil, err
 	}
 	// The gradient ops' outputs have the op's shape, checked when it was built; the limit may
 	// have been lowered since.
@@ -259,8 +256,8 @@ func (op *axisOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (g
 // DoDiff is the LispMachine's reverse step: one double-backward kernel call for both inputs,
 // added into their gradients.
 func (op *axisOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
-	if len(inputs) != 2 {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want 2 inputs, got %d", len(inputs))
+	if err := checkDiffNodes(op.name(), 2, inputs, output); err != nil {
+		return err
 	}
 	up, err := output.Grad()
 	if err != nil {
@@ -333,6 +330,9 @@ func (op *axisGradOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) 
 
 // WriteHash writes the forward op's hash and wrt.
 func (op *axisGradOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
 	op.fwd.WriteHash(h)
 	fmt.Fprintf(h, " grad wrt %d", op.wrt)
 }
@@ -380,7 +380,7 @@ func axisGrad[T float](op *axisGradOp, out *tensor.Dense, ts []*tensor.Dense) er
 }
 
 // DiffWRT: the double backward is not differentiable.
-func (op *axisGradOp) DiffWRT(inputs int) []bool { return make([]bool, inputs) }
+func (op *axisGradOp) DiffWRT(inputs int) []bool { return diffMask(inputs, false) }
 
 // SymDiff reports that the double backward is not differentiable.
 func (op *axisGradOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {

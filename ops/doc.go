@@ -10,7 +10,10 @@
 // gatejet.MaxBytes is refused then (ErrSize, argument "output", naming the size), and so is
 // such a gradient op when gorgonia.Grad builds it; every buffer a run allocates is checked
 // against the limit again, so lowering it with gatejet.SetMaxBytes after a node was built
-// gives an ErrSize error from the run, never an out-of-memory crash. Its Do and UsePreallocDo check the
+// gives an ErrSize error from the run, never an out-of-memory crash. The ops' methods, which
+// Gorgonia's interfaces expose (Do, UsePreallocDo, InferShape, SymDiff, DoDiff, DiffWRT,
+// WriteHash), return ErrParam errors or zero values for nil or missing nodes, values and
+// hashes rather than panicking. Its Do and UsePreallocDo check the
 // values they are given, take their row-major float64 or float32 storage, and call one
 // kernel. The maths lives in package softmaxjet (row-jet channels and their vector-Jacobian
 // products) and package backward (softmax-family backward, activations, double backward);

@@ -261,6 +261,9 @@ func (op *jetOp) inferBatch(ds []gorgonia.DimSizer) (softmaxjet.Shape, error) {
 
 // WriteHash writes the op's name, channel and gate parameters (exact bits).
 func (op *jetOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
 	fmt.Fprintf(h, "%s%s", op.name(), op.reuseHash())
 	op.g.writeHash(h)
 }
@@ -348,19 +351,13 @@ func computeJet[T float](op *jetOp, out *tensor.Dense, in jetInputs) error {
 }
 
 // DiffWRT: differentiable in every input.
-func (op *jetOp) DiffWRT(inputs int) []bool {
-	d := make([]bool, inputs)
-	for i := range d {
-		d[i] = true
-	}
-	return d
-}
+func (op *jetOp) DiffWRT(inputs int) []bool { return diffMask(inputs, true) }
 
 // SymDiff returns one VJP node per input: the gradient with respect to logits, decoded and
 // (HVP) v of ⟨grad, output⟩.
 func (op *jetOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	if len(inputs) != op.Arity() {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(inputs))
+	if err := checkDiffNodes(op.name(), op.Arity(), inputs, grad); err != nil {
+		return nil, err
 	}
 	children := append(append(gorgonia.Nodes{}, inputs...), grad)
 	retVal := make(gorgonia.Nodes, len(inputs))
@@ -381,8 +378,8 @@ func (op *jetOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 // DoDiff is the LispMachine's reverse step: it computes the gradients of every input from the
 // output's gradient in one VJP kernel call and adds them into the inputs' gradients.
 func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
-	if len(inputs) != op.Arity() {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(inputs))
+	if err := checkDiffNodes(op.name(), op.Arity(), inputs, output); err != nil {
+		return err
 	}
 	up, err := output.Grad()
 	if err != nil {
@@ -501,6 +498,9 @@ func (op *jetVJPOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 
 // WriteHash writes the forward op's hash and wrt.
 func (op *jetVJPOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
 	op.fwd.WriteHash(h)
 	fmt.Fprintf(h, " VJP wrt %d", op.wrt)
 }
@@ -552,7 +552,7 @@ func computeJetVJP[T float](op *jetVJPOp, out *tensor.Dense, in jetInputs) error
 }
 
 // DiffWRT: the VJP is not differentiable (that would need the next order of the jet).
-func (op *jetVJPOp) DiffWRT(inputs int) []bool { return make([]bool, inputs) }
+func (op *jetVJPOp) DiffWRT(inputs int) []bool { return diffMask(inputs, false) }
 
 // SymDiff reports that the VJP is not differentiable.
 func (op *jetVJPOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {

@@ -214,6 +214,39 @@ func addSlices[T float](dst, src []T) {
 	}
 }
 
+// checkDiffNodes checks the nodes Gorgonia passes to SymDiff or DoDiff: want inputs, none of
+// them nil, and the further nodes (the output, or the upstream gradient) not nil either, so
+// that a careless direct call is an ErrParam error rather than a nil dereference.
+func checkDiffNodes(op string, want int, inputs gorgonia.Nodes, more ...*gorgonia.Node) error {
+	if len(inputs) != want {
+		return gatejet.Errorf(gatejet.ErrParam, op, "", "want %d inputs, got %d", want, len(inputs))
+	}
+	for i, n := range inputs {
+		if n == nil {
+			return gatejet.Errorf(gatejet.ErrParam, op, "inputs", "input %d is a nil node", i)
+		}
+	}
+	for _, n := range more {
+		if n == nil {
+			return gatejet.Errorf(gatejet.ErrParam, op, "", "nil node")
+		}
+	}
+	return nil
+}
+
+// diffMask is an op's DiffWRT: differentiable or not in each of its inputs (none for a
+// negative count).
+func diffMask(inputs int, differentiable bool) []bool {
+	if inputs < 0 {
+		return nil
+	}
+	d := make([]bool, inputs)
+	for i := range d {
+		d[i] = differentiable
+	}
+	return d
+}
+
 // hashOf is the FNV-32a hash of what an op writes with WriteHash.
 func hashOf(op gorgonia.Op) uint32 {
 	h := fnv.New32a()
@@ -236,6 +269,9 @@ func writeFloats(h hash.Hash, name string, fs []float64) {
 // need the next order of derivatives, which this package does not have: an ErrParam error,
 // rather than a silently wrong gradient.
 func nonDiff(name string, output *gorgonia.Node) error {
+	if output == nil {
+		return gatejet.Errorf(gatejet.ErrParam, name, "output", "nil node")
+	}
 	g, err := output.Grad()
 	if err != nil {
 		return nil // no gradient at all: nothing flows back
