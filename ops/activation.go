@@ -11,6 +11,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // activation names an elementwise activation function.
@@ -221,7 +222,7 @@ func computeAct[T float](op *actOp, out *tensor.Dense, ts []*tensor.Dense) error
 	var in [3][]T
 	for i, t := range ts {
 		in[i] = data[T](t, n)
-		if overlaps(dst, in[i]) {
+		if check.Overlap(dst, in[i]) {
 			return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 		}
 	}

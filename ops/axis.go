@@ -12,6 +12,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // SoftmaxBackward returns the gradient dx = y⊙(dy − ⟨y,dy⟩) with respect to the input of a
@@ -182,7 +183,7 @@ func (op *axisOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 func axisBackward[T float](op *axisOp, out, yt, dyt *tensor.Dense) error {
 	n := op.shape.TotalSize()
 	dx, y, dy := data[T](out, n), data[T](yt, n), data[T](dyt, n)
-	if overlaps(dx, y) || overlaps(dx, dy) {
+	if check.Overlap(dx, y) || check.Overlap(dx, dy) {
 		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	return runAxisBackward(&op.run, op.log, op.shape, op.axis, op.ints, dx, y, dy)
@@ -371,7 +372,7 @@ func axisGrad[T float](op *axisGradOp, out *tensor.Dense, ts []*tensor.Dense) er
 	f := op.fwd
 	n := f.shape.TotalSize()
 	dst, y, dy, g := data[T](out, n), data[T](ts[0], n), data[T](ts[1], n), data[T](ts[2], n)
-	if overlaps(dst, y) || overlaps(dst, dy) || overlaps(dst, g) {
+	if check.Overlap(dst, y) || check.Overlap(dst, dy) || check.Overlap(dst, g) {
 		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	var outs [2][]T

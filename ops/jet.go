@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
@@ -344,7 +345,7 @@ func computeJet[T float](op *jetOp, out *tensor.Dense, in jetInputs) error {
 	if in.v != nil {
 		v = data[T](in.v, sh.LogitsLen())
 	}
-	if overlaps(dst, l) || overlaps(dst, d) || overlaps(dst, v) {
+	if check.Overlap(dst, l) || check.Overlap(dst, d) || check.Overlap(dst, v) {
 		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	return runForward(&op.run, op.g, op.c, dst, l, d, v, sh)
@@ -543,7 +544,7 @@ func computeJetVJP[T float](op *jetVJPOp, out *tensor.Dense, in jetInputs) error
 		v = data[T](in.v, sh.LogitsLen())
 	}
 	dst := data[T](out, out.Shape().TotalSize())
-	if overlaps(dst, l) || overlaps(dst, d) || overlaps(dst, v) || overlaps(dst, up) {
+	if check.Overlap(dst, l) || check.Overlap(dst, d) || check.Overlap(dst, v) || check.Overlap(dst, up) {
 		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	var outs [3][]T

@@ -189,9 +189,6 @@ func data[T float](t *tensor.Dense, size int) []T {
 	return unsafe.Slice((*T)(p), size)
 }
 
-// overlaps reports whether two slices share memory.
-func overlaps[T float](a, b []T) bool { return check.Overlap(a, b) }
-
 // addInto adds src into the gradient value dst of a node (a LispMachine's live gradient),
 // element by element.
 func addInto(op, name string, dst gorgonia.Value, dt tensor.Dtype, shape tensor.Shape, src *tensor.Dense) error {
