@@ -105,7 +105,7 @@ type outputBuf struct {
 
 // take returns a new tensor header over the buffer, allocating the buffer at the first call
 // (an op's output dtype and shape never change), and marks it busy; ok is false if another Do
-// holds it.
+// holds it. Allocating a buffer over gatejet.MaxBytes is newDense's ErrSize error.
 func (b *outputBuf) take(op string, dt tensor.Dtype, shape tensor.Shape) (t *tensor.Dense, ok bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
