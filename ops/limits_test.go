@@ -125,8 +125,9 @@ func TestGradientOpsRefusedAtConstruction(t *testing.T) {
 }
 
 // TestSizeLimitAtRun: a limit lowered after the node was built applies to the buffers its
-// run allocates — the output of Do, the ReuseOutput buffer, the gradients of DoDiff and the
-// scratch outputs given to a device backend — as an ErrSize error, not an allocation.
+// run allocates — the output of Do, the ReuseOutput buffer, the gradients of DoDiff, the
+// row-major copy of an input view and the scratch outputs given to a device backend — as an
+// ErrSize error, not an allocation.
 func TestSizeLimitAtRun(t *testing.T) {
 	const n, k, p = 4, 3, 16
 	ins := jetInputsFor(11, n, k, p)
@@ -170,6 +171,20 @@ func TestSizeLimitAtRun(t *testing.T) {
 		require.Contains(t, err.Error(), "1.5 KiB) exceed the limit of 1.0 KiB")
 		_, ok := LastPath(gn)
 		require.True(t, ok, "the forward pass ran; the reverse pass refused")
+	})
+
+	t.Run("materialise", func(t *testing.T) {
+		g := G.NewGraph()
+		l := G.NewMatrix(g, tensor.Float64, G.WithShape(n, k), G.WithName("l"))
+		d := G.NewTensor(g, tensor.Float64, 3, G.WithShape(n, k, p), G.WithName("d"))
+		value, err := SoftmaxJetValue(l, d, 1) // [4,16]: 512 B
+		require.NoError(t, err)
+		wide := toDense(tensor.Float64, tensor.Shape{n, k, p + 1}, make([]float64, n*k*(p+1)))
+		view, err := wide.Slice(nil, nil, tensor.S(0, p))
+		require.NoError(t, err)
+		setMaxBytes(t, 1024) // a row-major copy of the decoded view is 1536 B
+		_, err = value.Op().Do(vals[0], view)
+		requireSizeError(t, err, "ops.SoftmaxJetValue", "decoded", "1.5 KiB")
 	})
 
 	t.Run("scratch", func(t *testing.T) {

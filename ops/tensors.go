@@ -112,8 +112,8 @@ func tensorType(rank int, a hm.Type) gorgonia.TensorType {
 func fnType(ts ...hm.Type) hm.Type { return hm.NewFnType(ts...) }
 
 // dense returns v as a contiguous row-major *tensor.Dense of the given dtype and shape. A view
-// (a slice or transpose) is materialised into a fresh tensor; anything else that does not fit
-// is an error.
+// (a slice or transpose) is materialised into a fresh tensor (an ErrSize error if that copy
+// would exceed gatejet.MaxBytes); anything else that does not fit is an error.
 func dense(op, name string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, error) {
 	t, ok := v.(*tensor.Dense)
 	if !ok {
@@ -126,6 +126,10 @@ func dense(op, name string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shap
 		return nil, gatejet.Errorf(gatejet.ErrShape, op, name, "want shape %v, got %v", shape, t.Shape())
 	}
 	if t.IsMaterializable() || t.RequiresIterator() || !t.DataOrder().IsRowMajor() {
+		// Materialising allocates a copy of the value: checked like any buffer.
+		if _, err := check.Alloc(op, name, int(dt.Size()), shape...); err != nil {
+			return nil, err
+		}
 		m, ok := t.Materialize().(*tensor.Dense)
 		if !ok || m.RequiresIterator() || !m.DataOrder().IsRowMajor() {
 			return nil, gatejet.Errorf(gatejet.ErrParam, op, name, "cannot lay the value out row-major")
