@@ -5,8 +5,15 @@
 //
 // Every op is a thin adapter. Its constructor validates the argument nodes and returns a
 // *gatejet.Error (matching gatejet.ErrRank, ErrShape, ErrDType, ErrTemperature, ErrAxis,
-// ErrParam or ErrNonFinite with errors.Is, and naming the argument) before anything reaches
-// gorgonia.ApplyOp, so building a node never panics. Its Do and UsePreallocDo check the
+// ErrParam, ErrNonFinite or ErrSize with errors.Is, and naming the argument) before anything
+// reaches gorgonia.ApplyOp, so building a node never panics. An output larger than
+// gatejet.MaxBytes is refused then (ErrSize, argument "output", naming the size), and so is
+// such a gradient op when gorgonia.Grad builds it; every buffer a run allocates is checked
+// against the limit again, so lowering it with gatejet.SetMaxBytes after a node was built
+// gives an ErrSize error from the run, never an out-of-memory crash. The ops' methods, which
+// Gorgonia's interfaces expose (Do, UsePreallocDo, InferShape, SymDiff, DoDiff, DiffWRT,
+// WriteHash), return ErrParam errors or zero values for nil or missing nodes, values and
+// hashes rather than panicking. Its Do and UsePreallocDo check the
 // values they are given, take their row-major float64 or float32 storage, and call one
 // kernel. The maths lives in package softmaxjet (row-jet channels and their vector-Jacobian
 // products) and package backward (softmax-family backward, activations, double backward);
@@ -89,7 +96,10 @@
 // takes longer than computing it. An op built with ReuseOutput writes every run into one
 // buffer it owns (and so do the gradient ops gorgonia.Grad builds from it): a run then
 // allocates only small headers. The price is aliasing: a value read from the node after one
-// run is overwritten by the next, so copy what you keep. UsePreallocDo is unchanged.
+// run is overwritten by the next, so copy what you keep. The buffer belongs to the node the
+// op makes, so such an op makes one node: gorgonia.ApplyOp of it again is an ErrParam error
+// (build each node with the constructor), and a graph holding such nodes is rebuilt, not
+// cloned. UsePreallocDo is unchanged.
 //
 // # Notes on Gorgonia v0.9.18
 //
