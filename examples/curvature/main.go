@@ -58,6 +58,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 func main() {
@@ -70,7 +71,11 @@ func main() {
 	}
 	cfg.Stdout, cfg.Stderr = os.Stdout, os.Stderr
 	if _, err := run(cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "curvature:", err)
+		msg := err.Error()
+		if !strings.HasPrefix(msg, op+":") { // a flag's error names the command already
+			msg = op + ": " + msg
+		}
+		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(1)
 	}
 }
