@@ -217,3 +217,41 @@ func TestLogTicks(t *testing.T) {
 	require.LessOrEqual(t, len(logTicks{}.Ticks(1e-300, 1e300)), 14, "few labels over many decades")
 	require.Len(t, logTicks{}.Ticks(1, 10), 4) // 1, 2, 5, 10
 }
+
+// TestParseFloatUnderflow: a float flag whose text is not zero but rounds to 0 (1e-400) is
+// refused by the flag parser, naming the flag and the text, rather than reported later as 0.
+func TestParseFloatUnderflow(t *testing.T) {
+	for _, args := range [][]string{{"-lambda", "1e-400"}, {"-tau", "-0x1p-2000"}, {"-noise", "5e-325"}} {
+		var errOut bytes.Buffer
+		_, err := parseFlags(args, &errOut)
+		require.Error(t, err, "%v", args)
+		require.Contains(t, errOut.String(), args[0], "%v", args)
+		require.Contains(t, errOut.String(), "underflows to 0", "%v", args)
+	}
+	var errOut bytes.Buffer
+	cfg, err := parseFlags([]string{"-settle", "0", "-noise", "0.25", "-lr", "1e-3", "-lambda", "-0.0e7"}, &errOut)
+	require.NoError(t, err, errOut.String())
+	require.Equal(t, 0.0, cfg.Settle)
+	require.Equal(t, 0.25, cfg.Noise)
+	require.Equal(t, 1e-3, cfg.LearnRate)
+	require.Equal(t, 0.0, cfg.Lambda, "a written zero is a zero (refused later by validate)")
+	def, err := parseFlags(nil, &errOut)
+	require.NoError(t, err)
+	require.Equal(t, defaultConfig(), def)
+}
+
+// TestEpochLineHugeValues: an epoch line stays short when a value is huge (σ = 1e150
+// makes the MSE about 1e300), and keeps the fixed format otherwise.
+func TestEpochLineHugeValues(t *testing.T) {
+	cfg := shortConfig(t)
+	cfg.Noise, cfg.Epochs = 1e150, 1
+	_, stdout, _, err := runCapture(cfg)
+	require.NoError(t, err)
+	for _, line := range strings.Split(stdout, "\n") {
+		require.Less(t, len(line), 200, line)
+	}
+	require.Contains(t, stdout, "recon MSE 1.")
+	require.Contains(t, stdout, "e+300")
+	require.Equal(t, "   3.1416", fixed(math.Pi, 9, 4))
+	require.Equal(t, "-1.2346e+09", fixed(-1234567890, 9, 4))
+}

@@ -269,8 +269,8 @@ func run(cfg Config) (Result, error) {
 		ep.Curvature /= float64(batches)
 		ep.ReconMSE /= float64(batches)
 		ep.RowsPerSec = float64(rows) / ep.Seconds
-		fmt.Fprintf(cfg.Stdout, "epoch %3d  loss %9.4f  curvature %8.4f  recon MSE %.5f  %8.0f rows/s\n",
-			e, ep.Loss, ep.Curvature, ep.ReconMSE, ep.RowsPerSec)
+		fmt.Fprintf(cfg.Stdout, "epoch %3d  loss %s  curvature %s  recon MSE %s  %8.0f rows/s\n",
+			e, fixed(ep.Loss, 9, 4), fixed(ep.Curvature, 8, 4), fixed(ep.ReconMSE, 0, 5), ep.RowsPerSec)
 		if n := len(res.Epochs); n > 0 {
 			prev := res.Epochs[n-1].Loss
 			if math.Abs(ep.Loss-prev) <= cfg.Settle*math.Max(math.Abs(prev), 1e-12) {
@@ -307,6 +307,15 @@ func run(cfg Config) (Result, error) {
 	}
 	fmt.Fprintf(cfg.Stdout, "wrote %s and %s\n", res.PlotPath, res.CSVPath)
 	return res, nil
+}
+
+// fixed formats v with %*.*f, or with %*.*e once it is too large for fixed notation to
+// stay readable (σ = 1e150 makes the MSE a number of 300 digits).
+func fixed(v float64, width, prec int) string {
+	if math.Abs(v) < 1e9 {
+		return fmt.Sprintf("%*.*f", width, prec, v)
+	}
+	return fmt.Sprintf("%*.*e", width, prec, v)
 }
 
 // nonFinite reports a mini-batch whose loss is NaN or ±Inf, naming the term that is and
