@@ -552,12 +552,26 @@ func computeJetVJP[T float](op *jetVJPOp, out *tensor.Dense, in jetInputs) error
 	return runVJP(op.name(), &op.run, op.fwd.g, op.fwd.c, outs[0], outs[1], outs[2], l, d, v, up, sh)
 }
 
-// DiffWRT: the VJP is not differentiable (that would need the next order of the jet).
-func (op *jetVJPOp) DiffWRT(inputs int) []bool { return diffMask(inputs, false) }
+// DiffWRT: the value channel's VJP is differentiable (see valueVJPSymDiff); the other
+// channels' VJPs are not: that would need the next order of the jet.
+func (op *jetVJPOp) DiffWRT(inputs int) []bool {
+	if op.fwd.c == chValue {
+		return valueVJPDiffWRT(op.wrt, inputs)
+	}
+	return diffMask(inputs, false)
+}
 
-// SymDiff reports that the VJP is not differentiable.
+// SymDiff returns the gradients of the value channel's VJP (see valueVJPSymDiff), and reports
+// that the other channels' VJPs are not differentiable.
 func (op *jetVJPOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "the gradient of a jet channel is not differentiable")
+	if op.fwd.c != chValue {
+		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "",
+			"the gradient of the %s channel is not differentiable (only the value channel's is)", channelNames[op.fwd.c])
+	}
+	if err := checkDiffNodes(op.name(), op.Arity(), inputs, grad); err != nil {
+		return nil, err
+	}
+	return valueVJPSymDiff(op, inputs, grad)
 }
 
 // DoDiff accepts a zero output gradient and reports an error otherwise (see nonDiff).
