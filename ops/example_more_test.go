@@ -112,7 +112,7 @@ func ExampleLogisticJetFirst() {
 	// [0.2500 1.0690]
 }
 
-// The logistic gate's second channel is diagonal: α_a²·σ”_a·D[a] (σ” = 0 at σ = ½).
+// The logistic gate's second channel is diagonal: α_a²·σ″_a·D[a] (σ″ = 0 at σ = ½).
 func ExampleLogisticJetSecond() {
 	g := G.NewGraph()
 	logits, decoded := oneRow(g)
