@@ -264,6 +264,7 @@ func Example_gpu() {
 	// Output:
 	// off cpu
 }
+
 // README: "Learning the temperature".
 func Example_learnTemperature() {
 	// Targets made by a gate at τ = 0.5 (s = 1/τ = 2); the model starts at s = 1.
