@@ -8,7 +8,6 @@ import (
 
 	"github.com/chewxy/hm"
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/backward"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -367,25 +366,19 @@ func fromFloat64s(dt tensor.Dtype, shape tensor.Shape, x []float64) *tensor.Dens
 	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(x))
 }
 
-// addInto adds x into the gradient value d (a *tensor.Dense of float64 or float32).
+// addInto adds x, in logical row-major order, into the gradient value d (a *tensor.Dense
+// of float64 or float32, stored in either order).
 func addInto(d gorgonia.Value, x []float64) error {
 	t, ok := d.(*tensor.Dense)
 	if !ok || t.Shape().TotalSize() != len(x) {
 		return gatejet.Errorf(gatejet.ErrParam, opLogDet, "H", "gradient value %T does not hold %d elements", d, len(x))
 	}
+	add := func(i int) float64 { return x[i] }
 	switch t.Dtype() {
 	case tensor.Float64:
-		add(t.Float64s(), x)
+		return addLogical[float64](opLogDet, "H", t, add)
 	case tensor.Float32:
-		add(t.Float32s(), x)
-	default:
-		return gatejet.Errorf(gatejet.ErrDType, opLogDet, "H", "gradient dtype %v", t.Dtype())
+		return addLogical[float32](opLogDet, "H", t, add)
 	}
-	return nil
-}
-
-func add[T backward.Float](d []T, x []float64) {
-	for i, v := range x {
-		d[i] += T(v)
-	}
+	return gatejet.Errorf(gatejet.ErrDType, opLogDet, "H", "gradient dtype %v", t.Dtype())
 }
