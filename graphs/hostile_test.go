@@ -371,3 +371,39 @@ func TestGradConcurrentFreshProcess(t *testing.T) {
 		}
 	})
 }
+
+// TestLogDetExtremeFiniteInputs: sym(H) + λI used to overflow to +Inf for entries near
+// the largest float64, giving a log-determinant of +Inf for a finite SPD matrix.
+func TestLogDetExtremeFiniteInputs(t *testing.T) {
+	mx := math.MaxFloat64
+	cases := []struct {
+		diag, lambda float64
+	}{
+		{1.7e308, 0},   // a + b overflows in sym(H)
+		{mx, mx},       // and so does the ridge
+		{1e308, 1e308}, // the ridge alone
+	}
+	for _, c := range cases {
+		g := gorgonia.NewGraph()
+		H := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(1, 2, 2), gorgonia.WithName("H"),
+			gorgonia.WithValue(denseOf(tensor.Float64, []int{1, 2, 2}, []float64{c.diag, 0, 0, c.diag})))
+		ld, err := LogDetPlusRidge(H, c.lambda)
+		require.NoError(t, err)
+		grads, err := Grad(gorgonia.Must(gorgonia.Sum(ld)), H)
+		require.NoError(t, err)
+		m := gorgonia.NewTapeMachine(g)
+		require.NoError(t, m.RunAll())
+		m.Close()
+		got, ok := floatsOf(ld.Value())
+		require.True(t, ok)
+		// log det diag(d+λ, d+λ) = 2·log(d+λ), with d+λ = 2·(d/2+λ/2)
+		want := 2 * (math.Log(c.diag/2+c.lambda/2) + math.Ln2)
+		require.InEpsilon(t, want, got[0], 1e-15, "diag %v lambda %v", c.diag, c.lambda)
+		dh, ok := floatsOf(grads[0].Value())
+		require.True(t, ok)
+		inv := 0.5 / (c.diag/2 + c.lambda/2) // 1/(d+λ)
+		require.InEpsilon(t, inv, dh[0], 1e-12, "diag %v lambda %v: %v", c.diag, c.lambda, dh)
+		require.InEpsilon(t, inv, dh[3], 1e-12)
+		require.Zero(t, dh[1])
+	}
+}
