@@ -179,7 +179,7 @@ func softPick(res *Result, invTau float64) error {
 	if err != nil {
 		return err
 	}
-	if _, err := G.Grad(expected, c); err != nil {
+	if _, err := graphs.Grad(expected, c); err != nil {
 		return fmt.Errorf("differentiating E: %v", err)
 	}
 	// Read copies the values out as the tape runs (a TapeMachine reuses dead registers).

@@ -7,6 +7,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet/graphs"
 	"github.com/gatejet/gatejet/ops"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -119,7 +120,7 @@ func newGorgoniaFirst(sh softmaxjet.Shape, s float64, l, d []float64) (*gorgonia
 	}
 	val := G.Must(G.Reshape(m, tensor.Shape{sh.N, sh.P}))
 	cost := G.Must(G.Sum(G.Must(G.HadamardProd(val, wn))))
-	grads, err := G.Grad(cost, ln)
+	grads, err := graphs.Grad(cost, ln)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +173,7 @@ func softmaxGrads(dt tensor.Dtype, shape []int, axis int) (ours, theirs G.UsePre
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := G.Grad(G.Must(G.Sum(y)), x); err != nil {
+	if _, err := graphs.Grad(G.Must(G.Sum(y)), x); err != nil {
 		return nil, nil, err
 	}
 	for _, n := range g.AllNodes() {

@@ -342,7 +342,7 @@ func newModel(rng *rand.Rand, cfg Config) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := G.Grad(m.loss, m.learnables...); err != nil {
+	if _, err := graphs.Grad(m.loss, m.learnables...); err != nil {
 		return nil, fmt.Errorf("differentiating the loss: %v", err)
 	}
 	// A TapeMachine reuses the register of a node once nothing needs it any more, so the
