@@ -170,9 +170,12 @@ const opGradCheck = "graphs.GradCheck"
 // gradient comes from a fresh gorgonia.NewLispMachine on the cost's subgraph, whose
 // reverse pass accumulates into the inputs' gradients; GradCheck zeroes those gradients
 // first, and runs the forward pass alone before it (a failing Lisp forward pass with the
-// reverse pass enabled races in Gorgonia v0.9.18). Either way, the bound input values are left exactly as they were, non-input nodes
-// hold the values of the last run (Tape) or are unbound (Lisp), and input nodes bound by
-// the Lisp machine keep their dual value.
+// reverse pass enabled races in Gorgonia v0.9.18). Either way, the bound input values are
+// left exactly as they were, non-input nodes hold the values of the last run (Tape) or are
+// unbound (Lisp; constants, made by gorgonia.NewConstant, stay bound and keep their
+// values), and input nodes bound by the Lisp machine keep their dual value. Values stored
+// column-major are perturbed and compared in logical row-major order, as Element.Index
+// counts.
 //
 // The returned error is nil when every element is within the tolerance. When some
 // element is not, GradCheck returns the full report together with a *gatejet.Error of
