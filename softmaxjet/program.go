@@ -97,8 +97,9 @@ type Program[T Float] struct {
 
 // NewProgram validates spec and returns a Program for element type T. Errors: ErrShape for
 // K < 1, P < 1 or sizes that overflow; ErrTemperature for an invalid InvTau (softmax, see
-// gatejet.CheckInvTau); ErrParam for Alpha or Beta of the wrong length or |Alpha[k]| beyond
-// gatejet.MaxLogisticAlpha (logistic), a Basis with Len() < 1 or Dim() < 0, LatentPrimaries
+// gatejet.CheckInvTau; for float32, whose jets hold InvTau², also InvTau > 1e18); ErrParam
+// for Alpha or Beta of the wrong length or |Alpha[k]| beyond gatejet.MaxLogisticAlpha (1e18
+// for float32) (logistic), a Basis with Len() < 1 or Dim() < 0, LatentPrimaries
 // without a Basis or a Decoder without one; ErrNonFinite for a non-finite Alpha or Beta;
 // ErrSize for a Decoder whose length is not Len()·P, and for a program whose workspace would
 // exceed gatejet.MaxBytes. The workspace is checked before anything is allocated: it holds
@@ -135,6 +136,11 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 		}
 	} else if err := gatejet.CheckInvTau(op, spec.InvTau); err != nil {
 		return pl, err
+	}
+	if size == 4 {
+		if err := checkJet32(op, spec); err != nil {
+			return pl, err
+		}
 	}
 	pl.m = spec.K
 	jets := sizeSum{n: 3} // x, den, rcp
@@ -187,6 +193,24 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 		return pl, err
 	}
 	return pl, nil
+}
+
+// maxJet32Param bounds the gate parameter (InvTau, |Alpha[k]|) of a program in float32: its
+// jets hold the parameter squared in their Hessians, a few of them added, and float32 ends at
+// 3.4e38, where gatejet.MaxInvTau and gatejet.MaxLogisticAlpha are set for float64.
+const maxJet32Param = 1e18
+
+// checkJet32 refuses a gate parameter beyond maxJet32Param for a float32 program.
+func checkJet32(op string, spec ProgramSpec) error {
+	if !spec.Logistic && spec.InvTau > maxJet32Param {
+		return gatejet.Errorf(gatejet.ErrTemperature, op, "invTau", "want invTau ≤ %g for float32 jets (their Hessians hold invTau²), got %v", maxJet32Param, spec.InvTau)
+	}
+	for k, a := range spec.Alpha {
+		if spec.Logistic && math.Abs(a) > maxJet32Param {
+			return gatejet.Errorf(gatejet.ErrParam, op, "alpha", "want |alpha[%d]| ≤ %g for float32 jets (their Hessians hold alpha²), got %v", k, maxJet32Param, a)
+		}
+	}
+	return nil
 }
 
 // progConfigure sets pr up for a spec that progCheckSpec validated into pl, reusing pr's
@@ -502,7 +526,8 @@ func (pr *Program[T]) progRowLatent(value, first, second, latent []T) {
 // Errors: ErrShape unless N ≥ 0, K ≥ 1, P ≥ 1 with sizes that fit in an int; ErrSize for a
 // buffer of the wrong length, or for a row program's workspace (see NewProgram) beyond
 // gatejet.MaxBytes, checked before it is allocated; ErrTemperature unless
-// 0 < invTau ≤ gatejet.MaxInvTau. Non-finite data propagate within their row (see Program).
+// 0 < invTau ≤ gatejet.MaxInvTau (≤ 1e18 for float32, whose jets hold invTau²). Non-finite
+// data propagate within their row (see Program).
 func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, invTau float64) error {
 	const op = "softmaxjet.TowerChannels"
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
@@ -517,7 +542,7 @@ func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Sh
 // TowerLogisticChannels is the oracle for the logistic-gate closed forms: as TowerChannels,
 // with the per-atom gate ζ_k = σ(alpha[k]·l_k + beta[k]); alpha and beta have length K
 // (ErrParam otherwise) and must be finite (ErrNonFinite otherwise), with |alpha[k]| ≤
-// gatejet.MaxLogisticAlpha (ErrParam otherwise).
+// gatejet.MaxLogisticAlpha, 1e18 for float32 (ErrParam otherwise).
 func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	const op = "softmaxjet.TowerLogisticChannels"
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
@@ -539,11 +564,17 @@ func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh 
 		need("logits", logits, 0), need("decoded", decoded, 0)); err != nil {
 		return err
 	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if size == 4 {
+		if err := checkJet32(op, spec); err != nil {
+			return err
+		}
+	}
 	if sh.N == 0 {
 		return nil
 	}
-	var zero T
-	pl, err := progCheckSpec(op, spec, int(unsafe.Sizeof(zero)))
+	pl, err := progCheckSpec(op, spec, size)
 	if err != nil {
 		return err
 	}
