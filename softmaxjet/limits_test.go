@@ -512,7 +512,9 @@ func TestBasisChangesSize(t *testing.T) {
 	}, d: func() int { return 1 }}
 	var pr *Program[float64]
 	var err error
-	require.NotPanics(t, func() { pr, err = NewProgram[float64](ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: liar, Decoder: []float64{1}}) })
+	require.NotPanics(t, func() {
+		pr, err = NewProgram[float64](ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: liar, Decoder: []float64{1}})
+	})
 	require.NoError(t, err)
 	require.Equal(t, 1, calls)
 	require.Len(t, pr.phi, 1)
