@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // The per-atom logistic gate: ζ_k = σ(α_k·l_k + β_k), each atom gated on its own. Its jet is
@@ -57,14 +58,17 @@ func validateLogistic(op string, sh Shape, alpha, beta []float64, bufs ...buf) e
 // checkParamOverlap reports an ErrParam error naming an output of bufs that overlaps alpha or
 // beta, which the kernels read while they write.
 func checkParamOverlap(op string, alpha, beta []float64, bufs ...buf) error {
-	for _, b := range bufs {
+	a, c := bytesOf(alpha), bytesOf(beta)
+	for i := range bufs {
+		b := &bufs[i]
 		if !b.out {
 			continue
 		}
-		for _, p := range [...]buf{param("alpha", alpha), param("beta", beta)} {
-			if err := overlapErr(op, b, p); err != nil {
-				return err
-			}
+		if check.Overlap(b.mem, a) {
+			return overlapError(op, b.name, "alpha")
+		}
+		if check.Overlap(b.mem, c) {
+			return overlapError(op, b.name, "beta")
 		}
 	}
 	return nil
@@ -77,10 +81,9 @@ type rowLogistic struct {
 	sc                  *scratch
 }
 
-// newRowLogistic carves the row state of kernel kind from pooled scratch of scratchLen; rest
-// holds what the kernel carves beyond it.
-func newRowLogistic(kind kernel, K, P int) rowLogistic {
-	n, _ := scratchLen(kind, K, P, 8) // checked by newJob
+// newRowLogistic carves the row state from pooled scratch of n float64s (the job's
+// scratchLen, checked by newJob); rest holds what the kernel carves beyond it.
+func newRowLogistic(n, K int) rowLogistic {
 	sc := getScratch(n)
 	b := sc.buf
 	return rowLogistic{z: carve(&b, K), d1: carve(&b, K), d2: carve(&b, K), d3: carve(&b, K), rest: b, sc: sc}
@@ -132,7 +135,7 @@ func LogisticValue[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []fl
 
 func logisticValueRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(kLogisticValue, K, P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	m := r.rest[:P]
 	for n := lo; n < hi; n++ {
@@ -171,7 +174,7 @@ func LogisticFirst[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []fl
 
 func logisticFirstRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(kLogisticFirst, K, P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
@@ -197,7 +200,7 @@ func LogisticSecond[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []f
 
 func logisticSecondRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(kLogisticSecond, K, P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
@@ -231,7 +234,7 @@ func LogisticHVP[T Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []f
 
 func logisticHVPRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(kLogisticHVP, K, P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	f := r.rest[:K]
 	for n := lo; n < hi; n++ {
@@ -260,7 +263,7 @@ func LogisticGaussNewton[T Float](dst, logits, decoded []T, sh Shape, alpha, bet
 
 func logisticGaussNewtonRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(kLogisticGaussNewton, K, P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	D := r.rest[:K*P]
 	for n := lo; n < hi; n++ {
@@ -291,7 +294,7 @@ func LogisticValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 
 func logisticValueVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(kLogisticValueVJP, K, P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
@@ -330,7 +333,7 @@ func LogisticFirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 
 func logisticFirstVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(kLogisticFirstVJP, K, P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
@@ -384,7 +387,7 @@ func LogisticSecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sh
 
 func logisticSecondVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(kLogisticSecondVJP, K, P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
@@ -413,7 +416,7 @@ func LogisticHVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, s
 
 func logisticHVPVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(kLogisticHVPVJP, K, P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	w := r.rest[:K]
 	for n := lo; n < hi; n++ {
@@ -451,7 +454,7 @@ func LogisticGaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, 
 
 func logisticGaussNewtonVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(kLogisticGaussNewtonVJP, K, P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	b := r.rest
 	D, G := carve(&b, K*P), carve(&b, K*P)

@@ -44,11 +44,11 @@ type ProgramSpec struct {
 	// maximum logit subtracted (a shared denominator and a single reciprocal jet). True: the
 	// per-atom logistic gate ζ_k = σ(Alpha[k]·l_k + Beta[k]).
 	Logistic bool
-	// InvTau is the softmax inverse temperature s = 1/τ: positive and finite. Unused by the
-	// logistic gate.
+	// InvTau is the softmax inverse temperature s = 1/τ: 0 < InvTau ≤ gatejet.MaxInvTau
+	// (1e18 in float32). Unused by the logistic gate.
 	InvTau float64
-	// Alpha and Beta are the logistic gate's per-atom scale and shift: length K, finite.
-	// Unused by the softmax gate.
+	// Alpha and Beta are the logistic gate's per-atom scale and shift: length K, finite, with
+	// |Alpha[k]| ≤ gatejet.MaxLogisticAlpha (1e18 in float32). Unused by the softmax gate.
 	Alpha, Beta []float64
 
 	// Basis, when not nil, maps each atom's latent coordinate t_k ∈ R^d to decoded values

@@ -2,6 +2,7 @@ package softmaxjet
 
 import (
 	"math"
+	"math/bits"
 	"sync"
 	"unsafe"
 
@@ -87,29 +88,39 @@ func allocCheck(op, arg string, elemSize, a, b int) error {
 	return err
 }
 
-// sizeSum adds products of dims, noting an overflow of int.
+// sizeSum adds products of non-negative sizes, noting an overflow of int.
 type sizeSum struct {
 	n        int
 	overflow bool
 }
 
+// add adds the product of dims (at most three, all ≥ 0).
 func (t *sizeSum) add(dims ...int) {
-	p, ok := check.Elems(dims...)
-	if !ok || p > math.MaxInt-t.n {
+	p := uint64(1)
+	for _, d := range dims {
+		hi, lo := bits.Mul64(p, uint64(d))
+		if hi != 0 || d < 0 {
+			t.overflow = true
+			return
+		}
+		p = lo
+	}
+	if p > uint64(math.MaxInt-t.n) {
 		t.overflow = true
 		return
 	}
-	t.n += p
+	t.n += int(p)
 }
 
 // addBytes adds the float64s that hold a product of dims in bytes, rounded up.
 func (t *sizeSum) addBytes(dims ...int) {
-	p, ok := check.Elems(dims...)
-	if !ok {
+	var b sizeSum
+	b.add(dims...)
+	if b.overflow {
 		t.overflow = true
 		return
 	}
-	t.add(p/8 + min(p%8, 1))
+	t.add(b.n/8 + min(b.n%8, 1))
 }
 
 func (t *sizeSum) ok() bool { return !t.overflow }
@@ -169,6 +180,7 @@ type job[T Float] struct {
 	o0, o1, o2  []T // outputs: dst, or dLogits, dDecoded, dV (nil: skipped)
 	l, d, v, g  []T // logits, decoded, direction, upstream gradient
 	K, P        int
+	scratch     int       // float64s of scratch a goroutine takes (scratchLen)
 	s           float64   // inverse temperature (softmax gate)
 	alpha, beta []float64 // logistic gate
 	run         func(lo, hi int)
@@ -237,9 +249,11 @@ func jobPool[T Float]() *sync.Pool {
 // anything is allocated, an ErrSize error if a goroutine's scratch (scratchLen) would exceed
 // gatejet.MaxBytes. An empty batch runs no row and needs none.
 func newJob[T Float](op string, kind kernel, sh Shape) (*job[T], error) {
+	var n int
 	if sh.N > 0 {
 		var zero T
-		n, ok := scratchLen(kind, sh.K, sh.P, int(unsafe.Sizeof(zero)))
+		var ok bool
+		n, ok = scratchLen(kind, sh.K, sh.P, int(unsafe.Sizeof(zero)))
 		if !ok {
 			return nil, gatejet.Errorf(gatejet.ErrSize, op, "shape", "the per-row workspace for K=%d P=%d overflows int", sh.K, sh.P)
 		}
@@ -255,7 +269,7 @@ func newJob[T Float](op string, kind kernel, sh Shape) (*job[T], error) {
 		j = new(job[T])
 		j.run = j.do
 	}
-	j.kind, j.K, j.P = kind, sh.K, sh.P
+	j.kind, j.K, j.P, j.scratch = kind, sh.K, sh.P, n
 	return j, nil
 }
 

@@ -70,7 +70,7 @@ func mulInts(xs ...int) (int, bool) {
 type buf struct {
 	name     string
 	got      int
-	want     int  // −1: no length to check (the logistic gate's parameters)
+	want     int
 	optional bool // a nil slice is allowed (the output is skipped)
 	isNil    bool
 	out      bool   // an output: it must share no memory with any other argument
@@ -92,11 +92,6 @@ func opt[T Float](name string, s []T, want int) buf {
 	return buf{name: name, got: len(s), want: want, optional: true, isNil: s == nil, out: true, mem: bytesOf(s)}
 }
 
-// param is an input whose length is checked elsewhere (the logistic gate's α and β).
-func param(name string, s []float64) buf {
-	return buf{name: name, got: len(s), want: -1, mem: bytesOf(s)}
-}
-
 // bytesOf views a slice's memory as bytes, so that slices of different element types (the
 // outputs and the float64 gate parameters) can be compared with check.Overlap.
 func bytesOf[T Float](s []T) []byte {
@@ -110,7 +105,7 @@ func validate(op string, sh Shape, bufs ...buf) error {
 		return err
 	}
 	for _, b := range bufs {
-		if b.optional && b.isNil || b.want < 0 {
+		if b.optional && b.isNil {
 			continue
 		}
 		if b.got != b.want {
@@ -125,28 +120,23 @@ func validate(op string, sh Shape, bufs ...buf) error {
 // from several goroutines, so an overlap would give a wrong result, not an in-place one. It
 // is the last check of a call (a few comparisons of addresses per pair of arguments).
 func checkOverlap(op string, bufs ...buf) error {
-	for i, b := range bufs {
-		if !b.out {
+	for i := range bufs {
+		b := &bufs[i]
+		if !b.out || len(b.mem) == 0 {
 			continue
 		}
-		for j, o := range bufs {
-			if j == i {
-				continue
-			}
-			if err := overlapErr(op, b, o); err != nil {
-				return err
+		for j := range bufs {
+			if j != i && check.Overlap(b.mem, bufs[j].mem) {
+				return overlapError(op, b.name, bufs[j].name)
 			}
 		}
 	}
 	return nil
 }
 
-// overlapErr reports an ErrParam error naming output b if it shares memory with o.
-func overlapErr(op string, b, o buf) error {
-	if check.Overlap(b.mem, o.mem) {
-		return gatejet.Errorf(gatejet.ErrParam, op, b.name, "%s overlaps %s: an output must share no memory with the other arguments", b.name, o.name)
-	}
-	return nil
+// overlapError is the ErrParam error of an output that shares memory with another argument.
+func overlapError(op, out, other string) error {
+	return gatejet.Errorf(gatejet.ErrParam, op, out, "%s overlaps %s: an output must share no memory with the other arguments", out, other)
 }
 
 func validateSoftmax(op string, sh Shape, invTau float64, bufs ...buf) error {

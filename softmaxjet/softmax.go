@@ -64,13 +64,12 @@ type rowSoftmax struct {
 	sc      *scratch
 }
 
-// newRowSoftmax carves the row state of kernel kind from pooled scratch of scratchLen (size is
-// the element type's); rest holds what the kernel carves beyond z, m and e. z has capacity
+// newRowSoftmax carves the row state from pooled scratch of n float64s (the job's scratchLen,
+// checked by newJob); rest holds what the kernel carves beyond z, m and e. z has capacity
 // padK(K), the padding zeroed: the second channel's coefficient loop reads z four atoms at a
 // time.
-func newRowSoftmax(kind kernel, K, P, size int) rowSoftmax {
+func newRowSoftmax(n, K, P int) rowSoftmax {
 	Kp := padK(K)
-	n, _ := scratchLen(kind, K, P, size) // checked by newJob
 	sc := getScratch(n)
 	b := sc.buf
 	r := rowSoftmax{sc: sc}
@@ -101,7 +100,7 @@ func Value[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 
 func valueRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowSoftmax(kValue, K, P, 8)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], j.s, K, P)
@@ -130,7 +129,7 @@ func First[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 
 func firstRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(kFirst, K, P, 8)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
@@ -184,7 +183,7 @@ func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 // and the stores (slab_amd64.s).
 func secondRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newSecondRow[T](K, P, j.s)
+	r := newSecondRow[T](j.scratch, K, P, j.s)
 	defer r.sc.release()
 	nt := len(j.o0)*r.size >= ntMin
 	usedNT := false
@@ -218,12 +217,12 @@ type secondRow[T Float] struct {
 	size      int // bytes of a T
 }
 
-func newSecondRow[T Float](K, P int, s float64) secondRow[T] {
+func newSecondRow[T Float](n, K, P int, s float64) secondRow[T] {
 	Kp := padK(K)
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	cLen := (K*Kp*size + 7) / 8
-	r := secondRow[T]{rowSoftmax: newRowSoftmax(kSecond, K, P, size), s: s, s2: s * s, K: K, P: P, size: size}
+	r := secondRow[T]{rowSoftmax: newRowSoftmax(n, K, P), s: s, s2: s * s, K: K, P: P, size: size}
 	b := r.rest
 	r.nsz, r.diag = carve(&b, Kp), carve(&b, Kp)
 	r.c = asT[T](carve(&b, cLen), K*Kp)
@@ -401,7 +400,7 @@ func HVP[T Float](dst, logits, decoded, v []T, sh Shape, invTau float64) error {
 func hvpRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	s2 := j.s * j.s
-	r := newRowSoftmax(kHVP, K, P, 8)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	b := r.rest
 	u, w, f, zu := carve(&b, K), carve(&b, P), carve(&b, K), carve(&b, K)
@@ -463,7 +462,7 @@ func GaussNewton[T Float](dst, logits, decoded []T, sh Shape, invTau float64) er
 
 func gaussNewtonRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(kGaussNewton, K, P, 8)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)

@@ -45,7 +45,7 @@ func ValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 
 func valueVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(kValueVJP, K, P, 8)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	b := r.rest
 	Z := carve(&b, K)
@@ -100,7 +100,7 @@ func FirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 
 func firstVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(kFirstVJP, K, P, 8)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	b := r.rest
 	Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
@@ -183,7 +183,7 @@ func SecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, inv
 
 func secondVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(kSecondVJP, K, P, 8)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	b := r.rest
 	M, Y, mu, Z := carve(&b, K*P), carve(&b, K*P), carve(&b, P), carve(&b, K)
@@ -302,7 +302,7 @@ func HVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape,
 func hvpVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
 	s2 := s * s
-	r := newRowSoftmax(kHVPVJP, K, P, 8)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	b := r.rest
 	u, w, zu := carve(&b, K), carve(&b, P), carve(&b, K)
@@ -389,7 +389,7 @@ func GaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape
 
 func gaussNewtonVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(kGaussNewtonVJP, K, P, 8)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	b := r.rest
 	Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
