@@ -75,11 +75,11 @@ func Errorf(kind error, op, arg, format string, args ...any) *Error {
 }
 
 // MaxInvTau is the largest inverse temperature s = 1/τ that gatejet accepts. The channels
-// and their products scale as s, s² and s³ (the reverse mode of the second channel and of the
-// Hessian-vector product): with s ≤ 1e100, s³ ≤ 1e300 stays finite, so an accepted
-// temperature with finite inputs of moderate size gives finite outputs, also where a gate is
-// one-hot and the exact curvature is 0 (a larger s³ overflows, and ∞·0 is NaN). Gates this
-// sharp are one-hot at any logit gap above about 1e-97.
+// and their products scale as s, s² and s³ (s³: the reverse modes of the second channel, of
+// the Hessian-vector product and of the Gauss-Newton slabs): with s ≤ 1e100, s³ ≤ 1e300
+// stays finite, so an accepted temperature with finite inputs of moderate size gives finite
+// outputs, also where a gate is one-hot and the exact derivatives are 0 (a larger s³
+// overflows, and ∞·0 is NaN). At s = 1e100 any logit gap above 1e-97 makes a gate one-hot.
 const MaxInvTau = 1e100
 
 // CheckInvTau reports an ErrTemperature *Error unless 0 < invTau ≤ MaxInvTau.
