@@ -369,6 +369,15 @@ func TestParameterBounds(t *testing.T) {
 	require.ErrorIs(t, TowerLogisticChannels(nil, make([]float32, 6), nil, l32, d32, sh, []float64{1, 1, 1, 1, 1, -1e19}, be), gatejet.ErrParam)
 	_, err = NewProgram[float32](ProgramSpec{K: 2, P: 1, InvTau: 1e19})
 	require.ErrorIs(t, err, gatejet.ErrTemperature)
+	// β past float32's range met α·l overflowed to +Inf in the float32 jets: ∞ − ∞ = NaN where
+	// the gate is 0.
+	one := Shape{N: 1, K: 1, P: 1}
+	err = TowerLogisticChannels(nil, make([]float32, 1), nil, []float32{1e30}, []float32{1}, one, []float64{1e18}, []float64{-1e300})
+	require.ErrorIs(t, err, gatejet.ErrParam)
+	require.ErrorContains(t, err, "beta")
+	f := make([]float32, 1)
+	require.NoError(t, TowerLogisticChannels(nil, f, nil, []float32{1e30}, []float32{1}, one, []float64{1e18}, []float64{-math.MaxFloat32}))
+	require.Zero(t, f[0])
 	require.NoError(t, TowerChannels(nil, make([]float64, 6), nil, l, d, sh, 1e19))
 }
 

@@ -99,7 +99,7 @@ type Program[T Float] struct {
 // K < 1, P < 1 or sizes that overflow; ErrTemperature for an invalid InvTau (softmax, see
 // gatejet.CheckInvTau; for float32, whose jets hold InvTau², also InvTau > 1e18); ErrParam
 // for Alpha or Beta of the wrong length or |Alpha[k]| beyond gatejet.MaxLogisticAlpha (1e18
-// for float32) (logistic), a Basis with Len() < 1 or Dim() < 0, LatentPrimaries
+// for float32, where |Beta[k]| must also be within float32's range) (logistic), a Basis with Len() < 1 or Dim() < 0, LatentPrimaries
 // without a Basis or a Decoder without one; ErrNonFinite for a non-finite Alpha or Beta;
 // ErrSize for a Decoder whose length is not Len()·P, and for a program whose workspace would
 // exceed gatejet.MaxBytes. The workspace is checked before anything is allocated: it holds
@@ -200,14 +200,24 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 // 3.4e38, where gatejet.MaxInvTau and gatejet.MaxLogisticAlpha are set for float64.
 const maxJet32Param = 1e18
 
-// checkJet32 refuses a gate parameter beyond maxJet32Param for a float32 program.
+// checkJet32 refuses, for a float32 program, a gate parameter beyond maxJet32Param, and a
+// Beta beyond float32's range: rounded to ±Inf it would meet α·l overflowed to ∓Inf, and
+// ∞ − ∞ is NaN where the gate is exactly 0 or 1.
 func checkJet32(op string, spec ProgramSpec) error {
-	if !spec.Logistic && spec.InvTau > maxJet32Param {
-		return gatejet.Errorf(gatejet.ErrTemperature, op, "invTau", "want invTau ≤ %g for float32 jets (their Hessians hold invTau²), got %v", maxJet32Param, spec.InvTau)
+	if !spec.Logistic {
+		if spec.InvTau > maxJet32Param {
+			return gatejet.Errorf(gatejet.ErrTemperature, op, "invTau", "want invTau ≤ %g for float32 jets (their Hessians hold invTau²), got %v", maxJet32Param, spec.InvTau)
+		}
+		return nil
 	}
 	for k, a := range spec.Alpha {
-		if spec.Logistic && math.Abs(a) > maxJet32Param {
+		if math.Abs(a) > maxJet32Param {
 			return gatejet.Errorf(gatejet.ErrParam, op, "alpha", "want |alpha[%d]| ≤ %g for float32 jets (their Hessians hold alpha²), got %v", k, maxJet32Param, a)
+		}
+	}
+	for k, b := range spec.Beta {
+		if math.Abs(b) > math.MaxFloat32 {
+			return gatejet.Errorf(gatejet.ErrParam, op, "beta", "want |beta[%d]| ≤ %g for float32 jets, got %v", k, math.MaxFloat32, b)
 		}
 	}
 	return nil
@@ -542,7 +552,8 @@ func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Sh
 // TowerLogisticChannels is the oracle for the logistic-gate closed forms: as TowerChannels,
 // with the per-atom gate ζ_k = σ(alpha[k]·l_k + beta[k]); alpha and beta have length K
 // (ErrParam otherwise) and must be finite (ErrNonFinite otherwise), with |alpha[k]| ≤
-// gatejet.MaxLogisticAlpha, 1e18 for float32 (ErrParam otherwise).
+// gatejet.MaxLogisticAlpha, 1e18 for float32, and for float32 |beta[k]| within float32's
+// range (ErrParam otherwise).
 func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	const op = "softmaxjet.TowerLogisticChannels"
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
