@@ -37,12 +37,13 @@ func requireKind(t *testing.T, err error, kind error, op string) {
 	}
 }
 
-func validInvTau(s float64) bool { return s > 0 && s <= math.MaxFloat64 }
+func validInvTau(s float64) bool { return gatejet.CheckInvTau("", s) == nil }
 
 func addFuzzSeeds(f *testing.F) {
 	mx, tiny := math.MaxFloat64, math.SmallestNonzeroFloat64
 	f.Add(uint8(2), 1e308, -1e308, 0.0, 0.0, 10.0, 1.0)
 	f.Add(uint8(3), mx, -mx, 0.0, 0.0, mx, 1.0)
+	f.Add(uint8(3), mx, -mx, 0.0, 0.0, gatejet.MaxInvTau, 1.0)
 	f.Add(uint8(4), mx, -mx, 1.0, -1.0, tiny, 1e-3)
 	f.Add(uint8(4), 3.0, 1.0, 4.0, 1.5, 1.0, 0.0)
 	f.Add(uint8(2), math.Inf(1), 2.0, 0.0, 0.0, 3.0, 1.0)

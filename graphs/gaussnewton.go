@@ -14,7 +14,7 @@ import (
 //	H[r][a][b] = Σ_c first[r][a][c]·first[r][b][c],   first[r][a][c] = ∂ẑ[r][c]/∂logits[r][a],
 //
 // computed by ops.SoftmaxJetGaussNewton without building the first channel. logits is
-// [n,K], decoded [n,K,P], both Float64 or both Float32, invTau positive and finite. Each
+// [n,K], decoded [n,K,P], both Float64 or both Float32, 0 < invTau ≤ gatejet.MaxInvTau. Each
 // slab is symmetric positive semi-definite and singular: Σ_a first[r][a][c] = 0, so
 // H[r]·1 = 0. Add a ridge before inverting it or taking its log-determinant, as
 // GaussNewtonLogDet does. Differentiable in logits and decoded.

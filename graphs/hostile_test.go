@@ -222,12 +222,12 @@ func TestSoftArgminExtremeFiniteInputs(t *testing.T) {
 		want   []float64
 	}{
 		{[]float64{1e308, -1e308}, 10, []float64{0, 1}},
-		{[]float64{mx, -mx}, mx, []float64{0, 1}},
+		{[]float64{mx, -mx}, gatejet.MaxInvTau, []float64{0, 1}},
 		{[]float64{-mx, mx, -mx}, 1, []float64{0.5, 0, 0.5}},
 		// s·(c_0 − c_1) = 2·tiny·mx ≈ 1.8e-15, which overflows only as c_0 − c_1
 		{[]float64{mx, -mx}, tiny, []float64{1 / (1 + math.Exp(tiny*mx*2)), 1 / (1 + math.Exp(-tiny*mx*2))}},
-		{[]float64{1, 2}, mx, []float64{1, 0}},
-		{[]float64{math.Inf(1), -mx}, mx, []float64{0, 1}},
+		{[]float64{1, 2}, gatejet.MaxInvTau, []float64{1, 0}},
+		{[]float64{math.Inf(1), -mx}, gatejet.MaxInvTau, []float64{0, 1}},
 	}
 	for _, c := range cases {
 		p, err := SoftArgminProbs(c.costs, c.invTau)

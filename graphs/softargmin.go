@@ -20,8 +20,8 @@ const opSoftArgmin = "graphs.SoftArgmin"
 // differentiable argmin that puts most of its mass on the smallest costs, all of it in
 // the limit invTau → ∞, and is uniform as invTau → 0. costs has rank 1 to 8 (a vector
 // [K] of candidate costs or a batch [n,K], for example), no zero dim, and dtype Float64 or
-// Float32; invTau = 1/τ is positive and finite, and at most math.MaxFloat32 for Float32
-// costs.
+// Float32; invTau = 1/τ satisfies 0 < invTau ≤ gatejet.MaxInvTau, and is at most
+// math.MaxFloat32 for Float32 costs.
 //
 // The node is differentiable with gorgonia.Grad (and on a LispMachine): with upstream
 // gradient g on p, the gradient with respect to costs is −invTau·(diag(p) − ppᵀ)·g per
@@ -29,7 +29,8 @@ const opSoftArgmin = "graphs.SoftArgmin"
 // graph can be differentiated again.
 //
 // The forward map computes exp(−invTau·(c_i − min c)) in float64, the differences taken
-// before scaling, so finite costs give finite probabilities for every accepted invTau. A cost of +Inf gets probability 0 when its row has a finite cost; a row
+// before scaling, so finite costs give finite probabilities for every accepted invTau. A
+// cost of +Inf gets probability 0 when its row has a finite cost; a row
 // of all +Inf, or with a NaN or a −Inf cost, gives a NaN row. Other rows are not affected.
 func SoftArgmin(costs *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
 	if costs == nil {
