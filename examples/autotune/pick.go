@@ -43,7 +43,7 @@ func spreadOf(xs []float64) Spread {
 		return Spread{nan, nan, nan, nan, nan}
 	}
 	s := slices.Clone(xs)
-	slices.Sort(s) // NaNs first: the median of a measurement with NaNs is then rejected unless most are fine
+	slices.Sort(s)
 	q := func(f float64) float64 {
 		pos := f * float64(len(s)-1)
 		lo := int(pos)

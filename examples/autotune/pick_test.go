@@ -131,3 +131,30 @@ func TestChooseTies(t *testing.T) {
 	require.Equal(t, []bool{true, true, false}, c.Tied)
 	require.Equal(t, 1, c.Pick)
 }
+
+// TestRunBadSample: one NaN, zero or infinite measurement among many is refused, not hidden
+// in a median; so are rounds that would not fit in memory and chunks of no rows.
+func TestRunBadSample(t *testing.T) {
+	for _, bad := range []float64{math.NaN(), 0, -1, math.Inf(1)} {
+		calls := 0
+		cfg := defaultConfig()
+		cfg.Candidates = []int{8, 32}
+		cfg.Measure = func(int, int) (float64, error) {
+			calls++
+			if calls == 7 {
+				return bad, nil
+			}
+			return 100, nil
+		}
+		_, err := run(cfg)
+		require.ErrorContains(t, err, "positive and finite", "sample %v", bad)
+	}
+	cfg := defaultConfig()
+	cfg.Reps = maxReps + 1
+	_, err := run(cfg)
+	require.Error(t, err)
+	cfg = defaultConfig()
+	cfg.Candidates = []int{8, 0}
+	_, err = run(cfg)
+	require.Error(t, err)
+}

@@ -68,13 +68,23 @@ func (c Config) validate() error {
 		return fmt.Errorf("want 0 < tau < +Inf, got %v", c.Tau)
 	case c.Rows < 1 || c.K < 1 || c.P < 1 || c.Reps < 1 || c.Steps < 1:
 		return fmt.Errorf("want rows, K, P, reps and steps ≥ 1, got %d, %d, %d, %d, %d", c.Rows, c.K, c.P, c.Reps, c.Steps)
+	case c.Reps > maxReps:
+		return fmt.Errorf("want reps ≤ %d, got %d", maxReps, c.Reps)
 	case !(c.TieFloor >= 0) || math.IsInf(c.TieFloor, 1):
 		return fmt.Errorf("want 0 ≤ tie < +Inf, got %v", c.TieFloor)
 	case !(c.Damping >= 0) || math.IsInf(c.Damping, 1):
 		return fmt.Errorf("want 0 ≤ damping < +Inf, got %v", c.Damping)
 	}
+	for _, r := range c.Candidates {
+		if r < 1 {
+			return fmt.Errorf("want candidates of ≥ 1 rows per call, got %v", c.Candidates)
+		}
+	}
 	return nil
 }
+
+// maxReps bounds the rounds: the samples are kept, and a million rounds would take minutes.
+const maxReps = 100_000
 
 func run(cfg Config) (Result, error) {
 	var res Result
@@ -105,7 +115,12 @@ func run(cfg Config) (Result, error) {
 		measureOne = func(_, rows int) (float64, error) { return t.nsPerRow(rows) }
 	}
 	samples, err := measure(len(res.Candidates), cfg.Reps, func(i int) (float64, error) {
-		return measureOne(i, res.Candidates[i])
+		v, err := measureOne(i, res.Candidates[i])
+		if err == nil && (!(v > 0) || math.IsInf(v, 1)) {
+			// One bad sample would hide in a median: refuse it.
+			err = fmt.Errorf("candidate %d (%d rows per call) measured %v: costs must be positive and finite", i, res.Candidates[i], v)
+		}
+		return v, err
 	})
 	if err != nil {
 		return res, err
