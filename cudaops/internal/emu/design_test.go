@@ -95,6 +95,30 @@ func TestEmulatorReportsDivergentBarrier(t *testing.T) {
 	require.Contains(t, err.Error(), "divergent __syncthreads")
 }
 
+// TestEmulatorReportsDivergentBarrierSameLine: barriers reached from different places that
+// share a source line (in a helper such as gj_tree_sum called from two branches, or two
+// barriers in one macro expansion) are divergent too; all threads on one branch are fine.
+func TestEmulatorReportsDivergentBarrierSameLine(t *testing.T) {
+	const block = 32
+	for _, name := range []string{"gj_emu_selftest_helper_divergent", "gj_emu_selftest_macro_divergent"} {
+		for _, sched := range []Schedule{Forward, Reverse, Shuffled} {
+			out := make([]float64, block)
+			_, err := selfTest(name, 2, block, 8*8, 0, out, sched)
+			require.NoError(t, err, "%s: every thread on one branch", name)
+			if name == "gj_emu_selftest_helper_divergent" {
+				for i, v := range out {
+					require.Equal(t, 8.0, v, "out[%d]", i)
+				}
+			}
+			for _, split := range []int{1, block / 2, block - 1} {
+				_, err = selfTest(name, 2, block, 8*8, split, out, sched)
+				require.Error(t, err, "%s split %d schedule %d", name, split, sched)
+				require.Contains(t, err.Error(), "divergent __syncthreads")
+			}
+		}
+	}
+}
+
 func TestEmulatorReportsSharedOverrun(t *testing.T) {
 	hw, err := selfTest("gj_emu_selftest_overrun", 1, 4, 8*10, 10, nil, Forward)
 	require.NoError(t, err)

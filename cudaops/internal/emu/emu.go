@@ -18,7 +18,7 @@
 package emu
 
 /*
-#cgo CXXFLAGS: -std=c++17 -O2 -Wall -Wno-unused-variable -Wno-unused-but-set-variable
+#cgo CXXFLAGS: -std=c++17 -O2 -fno-omit-frame-pointer -Wall -Wno-unused-variable -Wno-unused-but-set-variable
 #cgo LDFLAGS: -lpthread
 #include <stdlib.h>
 #include "gjemu.h"
