@@ -70,7 +70,9 @@ func compileModule(m module, arch string) (string, string, error) {
 	name := strings.ToLower(m.family) + m.suffix() + "_" + arch + ".cu"
 	v, _ := ptxCache.LoadOrStore(name, &ptxResult{})
 	r := v.(*ptxResult)
-	r.once.Do(func() { r.ptx, r.err = Compiler{}.Compile(kernels.Source, name, kernels.Options(arch, m.family, m.f32)) })
+	r.once.Do(func() {
+		r.ptx, r.err = Compiler{}.Compile(kernels.Source, name, kernels.Options(arch, m.family, m.f32))
+	})
 	return name, r.ptx, r.err
 }
 
