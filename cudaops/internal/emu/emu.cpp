@@ -17,6 +17,16 @@
 
 #include "gjemu.h"
 
+// Under AddressSanitizer (CGO_CXXFLAGS=-fsanitize=address, see .ci/cuda-checks) every switch
+// between the scheduler and a fiber is announced to ASan, and a pooled fiber stack is unpoisoned
+// before a fiber starts on it: the frames of the previous fiber there never returned, so their
+// redzones would otherwise still be poisoned.
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#define GJ_ASAN 1
+#endif
+
 static_assert(sizeof(GjArgs) == sizeof(GjArgsC), "GjArgs layout");
 static_assert(offsetof(GjArgs, out) == offsetof(GjArgsC, out), "GjArgs layout");
 static_assert(offsetof(GjArgs, floats) == offsetof(GjArgsC, floats), "GjArgs layout");
@@ -127,13 +137,26 @@ struct Block {
 
 static Block* g_block;
 
+#ifdef GJ_ASAN
+static const void* g_sched_bottom;  // the scheduler's stack, as ASan reports it
+static size_t g_sched_size;
+#endif
+
 // Switch from the running fiber back to the scheduler.
 static void yield_to_scheduler() {
   Block* b = g_block;
+#ifdef GJ_ASAN
+  void* fake = nullptr;
+  const bool last = b->state[b->cur] == kReturned || b->state[b->cur] == kKilled;
+  __sanitizer_start_switch_fiber(last ? nullptr : &fake, g_sched_bottom, g_sched_size);
+#endif
 #ifdef GJ_FAST_SWITCH
   gj_ctx_switch(&b->fib[b->cur].sp, b->sched.sp);
 #else
   swapcontext(&b->fib[b->cur].uc, &b->sched.uc);
+#endif
+#ifdef GJ_ASAN
+  __sanitizer_finish_switch_fiber(fake, &g_sched_bottom, &g_sched_size);
 #endif
 }
 
@@ -142,14 +165,24 @@ static void resume(int t) {
   Block* b = g_block;
   b->cur = t;
   threadIdx = dim3{(unsigned)t, 0, 0};
+#ifdef GJ_ASAN
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, g_stacks[t].base + sysconf(_SC_PAGESIZE), kFiberStack);
+#endif
 #ifdef GJ_FAST_SWITCH
   gj_ctx_switch(&b->sched.sp, b->fib[t].sp);
 #else
   swapcontext(&b->sched.uc, &b->fib[t].uc);
 #endif
+#ifdef GJ_ASAN
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
 }
 
 static void fiber_main() {
+#ifdef GJ_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, &g_sched_bottom, &g_sched_size);
+#endif
   Block* b = g_block;
   const GjArgs& a = b->args;
   b->fn(a.in[0], a.in[1], a.in[2], a.in[3], a.out[0], a.out[1], a.out[2], a.floats, a.i0, a.i1, a.i2,
@@ -168,6 +201,9 @@ static void start(int t) {
   Block* b = g_block;
   long page = sysconf(_SC_PAGESIZE);
   char* lo = g_stacks[t].base + page;
+#ifdef GJ_ASAN
+  __asan_unpoison_memory_region(lo, kFiberStack);
+#endif
 #ifdef GJ_FAST_SWITCH
   // The frame gj_ctx_switch pops: control words, r15 r14 r13 r12 rbx rbp, return address.
   // Returning into gj_fiber_entry leaves rsp ≡ 8 (mod 16), as after a call.
