@@ -112,21 +112,49 @@ func OpenDevice(ordinal int) (*DeviceBackend, error) {
 	return b, nil
 }
 
-// Name returns "cuda:<device name>:<arch>".
-func (b *DeviceBackend) Name() string { return "cuda:" + b.name + ":" + string(b.arch) }
+// errNilBackend is the error of the methods of a nil *DeviceBackend that return errors.
+func errNilBackend() error { return deviceError0("nil *DeviceBackend") }
 
-// Arch is the device's architecture, the one every module is compiled for.
-func (b *DeviceBackend) Arch() Arch { return b.arch }
+// Name returns "cuda:<device name>:<arch>" ("cuda:<nil>" for a nil *DeviceBackend).
+func (b *DeviceBackend) Name() string {
+	if b == nil {
+		return "cuda:<nil>"
+	}
+	return "cuda:" + b.name + ":" + string(b.arch)
+}
 
-// Launches is the number of kernels this backend has launched.
-func (b *DeviceBackend) Launches() int64 { return b.launches.Load() }
+// Arch is the device's architecture, the one every module is compiled for ("" for a nil
+// *DeviceBackend).
+func (b *DeviceBackend) Arch() Arch {
+	if b == nil {
+		return ""
+	}
+	return b.arch
+}
 
-// Modules returns the modules compiled and loaded so far.
-func (b *DeviceBackend) Modules() []ModuleKey { return b.mods.Loaded() }
+// Launches is the number of kernels this backend has launched (0 for a nil *DeviceBackend).
+func (b *DeviceBackend) Launches() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.launches.Load()
+}
+
+// Modules returns the modules compiled and loaded so far (none for a nil *DeviceBackend).
+func (b *DeviceBackend) Modules() []ModuleKey {
+	if b == nil {
+		return nil
+	}
+	return b.mods.Loaded()
+}
 
 // withContext runs f holding the backend's lock, on a locked OS thread with the primary
-// context current.
+// context current. A nil *DeviceBackend gives an ErrDevice error, so that every method built
+// on it (Prewarm, Close, TimeSource) does.
 func (b *DeviceBackend) withContext(f func() error) error {
+	if b == nil {
+		return errNilBackend()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -297,8 +325,12 @@ func (b *DeviceBackend) download(c *Call, d *deviceCall) error {
 }
 
 // Launch runs c on the device and writes c.Out: host to device, kernel, synchronise, device to
-// host. Every error is an ErrDevice error (a malformed Call gives its Check error).
+// host. Every error is an ErrDevice error (a malformed Call gives its Check error; a nil
+// *DeviceBackend an ErrDevice error).
 func (b *DeviceBackend) Launch(c *Call) error {
+	if b == nil {
+		return errNilBackend()
+	}
 	if err := c.Check(); err != nil {
 		return err
 	}
@@ -359,6 +391,9 @@ type Timing struct {
 // reference of a benchmark.
 func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error) {
 	var t Timing
+	if b == nil {
+		return t, errNilBackend()
+	}
 	if err := c.Check(); err != nil {
 		return t, err
 	}
@@ -504,5 +539,8 @@ func timeEvents(reps int, f func() error) (time.Duration, error) {
 
 // String describes the backend for logs.
 func (b *DeviceBackend) String() string {
+	if b == nil {
+		return b.Name()
+	}
 	return fmt.Sprintf("%s (max shared %d B/block, max grid x %d)", b.Name(), b.lim.MaxSharedBytes, b.lim.MaxGridX)
 }

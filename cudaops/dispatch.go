@@ -2,6 +2,7 @@ package cudaops
 
 import (
 	"errors"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
@@ -57,9 +58,10 @@ var (
 // Register makes b the active backend and returns a function that removes it again (calling
 // it more than once is harmless). Registrations stack: removing the active backend
 // reactivates the one registered before it, so a test can register a fake over a real backend
-// and restore it. Register does not call Close. A nil b is ignored.
+// and restore it. Register does not call Close. A nil b, or a nil pointer (map, func...) of a
+// Backend type, is ignored: Run would call its methods on nil.
 func Register(b Backend) (unregister func()) {
-	if b == nil {
+	if isNil(b) {
 		return func() {}
 	}
 	regMu.Lock()
@@ -82,6 +84,18 @@ func Register(b Backend) (unregister func()) {
 			publishLocked()
 		})
 	}
+}
+
+// isNil reports whether b is nil or holds a nil pointer, map, slice, func, chan or interface.
+func isNil(b Backend) bool {
+	if b == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(b); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }
 
 func publishLocked() {
@@ -178,11 +192,29 @@ type LaunchError struct {
 	Cause error          // what Backend.Launch returned
 }
 
-// Error returns Err's message.
-func (e *LaunchError) Error() string { return e.Err.Error() }
+// Error returns Err's message ("<nil>" for a nil *LaunchError or one without Err).
+func (e *LaunchError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return e.Err.Error() // a nil *gatejet.Error formats as "<nil>"
+}
 
-// Unwrap returns both Err (hence gatejet.ErrDevice) and Cause.
-func (e *LaunchError) Unwrap() []error { return []error{e.Err, e.Cause} }
+// Unwrap returns both Err (hence gatejet.ErrDevice) and Cause, leaving out those that are
+// nil; a nil *LaunchError unwraps to nothing.
+func (e *LaunchError) Unwrap() []error {
+	if e == nil {
+		return nil
+	}
+	var out []error
+	if e.Err != nil {
+		out = append(out, e.Err)
+	}
+	if e.Cause != nil {
+		out = append(out, e.Cause)
+	}
+	return out
+}
 
 // deviceError wraps a launch error as a *LaunchError unless it already is an ErrDevice error.
 func deviceError(b Backend, c *Call, err error) error {

@@ -281,9 +281,13 @@ type Call struct {
 }
 
 // DType returns the element type shared by every In and Out slice, or DTypeInvalid when there
-// are none, a slice is neither []float32 nor []float64, or the types are mixed.
+// are none (a nil *Call has none), a slice is neither []float32 nor []float64, or the types
+// are mixed.
 func (c *Call) DType() DType {
 	d := DTypeInvalid
+	if c == nil {
+		return d
+	}
 	for _, list := range [][]any{c.In, c.Out} {
 		for _, s := range list {
 			var e DType
@@ -334,8 +338,11 @@ func (c *Call) size(d dim) (int, bool) {
 }
 
 // OutputElements is the total number of output elements the call writes: a natural Work
-// value. It is 0 for a call whose Ints do not fit the kernel.
+// value. It is 0 for a nil *Call and for a call whose Ints do not fit the kernel.
 func (c *Call) OutputElements() int {
+	if c == nil {
+		return 0
+	}
 	sp, ok := specs[c.Kernel]
 	if !ok || len(c.Ints) != intsLen(sp.family) || anyNegative(c.Ints) {
 		return 0
@@ -353,9 +360,13 @@ func (c *Call) OutputElements() int {
 
 // Lengths returns the element count each input and output of the call must have, from its
 // Kernel and Ints alone (the slices are not looked at): for callers whose data is not in Go
-// slices, such as device-resident Gorgonia values. Errors are as Check's.
+// slices, such as device-resident Gorgonia values. Errors are as Check's (a nil *Call is an
+// ErrParam error).
 func (c *Call) Lengths() (in, out []int, err error) {
 	const op = "cudaops.Call"
+	if c == nil {
+		return nil, nil, gatejet.Errorf(gatejet.ErrParam, op, "", "nil call")
+	}
 	sp, ok := specs[c.Kernel]
 	if !ok {
 		return nil, nil, gatejet.Errorf(gatejet.ErrParam, op, "Kernel", "unknown kernel %q", string(c.Kernel))
@@ -408,7 +419,7 @@ func sliceLen(s any) int {
 }
 
 // Check validates the call against its kernel's convention: a known kernel (ErrParam), the
-// counts of In, Out, Ints and Floats (ErrParam), non-negative sizes and, for row jets, K ≥ 1
+// counts of In, Out, Ints and Floats (ErrParam; a nil *Call too), non-negative sizes and, for row jets, K ≥ 1
 // and P ≥ 1 (ErrShape), one
 // dtype for every slice (ErrDType), each slice's length (ErrSize), a positive finite invTau
 // (ErrTemperature) and finite logistic α, β (ErrNonFinite). Backends call it before launching.

@@ -74,19 +74,42 @@ type ModuleCache[M any] struct {
 }
 
 // NewModuleCache returns a cache for a device of architecture arch, compiling with comp and
-// loading with load; unload (may be nil) releases a module on Close.
+// loading with load; unload (may be nil) releases a module on Close. A cache without comp or
+// load compiles nothing: its Get and Prewarm return ErrParam errors.
 func NewModuleCache[M any](arch Arch, comp Compiler, load func(ModuleKey, string) (M, error), unload func(M) error) *ModuleCache[M] {
 	return &ModuleCache[M]{arch: arch, comp: comp, load: load, unload: unload, mods: map[ModuleKey]M{}}
 }
 
-// Arch is the architecture the cache compiles for.
-func (c *ModuleCache[M]) Arch() Arch { return c.arch }
+// Arch is the architecture the cache compiles for ("" for a nil *ModuleCache).
+func (c *ModuleCache[M]) Arch() Arch {
+	if c == nil {
+		return ""
+	}
+	return c.arch
+}
+
+// usable reports an ErrParam error for a nil cache or one made without a compiler or a
+// loader, which could compile or load nothing.
+func (c *ModuleCache[M]) usable(op string) error {
+	switch {
+	case c == nil:
+		return gatejet.Errorf(gatejet.ErrParam, op, "", "nil *ModuleCache")
+	case c.comp == nil:
+		return gatejet.Errorf(gatejet.ErrParam, op, "comp", "the cache was made without a Compiler (NewModuleCache)")
+	case c.load == nil:
+		return gatejet.Errorf(gatejet.ErrParam, op, "load", "the cache was made without a load function (NewModuleCache)")
+	}
+	return nil
+}
 
 // Get returns the module holding kernel k for element type dt, compiling and loading it on
-// first use. Errors are ErrDevice errors; a failed compile is not cached (a later Get tries
-// again).
+// first use. Errors are ErrDevice errors, or ErrParam for a nil cache or one made without a
+// compiler or a loader; a failed compile is not cached (a later Get tries again).
 func (c *ModuleCache[M]) Get(k Kernel, dt DType) (M, error) {
 	var zero M
+	if err := c.usable("cudaops.ModuleCache"); err != nil {
+		return zero, err
+	}
 	if k.Family() == FamilyUnknown || (dt != Float32 && dt != Float64) {
 		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "no module for kernel %q, dtype %v", string(k), dt)
 	}
@@ -121,8 +144,11 @@ func (c *ModuleCache[M]) get(key ModuleKey) (M, error) {
 }
 
 // Prewarm compiles and loads the modules of the given kernels (every kernel when none is
-// given), for both element types.
+// given), for both element types. Errors are as Get's; an unknown kernel is an ErrParam error.
 func (c *ModuleCache[M]) Prewarm(kernels ...Kernel) error {
+	if err := c.usable("cudaops.Prewarm"); err != nil {
+		return err
+	}
 	if len(kernels) == 0 {
 		kernels = Kernels()
 	}
@@ -148,8 +174,12 @@ func (c *ModuleCache[M]) Prewarm(kernels ...Kernel) error {
 	return nil
 }
 
-// Loaded returns the keys of the modules loaded so far, sorted by name.
+// Loaded returns the keys of the modules loaded so far, sorted by name (none for a nil
+// *ModuleCache).
 func (c *ModuleCache[M]) Loaded() []ModuleKey {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]ModuleKey, 0, len(c.mods))
@@ -160,16 +190,22 @@ func (c *ModuleCache[M]) Loaded() []ModuleKey {
 	return out
 }
 
-// Compiles is the number of compilations attempted so far.
+// Compiles is the number of compilations attempted so far (0 for a nil *ModuleCache).
 func (c *ModuleCache[M]) Compiles() int {
+	if c == nil {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.compiles
 }
 
 // Close unloads every module; the cache is empty afterwards. The first unload error is
-// returned.
+// returned; closing a nil *ModuleCache does nothing.
 func (c *ModuleCache[M]) Close() error {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var first error

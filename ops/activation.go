@@ -11,6 +11,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // activation names an elementwise activation function.
@@ -92,6 +93,9 @@ func newActivation(a activation, x *gorgonia.Node, opts []Option) (*gorgonia.Nod
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOutput(name, dt, s); err != nil {
+		return nil, err
+	}
 	return gorgonia.ApplyOp(newActOp(a, stageForward, 0, s, dt, o), x)
 }
 
@@ -111,6 +115,9 @@ func newActivationBackward(a activation, x, dy *gorgonia.Node, opts []Option) (*
 	}
 	if !dy.Shape().Eq(s) {
 		return nil, gatejet.Errorf(gatejet.ErrShape, name, "dy", "want the shape of x %v, got %v", s, dy.Shape())
+	}
+	if err := checkOutput(name, dt, s); err != nil {
+		return nil, err
 	}
 	return gorgonia.ApplyOp(newActOp(a, stageBackward, 0, s, dt, o), x, dy)
 }
@@ -160,13 +167,17 @@ func (op *actOp) Type() hm.Type {
 	return fnType(ts...)
 }
 
-// InferShape checks that every input has the op's shape and returns it.
+// InferShape checks that every input has the op's shape and returns it. Gorgonia calls it
+// when it applies the op; an op built with ReuseOutput is applied once (see ReuseOutput).
 func (op *actOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	return sameShapes(op.name(), op.shape, ds, op.Arity())
+	return op.claim(sameShapes(op.name(), op.shape, ds, op.Arity()))
 }
 
 // WriteHash writes the op's name and, for the double backward, wrt.
 func (op *actOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
 	fmt.Fprintf(h, "%s wrt %d%s", op.name(), op.wrt, op.reuseHash())
 }
 
@@ -211,7 +222,7 @@ func computeAct[T float](op *actOp, out *tensor.Dense, ts []*tensor.Dense) error
 	var in [3][]T
 	for i, t := range ts {
 		in[i] = data[T](t, n)
-		if overlaps(dst, in[i]) {
+		if check.Overlap(dst, in[i]) {
 			return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 		}
 	}
@@ -223,7 +234,7 @@ func computeAct[T float](op *actOp, out *tensor.Dense, ts []*tensor.Dense) error
 	default:
 		var outs [2][]T
 		outs[op.wrt] = dst
-		return runActGrad(&op.run, op.a, outs[0], outs[1], in[0], in[1], in[2])
+		return runActGrad(op.name(), &op.run, op.a, outs[0], outs[1], in[0], in[1], in[2])
 	}
 }
 
@@ -257,7 +268,7 @@ func runActBackward[T float](rec *pathRecord, a activation, dx, x, dy []T) error
 	return dispatch(rec, actKernels[a][stageBackward], ints[:], nil, [][]T{x, dy}, [][]T{dx}, cpu)
 }
 
-func runActGrad[T float](rec *pathRecord, a activation, gx, gdy, x, dy, g []T) error {
+func runActGrad[T float](name string, rec *pathRecord, a activation, gx, gdy, x, dy, g []T) error {
 	cpu := func() error {
 		switch a {
 		case actReLU:
@@ -269,31 +280,36 @@ func runActGrad[T float](rec *pathRecord, a activation, gx, gdy, x, dy, g []T) e
 		}
 	}
 	ints := [1]int{len(x)}
-	return dispatch(rec, actKernels[a][stageGrad], ints[:], nil, [][]T{x, dy, g},
-		[][]T{scratchOr(gx, len(x)), scratchOr(gdy, len(x))}, cpu)
+	gx2, err := scratchOr(name, gx, len(x))
+	if err != nil {
+		return err
+	}
+	gdy2, err := scratchOr(name, gdy, len(x))
+	if err != nil {
+		return err
+	}
+	return dispatch(rec, actKernels[a][stageGrad], ints[:], nil, [][]T{x, dy, g}, [][]T{gx2, gdy2}, cpu)
 }
 
 // DiffWRT: the forward map and the backward are differentiable in every input; the double
 // backward is not.
-func (op *actOp) DiffWRT(inputs int) []bool {
-	d := make([]bool, inputs)
-	if op.stage != stageGrad {
-		for i := range d {
-			d[i] = true
-		}
-	}
-	return d
-}
+func (op *actOp) DiffWRT(inputs int) []bool { return diffMask(inputs, op.stage != stageGrad) }
 
 // SymDiff returns the backward node for the forward map (f's Backward of x and grad), and
 // the two double-backward nodes for the backward.
 func (op *actOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	if len(inputs) != op.Arity() {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(inputs))
+	if err := checkDiffNodes(op.name(), op.Arity(), inputs, grad); err != nil {
+		return nil, err
 	}
 	switch op.stage {
 	case stageForward:
-		n, err := gorgonia.ApplyOp(newActOp(op.a, stageBackward, 0, op.shape, op.dt, op.inherited()), inputs[0], grad)
+		bop := newActOp(op.a, stageBackward, 0, op.shape, op.dt, op.inherited())
+		// The gradient op's output has the op's shape, checked when the op was built; the
+		// limit may have been lowered since.
+		if err := checkOutput(bop.name(), op.dt, op.shape); err != nil {
+			return nil, err
+		}
+		n, err := gorgonia.ApplyOp(bop, inputs[0], grad)
 		if err != nil {
 			return nil, err
 		}
@@ -301,7 +317,11 @@ func (op *actOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 	case stageBackward:
 		retVal := make(gorgonia.Nodes, 2)
 		for wrt := range retVal {
-			n, err := gorgonia.ApplyOp(newActOp(op.a, stageGrad, wrt, op.shape, op.dt, op.inherited()), inputs[0], inputs[1], grad)
+			gop := newActOp(op.a, stageGrad, wrt, op.shape, op.dt, op.inherited())
+			if err := checkOutput(gop.name(), op.dt, op.shape); err != nil {
+				return nil, err
+			}
+			n, err := gorgonia.ApplyOp(gop, inputs[0], inputs[1], grad)
 			if err != nil {
 				return nil, err
 			}
@@ -320,8 +340,8 @@ func (op *actOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 	if op.stage == stageGrad {
 		return nonDiff(op.name(), output)
 	}
-	if len(inputs) != op.Arity() {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(inputs))
+	if err := checkDiffNodes(op.name(), op.Arity(), inputs, output); err != nil {
+		return err
 	}
 	up, err := output.Grad()
 	if err != nil {
@@ -338,7 +358,9 @@ func (op *actOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 	}
 	grads := make([]*tensor.Dense, len(inputs))
 	for i := range grads {
-		grads[i] = newDense(op.dt, op.shape)
+		if grads[i], err = newDense(op.name(), op.dt, op.shape); err != nil {
+			return err
+		}
 	}
 	if op.dt == tensor.Float64 {
 		err = actDiff[float64](op, grads, ts)
@@ -356,6 +378,6 @@ func actDiff[T float](op *actOp, grads, ts []*tensor.Dense) error {
 	if op.stage == stageForward {
 		return runActBackward(&op.diffRun, op.a, data[T](grads[0], n), data[T](ts[0], n), data[T](ts[1], n))
 	}
-	return runActGrad(&op.diffRun, op.a, data[T](grads[0], n), data[T](grads[1], n),
+	return runActGrad(op.name(), &op.diffRun, op.a, data[T](grads[0], n), data[T](grads[1], n),
 		data[T](ts[0], n), data[T](ts[1], n), data[T](ts[2], n))
 }

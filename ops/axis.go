@@ -12,6 +12,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // SoftmaxBackward returns the gradient dx = y⊙(dy − ⟨y,dy⟩) with respect to the input of a
@@ -58,6 +59,9 @@ func newAxisBackward(name string, log bool, y, dy *gorgonia.Node, axis int, opts
 	if err := checkPositiveDims(name, "y", ys); err != nil {
 		return nil, err
 	}
+	if err := checkOutput(name, dt, ys); err != nil {
+		return nil, err
+	}
 	if axis < 0 {
 		axis += len(ys)
 	}
@@ -94,9 +98,10 @@ func (op *axisOp) Type() hm.Type {
 	return fnType(a, a, a)
 }
 
-// InferShape checks that every input has the op's shape and returns it.
+// InferShape checks that every input has the op's shape and returns it. Gorgonia calls it
+// when it applies the op; an op built with ReuseOutput is applied once (see ReuseOutput).
 func (op *axisOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	return sameShapes(op.name(), op.shape, ds, op.Arity())
+	return op.claim(sameShapes(op.name(), op.shape, ds, op.Arity()))
 }
 
 // sameShapes checks that there are arity inputs, all of the given shape.
@@ -118,6 +123,9 @@ func sameShapes(name string, shape tensor.Shape, ds []gorgonia.DimSizer, arity i
 
 // WriteHash writes the op's name and axis.
 func (op *axisOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
 	fmt.Fprintf(h, "%s axis %d%s", op.name(), op.axis, op.reuseHash())
 }
 
@@ -175,7 +183,7 @@ func (op *axisOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 func axisBackward[T float](op *axisOp, out, yt, dyt *tensor.Dense) error {
 	n := op.shape.TotalSize()
 	dx, y, dy := data[T](out, n), data[T](yt, n), data[T](dyt, n)
-	if overlaps(dx, y) || overlaps(dx, dy) {
+	if check.Overlap(dx, y) || check.Overlap(dx, dy) {
 		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	return runAxisBackward(&op.run, op.log, op.shape, op.axis, op.ints, dx, y, dy)
@@ -195,7 +203,7 @@ func runAxisBackward[T float](rec *pathRecord, log bool, shape tensor.Shape, axi
 	return dispatch(rec, k, ints[:], nil, [][]T{y, dy}, [][]T{dx}, cpu)
 }
 
-func runAxisBackwardGrad[T float](rec *pathRecord, log bool, shape tensor.Shape, axis int, ints [3]int, gy, gdy, y, dy, g []T) error {
+func runAxisBackwardGrad[T float](name string, rec *pathRecord, log bool, shape tensor.Shape, axis int, ints [3]int, gy, gdy, y, dy, g []T) error {
 	k := cudaops.KernelSoftmaxBackwardGrad
 	if log {
 		k = cudaops.KernelLogSoftmaxBackwardGrad
@@ -207,23 +215,30 @@ func runAxisBackwardGrad[T float](rec *pathRecord, log bool, shape tensor.Shape,
 		return backward.SoftmaxBackwardGrad(gy, gdy, y, dy, g, shape, axis)
 	}
 	n := shape.TotalSize()
-	return dispatch(rec, k, ints[:], nil, [][]T{y, dy, g}, [][]T{scratchOr(gy, n), scratchOr(gdy, n)}, cpu)
+	gy2, err := scratchOr(name, gy, n)
+	if err != nil {
+		return err
+	}
+	gdy2, err := scratchOr(name, gdy, n)
+	if err != nil {
+		return err
+	}
+	return dispatch(rec, k, ints[:], nil, [][]T{y, dy, g}, [][]T{gy2, gdy2}, cpu)
 }
 
 // DiffWRT: differentiable in y and dy.
-func (op *axisOp) DiffWRT(inputs int) []bool {
-	d := make([]bool, inputs)
-	for i := range d {
-		d[i] = true
-	}
-	return d
-}
+func (op *axisOp) DiffWRT(inputs int) []bool { return diffMask(inputs, true) }
 
 // SymDiff returns the double-backward nodes: the gradients of ⟨grad, dx⟩ with respect to y
 // and dy (backward.SoftmaxBackwardGrad or LogSoftmaxBackwardGrad, one node per input).
 func (op *axisOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	if len(inputs) != 2 {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want 2 inputs, got %d", len(inputs))
+	if err := checkDiffNodes(op.name(), 2, inputs, grad); err != nil {
+		return nil, err
+	}
+	// The gradient ops' outputs have the op's shape, checked when it was built; the limit may
+	// have been lowered since.
+	if err := checkOutput(op.name()+"Grad", op.dt, op.shape); err != nil {
+		return nil, err
 	}
 	retVal := make(gorgonia.Nodes, 2)
 	for wrt := range retVal {
@@ -242,8 +257,8 @@ func (op *axisOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (g
 // DoDiff is the LispMachine's reverse step: one double-backward kernel call for both inputs,
 // added into their gradients.
 func (op *axisOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
-	if len(inputs) != 2 {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want 2 inputs, got %d", len(inputs))
+	if err := checkDiffNodes(op.name(), 2, inputs, output); err != nil {
+		return err
 	}
 	up, err := output.Grad()
 	if err != nil {
@@ -253,13 +268,20 @@ func (op *axisOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, o
 	if err != nil {
 		return err
 	}
-	gy, gdy := newDense(op.dt, op.shape), newDense(op.dt, op.shape)
+	gy, err := newDense(op.name(), op.dt, op.shape)
+	if err != nil {
+		return err
+	}
+	gdy, err := newDense(op.name(), op.dt, op.shape)
+	if err != nil {
+		return err
+	}
 	n := op.shape.TotalSize()
 	if op.dt == tensor.Float64 {
-		err = runAxisBackwardGrad(&op.diffRun, op.log, op.shape, op.axis, op.ints,
+		err = runAxisBackwardGrad(op.name(), &op.diffRun, op.log, op.shape, op.axis, op.ints,
 			data[float64](gy, n), data[float64](gdy, n), data[float64](ts[0], n), data[float64](ts[1], n), data[float64](ts[2], n))
 	} else {
-		err = runAxisBackwardGrad(&op.diffRun, op.log, op.shape, op.axis, op.ints,
+		err = runAxisBackwardGrad(op.name(), &op.diffRun, op.log, op.shape, op.axis, op.ints,
 			data[float32](gy, n), data[float32](gdy, n), data[float32](ts[0], n), data[float32](ts[1], n), data[float32](ts[2], n))
 	}
 	if err != nil {
@@ -301,13 +323,17 @@ func (op *axisGradOp) Type() hm.Type {
 	return fnType(a, a, a, a)
 }
 
-// InferShape checks that every input has the forward op's shape and returns it.
+// InferShape checks that every input has the forward op's shape and returns it. Gorgonia
+// calls it when it applies the op; an op built with ReuseOutput is applied once.
 func (op *axisGradOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	return sameShapes(op.name(), op.fwd.shape, ds, op.Arity())
+	return op.claim(sameShapes(op.name(), op.fwd.shape, ds, op.Arity()))
 }
 
 // WriteHash writes the forward op's hash and wrt.
 func (op *axisGradOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
 	op.fwd.WriteHash(h)
 	fmt.Fprintf(h, " grad wrt %d", op.wrt)
 }
@@ -346,16 +372,16 @@ func axisGrad[T float](op *axisGradOp, out *tensor.Dense, ts []*tensor.Dense) er
 	f := op.fwd
 	n := f.shape.TotalSize()
 	dst, y, dy, g := data[T](out, n), data[T](ts[0], n), data[T](ts[1], n), data[T](ts[2], n)
-	if overlaps(dst, y) || overlaps(dst, dy) || overlaps(dst, g) {
+	if check.Overlap(dst, y) || check.Overlap(dst, dy) || check.Overlap(dst, g) {
 		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	var outs [2][]T
 	outs[op.wrt] = dst
-	return runAxisBackwardGrad(&op.run, f.log, f.shape, f.axis, f.ints, outs[0], outs[1], y, dy, g)
+	return runAxisBackwardGrad(op.name(), &op.run, f.log, f.shape, f.axis, f.ints, outs[0], outs[1], y, dy, g)
 }
 
 // DiffWRT: the double backward is not differentiable.
-func (op *axisGradOp) DiffWRT(inputs int) []bool { return make([]bool, inputs) }
+func (op *axisGradOp) DiffWRT(inputs int) []bool { return diffMask(inputs, false) }
 
 // SymDiff reports that the double backward is not differentiable.
 func (op *axisGradOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {

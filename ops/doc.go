@@ -1,16 +1,27 @@
 // Package ops makes gatejet's kernels Gorgonia operations: graph nodes with type and shape
 // inference, forward computation, and gradients for both of Gorgonia's virtual machines.
 //
-// # An adapter, nothing more
+// Build nodes with the constructors below, differentiate with gorgonia.Grad (first order) or
+// graphs.Grad (a gradient of a gradient: Hessian-vector products, gradient penalties), and run
+// the graph on a TapeMachine or a LispMachine like any other.
 //
-// Every op is a thin adapter. Its constructor validates the argument nodes and returns a
+// # Errors, not panics
+//
+// Every constructor validates the argument nodes and returns a
 // *gatejet.Error (matching gatejet.ErrRank, ErrShape, ErrDType, ErrTemperature, ErrAxis,
-// ErrParam or ErrNonFinite with errors.Is, and naming the argument) before anything reaches
-// gorgonia.ApplyOp, so building a node never panics. Its Do and UsePreallocDo check the
-// values they are given, take their row-major float64 or float32 storage, and call one
-// kernel. The maths lives in package softmaxjet (row-jet channels and their vector-Jacobian
-// products) and package backward (softmax-family backward, activations, double backward);
-// this package adds none of its own.
+// ErrParam, ErrNonFinite or ErrSize with errors.Is, and naming the argument) before anything
+// reaches gorgonia.ApplyOp, so building a node never panics. An output larger than
+// gatejet.MaxBytes is refused then (ErrSize, argument "output", naming the size), and so is
+// such a gradient op when gorgonia.Grad builds it; every buffer a run allocates is checked
+// against the limit again, so lowering it with gatejet.SetMaxBytes after a node was built
+// gives an ErrSize error from the run, never an out-of-memory crash. The ops' methods, which
+// Gorgonia's interfaces expose (Do, UsePreallocDo, InferShape, SymDiff, DoDiff, DiffWRT,
+// WriteHash), return ErrParam errors or zero values for nil or missing nodes, values and
+// hashes rather than panicking. The maths lives in package softmaxjet (row-jet channels and
+// their vector-Jacobian products) and package backward (softmax-family backward,
+// activations, double backward); each op checks the values it is given and calls one kernel
+// on their row-major float64 or float32 storage (a column-major or view value is copied
+// first).
 //
 // # Ops
 //
@@ -42,8 +53,11 @@
 //     softmaxjet.ValueVJP; First uses FirstVJP, the second channel contracted with the
 //     upstream gradient without building it; Second uses SecondVJP, the O(K²·P) third-order
 //     contraction; HVP uses HVPVJP, including the gradient with respect to v; GaussNewton uses
-//     GaussNewtonVJP; the Logistic* ops use their Logistic*VJP counterparts. The VJP ops are
-//     not differentiable themselves (that would need the next order of the jet).
+//     GaussNewtonVJP; the Logistic* ops use their Logistic*VJP counterparts. The value
+//     channel's VJP ops are differentiable in turn (their gradients are the HVP, the first
+//     channel and its VJP, contracted), so a loss on SoftmaxJetValue or LogisticJetValue has
+//     exact Hessian-vector products through graphs.Grad. The other channels' VJP ops are not
+//     differentiable (that would need the next order of the jet): graphs.Grad names them.
 //   - SoftmaxBackward and LogSoftmaxBackward are differentiable in both y and dy (double
 //     backward, backward.SoftmaxBackwardGrad and LogSoftmaxBackwardGrad), which Gorgonia's own
 //     softmax gradient is not. The double-backward ops are not differentiable.
@@ -56,23 +70,13 @@
 // non-differentiable op's DoDiff accepts a zero output gradient (its output does not reach
 // the cost) and returns an error otherwise, rather than dropping a gradient silently.
 //
-// # Dispatch to a GPU
+// # Running on a GPU
 //
-// Every computation — forward, VJP, DoDiff — goes through cudaops.Run with the CPU kernel as
-// the fallback function, so a GPU backend registered with cudaops.Register runs it without
-// any change here. Calls follow the argument order documented on each cudaops.Kernel; an
-// output the CPU kernel may skip (the other input's gradient in a single-output VJP op) is
-// given a scratch buffer only when a backend might run the call. The cudaops.Call and its
-// boxed slices are pooled, so UsePreallocDo with a preallocated output allocates nothing in
-// this package.
-//
-// No op implements gorgonia.CUDADoer in the default build: Gorgonia would schedule such an
-// op on its own CUDA machinery. The place for that is the unexported struct seam, which every
-// op type embeds (and which points back to its op through seam.self, a value with Do and
-// UsePreallocDo). A file of this package built with the tag `cuda` can define CUDADo (and
-// anything else) on *seam, which Go promotes to every op type at once, and can set the
-// package variable callsExtern to true in an init function to make CallsExtern report it.
-// Nothing else needs to change.
+// Every computation (forward, gradient op, DoDiff) goes through cudaops.Run with the CPU
+// kernel as its fallback, so when a GPU backend is registered (see package cudaops and
+// docs/gpu.md) the residency mode set with cudaops.SetMode or the GATEJET_GPU environment
+// variable decides where each call runs; nothing in a graph changes. The default build has
+// no backend and runs everything on the CPU.
 //
 // # Which path ran
 //
@@ -89,12 +93,20 @@
 // takes longer than computing it. An op built with ReuseOutput writes every run into one
 // buffer it owns (and so do the gradient ops gorgonia.Grad builds from it): a run then
 // allocates only small headers. The price is aliasing: a value read from the node after one
-// run is overwritten by the next, so copy what you keep. UsePreallocDo is unchanged.
+// run is overwritten by the next, so copy what you keep. The buffer belongs to the node the
+// op makes, so such an op makes one node: gorgonia.ApplyOp of it again is an ErrParam error
+// (build each node with the constructor), and a graph holding such nodes is rebuilt, not
+// cloned. UsePreallocDo is unchanged.
 //
 // # Notes on Gorgonia v0.9.18
 //
-//   - A TapeMachine reuses the register of a node once it is dead, so read intermediate
-//     values with gorgonia.TraceExec or gradients with gorgonia.BindDualValues.
+//   - A TapeMachine reuses the register of a node once it is dead, and may overwrite an
+//     intermediate value in place, so after RunAll only the graph's roots are sure to hold
+//     their values. Read a node you need with gorgonia.Read(node, &v), which adds a node that
+//     copies the value out as the tape runs; gorgonia.TraceExec makes the machine keep every
+//     node's value instead, which costs a buffer per node and suits debugging.
+//   - gorgonia.Grad records each derivative it builds and returns it again in later calls,
+//     whatever the cost: use graphs.Grad to differentiate a graph that holds gradients.
 //   - A LispMachine's Reset does not rewind its forward pass: build a new LispMachine for
 //     every run (the graph and its values are kept).
 //   - Reshape's DoDiff reshapes its output's gradient in place, so a graph with Reshape cannot

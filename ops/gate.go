@@ -212,14 +212,23 @@ func runForward[T float](rec *pathRecord, g *gate, c channel, dst, l, d, v []T, 
 // runVJP dispatches the channel's VJP kernel through cudaops.Run. Outputs left nil are
 // skipped by the CPU kernel; a device kernel writes every output, so they are then given
 // scratch buffers (see scratchOr).
-func runVJP[T float](rec *pathRecord, g *gate, c channel, dl, dd, dv, l, d, v, up []T, sh softmaxjet.Shape) error {
+func runVJP[T float](name string, rec *pathRecord, g *gate, c channel, dl, dd, dv, l, d, v, up []T, sh softmaxjet.Shape) error {
 	ints := [3]int{sh.N, sh.K, sh.P}
 	k := vjpKernels[b2i(g.logistic)][c]
 	cpu := func() error { return vjp(g, c, dl, dd, dv, l, d, v, up, sh) }
-	dl2 := scratchOr(dl, sh.LogitsLen())
-	dd2 := scratchOr(dd, sh.DecodedLen())
+	dl2, err := scratchOr(name, dl, sh.LogitsLen())
+	if err != nil {
+		return err
+	}
+	dd2, err := scratchOr(name, dd, sh.DecodedLen())
+	if err != nil {
+		return err
+	}
 	if c.hasV() {
-		dv2 := scratchOr(dv, sh.LogitsLen())
+		dv2, err := scratchOr(name, dv, sh.LogitsLen())
+		if err != nil {
+			return err
+		}
 		return dispatch(rec, k, ints[:], g.floats, [][]T{l, d, v, up}, [][]T{dl2, dd2, dv2}, cpu)
 	}
 	return dispatch(rec, k, ints[:], g.floats, [][]T{l, d, up}, [][]T{dl2, dd2}, cpu)

@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
@@ -90,6 +91,9 @@ func softmaxJet(c channel, logits, decoded, v *gorgonia.Node, invTau float64, op
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOutput(op, dt, c.outShape(sh.N, sh.K, sh.P)); err != nil {
+		return nil, err
+	}
 	g, err := softmaxGate(op, invTau)
 	if err != nil {
 		return nil, err
@@ -105,6 +109,9 @@ func logisticJet(c channel, logits, decoded, v *gorgonia.Node, alpha, beta []flo
 	}
 	o, err := applyOptions(op, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkOutput(op, dt, c.outShape(sh.N, sh.K, sh.P)); err != nil {
 		return nil, err
 	}
 	g, err := logisticGate(op, sh.K, alpha, beta)
@@ -222,13 +229,14 @@ func (op *jetOp) Type() hm.Type {
 	return fnType(ts...)
 }
 
-// InferShape checks the input shapes and returns the channel's shape.
+// InferShape checks the input shapes and returns the channel's shape. Gorgonia calls it when
+// it applies the op; an op built with ReuseOutput is applied once (see ReuseOutput).
 func (op *jetOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 	sh, err := op.inferBatch(ds)
 	if err != nil {
 		return nil, err
 	}
-	return tensor.Shape(op.c.outShape(sh.N, sh.K, sh.P)), nil
+	return op.claim(tensor.Shape(op.c.outShape(sh.N, sh.K, sh.P)), nil)
 }
 
 func (op *jetOp) inferBatch(ds []gorgonia.DimSizer) (softmaxjet.Shape, error) {
@@ -254,6 +262,9 @@ func (op *jetOp) inferBatch(ds []gorgonia.DimSizer) (softmaxjet.Shape, error) {
 
 // WriteHash writes the op's name, channel and gate parameters (exact bits).
 func (op *jetOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
 	fmt.Fprintf(h, "%s%s", op.name(), op.reuseHash())
 	op.g.writeHash(h)
 }
@@ -334,31 +345,29 @@ func computeJet[T float](op *jetOp, out *tensor.Dense, in jetInputs) error {
 	if in.v != nil {
 		v = data[T](in.v, sh.LogitsLen())
 	}
-	if overlaps(dst, l) || overlaps(dst, d) || overlaps(dst, v) {
+	if check.Overlap(dst, l) || check.Overlap(dst, d) || check.Overlap(dst, v) {
 		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	return runForward(&op.run, op.g, op.c, dst, l, d, v, sh)
 }
 
 // DiffWRT: differentiable in every input.
-func (op *jetOp) DiffWRT(inputs int) []bool {
-	d := make([]bool, inputs)
-	for i := range d {
-		d[i] = true
-	}
-	return d
-}
+func (op *jetOp) DiffWRT(inputs int) []bool { return diffMask(inputs, true) }
 
 // SymDiff returns one VJP node per input: the gradient with respect to logits, decoded and
 // (HVP) v of ⟨grad, output⟩.
 func (op *jetOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	if len(inputs) != op.Arity() {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(inputs))
+	if err := checkDiffNodes(op.name(), op.Arity(), inputs, grad); err != nil {
+		return nil, err
 	}
 	children := append(append(gorgonia.Nodes{}, inputs...), grad)
 	retVal := make(gorgonia.Nodes, len(inputs))
 	for i := range inputs {
-		n, err := gorgonia.ApplyOp(newJetVJPOp(op, i), children...)
+		vop := newJetVJPOp(op, i)
+		if err := checkOutput(vop.name(), op.dt, vop.wrtShape()); err != nil {
+			return nil, err
+		}
+		n, err := gorgonia.ApplyOp(vop, children...)
 		if err != nil {
 			return nil, err
 		}
@@ -370,8 +379,8 @@ func (op *jetOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 // DoDiff is the LispMachine's reverse step: it computes the gradients of every input from the
 // output's gradient in one VJP kernel call and adds them into the inputs' gradients.
 func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
-	if len(inputs) != op.Arity() {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(inputs))
+	if err := checkDiffNodes(op.name(), op.Arity(), inputs, output); err != nil {
+		return err
 	}
 	up, err := output.Grad()
 	if err != nil {
@@ -389,7 +398,9 @@ func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 	shapes := []tensor.Shape{op.lShape, op.dShape, op.lShape}
 	grads := make([]*tensor.Dense, len(inputs))
 	for i := range grads {
-		grads[i] = newDense(op.dt, shapes[i])
+		if grads[i], err = newDense(op.name(), op.dt, shapes[i]); err != nil {
+			return err
+		}
 	}
 	if op.dt == tensor.Float64 {
 		err = jetDiff[float64](op, grads, in)
@@ -420,7 +431,7 @@ func jetDiff[T float](op *jetOp, grads []*tensor.Dense, in jetInputs) error {
 	if op.c.hasV() {
 		v, dv = data[T](in.v, sh.LogitsLen()), data[T](grads[2], sh.LogitsLen())
 	}
-	return runVJP(&op.diffRun, op.g, op.c, dl, dd, dv, l, d, v, up, sh)
+	return runVJP(op.name(), &op.diffRun, op.g, op.c, dl, dd, dv, l, d, v, up, sh)
 }
 
 // jetVJPOp is the gradient of a jetOp with respect to one of its inputs (wrt: 0 logits,
@@ -466,7 +477,8 @@ func (op *jetVJPOp) wrtShape() tensor.Shape {
 	return op.fwd.lShape
 }
 
-// InferShape checks the shapes and returns that of input wrt.
+// InferShape checks the shapes and returns that of input wrt. Gorgonia calls it when it
+// applies the op; an op built with ReuseOutput (inherited) is applied once.
 func (op *jetVJPOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if len(ds) != op.Arity() {
 		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(ds))
@@ -482,11 +494,14 @@ func (op *jetVJPOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if want := tensor.Shape(op.fwd.c.outShape(sh.N, sh.K, sh.P)); !us.Eq(want) {
 		return nil, gatejet.Errorf(gatejet.ErrShape, op.name(), "grad", "want %v, got %v", want, us)
 	}
-	return op.wrtShape(), nil
+	return op.claim(op.wrtShape(), nil)
 }
 
 // WriteHash writes the forward op's hash and wrt.
 func (op *jetVJPOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
 	op.fwd.WriteHash(h)
 	fmt.Fprintf(h, " VJP wrt %d", op.wrt)
 }
@@ -529,20 +544,34 @@ func computeJetVJP[T float](op *jetVJPOp, out *tensor.Dense, in jetInputs) error
 		v = data[T](in.v, sh.LogitsLen())
 	}
 	dst := data[T](out, out.Shape().TotalSize())
-	if overlaps(dst, l) || overlaps(dst, d) || overlaps(dst, v) || overlaps(dst, up) {
+	if check.Overlap(dst, l) || check.Overlap(dst, d) || check.Overlap(dst, v) || check.Overlap(dst, up) {
 		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	var outs [3][]T
 	outs[op.wrt] = dst
-	return runVJP(&op.run, op.fwd.g, op.fwd.c, outs[0], outs[1], outs[2], l, d, v, up, sh)
+	return runVJP(op.name(), &op.run, op.fwd.g, op.fwd.c, outs[0], outs[1], outs[2], l, d, v, up, sh)
 }
 
-// DiffWRT: the VJP is not differentiable (that would need the next order of the jet).
-func (op *jetVJPOp) DiffWRT(inputs int) []bool { return make([]bool, inputs) }
+// DiffWRT: the value channel's VJP is differentiable (see valueVJPSymDiff); the other
+// channels' VJPs are not: that would need the next order of the jet.
+func (op *jetVJPOp) DiffWRT(inputs int) []bool {
+	if op.fwd.c == chValue {
+		return valueVJPDiffWRT(op.wrt, inputs)
+	}
+	return diffMask(inputs, false)
+}
 
-// SymDiff reports that the VJP is not differentiable.
+// SymDiff returns the gradients of the value channel's VJP (see valueVJPSymDiff), and reports
+// that the other channels' VJPs are not differentiable.
 func (op *jetVJPOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "the gradient of a jet channel is not differentiable")
+	if op.fwd.c != chValue {
+		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "",
+			"the gradient of the %s channel is not differentiable (only the value channel's is)", channelNames[op.fwd.c])
+	}
+	if err := checkDiffNodes(op.name(), op.Arity(), inputs, grad); err != nil {
+		return nil, err
+	}
+	return valueVJPSymDiff(op, inputs, grad)
 }
 
 // DoDiff accepts a zero output gradient and reports an error otherwise (see nonDiff).

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"gorgonia.org/tensor"
 
@@ -25,13 +26,23 @@ type options struct {
 // channel, [n,K,K,P], that allocation costs more than the computation (see
 // docs/performance.md). With ReuseOutput the run writes the same memory every time.
 //
-// The cost is aliasing, as with any output buffer: the op's value from one run is
-// overwritten by its next run, on whichever machine that run happens. Read or copy what you
-// keep (gorgonia.Read, or a copy of node.Value()) before running again. Each Do returns a
-// new *tensor.Dense header over the buffer, so Gorgonia may pool the header without affecting
-// the buffer. Two Do calls of one op never write the buffer at once: a Do that starts while
-// another is running writes a new tensor instead. The buffer lives as long as the op.
-// UsePreallocDo, which writes the machine's own register, is unchanged.
+// The buffer belongs to the one node the op makes. Gorgonia's Do is not told which node it
+// computes, so an op serving two nodes would give both the same memory, and the later run
+// would overwrite the earlier's value (in one graph, or in two graphs run at once). So an op
+// built with ReuseOutput makes one node: applying it again, gorgonia.ApplyOp(n.Op(), ...) in
+// this graph or any other, is an ErrParam error; build each node with the constructor, which
+// gives it its own op and buffer. Gorgonia's Node.Clone, Node.CloneTo and ExprGraph.Clone copy
+// a node with its op without applying it, which the op cannot see: a clone of a graph with
+// ReuseOutput nodes shares their buffers with the original, so build such a graph again
+// rather than cloning it.
+//
+// The cost is aliasing, as with any output buffer: the node's value from one run is
+// overwritten by its next run. Read or copy what you keep (gorgonia.Read, or a copy of
+// node.Value()) before running again; a direct call of the op's Do returns the same memory.
+// Each Do returns a new *tensor.Dense header over the buffer, so Gorgonia may pool the header
+// without affecting the buffer. Two Do calls of one op never write the buffer at once: a Do
+// that starts while another is running writes a new tensor instead. The buffer lives as long
+// as the op. UsePreallocDo, which writes the machine's own register, is unchanged.
 func ReuseOutput() Option { return func(o *options) { o.reuse = true } }
 
 // applyOptions collects the options of a constructor; a nil Option is an ErrParam error.
@@ -51,6 +62,19 @@ func (s *seam) configure(o options) {
 	if o.reuse {
 		s.out = new(outputBuf)
 	}
+}
+
+// claim passes on the result of the op's InferShape, which gorgonia.ApplyOp calls exactly once
+// each time it applies the op to make a node (gorgonia v0.9.18; nothing else in Gorgonia calls
+// it). An op built with ReuseOutput serves the one node it was built for: a second
+// application is an ErrParam error, since that node's value would be the same memory as the
+// first's (see ReuseOutput). A failed inference claims nothing.
+func (s *seam) claim(shape tensor.Shape, err error) (tensor.Shape, error) {
+	if err != nil || s.out == nil || s.out.applied.CompareAndSwap(false, true) {
+		return shape, err
+	}
+	return nil, gatejet.Errorf(gatejet.ErrParam, s.self.name(), "",
+		"the op was built with ReuseOutput and already makes a node: its output buffer belongs to that node, so the op cannot make another (build the other node with the constructor)")
 }
 
 // reuses reports whether the op was built with ReuseOutput.
@@ -73,6 +97,7 @@ func (s *seam) reuseHash() string {
 
 // outputBuf is the output buffer of an op built with ReuseOutput.
 type outputBuf struct {
+	applied atomic.Bool // the op has made its node (see claim)
 	mu      sync.Mutex
 	busy    bool // a Do is writing the buffer
 	backing any  // the []float64 or []float32, allocated at the first take
@@ -80,18 +105,22 @@ type outputBuf struct {
 
 // take returns a new tensor header over the buffer, allocating the buffer at the first call
 // (an op's output dtype and shape never change), and marks it busy; ok is false if another Do
-// holds it.
-func (b *outputBuf) take(dt tensor.Dtype, shape tensor.Shape) (t *tensor.Dense, ok bool) {
+// holds it. Allocating a buffer over gatejet.MaxBytes is newDense's ErrSize error.
+func (b *outputBuf) take(op string, dt tensor.Dtype, shape tensor.Shape) (t *tensor.Dense, ok bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.busy {
-		return nil, false
+		return nil, false, nil
 	}
 	if b.backing == nil {
-		b.backing = newDense(dt, shape).Data()
+		d, err := newDense(op, dt, shape)
+		if err != nil {
+			return nil, false, err
+		}
+		b.backing = d.Data()
 	}
 	b.busy = true
-	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(b.backing)), true
+	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(b.backing)), true, nil
 }
 
 // give releases the buffer taken by take.

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // PathCounts counts how often an op's computation took each cudaops.Path.
@@ -76,6 +77,7 @@ func (r *pathRecord) counts() PathCounts {
 type hostOp interface {
 	gorgonia.Op
 	gorgonia.UsePreallocDoer
+	name() string
 }
 
 // seam is embedded in every Op of this package. It records the cudaops.Path of the op's
@@ -186,10 +188,15 @@ func scratchNeeded() bool {
 }
 
 // scratchOr returns s, or when s is nil and a backend may run the call, a fresh buffer of n
-// elements for the kernel to write and the caller to ignore.
-func scratchOr[T float](s []T, n int) []T {
+// elements for the kernel to write and the caller to ignore; a buffer over gatejet.MaxBytes
+// is an ErrSize error of operation op.
+func scratchOr[T float](op string, s []T, n int) ([]T, error) {
 	if s == nil && scratchNeeded() {
-		return make([]T, n)
+		var z T
+		if _, err := check.Alloc(op, "scratch", int(unsafe.Sizeof(z)), n); err != nil {
+			return nil, err
+		}
+		return make([]T, n), nil
 	}
-	return s
+	return s, nil
 }

@@ -12,6 +12,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // float is the element type of every kernel the ops call.
@@ -111,8 +112,8 @@ func tensorType(rank int, a hm.Type) gorgonia.TensorType {
 func fnType(ts ...hm.Type) hm.Type { return hm.NewFnType(ts...) }
 
 // dense returns v as a contiguous row-major *tensor.Dense of the given dtype and shape. A view
-// (a slice or transpose) is materialised into a fresh tensor; anything else that does not fit
-// is an error.
+// (a slice or transpose) is materialised into a fresh tensor (an ErrSize error if that copy
+// would exceed gatejet.MaxBytes); anything else that does not fit is an error.
 func dense(op, name string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, error) {
 	t, ok := v.(*tensor.Dense)
 	if !ok {
@@ -125,6 +126,10 @@ func dense(op, name string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shap
 		return nil, gatejet.Errorf(gatejet.ErrShape, op, name, "want shape %v, got %v", shape, t.Shape())
 	}
 	if t.IsMaterializable() || t.RequiresIterator() || !t.DataOrder().IsRowMajor() {
+		// Materialising allocates a copy of the value: checked like any buffer.
+		if _, err := check.Alloc(op, name, int(dt.Size()), shape...); err != nil {
+			return nil, err
+		}
 		m, ok := t.Materialize().(*tensor.Dense)
 		if !ok || m.RequiresIterator() || !m.DataOrder().IsRowMajor() {
 			return nil, gatejet.Errorf(gatejet.ErrParam, op, name, "cannot lay the value out row-major")
@@ -156,9 +161,22 @@ func output(op string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shape) (*
 	return t, nil
 }
 
-// newDense allocates a zeroed row-major tensor.
-func newDense(dt tensor.Dtype, shape tensor.Shape) *tensor.Dense {
-	return tensor.New(tensor.Of(dt), tensor.WithShape(shape.Clone()...))
+// checkOutput reports an ErrSize error, naming the size, when a buffer of the given dtype and
+// shape would exceed gatejet.MaxBytes. Every constructor and SymDiff calls it for the output
+// of the op it builds, so a node whose output cannot be allocated is refused when it is built
+// rather than ending the process (an out-of-memory error cannot be recovered) when it runs.
+func checkOutput(op string, dt tensor.Dtype, shape tensor.Shape) error {
+	_, err := check.Alloc(op, "output", int(dt.Size()), shape...)
+	return err
+}
+
+// newDense allocates a zeroed row-major tensor, or returns checkOutput's ErrSize error: the
+// limit may have been lowered since the node was built.
+func newDense(op string, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, error) {
+	if err := checkOutput(op, dt, shape); err != nil {
+		return nil, err
+	}
+	return tensor.New(tensor.Of(dt), tensor.WithShape(shape.Clone()...)), nil
 }
 
 // data returns the first size elements of a contiguous tensor as a []T (T matching its
@@ -173,18 +191,6 @@ func data[T float](t *tensor.Dense, size int) []T {
 		p = unsafe.Pointer(unsafe.SliceData(t.Float32s()))
 	}
 	return unsafe.Slice((*T)(p), size)
-}
-
-// overlaps reports whether two slices share memory.
-func overlaps[T float](a, b []T) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	var z T
-	sz := unsafe.Sizeof(z)
-	a0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
-	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return a0 < b0+uintptr(len(b))*sz && b0 < a0+uintptr(len(a))*sz
 }
 
 // addInto adds src into the gradient value dst of a node (a LispMachine's live gradient),
@@ -209,6 +215,39 @@ func addSlices[T float](dst, src []T) {
 	}
 }
 
+// checkDiffNodes checks the nodes Gorgonia passes to SymDiff or DoDiff: want inputs, none of
+// them nil, and the further nodes (the output, or the upstream gradient) not nil either, so
+// that a careless direct call is an ErrParam error rather than a nil dereference.
+func checkDiffNodes(op string, want int, inputs gorgonia.Nodes, more ...*gorgonia.Node) error {
+	if len(inputs) != want {
+		return gatejet.Errorf(gatejet.ErrParam, op, "", "want %d inputs, got %d", want, len(inputs))
+	}
+	for i, n := range inputs {
+		if n == nil {
+			return gatejet.Errorf(gatejet.ErrParam, op, "inputs", "input %d is a nil node", i)
+		}
+	}
+	for _, n := range more {
+		if n == nil {
+			return gatejet.Errorf(gatejet.ErrParam, op, "", "nil node")
+		}
+	}
+	return nil
+}
+
+// diffMask is an op's DiffWRT: differentiable or not in each of its inputs (none for a
+// negative count).
+func diffMask(inputs int, differentiable bool) []bool {
+	if inputs < 0 {
+		return nil
+	}
+	d := make([]bool, inputs)
+	for i := range d {
+		d[i] = differentiable
+	}
+	return d
+}
+
 // hashOf is the FNV-32a hash of what an op writes with WriteHash.
 func hashOf(op gorgonia.Op) uint32 {
 	h := fnv.New32a()
@@ -231,6 +270,9 @@ func writeFloats(h hash.Hash, name string, fs []float64) {
 // need the next order of derivatives, which this package does not have: an ErrParam error,
 // rather than a silently wrong gradient.
 func nonDiff(name string, output *gorgonia.Node) error {
+	if output == nil {
+		return gatejet.Errorf(gatejet.ErrParam, name, "output", "nil node")
+	}
 	g, err := output.Grad()
 	if err != nil {
 		return nil // no gradient at all: nothing flows back
@@ -268,7 +310,11 @@ type computer interface {
 // a new header over the op's buffer (a new tensor when another Do holds the buffer).
 func doNew(c computer, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Value) (gorgonia.Value, error) {
 	if b := c.outBuf(); b != nil {
-		if out, ok := b.take(dt, shape); ok {
+		out, ok, err := b.take(c.name(), dt, shape)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			err := c.compute(out, vals)
 			b.give()
 			if err != nil {
@@ -277,7 +323,10 @@ func doNew(c computer, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Valu
 			return out, nil
 		}
 	}
-	out := newDense(dt, shape)
+	out, err := newDense(c.name(), dt, shape)
+	if err != nil {
+		return nil, err
+	}
 	if err := c.compute(out, vals); err != nil {
 		return nil, err
 	}

@@ -39,8 +39,13 @@ type Kernel struct {
 }
 
 // CUDAFuncName returns the kernel's name (the module and entry point depend on the dtype and
-// the device, which CUDADo resolves).
-func (k *Kernel) CUDAFuncName() string { return string(k.Kernel) }
+// the device, which CUDADo resolves); "" for a nil *Kernel.
+func (k *Kernel) CUDAFuncName() string {
+	if k == nil {
+		return ""
+	}
+	return string(k.Kernel)
+}
 
 func deviceErr(format string, args ...any) error {
 	return gatejet.Errorf(gatejet.ErrDevice, "cudadoer.CUDADo", "", format, args...)
@@ -60,6 +65,9 @@ func dtypeOf(v G.Value) (cudaops.DType, error) {
 // kernel's In order) and writes output Output into prealloc, which must be a device value of
 // the right size.
 func (k *Kernel) CUDADo(extern G.External, dev G.Device, prealloc G.Value, inputs ...G.Value) (G.Value, error) {
+	if k == nil {
+		return nil, deviceErr("nil *Kernel")
+	}
 	if prealloc == nil {
 		return nil, deviceErr("%s: CUDADo needs a preallocated output", k.Kernel)
 	}
@@ -75,8 +83,20 @@ func (k *Kernel) CUDADo(extern G.External, dev G.Device, prealloc G.Value, input
 }
 
 // Launch runs the kernel with the given device inputs and outputs. A nil output is written to
-// scratch memory from the machine's arena and dropped.
+// scratch memory from the machine's arena and dropped. A nil *Kernel, an unknown kernel or a
+// nil input is an error.
 func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value) error {
+	if k == nil {
+		return deviceErr("nil *Kernel")
+	}
+	if k.Kernel.Family() == cudaops.FamilyUnknown {
+		return gatejet.Errorf(gatejet.ErrParam, "cudadoer.CUDADo", "Kernel", "unknown kernel %q", string(k.Kernel))
+	}
+	for i, v := range inputs {
+		if v == nil {
+			return gatejet.Errorf(gatejet.ErrParam, "cudadoer.CUDADo", fmt.Sprintf("inputs[%d]", i), "nil value")
+		}
+	}
 	machine, ok := extern.(G.CUDAMachine)
 	if !ok {
 		return deviceErr("%s: the machine (%T) is not a CUDA machine", k.Kernel, extern)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -50,6 +52,43 @@ func (p *progress) clear() {
 	p.last = time.Time{}
 }
 
+// checkOut makes the output directory dir and checks that files can be created in it and
+// that the given files, where they exist already, are regular files that can be written.
+// Nothing is left behind but the directory.
+func checkOut(dir string, files ...string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return badFlag("-out", "cannot make the output directory: %v", err)
+	}
+	f, err := os.CreateTemp(dir, ".curvature-probe-*")
+	if err != nil {
+		return badFlag("-out", "cannot write in the output directory %s: %v", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return badFlag("-out", "cannot remove the probe file %s: %v", name, err)
+	}
+	for _, path := range files {
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil && !fi.Mode().IsRegular() {
+			return badFlag("-out", "%s exists and is not a regular file", path)
+		}
+		if err == nil {
+			var f *os.File
+			if f, err = os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+				err = f.Close()
+			}
+		}
+		if err != nil {
+			return badFlag("-out", "cannot write %s: %v", path, err)
+		}
+	}
+	return nil
+}
+
 var csvHeader = []string{"epoch", "loss", "fit", "curvature", "recon_mse", "rows_per_s", "seconds"}
 
 // writeCSV writes one row per epoch, creating the directory.
@@ -77,44 +116,22 @@ func writeCSV(path string, eps []Epoch) error {
 }
 
 // writePlot draws two panels side by side: the loss and its two terms, and the
-// reconstruction error against the noise floor σ².
-func writePlot(path string, eps []Epoch, cfg Config) error {
+// reconstruction error against the noise floor σ². Both have log y axes, on which a value
+// that is ≤ 0 (a curvature term that rounds to zero can come out as −1e-13) or not finite
+// cannot be drawn: such values are left out, said so in the legend, and returned as notes,
+// one per series, for the caller to print. Every drawn value is a marker, so that a run of
+// one epoch shows; consecutive drawn epochs are joined by a line.
+func writePlot(path string, eps []Epoch, cfg Config) (notes []string, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	series := func(f func(Epoch) float64) plotter.XYs {
-		xy := make(plotter.XYs, len(eps))
-		for i, e := range eps {
-			xy[i] = plotter.XY{X: float64(e.Epoch), Y: f(e)}
-		}
-		return xy
-	}
-	line := func(p *plot.Plot, name string, xy plotter.XYs, c color.Color, dashed bool) error {
-		l, err := plotter.NewLine(xy)
-		if err != nil {
-			return err
-		}
-		l.Color = c
-		l.Width = vg.Points(1.5)
-		if dashed {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
-		p.Add(l)
-		p.Legend.Add(name, l)
-		return nil
+		return nil, err
 	}
 	blue := color.RGBA{R: 31, G: 119, B: 180, A: 255}
 	orange := color.RGBA{R: 255, G: 127, B: 14, A: 255}
 	green := color.RGBA{R: 44, G: 160, B: 44, A: 255}
 	grey := color.RGBA{R: 120, G: 120, B: 120, A: 255}
 
-	left := plot.New()
-	left.Title.Text = fmt.Sprintf("Laplace objective (K=%d, P=%d, τ=%g, λ=%g)", cfg.K, cfg.P, cfg.Tau, cfg.Lambda)
-	left.X.Label.Text = "epoch"
-	left.Y.Label.Text = "nats per row"
-	left.Y.Scale = plot.LogScale{}
-	left.Y.Tick.Marker = logTicks{}
-	left.Add(plotter.NewGrid())
+	left := newLogPanel(fmt.Sprintf("Laplace objective (K=%d, P=%d, τ=%g, λ=%g)", cfg.K, cfg.P, cfg.Tau, cfg.Lambda),
+		"nats per row", eps)
 	for _, s := range []struct {
 		name string
 		f    func(Epoch) float64
@@ -124,46 +141,181 @@ func writePlot(path string, eps []Epoch, cfg Config) error {
 		{"fit ‖y−ẑ‖²/2σ²", func(e Epoch) float64 { return e.Fit }, orange},
 		{"curvature ½·log det(I+H/σ²λ)", func(e Epoch) float64 { return e.Curvature }, green},
 	} {
-		if err := line(left, s.name, series(s.f), s.c, false); err != nil {
-			return err
+		if err := left.add(s.name, eps, s.f, s.c); err != nil {
+			return nil, err
 		}
 	}
-	left.Legend.Top = true
 
-	right := plot.New()
-	right.Title.Text = "reconstruction error"
-	right.X.Label.Text = "epoch"
-	right.Y.Label.Text = "mean squared error"
-	right.Y.Scale = plot.LogScale{}
-	right.Y.Tick.Marker = logTicks{}
-	right.Add(plotter.NewGrid())
-	if err := line(right, "recon MSE", series(func(e Epoch) float64 { return e.ReconMSE }), blue, false); err != nil {
-		return err
+	right := newLogPanel("reconstruction error", "mean squared error", eps)
+	if err := right.add("recon MSE", eps, func(e Epoch) float64 { return e.ReconMSE }, blue); err != nil {
+		return nil, err
 	}
-	floor := cfg.Noise * cfg.Noise
-	if err := line(right, "noise floor σ²", series(func(Epoch) float64 { return floor }), grey, true); err != nil {
-		return err
+	// The floor is a constant: drawn across the whole axis, so that it shows for one epoch.
+	if floor := cfg.Noise * cfg.Noise; right.drawable(floor) {
+		fl := plotter.NewFunction(func(float64) float64 { return floor })
+		fl.Color = grey
+		fl.Width = vg.Points(1.5)
+		fl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		right.p.Add(fl)
+		right.p.Legend.Add("noise floor σ²", fl)
+		right.span(floor)
 	}
-	right.Legend.Top = true
+	for _, pn := range []*logPanel{left, right} {
+		pn.finish()
+		notes = append(notes, pn.notes...)
+	}
 
 	const w, h = 12 * vg.Inch, 4.5 * vg.Inch
 	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 3, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8,
-		PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
-	canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, dc)
-	left.Draw(canvases[0][0])
-	right.Draw(canvases[0][1])
+	// The data are sanitised above; a panic of the plotting library that is left is
+	// reported as an error rather than killing the run after training.
+	err = noPanic(func() error {
+		dc := draw.New(img)
+		tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 3, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8,
+			PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
+		canvases := plot.Align([][]*plot.Plot{{left.p, right.p}}, tiles, dc)
+		left.p.Draw(canvases[0][0])
+		right.p.Draw(canvases[0][1])
+		return nil
+	})
+	if err != nil {
+		return notes, err
+	}
 
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return notes, err
 	}
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
 		f.Close()
+		return notes, err
+	}
+	return notes, f.Close()
+}
+
+// noPanic runs fn and turns a panic into an error.
+func noPanic(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("plotting: %v", r)
+		}
+	}()
+	return fn()
+}
+
+// logPanel is a plot with a log y axis whose range is set from the values drawn on it
+// (gonum's own range would be ≤ 0 for a single value or none, which a log axis panics on).
+type logPanel struct {
+	p      *plot.Plot
+	lo, hi float64 // range of the drawn values; lo > hi while there are none
+	notes  []string
+}
+
+func newLogPanel(title, ylabel string, eps []Epoch) *logPanel {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "epoch"
+	p.X.Tick.Marker = epochTicks{}
+	p.Y.Label.Text = ylabel
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	// Half an epoch either side of the first and the last, so one epoch has a range too.
+	p.X.Min, p.X.Max = 0.5, 1.5
+	if len(eps) > 0 {
+		p.X.Min, p.X.Max = float64(eps[0].Epoch)-0.5, float64(eps[len(eps)-1].Epoch)+0.5
+	}
+	return &logPanel{p: p, lo: math.Inf(1), hi: math.Inf(-1)}
+}
+
+// drawable reports whether v can be drawn on a log axis.
+func (*logPanel) drawable(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
+
+func (pn *logPanel) span(v float64) {
+	pn.lo, pn.hi = math.Min(pn.lo, v), math.Max(pn.hi, v)
+}
+
+// add draws one series: a marker at each drawable value, a line through each run of
+// consecutive ones; the values left out are counted in the legend and in a note.
+func (pn *logPanel) add(name string, eps []Epoch, f func(Epoch) float64, c color.Color) error {
+	style := draw.LineStyle{Color: c, Width: vg.Points(1.5)}
+	var pts, run plotter.XYs
+	var nonPos, nonFinite int
+	flush := func() error {
+		if len(run) > 1 {
+			l, err := plotter.NewLine(run)
+			if err != nil {
+				return err
+			}
+			l.LineStyle = style
+			pn.p.Add(l)
+		}
+		run = nil
+		return nil
+	}
+	for _, e := range eps {
+		v := f(e)
+		if !pn.drawable(v) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				nonFinite++
+			} else {
+				nonPos++
+			}
+			if err := flush(); err != nil {
+				return err
+			}
+			continue
+		}
+		xy := plotter.XY{X: float64(e.Epoch), Y: v}
+		pts, run = append(pts, xy), append(run, xy)
+		pn.span(v)
+	}
+	if err := flush(); err != nil {
 		return err
 	}
-	return f.Close()
+	marks, err := plotter.NewScatter(pts)
+	if err != nil {
+		return err
+	}
+	marks.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
+	pn.p.Add(marks)
+
+	var left []string
+	if nonPos > 0 {
+		left = append(left, fmt.Sprintf("%d of %d values ≤ 0", nonPos, len(eps)))
+	}
+	if nonFinite > 0 {
+		left = append(left, fmt.Sprintf("%d of %d values NaN or ±Inf", nonFinite, len(eps)))
+	}
+	if len(left) > 0 {
+		why := strings.Join(left, ", ")
+		pn.notes = append(pn.notes, fmt.Sprintf("%s: %s, not drawn on the log scale (loss.csv has every value)",
+			name, why))
+		name += fmt.Sprintf(" (%d of %d not drawn)", nonPos+nonFinite, len(eps)) // details in the note
+	}
+	pn.p.Legend.Add(name, &plotter.Line{LineStyle: style}, marks)
+	return nil
+}
+
+// finish sets the y range to the drawn values with a margin (1 to 10 and a note in the
+// title when nothing could be drawn).
+func (pn *logPanel) finish() {
+	lo, hi := pn.lo, pn.hi
+	switch {
+	case lo > hi:
+		lo, hi = 1, 10
+		pn.p.Title.Text += " — no values > 0 to draw"
+	default:
+		// A margin, so that a constant line at the edge (the noise floor) stays clear of
+		// the axis; a factor of two either side of a single value.
+		m := 1.25
+		if lo == hi {
+			m = 2
+		}
+		lo, hi = math.Max(lo/m, math.SmallestNonzeroFloat64), math.Min(hi*m, math.MaxFloat64)
+	}
+	pn.p.Y.Min, pn.p.Y.Max = lo, hi
 }
 
 // logTicks marks a log axis at 1, 2 and 5 times each power of ten, labelling them all
@@ -172,16 +324,42 @@ type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
-	if !(lo > 0) || !(hi >= lo) {
+	if !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 1) {
 		return ticks
 	}
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		for _, m := range []float64{1, 2, 5} {
+	e0, e1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	mantissas := []float64{1, 2, 5}
+	step := 1.0
+	if e1-e0 > 6 {
+		// A range of many decades (a curvature term of 1e-12 beside a loss of 1e3): only
+		// powers of ten, at most about a dozen, so that the labels do not overlap.
+		mantissas = []float64{1}
+		step = math.Ceil((e1 - e0) / 12)
+	}
+	for e := e0; e <= e1; e += step {
+		for _, m := range mantissas {
 			v := m * math.Pow(10, e)
 			if v >= lo && v <= hi {
 				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
 			}
 		}
+	}
+	return ticks
+}
+
+// epochTicks marks whole epochs only, at most about ten (the axis runs half an epoch
+// beyond the first and the last).
+type epochTicks struct{}
+
+func (epochTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	if math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsNaN(hi) || math.IsInf(hi, 0) || hi < lo {
+		return ticks
+	}
+	first, last := math.Ceil(lo), math.Floor(hi)
+	step := math.Max(1, math.Ceil((last-first+1)/10))
+	for e := first; e <= last; e += step {
+		ticks = append(ticks, plot.Tick{Value: e, Label: strconv.FormatFloat(e, 'f', -1, 64)})
 	}
 	return ticks
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -65,22 +66,100 @@ type Result struct {
 	CSVPath  string
 }
 
+// op names the command in its *gatejet.Error values.
+const op = "curvature"
+
+// badFlag is an ErrParam *gatejet.Error whose argument is the flag (or flags) at fault.
+func badFlag(flags, format string, args ...any) error {
+	return gatejet.Errorf(gatejet.ErrParam, op, flags, format, args...)
+}
+
+// minNormal is the smallest normal float64: below it a value keeps fewer than 53 bits.
+const minNormal = 0x1p-1022
+
+// validate checks every flag, and the constants the model derives from them, before
+// anything is allocated or trained: each error names the flags the user set.
 func (c Config) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+		min  int
+		why  string
+	}{
+		{"-n", c.N, 1, "rows"},
+		{"-d", c.D, 1, "input dimension"},
+		{"-K", c.K, 2, "atoms (a softmax gate needs at least two)"},
+		{"-P", c.P, 1, "output columns"},
+		{"-batch", c.Batch, 1, "rows per mini-batch"},
+		{"-epochs", c.Epochs, 1, "epochs"},
+	} {
+		if f.v < f.min {
+			return badFlag(f.name, "want %s ≥ %d (%s), got %d", f.name, f.min, f.why, f.v)
+		}
+	}
+	// The largest buffers: the data set and, per mini-batch, the decoded atoms and the
+	// Gauss-Newton slabs (the graph holds several of each).
+	bsz := min(c.Batch, c.N)
+	for _, b := range []struct {
+		flags string
+		dims  []int
+	}{
+		{"-n × -d", []int{c.N, c.D}},
+		{"-n × -P", []int{c.N, c.P}},
+		{"-d × -K", []int{c.D, c.K}},
+		{"-batch × -K × -P", []int{bsz, c.K, c.P}},
+		{"-batch × -K × -K", []int{bsz, c.K, c.K}},
+	} {
+		if _, err := check.Alloc(op, b.flags, 8, b.dims...); err != nil {
+			return err
+		}
+	}
+
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	switch {
-	case c.N < 1 || c.D < 1 || c.K < 2 || c.P < 1:
-		return fmt.Errorf("want n ≥ 1, d ≥ 1, K ≥ 2 and P ≥ 1, got n=%d d=%d K=%d P=%d", c.N, c.D, c.K, c.P)
-	case c.Batch < 1 || c.Epochs < 1:
-		return fmt.Errorf("want batch ≥ 1 and epochs ≥ 1, got %d and %d", c.Batch, c.Epochs)
-	case !(c.Tau > 0) || math.IsInf(c.Tau, 1):
-		return fmt.Errorf("want 0 < tau < +Inf, got %v", c.Tau)
-	case !(c.Lambda > 0) || math.IsInf(c.Lambda, 1) || !(c.Noise > 0) || math.IsInf(c.Noise, 1):
-		return fmt.Errorf("want positive finite lambda and noise, got %v and %v", c.Lambda, c.Noise)
-	case !(c.LearnRate > 0) || !(c.Settle >= 0):
-		return fmt.Errorf("want lr > 0 and settle ≥ 0, got %v and %v", c.LearnRate, c.Settle)
+	case !(c.Tau > 0) || !finite(c.Tau):
+		return badFlag("-tau", "want 0 < -tau < +Inf, got %v", c.Tau)
+	case !finite(1 / c.Tau / c.Tau):
+		// The gate's second derivatives, and so the Gauss-Newton slabs, scale with 1/τ².
+		return badFlag("-tau", "-tau %v gives 1/τ² = %v, which overflows; want -tau ≥ %v",
+			c.Tau, 1/c.Tau/c.Tau, 1/math.Sqrt(math.MaxFloat64))
+	case !(c.Lambda > 0) || !finite(c.Lambda):
+		return badFlag("-lambda", "want 0 < -lambda < +Inf, got %v", c.Lambda)
+	case !(c.Noise > 0) || !finite(c.Noise):
+		return badFlag("-noise", "want 0 < -noise < +Inf, got %v", c.Noise)
+	case !(c.LearnRate > 0) || !finite(c.LearnRate):
+		return badFlag("-lr", "want 0 < -lr < +Inf, got %v", c.LearnRate)
+	case !(c.Settle >= 0) || !finite(c.Settle):
+		return badFlag("-settle", "want 0 ≤ -settle < +Inf, got %v", c.Settle)
 	case c.Out == "":
-		return errors.New("want an -out directory")
+		return badFlag("-out", "want an -out directory")
+	}
+	// The derived constants: σ² (noise floor), σ²λ (the log-det's ridge, whose log is
+	// subtracted K times) and P/(2σ²) (the fit's scale) must be normal and finite, or the
+	// loss silently loses its terms.
+	s2 := c.Noise * c.Noise
+	ridge := s2 * c.Lambda
+	scale := float64(c.P) / (2 * s2)
+	switch {
+	case !(s2 >= minNormal) || !finite(2*s2):
+		return badFlag("-noise", "-noise %v gives σ² = %v, which %s; want %v ≤ -noise ≤ %v",
+			c.Noise, s2, flow(s2), math.Sqrt(minNormal), math.Sqrt(math.MaxFloat64/2))
+	case !(ridge >= minNormal) || !finite(ridge):
+		return badFlag("-noise, -lambda", "-noise %v with -lambda %v gives σ²λ = %v, which %s; "+
+			"want %v ≤ σ²λ ≤ %v (raise or lower -lambda or -noise)", c.Noise, c.Lambda, ridge, flow(ridge), minNormal, math.MaxFloat64)
+	case !finite(scale):
+		return badFlag("-noise, -P", "-noise %v with -P %d gives P/(2σ²) = %v, which overflows; raise -noise",
+			c.Noise, c.P, scale)
 	}
 	return nil
+}
+
+// flow says which way a derived constant left the normal float64 range.
+func flow(v float64) string {
+	if math.IsInf(v, 0) || v > 1 {
+		return "overflows"
+	}
+	return "underflows"
 }
 
 // setGPU applies the -gpu flag and returns a function that restores the previous mode.
@@ -119,6 +198,13 @@ func run(cfg Config) (Result, error) {
 		return res, err
 	}
 	defer restore()
+	// The output directory is checked now, not after training: a run of minutes must not
+	// end in "permission denied".
+	res.PlotPath = filepath.Join(cfg.Out, "loss.png")
+	res.CSVPath = filepath.Join(cfg.Out, "loss.csv")
+	if err := checkOut(cfg.Out, res.PlotPath, res.CSVPath); err != nil {
+		return res, err
+	}
 	if cfg.Batch > cfg.N {
 		cfg.Batch = cfg.N
 	}
@@ -152,9 +238,19 @@ func run(cfg Config) (Result, error) {
 			if err := m.vm.RunAll(); err != nil {
 				bar.clear()
 				if oe := graphs.OpError(err); oe != nil {
+					if errors.Is(oe, graphs.ErrNotSPD) {
+						// The ridge is below the rounding of the singular slabs.
+						return res, fmt.Errorf("epoch %d: -noise %v with -lambda %v gives the ridge σ²λ = %g, "+
+							"too small against the rounding of the Gauss-Newton slabs H; raise -lambda or -noise: %w",
+							e, cfg.Noise, cfg.Lambda, cfg.Noise*cfg.Noise*cfg.Lambda, oe)
+					}
 					return res, fmt.Errorf("epoch %d: %w", e, oe)
 				}
 				return res, fmt.Errorf("epoch %d: %v", e, err)
+			}
+			if err := nonFinite(e, b, m, cfg); err != nil {
+				bar.clear()
+				return res, err
 			}
 			ep.Loss += scalar(m.lossV)
 			ep.Fit += scalar(m.fitV)
@@ -173,11 +269,8 @@ func run(cfg Config) (Result, error) {
 		ep.Curvature /= float64(batches)
 		ep.ReconMSE /= float64(batches)
 		ep.RowsPerSec = float64(rows) / ep.Seconds
-		if math.IsNaN(ep.Loss) || math.IsInf(ep.Loss, 0) {
-			return res, fmt.Errorf("epoch %d: the loss is %v (try a smaller -lr)", e, ep.Loss)
-		}
-		fmt.Fprintf(cfg.Stdout, "epoch %3d  loss %9.4f  curvature %8.4f  recon MSE %.5f  %8.0f rows/s\n",
-			e, ep.Loss, ep.Curvature, ep.ReconMSE, ep.RowsPerSec)
+		fmt.Fprintf(cfg.Stdout, "epoch %3d  loss %s  curvature %s  recon MSE %s  %8.0f rows/s\n",
+			e, fixed(ep.Loss, 9, 4), fixed(ep.Curvature, 8, 4), fixed(ep.ReconMSE, 0, 5), ep.RowsPerSec)
 		if n := len(res.Epochs); n > 0 {
 			prev := res.Epochs[n-1].Loss
 			if math.Abs(ep.Loss-prev) <= cfg.Settle*math.Max(math.Abs(prev), 1e-12) {
@@ -202,16 +295,50 @@ func run(cfg Config) (Result, error) {
 	}
 	fmt.Fprintf(cfg.Stdout, "; the jet kernels last ran on: %v\n", res.JetPath)
 
-	res.PlotPath = filepath.Join(cfg.Out, "loss.png")
-	res.CSVPath = filepath.Join(cfg.Out, "loss.csv")
 	if err := writeCSV(res.CSVPath, res.Epochs); err != nil {
 		return res, err
 	}
-	if err := writePlot(res.PlotPath, res.Epochs, cfg); err != nil {
-		return res, err
+	notes, err := writePlot(res.PlotPath, res.Epochs, cfg)
+	for _, n := range notes {
+		fmt.Fprintf(cfg.Stderr, "note: %s: %s\n", res.PlotPath, n)
+	}
+	if err != nil {
+		return res, fmt.Errorf("writing %s: %w", res.PlotPath, err)
 	}
 	fmt.Fprintf(cfg.Stdout, "wrote %s and %s\n", res.PlotPath, res.CSVPath)
 	return res, nil
+}
+
+// fixed formats v with %*.*f, or with %*.*e once it is too large for fixed notation to
+// stay readable (σ = 1e150 makes the MSE a number of 300 digits).
+func fixed(v float64, width, prec int) string {
+	if math.Abs(v) < 1e9 {
+		return fmt.Sprintf("%*.*f", width, prec, v)
+	}
+	return fmt.Sprintf("%*.*e", width, prec, v)
+}
+
+// nonFinite reports a mini-batch whose loss is NaN or ±Inf, naming the term that is and
+// the flags behind it: in the first batch the parameters are the initial ones, so the
+// flags' scales are at fault; later, the training diverged.
+func nonFinite(epoch, batch int, m *model, cfg Config) error {
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+	loss, fit, curv, mse := scalar(m.lossV), scalar(m.fitV), scalar(m.curvV), scalar(m.mseV)
+	if !bad(loss) {
+		return nil
+	}
+	var why string
+	switch {
+	case epoch > 1 || batch > 0:
+		why = fmt.Sprintf("it was finite before, so the training diverged: try a smaller -lr than %v", cfg.LearnRate)
+	case bad(curv):
+		why = fmt.Sprintf("the curvature term is %v: -tau %v, -noise %v and -lambda %v set its scale (1/τ)²/(σ²λ) = %g",
+			curv, cfg.Tau, cfg.Noise, cfg.Lambda, 1/(cfg.Tau*cfg.Tau*cfg.Noise*cfg.Noise*cfg.Lambda))
+	default:
+		why = fmt.Sprintf("the fit term is %v (recon MSE %v): -noise %v sets its scale P/(2σ²) = %g",
+			fit, mse, cfg.Noise, float64(cfg.P)/(2*cfg.Noise*cfg.Noise))
+	}
+	return fmt.Errorf("epoch %d, batch %d: the loss is %v; %s", epoch, batch+1, loss, why)
 }
 
 // dataset is the generated training set, row-major.

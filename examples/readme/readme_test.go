@@ -264,3 +264,60 @@ func Example_gpu() {
 	// Output:
 	// off cpu
 }
+
+// README: "Learning the temperature".
+func Example_learnTemperature() {
+	// Targets made by a gate at τ = 0.5 (s = 1/τ = 2); the model starts at s = 1.
+	sh := softmaxjet.Shape{N: 4, K: 3, P: 2}
+	l := []float64{0.3, -0.2, 0.8, 1.0, 0.1, -0.5, -0.7, 0.4, 0.2, 0.6, 0.9, -0.3}
+	d := []float64{1, 0, 0, 1, -1, 2, 2, 1, 0, -1, 1, 1, 0.5, 0.5, 1, -2, -1, 0, 0, 3, 1, 1, -2, 0}
+	target := make([]float64, sh.ValueLen())
+	if err := softmaxjet.Value(target, l, d, sh, 2); err != nil {
+		log.Fatal(err)
+	}
+
+	g := gorgonia.NewGraph()
+	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(4, 3), gorgonia.WithName("logits"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(4, 3), tensor.WithBacking(l))))
+	decoded := gorgonia.NewTensor(g, gorgonia.Float64, 3, gorgonia.WithShape(4, 3, 2), gorgonia.WithName("decoded"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(4, 3, 2), tensor.WithBacking(d))))
+	y := gorgonia.NewConstant(tensor.New(tensor.WithShape(4, 2), tensor.WithBacking(target)))
+	s := gorgonia.NewScalar(g, gorgonia.Float64, gorgonia.WithName("s"), gorgonia.WithValue(1.0))
+
+	// softmax(s·l) is the gate of the logits s·l at invTau = 1: scale them in the graph, and
+	// the gradient reaches s (and l) by the chain rule.
+	scaled := gorgonia.Must(gorgonia.Mul(logits, s))
+	z, err := ops.SoftmaxJetValue(scaled, decoded, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	loss := gorgonia.Must(gorgonia.Mean(gorgonia.Must(gorgonia.Square(gorgonia.Must(gorgonia.Sub(z, y))))))
+
+	// Check ∂loss/∂s and ∂loss/∂l against finite differences before training.
+	report, err := graphs.GradCheck(loss, gorgonia.Nodes{s, logits})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("gradient check ok:", report.OK())
+
+	// Train s alone with a Gorgonia solver.
+	if _, err := gorgonia.Grad(loss, s); err != nil {
+		log.Fatal(err)
+	}
+	vm := gorgonia.NewTapeMachine(g, gorgonia.BindDualValues(s))
+	defer vm.Close()
+	solver := gorgonia.NewVanillaSolver(gorgonia.WithLearnRate(2))
+	for step := 0; step < 300; step++ {
+		if err := vm.RunAll(); err != nil {
+			log.Fatal(err)
+		}
+		if err := solver.Step(gorgonia.NodesToValueGrads(gorgonia.Nodes{s})); err != nil {
+			log.Fatal(err)
+		}
+		vm.Reset()
+	}
+	fmt.Printf("learned τ = %.4f\n", 1/s.Value().Data().(float64))
+	// Output:
+	// gradient check ok: true
+	// learned τ = 0.5000
+}

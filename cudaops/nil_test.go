@@ -1,0 +1,105 @@
+package cudaops
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet"
+)
+
+// requireParam checks an ErrParam *gatejet.Error of operation op and argument arg.
+func requireParam(t *testing.T, err error, op, arg string) {
+	t.Helper()
+	require.ErrorIs(t, err, gatejet.ErrParam)
+	var ge *gatejet.Error
+	require.True(t, errors.As(err, &ge), "%T: %v", err, err)
+	require.Equal(t, op, ge.Op)
+	require.Equal(t, arg, ge.Arg)
+}
+
+// TestNilCall: the methods of a nil *Call return zero values or ErrParam errors, never panic.
+func TestNilCall(t *testing.T) {
+	var c *Call
+	require.NotPanics(t, func() {
+		require.Zero(t, c.OutputElements())
+		require.Equal(t, DTypeInvalid, c.DType())
+		in, out, err := c.Lengths()
+		require.Nil(t, in)
+		require.Nil(t, out)
+		requireParam(t, err, "cudaops.Call", "")
+		requireParam(t, c.Check(), "cudaops.Call", "")
+	})
+}
+
+// TestNilModuleCache: a nil *ModuleCache, and one made without a compiler or a loader, give
+// ErrParam errors from Get and Prewarm and zero values elsewhere, never a nil dereference.
+func TestNilModuleCache(t *testing.T) {
+	load := func(ModuleKey, string) (int, error) { return 1, nil }
+	require.NotPanics(t, func() {
+		var nilCache *ModuleCache[int]
+		_, err := nilCache.Get(KernelJetValue, Float64)
+		requireParam(t, err, "cudaops.ModuleCache", "")
+		requireParam(t, nilCache.Prewarm(), "cudaops.Prewarm", "")
+		require.Equal(t, Arch(""), nilCache.Arch())
+		require.Nil(t, nilCache.Loaded())
+		require.Zero(t, nilCache.Compiles())
+		require.NoError(t, nilCache.Close())
+
+		noComp := NewModuleCache[int]("sm_90", nil, load, nil)
+		m, err := noComp.Get(KernelJetValue, Float64)
+		require.Zero(t, m)
+		requireParam(t, err, "cudaops.ModuleCache", "comp")
+		requireParam(t, noComp.Prewarm(KernelReLUForward), "cudaops.Prewarm", "comp")
+		require.Zero(t, noComp.Compiles())
+
+		noLoad := NewModuleCache[int]("sm_90", &fakeCompiler{}, nil, nil)
+		_, err = noLoad.Get(KernelJetValue, Float64)
+		requireParam(t, err, "cudaops.ModuleCache", "load")
+		require.NoError(t, noLoad.Close())
+
+		// The zero value holds neither.
+		_, err = new(ModuleCache[int]).Get(KernelReLUForward, Float32)
+		requireParam(t, err, "cudaops.ModuleCache", "comp")
+	})
+}
+
+// TestNilLaunchError: a nil *LaunchError, or one without its parts, formats and unwraps
+// without panicking; the parts it has are reached by errors.Is.
+func TestNilLaunchError(t *testing.T) {
+	cause := errors.New("out of memory")
+	require.NotPanics(t, func() {
+		var nilErr *LaunchError
+		require.Equal(t, "<nil>", nilErr.Error())
+		require.Nil(t, nilErr.Unwrap())
+		empty := &LaunchError{}
+		require.Equal(t, "<nil>", empty.Error())
+		require.Empty(t, empty.Unwrap())
+		require.False(t, errors.Is(empty, gatejet.ErrDevice))
+		onlyCause := &LaunchError{Cause: cause}
+		require.ErrorIs(t, onlyCause, cause)
+	})
+}
+
+// nilBackend is a Backend whose methods dereference their receiver.
+type nilBackend struct{ name string }
+
+func (b *nilBackend) Name() string         { return b.name }
+func (b *nilBackend) Launch(c *Call) error { return errors.New(b.name) }
+func (b *nilBackend) Close() error         { return nil }
+
+// TestRegisterNilPointer: a nil pointer of a Backend type is ignored like a nil Backend, so
+// that Run never calls a method on it.
+func TestRegisterNilPointer(t *testing.T) {
+	before := Active()
+	unregister := Register((*nilBackend)(nil))
+	require.Equal(t, before, Active())
+	unregister()
+	require.Equal(t, before, Active())
+	old := SetMode(ModeRequired)
+	defer SetMode(old)
+	require.NotPanics(t, func() {
+		_, _ = Run(&Call{Kernel: KernelReLUForward, Ints: []int{1}, In: []any{[]float64{1}}, Out: []any{[]float64{0}}}, nil)
+	})
+}
