@@ -12,6 +12,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // Softmax returns y = exp(x − max)/Σ exp(x − max) along axis of x (rank 1 to 8, Float64 or
@@ -59,6 +60,9 @@ func newSoftmax(name string, log bool, x *gorgonia.Node, axis int, opts []Option
 	if err := checkPositiveDims(name, "x", xs); err != nil {
 		return nil, err
 	}
+	if err := checkOutput(name, dt, xs); err != nil {
+		return nil, err
+	}
 	if axis < 0 {
 		axis += len(xs)
 	}
@@ -100,13 +104,17 @@ func (op *softmaxOp) Type() hm.Type {
 	return fnType(a, a)
 }
 
-// InferShape checks that the input has the op's shape and returns it.
+// InferShape checks that the input has the op's shape and returns it. Gorgonia calls it when
+// it applies the op; an op built with ReuseOutput is applied once (see ReuseOutput).
 func (op *softmaxOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	return sameShapes(op.name(), op.shape, ds, 1)
+	return op.claim(sameShapes(op.name(), op.shape, ds, 1))
 }
 
 // WriteHash writes the op's name and axis.
 func (op *softmaxOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
 	fmt.Fprintf(h, "%s axis %d%s", op.name(), op.axis, op.reuseHash())
 }
 
@@ -142,7 +150,7 @@ func softmaxForward[T float](op *softmaxOp, out, xt *tensor.Dense) error {
 	b := &op.softmaxAxis
 	n := b.shape.TotalSize()
 	y, x := data[T](out, n), data[T](xt, n)
-	if overlaps(y, x) {
+	if check.Overlap(y, x) {
 		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	k := cudaops.KernelSoftmaxForward
@@ -159,13 +167,7 @@ func softmaxForward[T float](op *softmaxOp, out, xt *tensor.Dense) error {
 }
 
 // DiffWRT: differentiable in x.
-func (op *softmaxOp) DiffWRT(inputs int) []bool {
-	d := make([]bool, inputs)
-	for i := range d {
-		d[i] = true
-	}
-	return d
-}
+func (op *softmaxOp) DiffWRT(inputs int) []bool { return diffMask(inputs, true) }
 
 // newBackward returns a fresh backward op of the same axis, shape and dtype, inheriting the
 // op's options.
@@ -181,13 +183,16 @@ func (op *softmaxOp) newBackward() *axisOp {
 // the upstream gradient. That op is differentiable in both, so the gradient can be
 // differentiated again.
 func (op *softmaxOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	if len(inputs) != 1 {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want 1 input, got %d", len(inputs))
+	if err := checkDiffNodes(op.name(), 1, inputs, output, grad); err != nil {
+		return nil, err
 	}
-	if output == nil || grad == nil {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "nil output or gradient node")
+	bop := op.newBackward()
+	// The gradient op's output has the op's shape, checked when the op was built; the limit
+	// may have been lowered since.
+	if err := checkOutput(bop.name(), op.dt, op.shape); err != nil {
+		return nil, err
 	}
-	n, err := gorgonia.ApplyOp(op.newBackward(), output, grad)
+	n, err := gorgonia.ApplyOp(bop, output, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -197,8 +202,8 @@ func (op *softmaxOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node)
 // DoDiff is the LispMachine's reverse step: the backward kernel of the output's value and
 // gradient, added into x's gradient.
 func (op *softmaxOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
-	if len(inputs) != 1 {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want 1 input, got %d", len(inputs))
+	if err := checkDiffNodes(op.name(), 1, inputs, output); err != nil {
+		return err
 	}
 	up, err := output.Grad()
 	if err != nil {
@@ -209,7 +214,10 @@ func (op *softmaxOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes
 	if err != nil {
 		return err
 	}
-	dx := newDense(b.dt, b.shape)
+	dx, err := newDense(op.name(), b.dt, b.shape)
+	if err != nil {
+		return err
+	}
 	n := b.shape.TotalSize()
 	if b.dt == tensor.Float64 {
 		err = runAxisBackward(&op.diffRun, b.log, b.shape, b.axis, b.ints,
