@@ -358,22 +358,27 @@ func slabSumExp[T Float](s slab, sum, m []float64, x []T) {
 	}
 }
 
-// writeScaled writes y = e/S from the exponentials of a whole block (m was its own max).
+// writeScaled writes y = e·(1/S) from the exponentials of a whole block (m was its own max).
+// A product by the reciprocal instead of a quotient: one more rounding (within 2 ulp of e/S
+// in all) for a multiply instead of a divide per element.
 func writeScaled[T Float](s slab, e, S []float64, y []T) {
 	if s.stride == 1 {
 		ys := span(y, s)
 		e = e[:len(ys)]
-		sv := S[0]
+		r := 1 / S[0]
 		for i, v := range e {
-			ys[i] = T(v / sv)
+			ys[i] = T(v * r)
 		}
 		return
+	}
+	for i, v := range S {
+		S[i] = 1 / v
 	}
 	for r := 0; r < s.n; r++ {
 		yr, er := row(y, s, r), e[r*s.w:(r+1)*s.w]
 		yr, sr := yr[:len(er)], S[:len(er)]
 		for i, v := range er {
-			yr[i] = T(v / sr[i])
+			yr[i] = T(v * sr[i])
 		}
 	}
 }
