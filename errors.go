@@ -3,6 +3,7 @@ package gatejet
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Sentinel errors: the kinds of failure every gatejet function reports. Match them with
@@ -16,11 +17,13 @@ var (
 	ErrDType = errors.New("unsupported or mismatched dtype")
 	// ErrAxis: an axis is outside [-rank, rank).
 	ErrAxis = errors.New("axis out of range")
-	// ErrTemperature: an inverse temperature that is not positive and finite.
-	ErrTemperature = errors.New("temperature must be positive and finite")
+	// ErrTemperature: an inverse temperature outside (0, MaxInvTau]: not positive, not
+	// finite, or larger than MaxInvTau.
+	ErrTemperature = errors.New("inverse temperature out of range")
 	// ErrSize: a buffer's length does not match the shape it is used with.
 	ErrSize = errors.New("buffer length does not match shape")
-	// ErrParam: any other invalid parameter (for example a gate parameter of the wrong length).
+	// ErrParam: any other invalid parameter (for example a gate parameter of the wrong length,
+	// a logistic slope beyond MaxLogisticAlpha, or an output that overlaps another argument).
 	ErrParam = errors.New("invalid parameter")
 	// ErrNonFinite: a non-finite value where one is an error (gate parameters, for example).
 	// Non-finite data values are not errors: they propagate within their row.
@@ -38,7 +41,8 @@ type Error struct {
 	Kind   error  // one of the sentinel errors
 }
 
-// Error formats the error as "op: arg: kind: detail".
+// Error formats the error as "op: arg: kind: detail"; an empty Arg or Detail, or a nil Kind,
+// leaves its part out.
 func (e *Error) Error() string {
 	if e == nil {
 		return "<nil>"
@@ -47,7 +51,9 @@ func (e *Error) Error() string {
 	if e.Arg != "" {
 		s += ": " + e.Arg
 	}
-	s += ": " + e.Kind.Error()
+	if e.Kind != nil {
+		s += ": " + e.Kind.Error()
+	}
 	if e.Detail != "" {
 		s += ": " + e.Detail
 	}
@@ -55,7 +61,7 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the sentinel kind, so errors.Is(err, ErrShape) works.
-// A nil *Error unwraps to nil, so errors.Is on a typed nil is safe.
+// A nil *Error, or one with a nil Kind, unwraps to nil, so errors.Is on either is safe.
 func (e *Error) Unwrap() error {
 	if e == nil {
 		return nil
@@ -68,12 +74,52 @@ func Errorf(kind error, op, arg, format string, args ...any) *Error {
 	return &Error{Op: op, Arg: arg, Detail: fmt.Sprintf(format, args...), Kind: kind}
 }
 
-// CheckInvTau reports an ErrTemperature *Error unless invTau is positive and finite.
+// MaxInvTau is the largest inverse temperature s = 1/τ that gatejet accepts. The channels
+// and their products scale as s, s² and s³ (s³: the reverse modes of the second channel, of
+// the Hessian-vector product and of the Gauss-Newton slabs): with s ≤ 1e100, s³ ≤ 1e300
+// stays finite, so an accepted temperature with finite inputs of moderate size gives finite
+// outputs, also where a gate is one-hot and the exact derivatives are 0 (a larger s³
+// overflows, and ∞·0 is NaN). At s = 1e100 any logit gap above 1e-97 makes a gate one-hot.
+const MaxInvTau = 1e100
+
+// CheckInvTau reports an ErrTemperature *Error unless 0 < invTau ≤ MaxInvTau.
 func CheckInvTau(op string, invTau float64) error {
-	if !(invTau > 0) || invTau > maxFloat64 {
+	if !(invTau > 0) || math.IsInf(invTau, 1) {
 		return Errorf(ErrTemperature, op, "invTau", "want 0 < invTau < +Inf, got %v", invTau)
+	}
+	if invTau > MaxInvTau {
+		return Errorf(ErrTemperature, op, "invTau", "want invTau ≤ gatejet.MaxInvTau = %g, got %v", MaxInvTau, invTau)
 	}
 	return nil
 }
 
-const maxFloat64 = 1.79769313486231570814527423731704356798070e+308
+// MaxLogisticAlpha is the largest slope |α| a logistic gate ζ = σ(α·l + β) accepts: its
+// derivatives in l scale as α, α² and α³ (the reverse mode of its second channel), and with
+// |α| ≤ 1e100 those stay finite, so a saturated gate gives its exact zero curvature rather
+// than ∞·0 = NaN.
+const MaxLogisticAlpha = 1e100
+
+// CheckLogisticGate validates the per-atom parameters of a logistic gate over k atoms: alpha
+// and beta of length k (ErrParam otherwise), finite (ErrNonFinite otherwise), and
+// |alpha[i]| ≤ MaxLogisticAlpha (ErrParam otherwise). The error names the argument.
+func CheckLogisticGate(op string, k int, alpha, beta []float64) error {
+	for _, p := range []struct {
+		name string
+		v    []float64
+	}{{"alpha", alpha}, {"beta", beta}} {
+		if len(p.v) != k {
+			return Errorf(ErrParam, op, p.name, "want one value per atom (K=%d), got %d", k, len(p.v))
+		}
+		for i, x := range p.v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return Errorf(ErrNonFinite, op, p.name, "%s[%d] = %v", p.name, i, x)
+			}
+		}
+	}
+	for i, a := range alpha {
+		if math.Abs(a) > MaxLogisticAlpha {
+			return Errorf(ErrParam, op, "alpha", "want |alpha[%d]| ≤ gatejet.MaxLogisticAlpha = %g, got %v", i, MaxLogisticAlpha, a)
+		}
+	}
+	return nil
+}

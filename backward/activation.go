@@ -8,9 +8,10 @@ import (
 )
 
 // ReLU computes y = max(0, x) elementwise; a NaN input gives NaN. y and x must have the same
-// length (y may be x). The error, when not nil, is a *gatejet.Error wrapping gatejet.ErrSize.
+// length (y may be x; any other overlap is gatejet.ErrParam). The error, when not nil, is a
+// *gatejet.Error wrapping gatejet.ErrSize or gatejet.ErrParam.
 func ReLU[T Float](y, x []T) error {
-	if err := checkSame("backward.ReLU", x, "y", y, false); err != nil {
+	if err := checkForward("backward.ReLU", y, x); err != nil {
 		return err
 	}
 	runAct(actReLU, y, nil, x, nil, nil)
@@ -23,9 +24,10 @@ func ReLU[T Float](y, x []T) error {
 //
 // evaluated as x·σ(2u) (σ the logistic function), which is the same function without the
 // cancellation of 1 + tanh u for negative x. y and x must have the same length (y may be x).
-// The error, when not nil, is a *gatejet.Error wrapping gatejet.ErrSize.
+// The error, when not nil, is a *gatejet.Error wrapping gatejet.ErrSize, or gatejet.ErrParam
+// for an output that partly overlaps an input.
 func GELU[T Float](y, x []T) error {
-	if err := checkSame("backward.GELU", x, "y", y, false); err != nil {
+	if err := checkForward("backward.GELU", y, x); err != nil {
 		return err
 	}
 	runAct(actGELU, y, nil, x, nil, nil)
@@ -33,9 +35,10 @@ func GELU[T Float](y, x []T) error {
 }
 
 // SiLU computes the sigmoid linear unit y = x·σ(x) elementwise. y and x must have the same
-// length (y may be x). The error, when not nil, is a *gatejet.Error wrapping gatejet.ErrSize.
+// length (y may be x; any other overlap is gatejet.ErrParam). The error, when not nil, is a
+// *gatejet.Error wrapping gatejet.ErrSize or gatejet.ErrParam.
 func SiLU[T Float](y, x []T) error {
-	if err := checkSame("backward.SiLU", x, "y", y, false); err != nil {
+	if err := checkForward("backward.SiLU", y, x); err != nil {
 		return err
 	}
 	runAct(actSiLU, y, nil, x, nil, nil)
@@ -45,7 +48,8 @@ func SiLU[T Float](y, x []T) error {
 // ReLUBackward computes dx = dy·[x > 0] elementwise, x being the saved forward input: dx is dy
 // where x > 0 and exactly zero where x ≤ 0 (even where dy is not finite; the derivative at 0
 // is taken as 0), and NaN where x is NaN. All slices must have the same length; dx may be x or
-// dy. The error, when not nil, is a *gatejet.Error wrapping gatejet.ErrSize.
+// dy, and must not otherwise overlap them (gatejet.ErrParam). The error, when not nil, is a
+// *gatejet.Error wrapping gatejet.ErrSize or gatejet.ErrParam.
 func ReLUBackward[T Float](dx, x, dy []T) error {
 	if err := checkBackward("backward.ReLUBackward", dx, x, dy); err != nil {
 		return err
@@ -56,7 +60,8 @@ func ReLUBackward[T Float](dx, x, dy []T) error {
 
 // GELUBackward computes dx = dy·gelu'(x) elementwise, x being the saved forward input and
 // gelu' the first derivative returned by GELUDeriv. All slices must have the same length; dx
-// may be x or dy. The error, when not nil, is a *gatejet.Error wrapping gatejet.ErrSize.
+// may be x or dy, and must not otherwise overlap them. The error, when not nil, is a
+// *gatejet.Error wrapping gatejet.ErrSize, or gatejet.ErrParam for an overlap.
 func GELUBackward[T Float](dx, x, dy []T) error {
 	if err := checkBackward("backward.GELUBackward", dx, x, dy); err != nil {
 		return err
@@ -67,7 +72,8 @@ func GELUBackward[T Float](dx, x, dy []T) error {
 
 // SiLUBackward computes dx = dy·silu'(x) elementwise, x being the saved forward input and
 // silu' the first derivative returned by SiLUDeriv. All slices must have the same length; dx
-// may be x or dy. The error, when not nil, is a *gatejet.Error wrapping gatejet.ErrSize.
+// may be x or dy, and must not otherwise overlap them. The error, when not nil, is a
+// *gatejet.Error wrapping gatejet.ErrSize, or gatejet.ErrParam for an overlap.
 func SiLUBackward[T Float](dx, x, dy []T) error {
 	if err := checkBackward("backward.SiLUBackward", dx, x, dy); err != nil {
 		return err
@@ -81,8 +87,9 @@ func SiLUBackward[T Float](dx, x, dy []T) error {
 // with the same conventions as ReLUBackward (zero where x ≤ 0, NaN where x is NaN, and gx NaN
 // where x is NaN). Either output may be nil to skip it; every other slice, and a non-nil
 // output, must have the length of x. The outputs may each be the same slice as one of the
-// inputs, but not the same slice as each other. The error, when not nil, is a *gatejet.Error
-// wrapping gatejet.ErrSize.
+// inputs, but must share no memory with each other, nor partly overlap an input. The error,
+// when not nil, is a *gatejet.Error wrapping gatejet.ErrSize, or gatejet.ErrParam for an
+// overlap (naming the output).
 func ReLUBackwardGrad[T Float](gx, gdy, x, dy, g []T) error {
 	if err := checkGrad("backward.ReLUBackwardGrad", gx, gdy, x, dy, g); err != nil || (gx == nil && gdy == nil) {
 		return err
@@ -292,11 +299,25 @@ func checkSame[T Float](op string, x []T, arg string, buf []T, optional bool) er
 	return nil
 }
 
+// checkForward checks an activation's output y against its input x.
+func checkForward[T Float](op string, y, x []T) error {
+	if err := checkSame(op, x, "y", y, false); err != nil {
+		return err
+	}
+	return checkAlias(op, "y", y, "x", x)
+}
+
 func checkBackward[T Float](op string, dx, x, dy []T) error {
 	if err := checkSame(op, x, "dx", dx, false); err != nil {
 		return err
 	}
-	return checkSame(op, x, "dy", dy, false)
+	if err := checkSame(op, x, "dy", dy, false); err != nil {
+		return err
+	}
+	if err := checkAlias(op, "dx", dx, "x", x); err != nil {
+		return err
+	}
+	return checkAlias(op, "dx", dx, "dy", dy)
 }
 
 func checkGrad[T Float](op string, gx, gdy, x, dy, g []T) error {
@@ -309,7 +330,10 @@ func checkGrad[T Float](op string, gx, gdy, x, dy, g []T) error {
 	if err := checkSame(op, x, "dy", dy, false); err != nil {
 		return err
 	}
-	return checkSame(op, x, "g", g, false)
+	if err := checkSame(op, x, "g", g, false); err != nil {
+		return err
+	}
+	return checkOutputs(op, "gx", gx, "gdy", gdy, "x", x, dy, g)
 }
 
 // actKind selects the elementwise kernel an actJob runs.

@@ -59,15 +59,17 @@
 // and float64 data allocate nothing in the steady state. Exponentials use a table-driven exp
 // within 3 ulp of math.Exp and about twice as fast.
 //
-// Outputs may be the same slices as inputs (in-place use); two outputs may not be the same
-// slice, and partial overlaps are not allowed.
+// Outputs may be the same slices as inputs (in-place use); two outputs may share no memory,
+// and an output may not partly overlap an input: such calls are refused with an ErrParam
+// error naming the output (a few address comparisons a call).
 //
 // # Errors and special values
 //
 // Structural problems are reported as *gatejet.Error values wrapping the gatejet sentinels:
 // ErrRank for a rank outside 1 to 8, ErrShape for a negative dim (or an element count that
-// overflows int), ErrAxis for an axis outside [-rank, rank) and ErrSize for a buffer whose
-// length does not match (the error names the buffer). Tensors with a zero dim are valid and
+// overflows int), ErrAxis for an axis outside [-rank, rank), ErrSize for a buffer whose
+// length does not match (the error names the buffer) and ErrParam for an output that overlaps
+// another buffer where that is not allowed (see above). Tensors with a zero dim are valid and
 // do nothing. No input makes a kernel panic; NaN and ±Inf are data, and propagate along their
 // row (elementwise for the activations).
 package backward

@@ -127,6 +127,24 @@ func FuzzSoftmaxBackward(f *testing.F) {
 		check("SoftmaxBackwardGrad/f32", backward.SoftmaxBackwardGrad(nil, to32(gdy), to32(y), to32(dy), to32(g), shape, axis), 1, 2, 3, 4)
 		err := backward.SoftmaxBackward(dx, y, dy, shape, axis)
 		check("SoftmaxBackward", err, 0, 1, 2)
+		if err == nil && total >= 2 {
+			// In place on dy gives the same bits; a dx shifted over dy is refused.
+			arena := make([]float64, total+1)
+			copy(arena, dy)
+			in := arena[:total]
+			if err := backward.SoftmaxBackward(in, y, in, shape, axis); err != nil {
+				t.Fatalf("shape %v axis %d: in place: %v", shape, axis, err)
+			}
+			for i := range in {
+				if math.Float64bits(in[i]) != math.Float64bits(dx[i]) {
+					t.Fatalf("shape %v axis %d: in place dx[%d] = %v, %v out of place", shape, axis, i, in[i], dx[i])
+				}
+			}
+			copy(arena, dy)
+			if err := backward.SoftmaxBackward(arena[1:], y, arena[:total], shape, axis); !errors.Is(err, gatejet.ErrParam) {
+				t.Fatalf("shape %v axis %d: dx partly over dy: %v", shape, axis, err)
+			}
+		}
 		if err != nil || !allFinite(x, dy, dx) {
 			return
 		}

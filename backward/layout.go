@@ -2,8 +2,10 @@ package backward
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // Float is the element type of every kernel: float32 or float64, or a type defined on them.
@@ -94,4 +96,59 @@ func sub[T Float](x []T, lo, hi int) []T {
 		return nil
 	}
 	return x[lo:hi]
+}
+
+// checkAlias reports an ErrParam error naming the output out if it shares memory with the
+// input in without being the very same slice: a kernel reads each element's inputs before it
+// writes the element's outputs, so in-place use is exact, but a partial overlap would read
+// elements already overwritten (or being written by another goroutine). Lengths are already
+// checked, so the same start means the same slice.
+func checkAlias[T Float](op, outName string, out []T, inName string, in []T) error {
+	if !check.Overlap(out, in) || unsafe.SliceData(out) == unsafe.SliceData(in) {
+		return nil
+	}
+	return gatejet.Errorf(gatejet.ErrParam, op, outName, "%s partly overlaps %s: an output may be the same slice as an input or share no memory with it", outName, inName)
+}
+
+// checkOutputs checks the two outputs of a double backward (either may be nil): they must not
+// share memory with each other, and each may be the same slice as one of the inputs x (the
+// forward input or output, named xName), dy and g, or share no memory with it.
+func checkOutputs[T Float](op, o0Name string, o0 []T, o1Name string, o1 []T, xName string, x, dy, g []T) error {
+	if check.Overlap(o0, o1) {
+		return gatejet.Errorf(gatejet.ErrParam, op, o0Name, "%s overlaps %s: the two outputs must share no memory", o0Name, o1Name)
+	}
+	for _, o := range [...]struct {
+		name string
+		s    []T
+	}{{o0Name, o0}, {o1Name, o1}} {
+		if err := checkAlias(op, o.name, o.s, xName, x); err != nil {
+			return err
+		}
+		if err := checkAlias(op, o.name, o.s, "dy", dy); err != nil {
+			return err
+		}
+		if err := checkAlias(op, o.name, o.s, "g", g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkParts reports an ErrSize error if the partial sums of a long axis (runAxis) would
+// exceed gatejet.MaxBytes; they are at most a few percent of the data, so this only guards
+// against a limit set below that. check.Alloc, whose dims escape into its error (an
+// allocation a call), is called only when the size fails.
+func checkParts(op string, l layout, kind axisKind) error {
+	if l.total == 0 {
+		return nil
+	}
+	p := newAxisPlan(l, kind)
+	if p.nc == 1 {
+		return nil // no partial sums: the accumulators are one block wide
+	}
+	if n, ok := check.Elems(p.outer, p.nb, p.nc, p.aw); ok && int64(n) <= gatejet.MaxBytes()/8 {
+		return nil
+	}
+	_, err := check.Alloc(op, "shape", 8, p.outer, p.nb, p.nc, p.aw)
+	return err
 }

@@ -7,19 +7,20 @@ package backward
 //
 // where the sums run along the axis, y is the saved softmax output and dy the gradient with
 // respect to it. All three buffers are row-major with length prod(shape); dx is overwritten,
-// never accumulated into, and may be the same slice as y or dy (no other overlap is allowed).
+// never accumulated into, and may be the same slice as y or dy; any other overlap of dx with
+// y or dy is refused (gatejet.ErrParam, naming dx).
 //
 // The shape must have rank 1 to 8 and no negative dim, and axis must lie in [-rank, rank);
 // a tensor with a zero dim is valid and leaves dx alone. The error, when not nil, is a
-// *gatejet.Error wrapping gatejet.ErrRank, gatejet.ErrShape, gatejet.ErrAxis or
-// gatejet.ErrSize (naming the buffer of the wrong length). Non-finite values are not errors;
-// they propagate along their own row.
+// *gatejet.Error wrapping gatejet.ErrRank, gatejet.ErrShape, gatejet.ErrAxis,
+// gatejet.ErrSize (naming the buffer of the wrong length) or gatejet.ErrParam (an overlap).
+// Non-finite values are not errors; they propagate along their own row.
 //
 // The sums are accumulated in float64 in a fixed order, so the result is bit-for-bit the same
 // whatever the number of cores used.
 func SoftmaxBackward[T Float](dx, y, dy []T, shape []int, axis int) error {
 	const op = "backward.SoftmaxBackward"
-	l, err := checkAxisArgs(op, shape, axis, dx, y, dy)
+	l, err := checkAxisArgs(op, kindSoftmax, shape, axis, dx, y, dy)
 	if err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func SoftmaxBackward[T Float](dx, y, dy []T, shape []int, axis int) error {
 // SoftmaxBackward.
 func LogSoftmaxBackward[T Float](dx, y, dy []T, shape []int, axis int) error {
 	const op = "backward.LogSoftmaxBackward"
-	l, err := checkAxisArgs(op, shape, axis, dx, y, dy)
+	l, err := checkAxisArgs(op, kindLogSoftmax, shape, axis, dx, y, dy)
 	if err != nil {
 		return err
 	}
@@ -54,11 +55,12 @@ func LogSoftmaxBackward[T Float](dx, y, dy []T, shape []int, axis int) error {
 // the inner products running along the axis; gdy is SoftmaxBackward applied to g. y is treated
 // as a free variable, not as a point of the simplex. Either output may be nil to skip it; a
 // non-nil output must have length prod(shape). The outputs may each be the same slice as one
-// of the inputs, but not the same slice as each other. Shape validation, errors and
-// determinism are as for SoftmaxBackward.
+// of the inputs, but must share no memory with each other, nor partly overlap an input
+// (gatejet.ErrParam, naming the output). Shape validation, errors and determinism are as for
+// SoftmaxBackward.
 func SoftmaxBackwardGrad[T Float](gy, gdy, y, dy, g []T, shape []int, axis int) error {
 	const op = "backward.SoftmaxBackwardGrad"
-	l, err := checkGradArgs(op, shape, axis, gy, gdy, y, dy, g)
+	l, err := checkGradArgs(op, kindSoftmaxGrad, shape, axis, gy, gdy, y, dy, g)
 	if err != nil || (gy == nil && gdy == nil) {
 		return err
 	}
@@ -77,7 +79,7 @@ func SoftmaxBackwardGrad[T Float](gy, gdy, y, dy, g []T, shape []int, axis int) 
 // determinism are as for SoftmaxBackwardGrad.
 func LogSoftmaxBackwardGrad[T Float](gy, gdy, y, dy, g []T, shape []int, axis int) error {
 	const op = "backward.LogSoftmaxBackwardGrad"
-	l, err := checkGradArgs(op, shape, axis, gy, gdy, y, dy, g)
+	l, err := checkGradArgs(op, kindLogSoftmaxGrad, shape, axis, gy, gdy, y, dy, g)
 	if err != nil || (gy == nil && gdy == nil) {
 		return err
 	}
@@ -85,7 +87,7 @@ func LogSoftmaxBackwardGrad[T Float](gy, gdy, y, dy, g []T, shape []int, axis in
 	return nil
 }
 
-func checkAxisArgs[T Float](op string, shape []int, axis int, dx, y, dy []T) (layout, error) {
+func checkAxisArgs[T Float](op string, kind axisKind, shape []int, axis int, dx, y, dy []T) (layout, error) {
 	l, err := newLayout(op, shape, axis)
 	if err != nil {
 		return l, err
@@ -99,10 +101,16 @@ func checkAxisArgs[T Float](op string, shape []int, axis int, dx, y, dy []T) (la
 	if err := checkLen(op, "dy", len(dy), l.total); err != nil {
 		return l, err
 	}
-	return l, nil
+	if err := checkAlias(op, "dx", dx, "y", y); err != nil {
+		return l, err
+	}
+	if err := checkAlias(op, "dx", dx, "dy", dy); err != nil {
+		return l, err
+	}
+	return l, checkParts(op, l, kind)
 }
 
-func checkGradArgs[T Float](op string, shape []int, axis int, gy, gdy, y, dy, g []T) (layout, error) {
+func checkGradArgs[T Float](op string, kind axisKind, shape []int, axis int, gy, gdy, y, dy, g []T) (layout, error) {
 	l, err := newLayout(op, shape, axis)
 	if err != nil {
 		return l, err
@@ -122,5 +130,8 @@ func checkGradArgs[T Float](op string, shape []int, axis int, gy, gdy, y, dy, g 
 	if err := checkLen(op, "g", len(g), l.total); err != nil {
 		return l, err
 	}
-	return l, nil
+	if err := checkOutputs(op, "gy", gy, "gdy", gdy, "y", y, dy, g); err != nil {
+		return l, err
+	}
+	return l, checkParts(op, l, kind)
 }

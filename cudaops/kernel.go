@@ -476,6 +476,9 @@ func (c *Call) Check() error {
 			if math.IsNaN(f) || math.IsInf(f, 0) {
 				return gatejet.Errorf(gatejet.ErrNonFinite, op, "Floats", "%s: gate parameter %d is %v", c.Kernel, i, f)
 			}
+			if i < c.Ints[1] && math.Abs(f) > gatejet.MaxLogisticAlpha {
+				return gatejet.Errorf(gatejet.ErrParam, op, "Floats", "%s: want |α_%d| ≤ gatejet.MaxLogisticAlpha = %g, got %v", c.Kernel, i, gatejet.MaxLogisticAlpha, f)
+			}
 		}
 	default:
 		if len(c.Floats) != 0 {

@@ -47,9 +47,20 @@
 // sentinels (gatejet.ErrShape, ErrRank, ErrDType, ErrParam, ErrTemperature, ...), and this
 // package adds ErrGradient (a gradient check failed), ErrMachine (a machine failed to
 // compile or run) and ErrNotSPD (a matrix given to LogDetPlusRidge is not positive
-// definite, found when the graph runs). The plain-slice helpers panic with a
-// *gatejet.Error on invalid arguments (a length mismatch, a bad temperature); data that
-// are NaN or infinite propagate instead.
+// definite, found when the graph runs). The plain-slice helpers return a *gatejet.Error
+// on invalid arguments (a length mismatch, a bad temperature) and never panic; data that
+// are NaN or infinite propagate instead. Finite costs give finite probabilities for every
+// accepted temperature, however large either is. Values stored column-major
+// (tensor.AsFortran) are read, and gradients written, in their logical order. A nil
+// Option, a nil *Report (OK is false) and a nil TB are handled without a panic.
+//
+// # Concurrency
+//
+// gorgonia.Grad (Gorgonia v0.9.18) races with itself even on separate graphs. This
+// package calls it only through Grad, which holds a package-level lock, so GradCheck and
+// RequireGradients may run on separate graphs from several goroutines; code that calls
+// gorgonia.Grad directly while they may run must serialise too, for example by calling
+// Grad instead.
 //
 // Gorgonia's machines wrap an Op's error in a type that errors.Is cannot see through;
 // OpError recovers the *gatejet.Error from a machine's error. A Gorgonia v0.9.18

@@ -30,16 +30,32 @@ var (
 // an Err method but no Unwrap, so errors.Is and errors.As stop there: errors.Is(err,
 // ErrNotSPD) is false for the error of a machine whose LogDetPlusRidge node met a
 // matrix that is not positive definite, while errors.Is(OpError(err), ErrNotSPD) is true.
-// OpError follows Unwrap (single and multiple), Err and Cause methods.
+// OpError follows Unwrap (single and multiple), Err and Cause methods. The walk is
+// bounded (at most opErrorDepth links deep and opErrorSteps errors in all), so an error
+// whose chain or tree contains itself ends the search instead of the stack.
 func OpError(err error) *gatejet.Error {
-	for depth := 0; err != nil && depth < 64; depth++ {
+	steps := opErrorSteps
+	return opError(err, 0, &steps)
+}
+
+const (
+	opErrorDepth = 64   // links followed along one path
+	opErrorSteps = 1024 // errors looked at over the whole tree
+)
+
+func opError(err error, depth int, steps *int) *gatejet.Error {
+	for ; err != nil && depth < opErrorDepth && *steps > 0; depth++ {
+		*steps--
 		if ge, ok := err.(*gatejet.Error); ok {
 			return ge
 		}
 		switch e := err.(type) {
 		case interface{ Unwrap() []error }:
 			for _, inner := range e.Unwrap() {
-				if ge := OpError(inner); ge != nil {
+				if *steps <= 0 {
+					return nil
+				}
+				if ge := opError(inner, depth+1, steps); ge != nil {
 					return ge
 				}
 			}

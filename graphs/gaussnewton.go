@@ -14,25 +14,30 @@ import (
 //	H[r][a][b] = Σ_c first[r][a][c]·first[r][b][c],   first[r][a][c] = ∂ẑ[r][c]/∂logits[r][a],
 //
 // computed by ops.SoftmaxJetGaussNewton without building the first channel. logits is
-// [n,K], decoded [n,K,P], both Float64 or both Float32, invTau positive and finite. Each
+// [n,K], decoded [n,K,P], both Float64 or both Float32, 0 < invTau ≤ gatejet.MaxInvTau. Each
 // slab is symmetric positive semi-definite and singular: Σ_a first[r][a][c] = 0, so
 // H[r]·1 = 0. Add a ridge before inverting it or taking its log-determinant, as
 // GaussNewtonLogDet does. Differentiable in logits and decoded.
-func GaussNewtonSlabs(logits, decoded *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
-	return ops.SoftmaxJetGaussNewton(logits, decoded, invTau)
+//
+// opts are passed to the op (ops.ReuseOutput, say), as by every builder of this package that
+// builds ops of package ops.
+func GaussNewtonSlabs(logits, decoded *gorgonia.Node, invTau float64, opts ...ops.Option) (*gorgonia.Node, error) {
+	return ops.SoftmaxJetGaussNewton(logits, decoded, invTau, opts...)
 }
 
 // GaussNewtonLogDet returns the [n] vector log det(H[r] + λI) of the Gauss-Newton slabs of
 // GaussNewtonSlabs: the log-determinant term of a Laplace approximation of the evidence
 // (which enters it as −½·log det). lambda must be positive, because the slabs are
-// singular. Differentiable in logits and decoded (once; see LogDetPlusRidge).
-func GaussNewtonLogDet(logits, decoded *gorgonia.Node, invTau, lambda float64) (*gorgonia.Node, error) {
+// singular. Differentiable in logits and decoded (once; see LogDetPlusRidge). opts go to the
+// Gauss-Newton op: with ops.ReuseOutput a training loop on a TapeMachine stops allocating
+// the [n,K,K] slabs every run.
+func GaussNewtonLogDet(logits, decoded *gorgonia.Node, invTau, lambda float64, opts ...ops.Option) (*gorgonia.Node, error) {
 	const op = "graphs.GaussNewtonLogDet"
 	if !(lambda > 0) || math.IsInf(lambda, 1) {
 		return nil, gatejet.Errorf(gatejet.ErrParam, op, "lambda",
 			"want 0 < lambda < +Inf (the Gauss-Newton slabs are singular), got %v", lambda)
 	}
-	h, err := GaussNewtonSlabs(logits, decoded, invTau)
+	h, err := GaussNewtonSlabs(logits, decoded, invTau, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -49,13 +54,13 @@ func GaussNewtonLogDet(logits, decoded *gorgonia.Node, invTau, lambda float64) (
 // penalises gates that are too sensitive (too cold). logits is [n,K] and decoded [n,K,P];
 // weight is finite. Differentiable in logits and decoded: the gradient goes through the
 // first channel's vector-Jacobian product, which is the second channel contracted with
-// 2·weight/n·first, never materialised.
-func CurvaturePenalty(logits, decoded *gorgonia.Node, invTau, weight float64) (*gorgonia.Node, error) {
+// 2·weight/n·first, never materialised. opts go to the first-channel op.
+func CurvaturePenalty(logits, decoded *gorgonia.Node, invTau, weight float64, opts ...ops.Option) (*gorgonia.Node, error) {
 	const op = "graphs.CurvaturePenalty"
 	if math.IsNaN(weight) || math.IsInf(weight, 0) {
 		return nil, gatejet.Errorf(gatejet.ErrParam, op, "weight", "want a finite weight, got %v", weight)
 	}
-	first, err := ops.SoftmaxJetFirst(logits, decoded, invTau)
+	first, err := ops.SoftmaxJetFirst(logits, decoded, invTau, opts...)
 	if err != nil {
 		return nil, err
 	}

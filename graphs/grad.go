@@ -11,10 +11,10 @@ import (
 
 const opGrad = "graphs.Grad"
 
-// gradMu serialises every symbolic differentiation this package does. Gorgonia v0.9.18's
-// differentiation is not safe for concurrent use even on separate graphs (gorgonia.Grad adds
-// one shared constant node to each graph, and SymDiff of its ops hashes shared nodes), so
-// gradient checks and Grad calls from several goroutines take turns here.
+// gradMu serialises every symbolic differentiation this package does (Grad, GradCheck,
+// RequireGradients). Gorgonia v0.9.18's differentiation is not safe for concurrent use even
+// on graphs that share nothing: gorgonia.Grad seeds every graph with one shared constant node,
+// whose hash is written on first use, and SymDiff of its ops may touch shared nodes too.
 var gradMu sync.Mutex
 
 // Grad returns the gradient of the scalar cost with respect to each node of wrt, as new
@@ -28,15 +28,22 @@ var gradMu sync.Mutex
 // Hessian-vector products of a whole loss (Grad of ⟨Grad(c, x), v⟩), Newton steps. It leaves
 // the nodes' recorded derivatives (Node.Deriv) alone.
 //
+// Grad builds no Node.Deriv links, which Gorgonia's solvers and BindDualValues read: to train
+// with a Gorgonia solver, differentiate the loss with gorgonia.Grad, and use Grad for what
+// gorgonia.Grad gets wrong. Calls of Grad (and of GradCheck) from several goroutines are
+// serialised by one lock; code that calls gorgonia.Grad while other goroutines may be
+// differentiating must serialise those calls itself, since Gorgonia's differentiation shares
+// state across graphs.
+//
 // Every op on a path from a node of wrt to the cost must be a gorgonia.SDOp: Gorgonia's own
 // differentiable ops, and every gatejet op whose gradient ops are differentiable in turn
 // (see the ops package). A node of wrt may be any node of the graph (an input, usually); the
 // same node may appear twice. Grad adds nodes to the graph and changes no value.
 //
-// Errors are *gatejet.Error values: ErrParam for a nil or foreign node, ErrRank for a cost
-// that is not a scalar, ErrDType for a cost that is not float64 or float32, and
-// ErrNotDifferentiable, naming the op, when a node of wrt reaches the cost only through an op
-// that cannot be differentiated symbolically (or when it does not reach it at all).
+// Errors are *gatejet.Error values: ErrParam for a nil or foreign node or one the cost does
+// not depend on, ErrRank for a cost that is not a scalar, ErrDType for a cost that is not
+// float64 or float32, and ErrNotDifferentiable, naming the op, when a node of wrt reaches the
+// cost only through an op that cannot be differentiated symbolically.
 func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 	if err := checkGrad(cost, wrt); err != nil {
 		return nil, err
@@ -205,7 +212,7 @@ func notDifferentiable(n *gorgonia.Node, i int, order gorgonia.Nodes, kids map[*
 			}
 		}
 	}
-	return gatejet.Errorf(ErrNotDifferentiable, opGrad, "wrt",
+	return gatejet.Errorf(gatejet.ErrParam, opGrad, "wrt",
 		"the cost does not depend on node %d (%s)", i, nodeName(n))
 }
 

@@ -110,8 +110,12 @@ type Element struct {
 	Ratio float64
 }
 
-// OK reports whether every checked element of every node is within the tolerance.
+// OK reports whether every checked element of every node is within the tolerance. A nil
+// report (what GradCheck returns with an argument or machine error) is not OK.
 func (r *Report) OK() bool {
+	if r == nil {
+		return false
+	}
 	for i := range r.Nodes {
 		if r.Nodes[i].Failed > 0 {
 			return false
@@ -120,8 +124,12 @@ func (r *Report) OK() bool {
 	return true
 }
 
-// String formats the report as one line per node.
+// String formats the report as one line per node; a nil report formats as
+// "gradient check: no report".
 func (r *Report) String() string {
+	if r == nil {
+		return "gradient check: no report"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "gradient check (%s machine, %v, h=%g, rtol=%g, atol=%g, cost=%g)\n",
 		r.Machine, r.Dtype, r.Step, r.RTol, r.ATol, r.Cost)
@@ -151,30 +159,38 @@ const opGradCheck = "graphs.GradCheck"
 // *tensor.Dense or a scalar), of the cost's dtype. A Dense that is a view is replaced by
 // a materialised copy with gorgonia.Let first.
 //
-// What it does to the graph: with the Tape machine (the default) GradCheck calls
-// gorgonia.Grad(cost, wrt...) exactly once. If the graph was already differentiated by
-// gorgonia.Grad for this cost and these nodes, Gorgonia returns the existing gradient
-// nodes and nothing is added; otherwise the gradient nodes are added to the graph and
-// stay there, as a later call to gorgonia.Grad would have added them. A graph that was
-// differentiated for a different cost, or for only some of wrt, gives a wrong or failed
-// gradient. Only the subgraph that the cost and the gradients depend on is compiled, so
+// What it does to the graph: with the Tape machine (the default) GradCheck differentiates
+// the cost with Grad, which adds the gradient nodes to the graph (they stay there) and,
+// unlike gorgonia.Grad, ignores derivatives built before, so a cost that holds gradients (a
+// gradient penalty, ⟨∇c, v⟩ for a Hessian-vector product) is checked against finite
+// differences of the cost itself. Only the subgraph that the cost and the gradients depend on is compiled, so
 // unrelated nodes may be left unbound. With the Lisp machine no node is added: the
 // gradient comes from a fresh gorgonia.NewLispMachine on the cost's subgraph, whose
 // reverse pass accumulates into the inputs' gradients; GradCheck zeroes those gradients
 // first, and runs the forward pass alone before it (a failing Lisp forward pass with the
-// reverse pass enabled races in Gorgonia v0.9.18). Either way, the bound input values are left exactly as they were, non-input nodes
-// hold the values of the last run (Tape) or are unbound (Lisp), and input nodes bound by
-// the Lisp machine keep their dual value.
+// reverse pass enabled races in Gorgonia v0.9.18). Either way, the bound input values are
+// left exactly as they were, non-input nodes hold the values of the last run (Tape) or are
+// unbound (Lisp; constants, made by gorgonia.NewConstant, stay bound and keep their
+// values), and input nodes bound by the Lisp machine keep their dual value. Values stored
+// column-major are perturbed and compared in logical row-major order, as Element.Index
+// counts.
 //
 // The returned error is nil when every element is within the tolerance. When some
 // element is not, GradCheck returns the full report together with a *gatejet.Error of
 // kind ErrGradient that names the worst node, its element, and both values. Invalid
 // arguments give a nil report and an error of kind gatejet.ErrParam, ErrShape or
-// ErrDType; a machine that fails to compile or run gives ErrMachine, or the kind of the
-// *gatejet.Error an Op returned.
+// ErrDType (a nil Option is an ErrParam error naming "opts"); a machine that fails to
+// compile or run gives ErrMachine, or the kind of the *gatejet.Error an Op returned.
+//
+// With the Tape machine GradCheck calls gorgonia.Grad through Grad, which holds this
+// package's lock: gorgonia.Grad (v0.9.18) is not safe to call from several goroutines at
+// once, even on separate graphs.
 func GradCheck(cost *gorgonia.Node, wrt gorgonia.Nodes, opts ...Option) (*Report, error) {
 	cfg := config{}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "opts", "option %d is nil", i)
+		}
 		o(&cfg)
 	}
 	dt, err := checkGradArgs(cost, wrt, &cfg)
@@ -383,8 +399,9 @@ type accessor struct {
 	node  *gorgonia.Node
 	shape []int
 	size  int
-	f64   []float64
+	f64   []float64 // the backing slice, indexed through off
 	f32   []float32
+	off   []int // logical row-major index → backing index; nil: the same (see offsets)
 	s64   *gorgonia.F64
 	s32   *gorgonia.F32
 	orig  []float64 // snapshot, restored after every perturbation
@@ -409,11 +426,15 @@ func newAccessor(n *gorgonia.Node) (*accessor, error) {
 		}
 		a.shape = slices.Clone([]int(t.Shape()))
 		a.size = t.Shape().TotalSize()
+		var err error
+		if a.off, err = offsets(opGradCheck, nodeName(n), t); err != nil {
+			return nil, err
+		}
 		switch t.Dtype() {
 		case tensor.Float64:
-			a.f64 = t.Float64s()[:a.size]
+			a.f64 = t.Float64s()
 		case tensor.Float32:
-			a.f32 = t.Float32s()[:a.size]
+			a.f32 = t.Float32s()
 		default:
 			return nil, gatejet.Errorf(gatejet.ErrDType, opGradCheck, nodeName(n),
 				"want float64 or float32 data, got %v", t.Dtype())
@@ -436,9 +457,9 @@ func newAccessor(n *gorgonia.Node) (*accessor, error) {
 func (a *accessor) get(i int) float64 {
 	switch {
 	case a.f64 != nil:
-		return a.f64[i]
+		return a.f64[at(a.off, i)]
 	case a.f32 != nil:
-		return float64(a.f32[i])
+		return float64(a.f32[at(a.off, i)])
 	case a.s64 != nil:
 		return float64(*a.s64)
 	default:
@@ -450,9 +471,9 @@ func (a *accessor) get(i int) float64 {
 func (a *accessor) set(i int, x float64) float64 {
 	switch {
 	case a.f64 != nil:
-		a.f64[i] = x
+		a.f64[at(a.off, i)] = x
 	case a.f32 != nil:
-		a.f32[i] = float32(x)
+		a.f32[at(a.off, i)] = float32(x)
 	case a.s64 != nil:
 		*a.s64 = gorgonia.F64(x)
 	default:
@@ -547,7 +568,8 @@ func scalarOf(v gorgonia.Value) (float64, bool) {
 	return 0, false
 }
 
-// floatsOf copies a Value's elements to float64.
+// floatsOf copies a Value's elements to float64, in logical row-major order whatever the
+// storage order of a Dense (see offsets).
 func floatsOf(v gorgonia.Value) ([]float64, bool) {
 	switch t := v.(type) {
 	case *gorgonia.F64, *gorgonia.F32:
@@ -560,19 +582,24 @@ func floatsOf(v gorgonia.Value) ([]float64, bool) {
 				return nil, false
 			}
 		}
-		n := t.Shape().TotalSize()
-		out := make([]float64, n)
 		switch t.Dtype() {
 		case tensor.Float64:
-			copy(out, t.Float64s()[:n])
+			d, err := logical[float64](opGradCheck, "", t)
+			if err != nil {
+				return nil, false
+			}
+			return slices.Clone(d), true
 		case tensor.Float32:
-			for i, x := range t.Float32s()[:n] {
+			d, err := logical[float32](opGradCheck, "", t)
+			if err != nil {
+				return nil, false
+			}
+			out := make([]float64, len(d))
+			for i, x := range d {
 				out[i] = float64(x)
 			}
-		default:
-			return nil, false
+			return out, true
 		}
-		return out, true
 	}
 	return nil, false
 }
@@ -598,9 +625,13 @@ func runVM(m gorgonia.VM) (err error) {
 }
 
 func tapeGradients(cost *gorgonia.Node, wrt gorgonia.Nodes) ([][]float64, float64, error) {
-	grads, err := gorgonia.Grad(cost, wrt...)
+	grads, err := Grad(cost, wrt...)
 	if err != nil {
-		return nil, 0, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "wrt", "gorgonia.Grad: %v", err)
+		kind := gatejet.ErrParam
+		if ge := OpError(err); ge != nil {
+			kind = ge.Kind
+		}
+		return nil, 0, gatejet.Errorf(kind, opGradCheck, "wrt", "%v", err)
 	}
 	roots := append(gorgonia.Nodes{cost}, grads...)
 	m, err := newTape(cost.Graph().SubgraphRoots(roots...))
@@ -634,12 +665,7 @@ func newTape(g *gorgonia.ExprGraph) (m gorgonia.VM, err error) {
 	return gorgonia.NewTapeMachine(g), nil
 }
 
-type lispVM interface {
-	gorgonia.VM
-	UnbindAll()
-}
-
-func newLisp(g *gorgonia.ExprGraph, opts ...gorgonia.VMOpt) (m lispVM, err error) {
+func newLisp(g *gorgonia.ExprGraph, opts ...gorgonia.VMOpt) (m gorgonia.VM, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = gatejet.Errorf(ErrMachine, opGradCheck, "cost", "starting the lisp machine: %v", r)
@@ -648,15 +674,20 @@ func newLisp(g *gorgonia.ExprGraph, opts ...gorgonia.VMOpt) (m lispVM, err error
 	return gorgonia.NewLispMachine(g, opts...), nil
 }
 
-// runLisp runs a fresh lisp machine and unbinds the non-input nodes afterwards: a
-// LispMachine cannot run again over the dual values a previous one left behind.
+// runLisp runs a fresh lisp machine and unbinds the nodes that are neither inputs nor
+// constants afterwards: a LispMachine cannot run again over the dual values a previous one
+// left behind. Constants must stay bound: unbinding a node hands its tensor back to the
+// tensor package's pool, and a constant's tensor is the value its op returns on every
+// later run, so (*lispMachine).UnbindAll, which unbinds constants too, leaves the next run
+// cloning a recycled tensor (a nil-pointer panic in a goroutine Gorgonia v0.9.18 starts,
+// which nothing can recover).
 func runLisp(g *gorgonia.ExprGraph, read func() error, opts ...gorgonia.VMOpt) error {
 	m, err := newLisp(g, opts...)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	defer m.UnbindAll()
+	defer g.UnbindAllNonInputs()
 	if err := runVM(m); err != nil {
 		return machineError("lisp machine", err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/chewxy/hm"
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/backward"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -29,6 +28,8 @@ const opLogDet = "graphs.LogDetPlusRidge"
 // package that factorises again) and on a LispMachine. Its gradient node is not itself
 // differentiable: differentiating it returns an error.
 //
+// Entries and λ as large as the largest float64 are accepted: a row whose sym(H) + λI
+// would overflow is factored halved, so finite positive definite rows give finite values.
 // A finite row whose sym(H) + λI is not positive definite makes the machine's run fail
 // with an error matching ErrNotSPD that names the row (it never panics). A row holding a
 // NaN or an infinity gives NaN (and a NaN gradient) for that row only.
@@ -104,7 +105,7 @@ func (op *logDetOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	out := make([]float64, op.n)
 	work := make([]float64, op.k*op.k)
 	for r := range out {
-		ok, finite := op.factor(work, h[r*op.k*op.k:(r+1)*op.k*op.k])
+		ok, finite, halved := op.factor(work, h[r*op.k*op.k:(r+1)*op.k*op.k])
 		if !finite {
 			out[r] = math.NaN()
 			continue
@@ -117,6 +118,9 @@ func (op *logDetOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 			ld += math.Log(work[i*op.k+i])
 		}
 		out[r] = 2 * ld
+		if halved {
+			out[r] += float64(op.k) * math.Ln2
+		}
 	}
 	return fromFloat64s(op.dt, tensor.Shape{op.n}, out), nil
 }
@@ -139,18 +143,32 @@ func (op *logDetOp) matrices(v gorgonia.Value) ([]float64, error) {
 // factor writes the Cholesky factor L (lower triangle, row-major) of sym(h) + λI into
 // work. It returns finite = false when h has a non-finite element, and pivot ≥ 0, the
 // first pivot that is not positive, when the matrix is not positive definite (−1 when it
-// is).
-func (op *logDetOp) factor(work, h []float64) (pivot int, finite bool) {
+// is). When an entry of sym(h) + λI overflows although h and λ are finite (entries near the
+// largest float64), it factors (sym(h) + λI)/2 instead, exactly halved, and says so with
+// halved: log det gains K·log 2 and the inverse a factor ½.
+func (op *logDetOp) factor(work, h []float64) (pivot int, finite, halved bool) {
 	k := op.k
 	for i := 0; i < k; i++ {
 		for j := 0; j <= i; j++ {
 			a, b := h[i*k+j], h[j*k+i]
 			if math.IsNaN(a) || math.IsInf(a, 0) || math.IsNaN(b) || math.IsInf(b, 0) {
-				return -1, false
+				return -1, false, false
 			}
 			work[i*k+j] = 0.5 * (a + b)
+			halved = halved || math.IsInf(work[i*k+j], 0)
 		}
 		work[i*k+i] += op.lambda
+		halved = halved || math.IsInf(work[i*k+i], 0)
+	}
+	if halved {
+		// ¼a + ¼b and ½λ are exact for such large values, and their sum is at most the
+		// largest float64.
+		for i := 0; i < k; i++ {
+			for j := 0; j <= i; j++ {
+				work[i*k+j] = 0.25*h[i*k+j] + 0.25*h[j*k+i]
+			}
+			work[i*k+i] += 0.5 * op.lambda
+		}
 	}
 	for j := 0; j < k; j++ {
 		d := work[j*k+j]
@@ -159,7 +177,7 @@ func (op *logDetOp) factor(work, h []float64) (pivot int, finite bool) {
 		}
 		if !(d > 0) {
 			work[j*k+j] = d
-			return j, true
+			return j, true, halved
 		}
 		d = math.Sqrt(d)
 		work[j*k+j] = d
@@ -171,7 +189,7 @@ func (op *logDetOp) factor(work, h []float64) (pivot int, finite bool) {
 			work[i*k+j] = s / d
 		}
 	}
-	return -1, true
+	return -1, true, halved
 }
 
 // inverse writes (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹ into inv (k×k, full) from the factor in work, using
@@ -212,7 +230,7 @@ func (op *logDetOp) gradient(h, g []float64) ([]float64, error) {
 	linv := make([]float64, k2)
 	for r := 0; r < op.n; r++ {
 		dst := out[r*k2 : (r+1)*k2]
-		pivot, finite := op.factor(work, h[r*k2:(r+1)*k2])
+		pivot, finite, halved := op.factor(work, h[r*k2:(r+1)*k2])
 		if !finite || math.IsNaN(g[r]) || math.IsInf(g[r], 0) {
 			for i := range dst {
 				dst[i] = math.NaN()
@@ -223,8 +241,12 @@ func (op *logDetOp) gradient(h, g []float64) ([]float64, error) {
 			return nil, op.notSPD(r, pivot, work)
 		}
 		op.inverse(dst, linv, work)
+		scale := g[r]
+		if halved {
+			scale *= 0.5
+		}
 		for i := range dst {
-			dst[i] *= g[r]
+			dst[i] *= scale
 		}
 	}
 	return out, nil
@@ -367,25 +389,19 @@ func fromFloat64s(dt tensor.Dtype, shape tensor.Shape, x []float64) *tensor.Dens
 	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(x))
 }
 
-// addInto adds x into the gradient value d (a *tensor.Dense of float64 or float32).
+// addInto adds x, in logical row-major order, into the gradient value d (a *tensor.Dense
+// of float64 or float32, stored in either order).
 func addInto(d gorgonia.Value, x []float64) error {
 	t, ok := d.(*tensor.Dense)
 	if !ok || t.Shape().TotalSize() != len(x) {
 		return gatejet.Errorf(gatejet.ErrParam, opLogDet, "H", "gradient value %T does not hold %d elements", d, len(x))
 	}
+	add := func(i int) float64 { return x[i] }
 	switch t.Dtype() {
 	case tensor.Float64:
-		add(t.Float64s(), x)
+		return addLogical[float64](opLogDet, "H", t, add)
 	case tensor.Float32:
-		add(t.Float32s(), x)
-	default:
-		return gatejet.Errorf(gatejet.ErrDType, opLogDet, "H", "gradient dtype %v", t.Dtype())
+		return addLogical[float32](opLogDet, "H", t, add)
 	}
-	return nil
-}
-
-func add[T backward.Float](d []T, x []float64) {
-	for i, v := range x {
-		d[i] += T(v)
-	}
+	return gatejet.Errorf(gatejet.ErrDType, opLogDet, "H", "gradient dtype %v", t.Dtype())
 }

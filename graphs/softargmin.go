@@ -20,15 +20,17 @@ const opSoftArgmin = "graphs.SoftArgmin"
 // differentiable argmin that puts most of its mass on the smallest costs, all of it in
 // the limit invTau → ∞, and is uniform as invTau → 0. costs has rank 1 to 8 (a vector
 // [K] of candidate costs or a batch [n,K], for example), no zero dim, and dtype Float64 or
-// Float32; invTau = 1/τ is positive and finite.
+// Float32; invTau = 1/τ satisfies 0 < invTau ≤ gatejet.MaxInvTau, and is at most
+// math.MaxFloat32 for Float32 costs.
 //
 // The node is differentiable with gorgonia.Grad (and on a LispMachine): with upstream
 // gradient g on p, the gradient with respect to costs is −invTau·(diag(p) − ppᵀ)·g per
 // row, built from ops.SoftmaxBackward, which is itself differentiable, so the gradient
 // graph can be differentiated again.
 //
-// The forward map subtracts the row maximum of −invTau·costs before exponentiating and
-// sums in float64. A cost of +Inf gets probability 0 when its row has a finite cost; a row
+// The forward map computes exp(−invTau·(c_i − min c)) in float64, the differences taken
+// before scaling, so finite costs give finite probabilities for every accepted invTau. A
+// cost of +Inf gets probability 0 when its row has a finite cost; a row
 // of all +Inf, or with a NaN or a −Inf cost, gives a NaN row. Other rows are not affected.
 func SoftArgmin(costs *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
 	if costs == nil {
@@ -41,6 +43,12 @@ func SoftArgmin(costs *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
 	if dt != tensor.Float64 && dt != tensor.Float32 {
 		return nil, gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs",
 			"want Float64 or Float32, got %v", dt)
+	}
+	if dt == tensor.Float32 && invTau > math.MaxFloat32 {
+		// The gradient multiplies by −invTau in the costs' dtype, where it would be −Inf
+		// (and 0·Inf = NaN where p is 0).
+		return nil, gatejet.Errorf(gatejet.ErrTemperature, opSoftArgmin, "invTau",
+			"with Float32 costs want invTau ≤ %g (the largest float32), got %v", math.MaxFloat32, invTau)
 	}
 	shp := costs.Shape()
 	if len(shp) < 1 || len(shp) > 8 {
@@ -98,9 +106,17 @@ func (op softArgminOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	out := tensor.New(tensor.Of(c.Dtype()), tensor.WithShape(shp.Clone()...))
 	switch c.Dtype() {
 	case tensor.Float64:
-		softArgminRows(out.Float64s(), c.Float64s(), k, op.invTau)
+		cv, err := logical[float64](opSoftArgmin, "costs", c)
+		if err != nil {
+			return nil, err
+		}
+		softArgminRows(out.Float64s(), cv, k, op.invTau)
 	case tensor.Float32:
-		softArgminRows(out.Float32s(), c.Float32s(), k, op.invTau)
+		cv, err := logical[float32](opSoftArgmin, "costs", c)
+		if err != nil {
+			return nil, err
+		}
+		softArgminRows(out.Float32s(), cv, k, op.invTau)
 	default:
 		return nil, gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", c.Dtype())
 	}
@@ -164,41 +180,62 @@ func (op softArgminOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, ou
 	if !ok1 || !ok2 {
 		return gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "", "gradients are %T and %T, want *tensor.Dense", dpV, dcV)
 	}
-	shp := []int(p.Shape())
+	if p.IsMaterializable() {
+		p = p.Materialize().(*tensor.Dense)
+	}
+	if dp.IsMaterializable() {
+		dp = dp.Materialize().(*tensor.Dense)
+	}
 	switch p.Dtype() {
 	case tensor.Float64:
-		return accumulateSoftArgminVJP(dc.Float64s(), p.Float64s(), dp.Float64s(), shp, op.invTau)
+		return accumulateSoftArgminVJP[float64](dc, p, dp, op.invTau)
 	case tensor.Float32:
-		return accumulateSoftArgminVJP(dc.Float32s(), p.Float32s(), dp.Float32s(), shp, op.invTau)
+		return accumulateSoftArgminVJP[float32](dc, p, dp, op.invTau)
 	}
 	return gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", p.Dtype())
 }
 
-func accumulateSoftArgminVJP[T backward.Float](dc, p, dp []T, shape []int, invTau float64) error {
-	tmp := make([]T, len(p))
-	if err := backward.SoftmaxBackward(tmp, p, dp, shape, -1); err != nil {
+// accumulateSoftArgminVJP adds −s·SoftmaxBackward(p, dp) into dc, each read and written in
+// logical order whatever its storage order.
+func accumulateSoftArgminVJP[T backward.Float](dc, p, dp *tensor.Dense, invTau float64) error {
+	pv, err := logical[T](opSoftArgmin, "p", p)
+	if err != nil {
 		return err
 	}
-	for i, v := range tmp {
-		dc[i] += T(-invTau * float64(v))
+	dpv, err := logical[T](opSoftArgmin, "p.grad", dp)
+	if err != nil {
+		return err
 	}
-	return nil
+	if len(dpv) != len(pv) || dc.Shape().TotalSize() != len(pv) {
+		return gatejet.Errorf(gatejet.ErrShape, opSoftArgmin, "", "p %v, its gradient %v and the costs' gradient %v differ",
+			p.Shape(), dp.Shape(), dc.Shape())
+	}
+	tmp := make([]T, len(pv))
+	if err := backward.SoftmaxBackward(tmp, pv, dpv, []int(p.Shape()), -1); err != nil {
+		return err
+	}
+	return addLogical[T](opSoftArgmin, "costs.grad", dc, func(i int) float64 { return -invTau * float64(tmp[i]) })
 }
 
-// softArgminRows writes softmax(−s·c) for each row of k elements.
+// softArgminRows writes softmax(−s·c) for each row of k elements as
+// exp(−s·(c_i − min c)) / Σ_j exp(−s·(c_j − min c)): the differences are taken before
+// scaling (see scaledGap), so finite costs and any accepted s give finite probabilities
+// (−s·c itself overflows for |c| near the largest float64, while s·(c_i − min c)
+// overflowing to +Inf is exactly an exp that underflows to 0). The minimum's term is 1,
+// so the sum is ≥ 1.
 func softArgminRows[T backward.Float](p, c []T, k int, s float64) {
 	for r := 0; r+k <= len(c); r += k {
 		row, out := c[r:r+k], p[r:r+k]
-		m := math.Inf(-1)
+		lo := math.Inf(1)
 		bad := false
 		for _, x := range row {
-			z := -s * float64(x)
-			if math.IsNaN(z) || math.IsInf(z, 1) {
+			v := float64(x)
+			if math.IsNaN(v) || math.IsInf(v, -1) {
 				bad = true
 			}
-			m = math.Max(m, z)
+			lo = math.Min(lo, v)
 		}
-		if bad || math.IsInf(m, -1) {
+		if bad || math.IsInf(lo, 1) {
 			for i := range out {
 				out[i] = T(math.NaN())
 			}
@@ -206,12 +243,23 @@ func softArgminRows[T backward.Float](p, c []T, k int, s float64) {
 		}
 		sum := 0.0
 		for _, x := range row {
-			sum += math.Exp(-s*float64(x) - m)
+			sum += math.Exp(-scaledGap(float64(x), lo, s))
 		}
 		for i, x := range row {
-			out[i] = T(math.Exp(-s*float64(x)-m) / sum)
+			out[i] = T(math.Exp(-scaledGap(float64(x), lo, s)) / sum)
 		}
 	}
+}
+
+// scaledGap returns s·(x − lo) for x ≥ lo and s > 0. When x − lo overflows although x is
+// finite (x near the largest float64, lo near its negative), s·x − s·lo is used: a small
+// s brings the gap back into range, and with the terms of opposite signs nothing cancels.
+func scaledGap(x, lo, s float64) float64 {
+	d := x - lo
+	if math.IsInf(d, 1) && !math.IsInf(x, 1) {
+		return s*x - s*lo
+	}
+	return s * d
 }
 
 func scalarConst(dt tensor.Dtype, x float64) *gorgonia.Node {
@@ -261,7 +309,15 @@ func SoftArgminVJP(probs, v []float64, invTau float64) ([]float64, error) {
 	}
 	out := make([]float64, len(probs))
 	for i, p := range probs {
-		out[i] = -invTau * p * (v[i] - dot)
+		d := v[i] - dot
+		if math.IsInf(d, 0) && !math.IsInf(v[i], 0) && !math.IsInf(dot, 0) {
+			// v_i − ⟨p, v⟩ overflowed (|v| near the largest float64) while the scaled
+			// result may not: scale each term first.
+			a := -invTau * p
+			out[i] = a*v[i] - a*dot
+			continue
+		}
+		out[i] = -invTau * p * d
 	}
 	return out, nil
 }

@@ -3,7 +3,6 @@ package ops
 import (
 	"fmt"
 	"hash"
-	"math"
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
@@ -70,18 +69,8 @@ func softmaxGate(op string, invTau float64) (*gate, error) {
 // logisticGate validates α and β (length K, finite) and returns the logistic gate, holding
 // copies of them.
 func logisticGate(op string, k int, alpha, beta []float64) (*gate, error) {
-	for _, p := range []struct {
-		name string
-		v    []float64
-	}{{"alpha", alpha}, {"beta", beta}} {
-		if len(p.v) != k {
-			return nil, gatejet.Errorf(gatejet.ErrParam, op, p.name, "want length K = %d, got %d", k, len(p.v))
-		}
-		for i, x := range p.v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, gatejet.Errorf(gatejet.ErrNonFinite, op, p.name, "element %d is %v", i, x)
-			}
-		}
+	if err := gatejet.CheckLogisticGate(op, k, alpha, beta); err != nil {
+		return nil, err
 	}
 	g := &gate{logistic: true, floats: make([]float64, 2*k)}
 	copy(g.floats, alpha)

@@ -49,8 +49,29 @@
 // math.Exp. Non-finite data propagate within their own row, as a softmax does: a NaN
 // logit or a row of all −Inf logits gives a NaN row; −Inf logits beside finite ones mask their
 // atoms (ζ = 0). Other rows are never touched. Structural problems — shapes, buffer sizes,
-// a non-positive or non-finite inverse temperature, gate parameters — are *gatejet.Error
-// values matching gatejet.ErrShape, ErrSize, ErrTemperature, ErrParam or ErrNonFinite.
+// an inverse temperature outside (0, gatejet.MaxInvTau], gate parameters, an output that
+// shares memory with another argument — are *gatejet.Error values matching
+// gatejet.ErrShape, ErrSize, ErrTemperature, ErrParam or ErrNonFinite.
+//
+// # Accepted parameters and sizes
+//
+// The channels and their reverse modes scale as s, s² and s³ (SecondVJP, HVPVJP and
+// GaussNewtonVJP reach s³), so the inverse temperature is bounded: 0 < s ≤ gatejet.MaxInvTau
+// = 1e100, where s³ ≤ 1e300. Within it, finite inputs of moderate size give finite outputs:
+// a gate made one-hot by a large s gives the exact limit, zero for every derivative; tied
+// logits, whose gate stays spread at any s, give s^k times the values at s = 1; a tiny s
+// (1e-300) gives the uniform gate, and derivatives that underflow to 0 as they should.
+// Likewise the logistic slope: |α| ≤ gatejet.MaxLogisticAlpha = 1e100 (ErrParam beyond,
+// ErrNonFinite for ±Inf or NaN). Float32 outputs are the float64 results rounded once, so
+// outputs whose scale s^k·|data| passes float32's range (3.4e38) round to ±Inf, never NaN;
+// and the float32 jet tower (Program, TowerChannels in float32), whose jets hold s² or α²,
+// accepts s and |α| up to 1e18 only.
+//
+// No call allocates more than gatejet.MaxBytes in one buffer, checked before allocating: a
+// kernel's per-row workspace (ErrSize, naming "shape"), a Program's jets — K + 3 of m + m²
+// elements with m primaries, so K³ for the logits alone — and its basis buffers. Outputs may
+// not overlap the inputs or each other (ErrParam, naming the output): the kernels read their
+// inputs while they write, from several goroutines.
 //
 // Rows are spread over the cores in fixed chunks past a measured break-even; each row is
 // computed by one goroutine with the same code, so results are bit-identical whatever the

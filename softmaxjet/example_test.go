@@ -49,5 +49,5 @@ func ExampleSecond_errors() {
 	fmt.Println(err)
 	// Output:
 	// softmaxjet.Second: logits: buffer length does not match shape: want 6 elements for N=2 K=3 P=4, got 5
-	// softmaxjet.Second: invTau: temperature must be positive and finite: want 0 < invTau < +Inf, got 0
+	// softmaxjet.Second: invTau: inverse temperature out of range: want 0 < invTau < +Inf, got 0
 }

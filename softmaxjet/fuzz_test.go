@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
+
+	"github.com/gatejet/gatejet"
 )
 
 // fuzzReader turns fuzz bytes into sizes and values, with a bias towards the awkward ones.
@@ -62,6 +64,9 @@ func FuzzJetKernels(f *testing.F) {
 			invTau = 1e3
 		case 4:
 			invTau = 1e-3
+		case 5:
+			// The largest accepted, or past it (refused), as the next byte says.
+			invTau = []float64{gatejet.MaxInvTau, math.Nextafter(gatejet.MaxInvTau, math.Inf(1)), 1e200, math.MaxFloat64}[r.byte()%4]
 		default:
 			invTau = float64(k) / 64
 		}
@@ -91,7 +96,7 @@ func FuzzJetKernels(f *testing.F) {
 			HVPVJP(dl, dd, dv, l, d, v, hvp, sh, invTau),
 			GaussNewtonVJP(dl, dd, l, d, gn, sh, invTau),
 		}
-		validTau := invTau > 0 && !math.IsInf(invTau, 0)
+		validTau := gatejet.CheckInvTau("", invTau) == nil
 		for i, err := range errs {
 			if (err == nil) != validTau {
 				t.Fatalf("kernel %d: invTau=%v err=%v", i, invTau, err)
@@ -100,6 +105,7 @@ func FuzzJetKernels(f *testing.F) {
 		if !validTau || !finite {
 			return
 		}
+		fuzzExtremes(t, sh, l, d, v)
 		K, P := sh.K, sh.P
 		// Σ_b second[a][b][c] = −s²ζ_a·Σ_b ζ_b e[b][c], and Σ_b ζ_b e[b][c] vanishes up to the
 		// rounding of ẑ_c, which is relative to |D|, not to the (possibly tiny) entries.
@@ -138,4 +144,36 @@ func FuzzJetKernels(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzExtremes: with inputs of magnitude at most 8, every channel and VJP (upstream gradients
+// taken from the same values) is finite at the extreme accepted temperatures.
+func fuzzExtremes(t *testing.T, sh Shape, l, d, v []float64) {
+	if sh.N == 0 {
+		return
+	}
+	for _, x := range [][]float64{l, d, v} {
+		for _, y := range x {
+			if math.Abs(y) > 8 {
+				return
+			}
+		}
+	}
+	cyc := func(n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = d[i%len(d)] - v[i%len(v)]
+		}
+		return out
+	}
+	in := limitInputs[float64]{l, d, v, cyc(sh.ValueLen()), cyc(sh.FirstLen()), cyc(sh.SecondLen()), cyc(sh.GNLen())}
+	for _, s := range []float64{gatejet.MaxInvTau, 1e-300} {
+		for _, o := range runAll(t, sh, gateArg{s: s}, in) {
+			for i, x := range o.data {
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					t.Fatalf("s=%g %+v: %s[%d] = %v from finite input", s, sh, o.name, i, x)
+				}
+			}
+		}
+	}
 }

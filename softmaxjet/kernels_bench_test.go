@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // BenchmarkMoreKernels covers the kernels BenchmarkClosedForm leaves out: the softmax gate's
@@ -88,7 +89,8 @@ func benchSecondRowPrep[T Float](b *testing.B, K, P int) {
 		b.Run(name, func(b *testing.B) {
 			defer func(u bool) { useAVX = u }(useAVX)
 			useAVX = avx
-			r := newSecondRow[T](K, P, 1)
+			n, _ := scratchLen(kSecond, K, P, int(unsafe.Sizeof(T(0))))
+			r := newSecondRow[T](n, K, P, 1)
 			defer r.sc.release()
 			start := time.Now()
 			iters := 0

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // The per-atom logistic gate: ζ_k = σ(α_k·l_k + β_k), each atom gated on its own. Its jet is
@@ -12,7 +13,9 @@ import (
 //	first[a][c] = α_a σ'_a D[a][c],   second[a][b][c] = δ_ab α_a² σ''_a D[a][c],
 //
 // with σ' = σ(1−σ), σ'' = σ'(1−2σ), σ''' = σ'(1−6σ(1−σ)). alpha and beta have one entry per
-// atom (length K) and must be finite.
+// atom (length K) and must be finite (ErrNonFinite), and |α| ≤ gatejet.MaxLogisticAlpha = 1e100
+// (ErrParam): the reverse mode of the second channel scales as α³, which then stays below
+// 1e300, so a saturated atom (σ' = 0) gives its exact zero derivatives, never ∞·0 = NaN.
 
 // logisticDerivs returns σ(x), σ'(x), σ”(x), σ”'(x), using q = σ(−x) = 1−σ(x) computed
 // without cancellation.
@@ -31,28 +34,44 @@ func logisticDerivs(x float64) (s0, s1, s2, s3 float64) {
 	return
 }
 
+// checkGate validates the gate parameters (gatejet.CheckLogisticGate: lengths, finite values,
+// |α| ≤ gatejet.MaxLogisticAlpha).
 func checkGate(op string, K int, alpha, beta []float64) error {
-	for _, p := range []struct {
-		name string
-		v    []float64
-	}{{"alpha", alpha}, {"beta", beta}} {
-		if len(p.v) != K {
-			return gatejet.Errorf(gatejet.ErrParam, op, p.name, "want one value per atom (K=%d), got %d", K, len(p.v))
-		}
-		for k, x := range p.v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return gatejet.Errorf(gatejet.ErrNonFinite, op, p.name, "%s[%d] = %v", p.name, k, x)
-			}
-		}
-	}
-	return nil
+	return gatejet.CheckLogisticGate(op, K, alpha, beta)
 }
 
+// validateLogistic checks the shape, the buffer lengths and the gate, then that no output
+// overlaps an input (α and β included) or another output.
 func validateLogistic(op string, sh Shape, alpha, beta []float64, bufs ...buf) error {
 	if err := validate(op, sh, bufs...); err != nil {
 		return err
 	}
-	return checkGate(op, sh.K, alpha, beta)
+	if err := checkGate(op, sh.K, alpha, beta); err != nil {
+		return err
+	}
+	if err := checkOverlap(op, bufs...); err != nil {
+		return err
+	}
+	return checkParamOverlap(op, alpha, beta, bufs...)
+}
+
+// checkParamOverlap reports an ErrParam error naming an output of bufs that overlaps alpha or
+// beta, which the kernels read while they write.
+func checkParamOverlap(op string, alpha, beta []float64, bufs ...buf) error {
+	a, c := bytesOf(alpha), bytesOf(beta)
+	for i := range bufs {
+		b := &bufs[i]
+		if !b.out {
+			continue
+		}
+		if check.Overlap(b.mem, a) {
+			return overlapError(op, b.name, "alpha")
+		}
+		if check.Overlap(b.mem, c) {
+			return overlapError(op, b.name, "beta")
+		}
+	}
+	return nil
 }
 
 // rowLogistic holds one row's gate value z = σ and its scaled derivatives d1 = α σ',
@@ -62,8 +81,10 @@ type rowLogistic struct {
 	sc                  *scratch
 }
 
-func newRowLogistic(K, extra int) rowLogistic {
-	sc := getScratch(4*K + extra)
+// newRowLogistic carves the row state from pooled scratch of n float64s (the job's
+// scratchLen, checked by newJob); rest holds what the kernel carves beyond it.
+func newRowLogistic(n, K int) rowLogistic {
+	sc := getScratch(n)
 	b := sc.buf
 	return rowLogistic{z: carve(&b, K), d1: carve(&b, K), d2: carve(&b, K), d3: carve(&b, K), rest: b, sc: sc}
 }
@@ -100,10 +121,13 @@ func dotRow[T Float](x, d []T) float64 {
 // LogisticValue writes ẑ[n][c] = Σ_k σ(α_k l_k + β_k)·D[n][k][c] into dst [N,P].
 func LogisticValue[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	const op = "softmaxjet.LogisticValue"
-	if err := validateLogistic(op, sh, alpha, beta, need("dst", dst, sh.ValueLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
+	if err := validateLogistic(op, sh, alpha, beta, out("dst", dst, sh.ValueLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kLogisticValue, sh)
+	j, err := newJob[T](op, kLogisticValue, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.l, j.d, j.alpha, j.beta = dst, logits, decoded, alpha, beta
 	j.forRows(sh.N, sh.K*sh.P)
 	return nil
@@ -111,7 +135,7 @@ func LogisticValue[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []fl
 
 func logisticValueRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(K, P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	m := r.rest[:P]
 	for n := lo; n < hi; n++ {
@@ -136,10 +160,13 @@ func logisticValueRows[T Float](j *job[T], lo, hi int) {
 // LogisticFirst writes first[n][a][c] = α_a σ'_a D[n][a][c] into dst [N,K,P].
 func LogisticFirst[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	const op = "softmaxjet.LogisticFirst"
-	if err := validateLogistic(op, sh, alpha, beta, need("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
+	if err := validateLogistic(op, sh, alpha, beta, out("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kLogisticFirst, sh)
+	j, err := newJob[T](op, kLogisticFirst, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.l, j.d, j.alpha, j.beta = dst, logits, decoded, alpha, beta
 	j.forRows(sh.N, sh.K*sh.P)
 	return nil
@@ -147,7 +174,7 @@ func LogisticFirst[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []fl
 
 func logisticFirstRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(K, 0)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
@@ -159,10 +186,13 @@ func logisticFirstRows[T Float](j *job[T], lo, hi int) {
 // (the off-diagonal blocks are written as zeros).
 func LogisticSecond[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	const op = "softmaxjet.LogisticSecond"
-	if err := validateLogistic(op, sh, alpha, beta, need("dst", dst, sh.SecondLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
+	if err := validateLogistic(op, sh, alpha, beta, out("dst", dst, sh.SecondLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kLogisticSecond, sh)
+	j, err := newJob[T](op, kLogisticSecond, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.l, j.d, j.alpha, j.beta = dst, logits, decoded, alpha, beta
 	j.forRows(sh.N, sh.K*sh.K*sh.P)
 	return nil
@@ -170,7 +200,7 @@ func LogisticSecond[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []f
 
 func logisticSecondRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(K, 0)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
@@ -190,10 +220,13 @@ func logisticSecondRows[T Float](j *job[T], lo, hi int) {
 // LogisticHVP writes hvp[n][a][c] = α_a² σ”_a v_a D[n][a][c] into dst [N,K,P]; v is [N,K].
 func LogisticHVP[T Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []float64) error {
 	const op = "softmaxjet.LogisticHVP"
-	if err := validateLogistic(op, sh, alpha, beta, need("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen())); err != nil {
+	if err := validateLogistic(op, sh, alpha, beta, out("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kLogisticHVP, sh)
+	j, err := newJob[T](op, kLogisticHVP, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.l, j.d, j.v, j.alpha, j.beta = dst, logits, decoded, v, alpha, beta
 	j.forRows(sh.N, sh.K*sh.P)
 	return nil
@@ -201,7 +234,7 @@ func LogisticHVP[T Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []f
 
 func logisticHVPRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(K, K)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	f := r.rest[:K]
 	for n := lo; n < hi; n++ {
@@ -216,10 +249,13 @@ func logisticHVPRows[T Float](j *job[T], lo, hi int) {
 // LogisticGaussNewton writes H[n][a][b] = α_aα_b σ'_aσ'_b Σ_c D[a][c]D[b][c] into dst [N,K,K].
 func LogisticGaussNewton[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	const op = "softmaxjet.LogisticGaussNewton"
-	if err := validateLogistic(op, sh, alpha, beta, need("dst", dst, sh.GNLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
+	if err := validateLogistic(op, sh, alpha, beta, out("dst", dst, sh.GNLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kLogisticGaussNewton, sh)
+	j, err := newJob[T](op, kLogisticGaussNewton, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.l, j.d, j.alpha, j.beta = dst, logits, decoded, alpha, beta
 	j.forRows(sh.N, sh.K*sh.K*sh.P)
 	return nil
@@ -227,7 +263,7 @@ func LogisticGaussNewton[T Float](dst, logits, decoded []T, sh Shape, alpha, bet
 
 func logisticGaussNewtonRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(K, K*P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	D := r.rest[:K*P]
 	for n := lo; n < hi; n++ {
@@ -247,7 +283,10 @@ func LogisticValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.ValueLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kLogisticValueVJP, sh)
+	j, err := newJob[T](op, kLogisticValueVJP, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.o1, j.l, j.d, j.g, j.alpha, j.beta = dLogits, dDecoded, logits, decoded, g, alpha, beta
 	j.forRows(sh.N, sh.K*sh.P)
 	return nil
@@ -255,7 +294,7 @@ func LogisticValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 
 func logisticValueVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(K, 0)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
@@ -283,7 +322,10 @@ func LogisticFirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.FirstLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kLogisticFirstVJP, sh)
+	j, err := newJob[T](op, kLogisticFirstVJP, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.o1, j.l, j.d, j.g, j.alpha, j.beta = dLogits, dDecoded, logits, decoded, g, alpha, beta
 	j.forRows(sh.N, sh.K*sh.P)
 	return nil
@@ -291,7 +333,7 @@ func LogisticFirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 
 func logisticFirstVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(K, 0)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
@@ -334,7 +376,10 @@ func LogisticSecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sh
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.SecondLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kLogisticSecondVJP, sh)
+	j, err := newJob[T](op, kLogisticSecondVJP, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.o1, j.l, j.d, j.g, j.alpha, j.beta = dLogits, dDecoded, logits, decoded, g, alpha, beta
 	j.forRows(sh.N, sh.K*sh.P)
 	return nil
@@ -342,7 +387,7 @@ func LogisticSecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sh
 
 func logisticSecondVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(K, 0)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
@@ -360,7 +405,10 @@ func LogisticHVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, s
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen()), need("g", g, sh.FirstLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kLogisticHVPVJP, sh)
+	j, err := newJob[T](op, kLogisticHVPVJP, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.o1, j.o2, j.l, j.d, j.v, j.g, j.alpha, j.beta = dLogits, dDecoded, dV, logits, decoded, v, g, alpha, beta
 	j.forRows(sh.N, sh.K*sh.P)
 	return nil
@@ -368,7 +416,7 @@ func LogisticHVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, s
 
 func logisticHVPVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(K, K)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	w := r.rest[:K]
 	for n := lo; n < hi; n++ {
@@ -395,7 +443,10 @@ func LogisticGaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, 
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.GNLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kLogisticGaussNewtonVJP, sh)
+	j, err := newJob[T](op, kLogisticGaussNewtonVJP, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.o1, j.l, j.d, j.g, j.alpha, j.beta = dLogits, dDecoded, logits, decoded, g, alpha, beta
 	j.forRows(sh.N, 2*sh.K*sh.K*sh.P)
 	return nil
@@ -403,7 +454,7 @@ func LogisticGaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, 
 
 func logisticGaussNewtonVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowLogistic(K, 2*K*P)
+	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	b := r.rest
 	D, G := carve(&b, K*P), carve(&b, K*P)

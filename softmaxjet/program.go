@@ -3,8 +3,10 @@ package softmaxjet
 import (
 	"math"
 	"sync"
+	"unsafe"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/par"
 )
 
@@ -42,11 +44,11 @@ type ProgramSpec struct {
 	// maximum logit subtracted (a shared denominator and a single reciprocal jet). True: the
 	// per-atom logistic gate ζ_k = σ(Alpha[k]·l_k + Beta[k]).
 	Logistic bool
-	// InvTau is the softmax inverse temperature s = 1/τ: positive and finite. Unused by the
-	// logistic gate.
+	// InvTau is the softmax inverse temperature s = 1/τ: 0 < InvTau ≤ gatejet.MaxInvTau
+	// (1e18 in float32). Unused by the logistic gate.
 	InvTau float64
-	// Alpha and Beta are the logistic gate's per-atom scale and shift: length K, finite.
-	// Unused by the softmax gate.
+	// Alpha and Beta are the logistic gate's per-atom scale and shift: length K, finite, with
+	// |Alpha[k]| ≤ gatejet.MaxLogisticAlpha (1e18 in float32). Unused by the softmax gate.
 	Alpha, Beta []float64
 
 	// Basis, when not nil, maps each atom's latent coordinate t_k ∈ R^d to decoded values
@@ -94,66 +96,136 @@ type Program[T Float] struct {
 }
 
 // NewProgram validates spec and returns a Program for element type T. Errors: ErrShape for
-// K < 1, P < 1 or sizes that overflow; ErrTemperature for an invalid InvTau (softmax);
-// ErrParam for Alpha or Beta of the wrong length (logistic), a Basis with Len() < 1 or
-// Dim() < 0, LatentPrimaries without a Basis or a Decoder without one; ErrNonFinite for a
-// non-finite Alpha or Beta; ErrSize for a Decoder whose length is not Len()·P.
+// K < 1, P < 1 or sizes that overflow; ErrTemperature for an invalid InvTau (softmax, see
+// gatejet.CheckInvTau; for float32, whose jets hold InvTau², also InvTau > 1e18); ErrParam
+// for Alpha or Beta of the wrong length or |Alpha[k]| beyond gatejet.MaxLogisticAlpha (1e18
+// for float32, where |Beta[k]| must also be within float32's range) (logistic), a Basis with Len() < 1 or Dim() < 0, LatentPrimaries
+// without a Basis or a Decoder without one; ErrNonFinite for a non-finite Alpha or Beta;
+// ErrSize for a Decoder whose length is not Len()·P, and for a program whose workspace would
+// exceed gatejet.MaxBytes. The workspace is checked before anything is allocated: it holds
+// K + 3 jets (K + nb + P + 5 with latent primaries) of m + m² elements each, so it grows as
+// K³ with the logits as primaries (K = 2048 takes 64 GiB in float64).
+//
+// The Basis's Len() and Dim() are read once, here; a Basis whose Len() or Dim() later differ
+// makes RowLatent return ErrParam.
 func NewProgram[T Float](spec ProgramSpec) (*Program[T], error) {
-	if err := progCheckSpec("softmaxjet.NewProgram", spec); err != nil {
+	var zero T
+	pl, err := progCheckSpec("softmaxjet.NewProgram", spec, int(unsafe.Sizeof(zero)))
+	if err != nil {
 		return nil, err
 	}
 	pr := new(Program[T])
-	pr.progConfigure(spec)
+	pr.progConfigure(spec, pl)
 	return pr, nil
 }
 
-// progCheckSpec validates a ProgramSpec.
-func progCheckSpec(op string, spec ProgramSpec) error {
+// progPlan is what progCheckSpec found: the Basis's sizes, read once, and the number of
+// primaries.
+type progPlan struct{ nb, d, m int }
+
+// progCheckSpec validates a ProgramSpec for elements of size bytes, the sizes of every buffer
+// the program allocates included (against gatejet.MaxBytes).
+func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
+	var pl progPlan
 	if err := (Shape{N: 0, K: spec.K, P: spec.P}).Check(op); err != nil {
-		return err
+		return pl, err
 	}
 	if spec.Logistic {
 		if err := checkGate(op, spec.K, spec.Alpha, spec.Beta); err != nil {
-			return err
+			return pl, err
 		}
 	} else if err := gatejet.CheckInvTau(op, spec.InvTau); err != nil {
-		return err
+		return pl, err
 	}
+	if size == 4 {
+		if err := checkJet32(op, spec); err != nil {
+			return pl, err
+		}
+	}
+	pl.m = spec.K
+	jets := sizeSum{n: 3} // x, den, rcp
+	jets.add(spec.K)      // the gates
 	if spec.Basis == nil {
 		if spec.LatentPrimaries {
-			return gatejet.Errorf(gatejet.ErrParam, op, "LatentPrimaries", "latent primaries need a Basis")
+			return pl, gatejet.Errorf(gatejet.ErrParam, op, "LatentPrimaries", "latent primaries need a Basis")
 		}
 		if spec.Decoder != nil {
-			return gatejet.Errorf(gatejet.ErrParam, op, "Decoder", "a Decoder needs a Basis")
+			return pl, gatejet.Errorf(gatejet.ErrParam, op, "Decoder", "a Decoder needs a Basis")
+		}
+	} else {
+		pl.nb, pl.d = spec.Basis.Len(), spec.Basis.Dim()
+		nb, d := pl.nb, pl.d
+		if nb < 1 || d < 0 {
+			return pl, gatejet.Errorf(gatejet.ErrParam, op, "Basis", "want Len() ≥ 1 and Dim() ≥ 0, got Len() = %d, Dim() = %d", nb, d)
+		}
+		if want, ok := mulInts(nb, spec.P); !ok || len(spec.Decoder) != want {
+			return pl, gatejet.Errorf(gatejet.ErrSize, op, "Decoder", "want Basis.Len()·P = %d·%d values, got %d", nb, spec.P, len(spec.Decoder))
+		}
+		if spec.LatentPrimaries {
+			kd, ok := mulInts(spec.K, d)
+			if !ok || kd > math.MaxInt-spec.K {
+				return pl, gatejet.Errorf(gatejet.ErrShape, op, "Basis", "K + K·d overflows int (K=%d d=%d)", spec.K, d)
+			}
+			pl.m += kd
+			jets.add(nb)     // Φ_b(t_k)
+			jets.add(2)      // dj, prod
+			jets.add(spec.P) // ẑ_c
+		}
+		if _, ok := mulInts(pl.m, pl.m, spec.P); !ok {
+			return pl, gatejet.Errorf(gatejet.ErrShape, op, "", "m·m·P overflows int (m=%d P=%d)", pl.m, spec.P)
+		}
+		// The basis's buffers in float64 (∂²Φ and ∂Φ; t and Φ are smaller), the decoder in T
+		// and the decoded values in T.
+		for _, b := range [...]struct {
+			arg           string
+			size, x, y, z int
+		}{{"Basis", 8, nb, d, d}, {"Basis", 8, nb, d, 1}, {"Decoder", size, nb, spec.P, 1}, {"shape", size, spec.K, spec.P, 1}} {
+			if _, err := check.Alloc(op, b.arg, b.size, b.x, b.y, b.z); err != nil {
+				return pl, err
+			}
+		}
+	}
+	if !jets.ok() {
+		return pl, gatejet.Errorf(gatejet.ErrSize, op, "shape", "the number of jets overflows int")
+	}
+	// The jets: m + m² elements each, in one arena (Tower).
+	if _, err := check.Alloc(op, "shape", size, jets.n, pl.m, pl.m+1); err != nil {
+		return pl, err
+	}
+	return pl, nil
+}
+
+// maxJet32Param bounds the gate parameter (InvTau, |Alpha[k]|) of a program in float32: its
+// jets hold the parameter squared in their Hessians, a few of them added, and float32 ends at
+// 3.4e38, where gatejet.MaxInvTau and gatejet.MaxLogisticAlpha are set for float64.
+const maxJet32Param = 1e18
+
+// checkJet32 refuses, for a float32 program, a gate parameter beyond maxJet32Param, and a
+// Beta beyond float32's range: rounded to ±Inf it would meet α·l overflowed to ∓Inf, and
+// ∞ − ∞ is NaN where the gate is exactly 0 or 1.
+func checkJet32(op string, spec ProgramSpec) error {
+	if !spec.Logistic {
+		if spec.InvTau > maxJet32Param {
+			return gatejet.Errorf(gatejet.ErrTemperature, op, "invTau", "want invTau ≤ %g for float32 jets (their Hessians hold invTau²), got %v", maxJet32Param, spec.InvTau)
 		}
 		return nil
 	}
-	nb, d := spec.Basis.Len(), spec.Basis.Dim()
-	if nb < 1 || d < 0 {
-		return gatejet.Errorf(gatejet.ErrParam, op, "Basis", "want Len() ≥ 1 and Dim() ≥ 0, got Len() = %d, Dim() = %d", nb, d)
-	}
-	if want, ok := mulInts(nb, spec.P); !ok || len(spec.Decoder) != want {
-		return gatejet.Errorf(gatejet.ErrSize, op, "Decoder", "want Basis.Len()·P = %d·%d values, got %d", nb, spec.P, len(spec.Decoder))
-	}
-	m := spec.K
-	if spec.LatentPrimaries {
-		kd, ok := mulInts(spec.K, d)
-		if !ok || kd > math.MaxInt-spec.K {
-			return gatejet.Errorf(gatejet.ErrShape, op, "Basis", "K + K·d overflows int (K=%d d=%d)", spec.K, d)
+	for k, a := range spec.Alpha {
+		if math.Abs(a) > maxJet32Param {
+			return gatejet.Errorf(gatejet.ErrParam, op, "alpha", "want |alpha[%d]| ≤ %g for float32 jets (their Hessians hold alpha²), got %v", k, maxJet32Param, a)
 		}
-		m += kd
 	}
-	if _, ok := mulInts(m, m, spec.P); !ok {
-		return gatejet.Errorf(gatejet.ErrShape, op, "", "m·m·P overflows int (m=%d P=%d)", m, spec.P)
-	}
-	if _, ok := mulInts(spec.K, d, d, nb); !ok {
-		return gatejet.Errorf(gatejet.ErrShape, op, "Basis", "K·d·d·nb overflows int")
+	for k, b := range spec.Beta {
+		if math.Abs(b) > math.MaxFloat32 {
+			return gatejet.Errorf(gatejet.ErrParam, op, "beta", "want |beta[%d]| ≤ %g for float32 jets, got %v", k, math.MaxFloat32, b)
+		}
 	}
 	return nil
 }
 
-// progConfigure sets pr up for a validated spec, reusing pr's memory where it can.
-func (pr *Program[T]) progConfigure(spec ProgramSpec) {
+// progConfigure sets pr up for a spec that progCheckSpec validated into pl, reusing pr's
+// memory where it can.
+func (pr *Program[T]) progConfigure(spec ProgramSpec, pl progPlan) {
 	K, P := spec.K, spec.P
 	pr.k, pr.p = K, P
 	pr.logistic, pr.invTau = spec.Logistic, spec.InvTau
@@ -163,17 +235,10 @@ func (pr *Program[T]) progConfigure(spec ProgramSpec) {
 		pr.beta = append(pr.beta, spec.Beta...)
 	}
 	pr.basis, pr.latent = spec.Basis, spec.LatentPrimaries
-	pr.d, pr.nb = 0, 0
+	pr.nb, pr.d, pr.m = pl.nb, pl.d, pl.m
 	pr.decoder = pr.decoder[:0]
-	if spec.Basis != nil {
-		pr.nb, pr.d = spec.Basis.Len(), spec.Basis.Dim()
-		for _, v := range spec.Decoder {
-			pr.decoder = append(pr.decoder, T(v))
-		}
-	}
-	pr.m = K
-	if pr.latent {
-		pr.m += K * pr.d
+	for _, v := range spec.Decoder {
+		pr.decoder = append(pr.decoder, T(v))
 	}
 
 	if pr.tw == nil {
@@ -219,7 +284,8 @@ func (pr *Program[T]) Primaries() int { return pr.m }
 // RowDecoded evaluates one row from decoded values given directly: logits [K], decoded [K×P].
 // It writes value [P], first [K×P] and second [K×K×P] (m = K, the primaries are the logits);
 // any output may be nil to skip it. A program with LatentPrimaries cannot be used this way
-// (ErrParam); the program's Basis, if any, is not used. Wrong lengths are ErrSize.
+// (ErrParam); the program's Basis, if any, is not used. Wrong lengths are ErrSize; an output
+// that overlaps another argument is ErrParam.
 func (pr *Program[T]) RowDecoded(value, first, second, logits, decoded []T) error {
 	const op = "softmaxjet.Program.RowDecoded"
 	if pr.latent {
@@ -232,6 +298,9 @@ func (pr *Program[T]) RowDecoded(value, first, second, logits, decoded []T) erro
 	if len(decoded) != K*P {
 		return gatejet.Errorf(gatejet.ErrSize, op, "decoded", "want K·P = %d values, got %d", K*P, len(decoded))
 	}
+	if err := progCheckOverlap(op, value, first, second, logits, "decoded", decoded); err != nil {
+		return err
+	}
 	pr.progRowDecoded(value, first, second, logits, decoded)
 	return nil
 }
@@ -239,7 +308,8 @@ func (pr *Program[T]) RowDecoded(value, first, second, logits, decoded []T) erro
 // RowLatent evaluates one row from latent coordinates: logits [K], latent [K×d] (t_k at
 // latent[k*d : k*d+d]). It writes value [P], first [m×P] and second [m×m×P] for the
 // program's m primaries; any output may be nil to skip it. It needs a program with a Basis
-// (ErrParam otherwise). Wrong lengths are ErrSize.
+// whose Len() and Dim() are still those NewProgram read (ErrParam otherwise). Wrong lengths
+// are ErrSize; an output that overlaps another argument is ErrParam.
 func (pr *Program[T]) RowLatent(value, first, second, logits, latent []T) error {
 	const op = "softmaxjet.Program.RowLatent"
 	if pr.basis == nil {
@@ -251,6 +321,13 @@ func (pr *Program[T]) RowLatent(value, first, second, logits, latent []T) error 
 	}
 	if len(latent) != K*pr.d {
 		return gatejet.Errorf(gatejet.ErrSize, op, "latent", "want K·d = %d values, got %d", K*pr.d, len(latent))
+	}
+	if err := progCheckOverlap(op, value, first, second, logits, "latent", latent); err != nil {
+		return err
+	}
+	// The buffers Eval fills were sized from Len() and Dim() at NewProgram.
+	if nb, d := pr.basis.Len(), pr.basis.Dim(); nb != pr.nb || d != pr.d {
+		return gatejet.Errorf(gatejet.ErrParam, op, "Basis", "Len() = %d and Dim() = %d, but %d and %d at NewProgram: a Basis must keep its sizes", nb, d, pr.nb, pr.d)
 	}
 	pr.progGates(logits)
 	if !pr.latent {
@@ -278,6 +355,13 @@ func progCheckLens[T Float](op string, K, P, m int, value, first, second, logits
 		}
 	}
 	return nil
+}
+
+// progCheckOverlap reports an ErrParam error if an output (nil allowed) overlaps an input or
+// another output; lengths are already checked.
+func progCheckOverlap[T Float](op string, value, first, second, logits []T, inName string, in []T) error {
+	return checkOverlap(op, opt("value", value, 0), opt("first", first, 0), opt("second", second, 0),
+		need("logits", logits, 0), need(inName, in, 0))
 }
 
 // progRowDecoded evaluates one row from decoded values; lengths are the caller's business.
@@ -443,13 +527,16 @@ func (pr *Program[T]) progRowLatent(value, first, second, latent []T) {
 // sh.N rows with gate ζ = softmax(invTau·l), the value channel value [N,P], the first channel
 // first [N,K,P] and the second channel second [N,K,K,P] of ẑ_c = Σ_k ζ_k·decoded[k][c], from
 // logits [N,K] and decoded [N,K,P], by order-2 jet arithmetic (O(K³·P) per row). Any output
-// may be nil to skip it; outputs must not overlap the inputs. The jet arithmetic is done in T:
+// may be nil to skip it; an output that overlaps an input or another output is refused
+// (ErrParam). The jet arithmetic is done in T:
 // a float32 tower is a float32 computation, where the closed forms compute in float64 and
 // round once. Rows are spread over the cores; each row is computed by one goroutine with the
 // same code, so the result does not depend on the number of cores.
 //
 // Errors: ErrShape unless N ≥ 0, K ≥ 1, P ≥ 1 with sizes that fit in an int; ErrSize for a
-// buffer of the wrong length; ErrTemperature unless invTau is positive and finite. Non-finite
+// buffer of the wrong length, or for a row program's workspace (see NewProgram) beyond
+// gatejet.MaxBytes, checked before it is allocated; ErrTemperature unless
+// 0 < invTau ≤ gatejet.MaxInvTau (≤ 1e18 for float32, whose jets hold invTau²). Non-finite
 // data propagate within their row (see Program).
 func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, invTau float64) error {
 	const op = "softmaxjet.TowerChannels"
@@ -459,13 +546,14 @@ func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Sh
 	if err := gatejet.CheckInvTau(op, invTau); err != nil {
 		return err
 	}
-	towerBatch(value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, InvTau: invTau})
-	return nil
+	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, InvTau: invTau})
 }
 
 // TowerLogisticChannels is the oracle for the logistic-gate closed forms: as TowerChannels,
 // with the per-atom gate ζ_k = σ(alpha[k]·l_k + beta[k]); alpha and beta have length K
-// (ErrParam otherwise) and must be finite (ErrNonFinite otherwise).
+// (ErrParam otherwise) and must be finite (ErrNonFinite otherwise), with |alpha[k]| ≤
+// gatejet.MaxLogisticAlpha, 1e18 for float32, and for float32 |beta[k]| within float32's
+// range (ErrParam otherwise).
 func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	const op = "softmaxjet.TowerLogisticChannels"
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
@@ -474,7 +562,34 @@ func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []
 	if err := checkGate(op, sh.K, alpha, beta); err != nil {
 		return err
 	}
-	towerBatch(value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Logistic: true, Alpha: alpha, Beta: beta})
+	if err := checkParamOverlap(op, alpha, beta, opt("value", value, 0), opt("first", first, 0), opt("second", second, 0)); err != nil {
+		return err
+	}
+	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Logistic: true, Alpha: alpha, Beta: beta})
+}
+
+// towerRun checks that no output overlaps another argument and, for a batch with rows, the
+// size of a row program's workspace, then runs towerBatch.
+func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec) error {
+	if err := checkOverlap(op, opt("value", value, 0), opt("first", first, 0), opt("second", second, 0),
+		need("logits", logits, 0), need("decoded", decoded, 0)); err != nil {
+		return err
+	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if size == 4 {
+		if err := checkJet32(op, spec); err != nil {
+			return err
+		}
+	}
+	if sh.N == 0 {
+		return nil
+	}
+	pl, err := progCheckSpec(op, spec, size)
+	if err != nil {
+		return err
+	}
+	towerBatch(value, first, second, logits, decoded, sh, spec, pl)
 	return nil
 }
 
@@ -484,7 +599,7 @@ var towerProgPool sync.Pool
 // towerBatch runs the decoded-mode program over every row, spreading rows over the cores.
 // Every row is computed by one goroutine with the same code, so the result does not depend on
 // the number of cores.
-func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec) {
+func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec, pl progPlan) {
 	K, P := sh.K, sh.P
 	rowWork, ok := mulInts(K, K, K, P)
 	if !ok {
@@ -495,7 +610,7 @@ func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, sp
 		if pr == nil {
 			pr = new(Program[T])
 		}
-		pr.progConfigure(spec)
+		pr.progConfigure(spec, pl)
 		defer towerProgPool.Put(pr)
 		for n := lo; n < hi; n++ {
 			var v, f, s []T

@@ -1,9 +1,13 @@
 package softmaxjet
 
 import (
+	"math"
+	"math/bits"
 	"sync"
 	"unsafe"
 
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/par"
 )
 
@@ -23,6 +27,103 @@ func getScratch(n int) *scratch {
 }
 
 func (s *scratch) release() { scratchPool.Put(s) }
+
+// scratchLen is the length of the float64 scratch that one goroutine running kernel kind
+// over rows of K atoms and P columns of size-byte elements takes from the pool: the one
+// declaration of that size, used by the rows functions (newRowSoftmax, newRowLogistic), which
+// carve their buffers from it, and by newJob, which checks it against gatejet.MaxBytes before
+// anything is allocated. ok is false if it overflows int.
+func scratchLen(kind kernel, K, P, size int) (n int, ok bool) {
+	var t sizeSum
+	Kp := padK(K)
+	if kind < kLogisticValue {
+		t.add(Kp) // z, padded
+		t.add(P)  // m
+		t.add(K, P)
+	} else {
+		t.add(4, K) // σ and its three scaled derivatives
+	}
+	switch kind {
+	case kSecond: // newSecondRow
+		t.add(2, Kp)            // nsz, diag
+		t.addBytes(K, Kp, size) // c, in the element type
+		t.addBytes(K, P, size)  // e, in the element type
+		t.add(7)                // e's alignment to 64 bytes
+	case kHVP:
+		t.add(3, K)
+		t.add(P)
+	case kValueVJP:
+		t.add(K)
+	case kFirstVJP, kGaussNewtonVJP:
+		t.add(K)
+		t.add(P)
+		t.add(K, P)
+	case kSecondVJP:
+		t.add(2, K, P)
+		t.add(P)
+		t.add(K)
+	case kHVPVJP:
+		t.add(4, K)
+		t.add(3, P)
+	case kLogisticValue:
+		t.add(P)
+	case kLogisticHVP, kLogisticHVPVJP:
+		t.add(K)
+	case kLogisticGaussNewton:
+		t.add(K, P)
+	case kLogisticGaussNewtonVJP:
+		t.add(2, K, P)
+	}
+	return t.n, t.ok()
+}
+
+// allocCheck is check.Alloc for a buffer of a·b elements on a path that must not allocate:
+// check.Alloc's dims escape into its error, which costs an allocation a call, so it is called
+// only when the size fails.
+func allocCheck(op, arg string, elemSize, a, b int) error {
+	if n, ok := check.Elems(a, b); ok && int64(n) <= gatejet.MaxBytes()/int64(elemSize) {
+		return nil
+	}
+	_, err := check.Alloc(op, arg, elemSize, a, b)
+	return err
+}
+
+// sizeSum adds products of non-negative sizes, noting an overflow of int.
+type sizeSum struct {
+	n        int
+	overflow bool
+}
+
+// add adds the product of dims (at most three, all ≥ 0).
+func (t *sizeSum) add(dims ...int) {
+	p := uint64(1)
+	for _, d := range dims {
+		hi, lo := bits.Mul64(p, uint64(d))
+		if hi != 0 || d < 0 {
+			t.overflow = true
+			return
+		}
+		p = lo
+	}
+	if p > uint64(math.MaxInt-t.n) {
+		t.overflow = true
+		return
+	}
+	t.n += int(p)
+}
+
+// addBytes adds the float64s that hold a product of dims in bytes, rounded up.
+func (t *sizeSum) addBytes(dims ...int) {
+	var b sizeSum
+	b.add(dims...)
+	if b.overflow {
+		t.overflow = true
+		return
+	}
+	t.add(b.n/8 + min(b.n%8, 1))
+}
+
+func (t *sizeSum) ok() bool { return !t.overflow }
 
 // carve splits the front of *b into a slice of length n.
 func carve(b *[]float64, n int) []float64 {
@@ -79,6 +180,7 @@ type job[T Float] struct {
 	o0, o1, o2  []T // outputs: dst, or dLogits, dDecoded, dV (nil: skipped)
 	l, d, v, g  []T // logits, decoded, direction, upstream gradient
 	K, P        int
+	scratch     int       // float64s of scratch a goroutine takes (scratchLen)
 	s           float64   // inverse temperature (softmax gate)
 	alpha, beta []float64 // logistic gate
 	run         func(lo, hi int)
@@ -143,8 +245,22 @@ func jobPool[T Float]() *sync.Pool {
 	return nil
 }
 
-// newJob returns a job of the given kernel over rows of K atoms and P columns.
-func newJob[T Float](kind kernel, sh Shape) *job[T] {
+// newJob returns a job of the given kernel over rows of K atoms and P columns, or, before
+// anything is allocated, an ErrSize error if a goroutine's scratch (scratchLen) would exceed
+// gatejet.MaxBytes. An empty batch runs no row and needs none.
+func newJob[T Float](op string, kind kernel, sh Shape) (*job[T], error) {
+	var n int
+	if sh.N > 0 {
+		var zero T
+		var ok bool
+		n, ok = scratchLen(kind, sh.K, sh.P, int(unsafe.Sizeof(zero)))
+		if !ok {
+			return nil, gatejet.Errorf(gatejet.ErrSize, op, "shape", "the per-row workspace for K=%d P=%d overflows int", sh.K, sh.P)
+		}
+		if err := allocCheck(op, "shape", 8, n, 1); err != nil {
+			return nil, err
+		}
+	}
 	var j *job[T]
 	if p := jobPool[T](); p != nil {
 		j, _ = p.Get().(*job[T])
@@ -153,8 +269,8 @@ func newJob[T Float](kind kernel, sh Shape) *job[T] {
 		j = new(job[T])
 		j.run = j.do
 	}
-	j.kind, j.K, j.P = kind, sh.K, sh.P
-	return j
+	j.kind, j.K, j.P, j.scratch = kind, sh.K, sh.P, n
+	return j, nil
 }
 
 // forRows runs the job over n rows of rowWork each, spread over the cores, and releases it.

@@ -2,8 +2,10 @@ package softmaxjet
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // Float is the element type of every kernel: float32 or float64. Whatever the element type,
@@ -64,21 +66,37 @@ func mulInts(xs ...int) (int, bool) {
 	return p, true
 }
 
-// buf names a slice argument and the length the shape requires of it.
+// buf names a slice argument, the length the shape requires of it and its memory.
 type buf struct {
 	name     string
 	got      int
 	want     int
 	optional bool // a nil slice is allowed (the output is skipped)
 	isNil    bool
+	out      bool   // an output: it must share no memory with any other argument
+	mem      []byte // the slice's memory, for the overlap check
 }
 
+// need is an input of the given length.
 func need[T Float](name string, s []T, want int) buf {
-	return buf{name: name, got: len(s), want: want}
+	return buf{name: name, got: len(s), want: want, mem: bytesOf(s)}
 }
 
+// out is an output of the given length.
+func out[T Float](name string, s []T, want int) buf {
+	return buf{name: name, got: len(s), want: want, out: true, mem: bytesOf(s)}
+}
+
+// opt is an output of the given length that may be nil (skipped).
 func opt[T Float](name string, s []T, want int) buf {
-	return buf{name: name, got: len(s), want: want, optional: true, isNil: s == nil}
+	return buf{name: name, got: len(s), want: want, optional: true, isNil: s == nil, out: true, mem: bytesOf(s)}
+}
+
+// bytesOf views a slice's memory as bytes, so that slices of different element types (the
+// outputs and the float64 gate parameters) can be compared with check.Overlap.
+func bytesOf[T Float](s []T) []byte {
+	var zero T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero)))
 }
 
 // validate checks the shape and every buffer length.
@@ -97,9 +115,36 @@ func validate(op string, sh Shape, bufs ...buf) error {
 	return nil
 }
 
+// checkOverlap reports an ErrParam error naming an output that shares memory with another
+// argument, input or output: the kernels read their inputs while they write, row by row and
+// from several goroutines, so an overlap would give a wrong result, not an in-place one. It
+// is the last check of a call (a few comparisons of addresses per pair of arguments).
+func checkOverlap(op string, bufs ...buf) error {
+	for i := range bufs {
+		b := &bufs[i]
+		if !b.out || len(b.mem) == 0 {
+			continue
+		}
+		for j := range bufs {
+			if j != i && check.Overlap(b.mem, bufs[j].mem) {
+				return overlapError(op, b.name, bufs[j].name)
+			}
+		}
+	}
+	return nil
+}
+
+// overlapError is the ErrParam error of an output that shares memory with another argument.
+func overlapError(op, out, other string) error {
+	return gatejet.Errorf(gatejet.ErrParam, op, out, "%s overlaps %s: an output must share no memory with the other arguments", out, other)
+}
+
 func validateSoftmax(op string, sh Shape, invTau float64, bufs ...buf) error {
 	if err := validate(op, sh, bufs...); err != nil {
 		return err
 	}
-	return gatejet.CheckInvTau(op, invTau)
+	if err := gatejet.CheckInvTau(op, invTau); err != nil {
+		return err
+	}
+	return checkOverlap(op, bufs...)
 }

@@ -64,11 +64,13 @@ type rowSoftmax struct {
 	sc      *scratch
 }
 
-// newRowSoftmax carves the row state from pooled scratch. z has capacity padK(K), the
-// padding zeroed: the second channel's coefficient loop reads z four atoms at a time.
-func newRowSoftmax(K, P, extra int) rowSoftmax {
+// newRowSoftmax carves the row state from pooled scratch of n float64s (the job's scratchLen,
+// checked by newJob); rest holds what the kernel carves beyond z, m and e. z has capacity
+// padK(K), the padding zeroed: the second channel's coefficient loop reads z four atoms at a
+// time.
+func newRowSoftmax(n, K, P int) rowSoftmax {
 	Kp := padK(K)
-	sc := getScratch(Kp + P + K*P + extra)
+	sc := getScratch(n)
 	b := sc.buf
 	r := rowSoftmax{sc: sc}
 	r.z = carve(&b, Kp)
@@ -84,10 +86,13 @@ func newRowSoftmax(K, P, extra int) rowSoftmax {
 // [N,P]. s = invTau is the inverse temperature.
 func Value[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	const op = "softmaxjet.Value"
-	if err := validateSoftmax(op, sh, invTau, need("dst", dst, sh.ValueLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
+	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.ValueLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kValue, sh)
+	j, err := newJob[T](op, kValue, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.l, j.d, j.s = dst, logits, decoded, invTau
 	j.forRows(sh.N, sh.K*sh.P)
 	return nil
@@ -95,7 +100,7 @@ func Value[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 
 func valueRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newRowSoftmax(K, P, 0)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], j.s, K, P)
@@ -110,10 +115,13 @@ func valueRows[T Float](j *job[T], lo, hi int) {
 // [N,K,P]. Cost O(K·P) per row.
 func First[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	const op = "softmaxjet.First"
-	if err := validateSoftmax(op, sh, invTau, need("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
+	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kFirst, sh)
+	j, err := newJob[T](op, kFirst, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.l, j.d, j.s = dst, logits, decoded, invTau
 	j.forRows(sh.N, sh.K*sh.P)
 	return nil
@@ -121,7 +129,7 @@ func First[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 
 func firstRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(K, P, 0)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
@@ -153,10 +161,13 @@ func firstRows[T Float](j *job[T], lo, hi int) {
 // same bits); outputs much larger than the caches are written with non-temporal stores.
 func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	const op = "softmaxjet.Second"
-	if err := validateSoftmax(op, sh, invTau, need("dst", dst, sh.SecondLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
+	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.SecondLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kSecond, sh)
+	j, err := newJob[T](op, kSecond, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.l, j.d, j.s = dst, logits, decoded, invTau
 	j.forRows(sh.N, sh.K*sh.K*sh.P)
 	return nil
@@ -172,7 +183,7 @@ func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 // and the stores (slab_amd64.s).
 func secondRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
-	r := newSecondRow[T](K, P, j.s)
+	r := newSecondRow[T](j.scratch, K, P, j.s)
 	defer r.sc.release()
 	nt := len(j.o0)*r.size >= ntMin
 	usedNT := false
@@ -206,12 +217,12 @@ type secondRow[T Float] struct {
 	size      int // bytes of a T
 }
 
-func newSecondRow[T Float](K, P int, s float64) secondRow[T] {
+func newSecondRow[T Float](n, K, P int, s float64) secondRow[T] {
 	Kp := padK(K)
 	var zero T
 	size := int(unsafe.Sizeof(zero))
-	cLen, eLen := (K*Kp*size+7)/8, (K*P*size+7)/8
-	r := secondRow[T]{rowSoftmax: newRowSoftmax(K, P, 2*Kp+cLen+eLen+7), s: s, s2: s * s, K: K, P: P, size: size}
+	cLen := (K*Kp*size + 7) / 8
+	r := secondRow[T]{rowSoftmax: newRowSoftmax(n, K, P), s: s, s2: s * s, K: K, P: P, size: size}
 	b := r.rest
 	r.nsz, r.diag = carve(&b, Kp), carve(&b, Kp)
 	r.c = asT[T](carve(&b, cLen), K*Kp)
@@ -374,10 +385,13 @@ func rowGo[T Float](o []T, nsz, z, diag, e []float64, K, P int) {
 // Cost O(K·P) per row. v is [N,K].
 func HVP[T Float](dst, logits, decoded, v []T, sh Shape, invTau float64) error {
 	const op = "softmaxjet.HVP"
-	if err := validateSoftmax(op, sh, invTau, need("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen())); err != nil {
+	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kHVP, sh)
+	j, err := newJob[T](op, kHVP, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.l, j.d, j.v, j.s = dst, logits, decoded, v, invTau
 	j.forRows(sh.N, sh.K*sh.P)
 	return nil
@@ -386,7 +400,7 @@ func HVP[T Float](dst, logits, decoded, v []T, sh Shape, invTau float64) error {
 func hvpRows[T Float](j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	s2 := j.s * j.s
-	r := newRowSoftmax(K, P, 3*K+P)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	b := r.rest
 	u, w, f, zu := carve(&b, K), carve(&b, P), carve(&b, K), carve(&b, K)
@@ -434,10 +448,13 @@ func centredDirection[T Float](u, w, zu, z, e []float64, v []T, K, P int) {
 // symmetric. Cost O(K²·P) per row.
 func GaussNewton[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	const op = "softmaxjet.GaussNewton"
-	if err := validateSoftmax(op, sh, invTau, need("dst", dst, sh.GNLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
+	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.GNLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kGaussNewton, sh)
+	j, err := newJob[T](op, kGaussNewton, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.l, j.d, j.s = dst, logits, decoded, invTau
 	j.forRows(sh.N, sh.K*sh.K*sh.P)
 	return nil
@@ -445,7 +462,7 @@ func GaussNewton[T Float](dst, logits, decoded []T, sh Shape, invTau float64) er
 
 func gaussNewtonRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(K, P, 0)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
 		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)

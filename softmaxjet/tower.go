@@ -3,6 +3,7 @@ package softmaxjet
 import (
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // This file holds the order-2 jet ("Taylor tower") over a run-time number m of primaries. It is
@@ -30,21 +31,23 @@ type Jet[T Float] struct {
 	H []T // Hessian, length m·m, row-major
 }
 
-// NewJet returns a zero jet (V = 0, G = 0, H = 0) over m primaries. It panics if m < 0.
+// NewJet returns a zero jet (V = 0, G = 0, H = 0) over m primaries. It panics if m < 0, and,
+// before allocating, if the jet's m + m² elements would exceed gatejet.MaxBytes (the panic
+// value is then an ErrSize *gatejet.Error): an allocation that large would end the process.
 func NewJet[T Float](m int) *Jet[T] {
-	towerCheckWidth(m)
+	towerCheckWidth[T]("softmaxjet.NewJet", m)
 	buf := make([]T, m+m*m)
 	return &Jet[T]{G: buf[:m:m], H: buf[m:]}
 }
 
 // Constant returns the jet of the constant c over m primaries: V = c, G = 0, H = 0.
-// It panics if m < 0.
+// It panics as NewJet does.
 func Constant[T Float](m int, c T) *Jet[T] {
 	return NewJet[T](m).SetConst(c)
 }
 
 // Variable returns the jet of primary i at value v over m primaries: V = v, G = e_i, H = 0.
-// It panics unless 0 ≤ i < m.
+// It panics unless 0 ≤ i < m, and as NewJet does.
 func Variable[T Float](m, i int, v T) *Jet[T] {
 	return NewJet[T](m).SetVar(i, v)
 }
@@ -239,9 +242,15 @@ func towerMirror[T Float](h []T, m int) {
 	}
 }
 
-func towerCheckWidth(m int) {
+// towerCheckWidth panics unless m ≥ 0 and a jet's m + m² elements of T are within
+// gatejet.MaxBytes.
+func towerCheckWidth[T Float](op string, m int) {
 	if m < 0 {
 		panic(fmt.Sprintf("softmaxjet: jet width m = %d is negative", m))
+	}
+	var zero T
+	if err := allocCheck(op, "m", int(unsafe.Sizeof(zero)), m, m+1); err != nil {
+		panic(err)
 	}
 }
 
@@ -286,9 +295,11 @@ type towerSlot[T Float] struct {
 	buf []T
 }
 
-// NewTower returns an empty arena of jets over m primaries. It panics if m < 0.
+// NewTower returns an empty arena of jets over m primaries. It panics, as NewJet does, if
+// m < 0 or if one jet's m + m² elements would exceed gatejet.MaxBytes; the number of jets
+// handed out is the caller's to bound.
 func NewTower[T Float](m int) *Tower[T] {
-	towerCheckWidth(m)
+	towerCheckWidth[T]("softmaxjet.NewTower", m)
 	return &Tower[T]{m: m}
 }
 
@@ -299,9 +310,9 @@ func (tw *Tower[T]) M() int { return tw.m }
 func (tw *Tower[T]) Len() int { return tw.used }
 
 // Reset releases every jet handed out and sets the width of the jets handed out from now on
-// to m. Memory is kept and reused. It panics if m < 0.
+// to m. Memory is kept and reused. It panics as NewTower does.
 func (tw *Tower[T]) Reset(m int) {
-	towerCheckWidth(m)
+	towerCheckWidth[T]("softmaxjet.Tower.Reset", m)
 	tw.m = m
 	tw.used = 0
 }

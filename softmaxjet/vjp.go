@@ -34,7 +34,10 @@ func ValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.ValueLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kValueVJP, sh)
+	j, err := newJob[T](op, kValueVJP, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.o1, j.l, j.d, j.g, j.s = dLogits, dDecoded, logits, decoded, g, invTau
 	j.forRows(sh.N, sh.K*sh.P)
 	return nil
@@ -42,7 +45,7 @@ func ValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 
 func valueVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(K, P, K)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	b := r.rest
 	Z := carve(&b, K)
@@ -86,7 +89,10 @@ func FirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.FirstLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kFirstVJP, sh)
+	j, err := newJob[T](op, kFirstVJP, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.o1, j.l, j.d, j.g, j.s = dLogits, dDecoded, logits, decoded, g, invTau
 	j.forRows(sh.N, sh.K*sh.P)
 	return nil
@@ -94,7 +100,7 @@ func FirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 
 func firstVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(K, P, K+P+K*P)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	b := r.rest
 	Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
@@ -166,7 +172,10 @@ func SecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, inv
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.SecondLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kSecondVJP, sh)
+	j, err := newJob[T](op, kSecondVJP, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.o1, j.l, j.d, j.g, j.s = dLogits, dDecoded, logits, decoded, g, invTau
 	j.forRows(sh.N, 2*sh.K*sh.K*sh.P)
 	return nil
@@ -174,7 +183,7 @@ func SecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, inv
 
 func secondVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(K, P, 2*K*P+P+K)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	b := r.rest
 	M, Y, mu, Z := carve(&b, K*P), carve(&b, K*P), carve(&b, P), carve(&b, K)
@@ -281,7 +290,10 @@ func HVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape,
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen()), need("g", g, sh.FirstLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kHVPVJP, sh)
+	j, err := newJob[T](op, kHVPVJP, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.o1, j.o2, j.l, j.d, j.v, j.g, j.s = dLogits, dDecoded, dV, logits, decoded, v, g, invTau
 	j.forRows(sh.N, 3*sh.K*sh.P)
 	return nil
@@ -290,7 +302,7 @@ func HVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape,
 func hvpVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
 	s2 := s * s
-	r := newRowSoftmax(K, P, 4*K+3*P)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	b := r.rest
 	u, w, zu := carve(&b, K), carve(&b, P), carve(&b, K)
@@ -366,7 +378,10 @@ func GaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.GNLen())); err != nil {
 		return err
 	}
-	j := newJob[T](kGaussNewtonVJP, sh)
+	j, err := newJob[T](op, kGaussNewtonVJP, sh)
+	if err != nil {
+		return err
+	}
 	j.o0, j.o1, j.l, j.d, j.g, j.s = dLogits, dDecoded, logits, decoded, g, invTau
 	j.forRows(sh.N, 2*sh.K*sh.K*sh.P)
 	return nil
@@ -374,7 +389,7 @@ func GaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape
 
 func gaussNewtonVJPRows[T Float](j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(K, P, K+P+K*P)
+	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	b := r.rest
 	Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)

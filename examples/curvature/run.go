@@ -460,7 +460,9 @@ func newModel(rng *rand.Rand, cfg Config) (*model, error) {
 	}
 	m.mse = must(G.Mean(must(G.Square(must(G.Sub(m.value, m.y))))))
 	m.fit = must(G.Mul(m.mse, c(float64(p)/(2*cfg.Noise*cfg.Noise))))
-	logdet := must(graphs.GaussNewtonLogDet(logits, decoded, invTau, ridge))
+	// ReuseOutput: the slabs and their gradient are intermediates, written into the same
+	// buffers every step instead of a fresh [B,K,K] tensor each (see ops.ReuseOutput).
+	logdet := must(graphs.GaussNewtonLogDet(logits, decoded, invTau, ridge, ops.ReuseOutput()))
 	if err != nil {
 		return nil, err
 	}

@@ -363,3 +363,46 @@ func Example_learnTemperature() {
 	// gradient check ok: true
 	// learned τ = 0.5000
 }
+
+// README: "Second order: a Hessian-vector product of a whole loss".
+func Example_hessianVectorProduct() {
+	g := gorgonia.NewGraph()
+	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(3, 4), gorgonia.WithName("logits"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(3, 4), tensor.WithBacking([]float64{
+			0.5, 0.2, -0.1, 0.3, 0.9, -2, 0.4, 0.1, -0.3, 0.8, 0, 0.6}))))
+	decoded := gorgonia.NewTensor(g, gorgonia.Float64, 3, gorgonia.WithShape(3, 4, 2), gorgonia.WithName("decoded"),
+		gorgonia.WithInit(gorgonia.Uniform(-1, 1)))
+	target := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(3, 2), gorgonia.WithName("target"),
+		gorgonia.WithInit(gorgonia.Uniform(-1, 1)))
+	v := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(3, 4), gorgonia.WithName("v"),
+		gorgonia.WithInit(gorgonia.Uniform(-1, 1)))
+
+	z, err := ops.SoftmaxJetValue(logits, decoded, 1.5)
+	if err != nil {
+		log.Fatal(err)
+	}
+	loss := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(gorgonia.Must(gorgonia.Sub(z, target))))))
+
+	// ∇loss, then the gradient of ⟨∇loss, v⟩: the Hessian of the whole loss times v.
+	grad, err := graphs.Grad(loss, logits)
+	if err != nil {
+		log.Fatal(err)
+	}
+	directional := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(grad[0], v))))
+	hv, err := graphs.Grad(directional, logits)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("H·v shape", hv[0].Shape())
+
+	// Check it: GradCheck differentiates ⟨∇loss, v⟩ again and compares with central
+	// differences of it, which hold the second derivatives of the loss.
+	rep, err := graphs.GradCheck(directional, gorgonia.Nodes{logits, decoded})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("checked:", rep.OK())
+	// Output:
+	// H·v shape (3, 4)
+	// checked: true
+}

@@ -59,7 +59,7 @@ type ctor struct {
 
 func isFloat(dt tensor.Dtype) bool { return dt == f64 || dt == f32 }
 
-func validInvTau(s float64) bool { return s > 0 && !math.IsInf(s, 1) }
+func validInvTau(s float64) bool { return gatejet.CheckInvTau("", s) == nil }
 
 func positiveDims(s []int) bool {
 	for _, d := range s {
@@ -531,7 +531,8 @@ func moderate(xs []float64) bool {
 	return true
 }
 
-var fuzzInvTaus = []float64{1, 0.5, 2, 1e-3, 1e3, 0.1, 10, 1e-300, 1e300}
+// The largest is the largest accepted (beyond it, s³ overflows and the ops refuse).
+var fuzzInvTaus = []float64{1, 0.5, 2, 1e-3, 1e3, 0.1, 10, 1e-300, gatejet.MaxInvTau}
 
 // fillValues takes n values from the fuzz bytes (cycled; zero when there are none).
 func fillValues(data []byte, off, n int) []float64 {

@@ -1,0 +1,185 @@
+package conformance
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/softmaxjet"
+)
+
+// The maths kernels' part of the error catalogue: parameters beyond the accepted ranges
+// (gatejet.MaxInvTau, gatejet.MaxLogisticAlpha), sizes beyond gatejet.MaxBytes found before
+// anything is allocated, and outputs that overlap other arguments.
+
+// growingBasis is a Basis whose Len() can be changed after NewProgram has read it.
+type growingBasis struct{ nb *int }
+
+func (b growingBasis) Len() int { return *b.nb }
+func (b growingBasis) Dim() int { return 1 }
+func (b growingBasis) Eval(t, phi, dphi, d2phi []float64) {
+	for i := 0; i < *b.nb; i++ {
+		phi[i] = 1
+	}
+}
+
+// hugeBasis has a small Len() and a Dim() whose ∂²Φ buffer (Len·Dim² float64s) is 8 TiB.
+type hugeBasis struct{}
+
+func (hugeBasis) Len() int                           { return 1 }
+func (hugeBasis) Dim() int                           { return 1 << 20 }
+func (hugeBasis) Eval(t, phi, dphi, d2phi []float64) {}
+
+// maxBytes is a setup that lowers gatejet.MaxBytes for one case.
+func maxBytes(n int64) func(t *testing.T) {
+	return func(t *testing.T) {
+		cpuOnly(t)
+		prev := gatejet.SetMaxBytes(n)
+		t.Cleanup(func() { gatejet.SetMaxBytes(prev) })
+	}
+}
+
+func init() {
+	moreCatalogues = append(moreCatalogues, func() []badCase {
+		T, S, P := gatejet.ErrTemperature, gatejet.ErrSize, gatejet.ErrParam
+		sh := softmaxjet.Shape{N: 2, K: 3, P: 2}
+		buf := func(n int) []float64 { return make([]float64, n) }
+		l6, d12, v6 := buf(6), buf(12), buf(6)
+		alpha, beta := []float64{1, 2, 3}, []float64{0, 0, 0}
+		arena := buf(128)
+		program := func(spec softmaxjet.ProgramSpec) (any, error) {
+			p, err := softmaxjet.NewProgram[float64](spec)
+			return p, err
+		}
+		program32 := func(spec softmaxjet.ProgramSpec) (any, error) {
+			p, err := softmaxjet.NewProgram[float32](spec)
+			return p, err
+		}
+		shape := []int{3, 4}
+		return []badCase{
+			// ---- parameters beyond the accepted ranges ----
+			{name: "maths invTau above MaxInvTau", call: func() (any, error) {
+				return only(softmaxjet.Second(buf(36), l6, d12, sh, math.Nextafter(gatejet.MaxInvTau, math.Inf(1))))
+			}, kind: T, op: "softmaxjet.Second", arg: "invTau"},
+			{name: "maths invTau s³ overflows", call: func() (any, error) {
+				return only(softmaxjet.SecondVJP(buf(6), nil, l6, d12, buf(36), sh, 5.7e102))
+			}, kind: T, op: "softmaxjet.SecondVJP", arg: "invTau"},
+			{name: "maths invTau s² overflows", call: func() (any, error) {
+				return only(softmaxjet.HVPVJP(buf(6), nil, nil, l6, d12, v6, buf(12), sh, 1.35e154))
+			}, kind: T, op: "softmaxjet.HVPVJP", arg: "invTau"},
+			{name: "maths invTau MaxFloat64", call: func() (any, error) {
+				return only(softmaxjet.FirstVJP(buf(6), nil, l6, d12, buf(12), sh, math.MaxFloat64))
+			}, kind: T, op: "softmaxjet.FirstVJP", arg: "invTau"},
+			{name: "maths program invTau 1e200", call: func() (any, error) {
+				return program(softmaxjet.ProgramSpec{K: 2, P: 1, InvTau: 1e200})
+			}, kind: T, op: "softmaxjet.NewProgram", arg: "invTau"},
+			{name: "maths float32 program invTau beyond its jets", call: func() (any, error) {
+				return program32(softmaxjet.ProgramSpec{K: 2, P: 1, InvTau: 1e19})
+			}, kind: T, op: "softmaxjet.NewProgram", arg: "invTau"},
+			{name: "maths float32 tower invTau beyond its jets", call: func() (any, error) {
+				return only(softmaxjet.TowerChannels(nil, make([]float32, 12), nil, make([]float32, 6), make([]float32, 12), sh, 1e30))
+			}, kind: T, op: "softmaxjet.TowerChannels", arg: "invTau"},
+			{name: "maths logistic alpha above MaxLogisticAlpha", call: func() (any, error) {
+				return only(softmaxjet.LogisticSecond(buf(36), l6, d12, sh, []float64{1, 1e200, 1}, beta))
+			}, kind: P, op: "softmaxjet.LogisticSecond", arg: "alpha"},
+			{name: "maths logistic alpha below -MaxLogisticAlpha", call: func() (any, error) {
+				return only(softmaxjet.LogisticHVPVJP(buf(6), nil, nil, l6, d12, v6, buf(12), sh, []float64{-1e101, 1, 1}, beta))
+			}, kind: P, op: "softmaxjet.LogisticHVPVJP", arg: "alpha"},
+			{name: "maths tower logistic alpha above MaxLogisticAlpha", call: func() (any, error) {
+				return only(softmaxjet.TowerLogisticChannels(buf(4), nil, nil, l6, d12, sh, []float64{1, 1, 1e101}, beta))
+			}, kind: P, op: "softmaxjet.TowerLogisticChannels", arg: "alpha"},
+			{name: "maths program alpha above MaxLogisticAlpha", call: func() (any, error) {
+				return program(softmaxjet.ProgramSpec{K: 1, P: 1, Logistic: true, Alpha: []float64{1e150}, Beta: []float64{0}})
+			}, kind: P, op: "softmaxjet.NewProgram", arg: "alpha"},
+
+			// ---- sizes checked before allocating ----
+			{name: "maths program K=P=2^40", call: func() (any, error) {
+				return program(softmaxjet.ProgramSpec{K: 1 << 40, P: 1 << 40, InvTau: 1})
+			}, kind: S, op: "softmaxjet.NewProgram", arg: "shape"},
+			{name: "maths program K=2^62", call: func() (any, error) {
+				return program(softmaxjet.ProgramSpec{K: 1 << 62, P: 1, InvTau: 1})
+			}, kind: S, op: "softmaxjet.NewProgram", arg: "shape"},
+			{name: "maths program K=2^17 jets", call: func() (any, error) {
+				return program(softmaxjet.ProgramSpec{K: 1 << 17, P: 1, InvTau: 1})
+			}, kind: S, op: "softmaxjet.NewProgram", arg: "shape"},
+			{name: "maths program basis buffers", call: func() (any, error) {
+				return program(softmaxjet.ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: hugeBasis{}, Decoder: []float64{1}})
+			}, kind: S, op: "softmaxjet.NewProgram", arg: "Basis"},
+			{name: "maths tower workspace over MaxBytes", setup: maxBytes(1 << 20), call: func() (any, error) {
+				const K = 64 // 67 jets of 64 + 64² float64s: 2.1 MiB
+				return only(softmaxjet.TowerChannels(buf(1), nil, nil, buf(K), buf(K), softmaxjet.Shape{N: 1, K: K, P: 1}, 1))
+			}, kind: S, op: "softmaxjet.TowerChannels", arg: "shape"},
+			{name: "maths kernel scratch over MaxBytes", setup: maxBytes(1 << 10), call: func() (any, error) {
+				s := softmaxjet.Shape{N: 1, K: 16, P: 16}
+				return only(softmaxjet.Second(buf(s.SecondLen()), buf(s.LogitsLen()), buf(s.DecodedLen()), s, 1))
+			}, kind: S, op: "softmaxjet.Second", arg: "shape"},
+			{name: "maths backward partial sums over MaxBytes", setup: maxBytes(40), call: func() (any, error) {
+				n := 2 * 70000
+				return only(backward.SoftmaxBackward(buf(n), buf(n), buf(n), []int{2, 70000}, -1))
+			}, kind: S, op: "backward.SoftmaxBackward", arg: "shape"},
+			{name: "maths program basis changed its Len", call: func() (any, error) {
+				nb := 2
+				p, err := softmaxjet.NewProgram[float64](softmaxjet.ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: growingBasis{&nb}, Decoder: []float64{1, 2}})
+				if err != nil {
+					return p, err
+				}
+				nb = 3
+				return only(p.RowLatent(buf(1), nil, nil, []float64{0, 1}, []float64{0.5, 0.25}))
+			}, kind: P, op: "softmaxjet.Program.RowLatent", arg: "Basis"},
+
+			// ---- overlapping outputs ----
+			{name: "maths kernel dst over logits", call: func() (any, error) {
+				return only(softmaxjet.First(arena[3:15], arena[0:6], d12, sh, 1))
+			}, kind: P, op: "softmaxjet.First", arg: "dst"},
+			{name: "maths kernel dst is decoded", call: func() (any, error) {
+				return only(softmaxjet.HVP(d12, l6, d12, v6, sh, 1))
+			}, kind: P, op: "softmaxjet.HVP", arg: "dst"},
+			{name: "maths vjp outputs overlap", call: func() (any, error) {
+				return only(softmaxjet.ValueVJP(arena[0:6], arena[4:16], l6, d12, buf(4), sh, 1))
+			}, kind: P, op: "softmaxjet.ValueVJP", arg: "dLogits"},
+			{name: "maths vjp output over upstream", call: func() (any, error) {
+				return only(softmaxjet.GaussNewtonVJP(nil, arena[10:22], l6, d12, arena[0:18], sh, 1))
+			}, kind: P, op: "softmaxjet.GaussNewtonVJP", arg: "dDecoded"},
+			{name: "maths logistic dst over alpha", call: func() (any, error) {
+				return only(softmaxjet.LogisticFirst(arena[0:12], l6, d12, sh, arena[10:13], beta))
+			}, kind: P, op: "softmaxjet.LogisticFirst", arg: "dst"},
+			{name: "maths logistic vjp dV over dLogits", call: func() (any, error) {
+				return only(softmaxjet.LogisticHVPVJP(arena[0:6], nil, arena[5:11], l6, d12, v6, buf(12), sh, alpha, beta))
+			}, kind: P, op: "softmaxjet.LogisticHVPVJP", arg: "dLogits"},
+			{name: "maths tower second over decoded", call: func() (any, error) {
+				return only(softmaxjet.TowerChannels(nil, nil, arena[0:36], l6, arena[30:42], sh, 1))
+			}, kind: P, op: "softmaxjet.TowerChannels", arg: "second"},
+			{name: "maths program row first over logits", call: func() (any, error) {
+				p, err := softmaxjet.NewProgram[float64](softmaxjet.ProgramSpec{K: 3, P: 2, InvTau: 1})
+				if err != nil {
+					return p, err
+				}
+				return only(p.RowDecoded(nil, arena[0:6], nil, arena[5:8], buf(6)))
+			}, kind: P, op: "softmaxjet.Program.RowDecoded", arg: "first"},
+			{name: "maths backward dx partly over y", call: func() (any, error) {
+				return only(backward.SoftmaxBackward(arena[5:17], arena[0:12], buf(12), shape, -1))
+			}, kind: P, op: "backward.SoftmaxBackward", arg: "dx"},
+			{name: "maths backward dx partly over dy", call: func() (any, error) {
+				return only(backward.LogSoftmaxBackward(arena[0:12], buf(12), arena[11:23], shape, 0))
+			}, kind: P, op: "backward.LogSoftmaxBackward", arg: "dx"},
+			{name: "maths backward grad gy is gdy", call: func() (any, error) {
+				g := buf(12)
+				return only(backward.SoftmaxBackwardGrad(g, g, buf(12), buf(12), buf(12), shape, -1))
+			}, kind: P, op: "backward.SoftmaxBackwardGrad", arg: "gy"},
+			{name: "maths backward grad gdy partly over g", call: func() (any, error) {
+				return only(backward.LogSoftmaxBackwardGrad(nil, arena[0:12], buf(12), buf(12), arena[6:18], shape, 1))
+			}, kind: P, op: "backward.LogSoftmaxBackwardGrad", arg: "gdy"},
+			{name: "maths activation y partly over x", call: func() (any, error) {
+				return only(backward.GELU(arena[1:13], arena[0:12]))
+			}, kind: P, op: "backward.GELU", arg: "y"},
+			{name: "maths activation backward dx partly over dy", call: func() (any, error) {
+				return only(backward.SiLUBackward(arena[0:12], buf(12), arena[2:14]))
+			}, kind: P, op: "backward.SiLUBackward", arg: "dx"},
+			{name: "maths activation grad gx is gdy", call: func() (any, error) {
+				g := buf(12)
+				return only(backward.ReLUBackwardGrad(g, g, buf(12), buf(12), buf(12)))
+			}, kind: P, op: "backward.ReLUBackwardGrad", arg: "gx"},
+		}
+	})
+}

@@ -1,0 +1,610 @@
+package softmaxjet
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/gatejet/gatejet"
+	"github.com/stretchr/testify/require"
+)
+
+// This file holds the tests of the accepted parameter ranges (gatejet.MaxInvTau,
+// gatejet.MaxLogisticAlpha), of the size checks made before allocating, and of the refusal of
+// overlapping outputs.
+
+// gateArg is a gate: softmax at inverse temperature s, or logistic with α, β.
+type gateArg struct {
+	logistic    bool
+	s           float64
+	alpha, beta []float64
+}
+
+// output is one output of one call, with the power of s (or α) it scales with.
+type output struct {
+	name  string
+	order int
+	data  []float64
+}
+
+// limitInputs are a batch's inputs: logits, decoded, direction, and the upstream gradients of
+// the value, first (and HVP), second and Gauss-Newton channels.
+type limitInputs[T Float] struct {
+	l, d, v, gV, gF, gS, gN []T
+}
+
+func toF64[T Float](x []T) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// runAll runs every channel and every VJP of the gate, and the tower, and returns their
+// outputs.
+func runAll[T Float](t *testing.T, sh Shape, g gateArg, in limitInputs[T]) []output {
+	t.Helper()
+	var outs []output
+	add := func(name string, order int, x []T) { outs = append(outs, output{name, order, toF64(x)}) }
+	mk := func(n int) []T { return make([]T, n) }
+	l, d, v := in.l, in.d, in.v
+	val, fst, sec, hvp, gn := mk(sh.ValueLen()), mk(sh.FirstLen()), mk(sh.SecondLen()), mk(sh.FirstLen()), mk(sh.GNLen())
+	type vjp struct {
+		name       string
+		orderL     int
+		call       func(dl, dd, dv []T) error
+		hasDV      bool
+		orderD, dV int
+	}
+	var vjps []vjp
+	if !g.logistic {
+		s := g.s
+		require.NoError(t, Value(val, l, d, sh, s))
+		require.NoError(t, First(fst, l, d, sh, s))
+		require.NoError(t, Second(sec, l, d, sh, s))
+		require.NoError(t, HVP(hvp, l, d, v, sh, s))
+		require.NoError(t, GaussNewton(gn, l, d, sh, s))
+		vjps = []vjp{
+			{"ValueVJP", 1, func(dl, dd, _ []T) error { return ValueVJP(dl, dd, l, d, in.gV, sh, s) }, false, 0, 0},
+			{"FirstVJP", 2, func(dl, dd, _ []T) error { return FirstVJP(dl, dd, l, d, in.gF, sh, s) }, false, 1, 0},
+			{"SecondVJP", 3, func(dl, dd, _ []T) error { return SecondVJP(dl, dd, l, d, in.gS, sh, s) }, false, 2, 0},
+			{"HVPVJP", 3, func(dl, dd, dv []T) error { return HVPVJP(dl, dd, dv, l, d, v, in.gF, sh, s) }, true, 2, 2},
+			{"GaussNewtonVJP", 3, func(dl, dd, _ []T) error { return GaussNewtonVJP(dl, dd, l, d, in.gN, sh, s) }, false, 2, 0},
+		}
+	} else {
+		a, b := g.alpha, g.beta
+		require.NoError(t, LogisticValue(val, l, d, sh, a, b))
+		require.NoError(t, LogisticFirst(fst, l, d, sh, a, b))
+		require.NoError(t, LogisticSecond(sec, l, d, sh, a, b))
+		require.NoError(t, LogisticHVP(hvp, l, d, v, sh, a, b))
+		require.NoError(t, LogisticGaussNewton(gn, l, d, sh, a, b))
+		vjps = []vjp{
+			{"ValueVJP", 1, func(dl, dd, _ []T) error { return LogisticValueVJP(dl, dd, l, d, in.gV, sh, a, b) }, false, 0, 0},
+			{"FirstVJP", 2, func(dl, dd, _ []T) error { return LogisticFirstVJP(dl, dd, l, d, in.gF, sh, a, b) }, false, 1, 0},
+			{"SecondVJP", 3, func(dl, dd, _ []T) error { return LogisticSecondVJP(dl, dd, l, d, in.gS, sh, a, b) }, false, 2, 0},
+			{"HVPVJP", 3, func(dl, dd, dv []T) error { return LogisticHVPVJP(dl, dd, dv, l, d, v, in.gF, sh, a, b) }, true, 2, 2},
+			{"GaussNewtonVJP", 3, func(dl, dd, _ []T) error { return LogisticGaussNewtonVJP(dl, dd, l, d, in.gN, sh, a, b) }, false, 2, 0},
+		}
+	}
+	add("Value", 0, val)
+	add("First", 1, fst)
+	add("Second", 2, sec)
+	add("HVP", 2, hvp)
+	add("GaussNewton", 2, gn)
+	for _, k := range vjps {
+		dl, dd := mk(sh.LogitsLen()), mk(sh.DecodedLen())
+		var dv []T
+		if k.hasDV {
+			dv = mk(sh.LogitsLen())
+		}
+		require.NoError(t, k.call(dl, dd, dv), k.name)
+		add(k.name+"/dLogits", k.orderL, dl)
+		add(k.name+"/dDecoded", k.orderD, dd)
+		if k.hasDV {
+			add(k.name+"/dV", k.dV, dv)
+		}
+	}
+	var tv, tf, ts = mk(sh.ValueLen()), mk(sh.FirstLen()), mk(sh.SecondLen())
+	var err error
+	if g.logistic {
+		err = TowerLogisticChannels(tv, tf, ts, l, d, sh, g.alpha, g.beta)
+	} else {
+		err = TowerChannels(tv, tf, ts, l, d, sh, g.s)
+	}
+	if err == nil {
+		add("Tower/value", 0, tv)
+		add("Tower/first", 1, tf)
+		add("Tower/second", 2, ts)
+	} else {
+		// Only a float32 tower may refuse, past the range of its jets.
+		var z T
+		require.ErrorIs(t, err, map[bool]error{false: gatejet.ErrTemperature, true: gatejet.ErrParam}[g.logistic])
+		require.IsType(t, float32(0), any(z))
+	}
+	return outs
+}
+
+// limitCase draws a batch of moderate values: logits, decoded values, directions and
+// upstream gradients of magnitude about 1.
+func limitCase[T Float](rng *rand.Rand, sh Shape) limitInputs[T] {
+	f := func(n int) []T {
+		x := make([]T, n)
+		for i := range x {
+			x[i] = T(rng.NormFloat64())
+		}
+		return x
+	}
+	return limitInputs[T]{f(sh.LogitsLen()), f(sh.DecodedLen()), f(sh.LogitsLen()), f(sh.ValueLen()),
+		f(sh.FirstLen()), f(sh.SecondLen()), f(sh.GNLen())}
+}
+
+// oneHotLimit returns what every output is at a one-hot gate (gate k* of each row is 1, the
+// others 0; pick gives k* for row n): the value is D[k*], the value VJP's dDecoded is g on
+// k* and 0 elsewhere, and every other output — every derivative of the gate — is exactly 0,
+// the limit of s^k·e^(−s·gap) as s grows.
+func oneHotLimit[T Float](name string, n int, sh Shape, in limitInputs[T], pick func(n int) []bool) []float64 {
+	out := make([]float64, n)
+	K, P := sh.K, sh.P
+	switch name {
+	case "Value", "Tower/value":
+		for r := 0; r < sh.N; r++ {
+			for k, on := range pick(r) {
+				if on {
+					for c := 0; c < P; c++ {
+						out[r*P+c] += float64(in.d[(r*K+k)*P+c])
+					}
+				}
+			}
+		}
+	case "ValueVJP/dDecoded":
+		for r := 0; r < sh.N; r++ {
+			for k, on := range pick(r) {
+				if on {
+					for c := 0; c < P; c++ {
+						out[(r*K+k)*P+c] = float64(in.gV[r*P+c])
+					}
+				}
+			}
+		}
+	}
+	for i, x := range out {
+		out[i] = float64(T(x)) // the kernels sum in float64 and round once
+	}
+	return out
+}
+
+// TestExtremeTemperatures: at every accepted inverse temperature up to gatejet.MaxInvTau,
+// every channel and VJP (and the tower) of finite moderate inputs is finite; at large s the
+// gate is one-hot and each output is its exact limit; with tied logits, where the gate is not
+// one-hot at any s, each output is s^order times its value at s = 1 (the orders reach s³);
+// and at s = 1e-300 the gate is uniform. Before the bound, s = 5.7e102 (s³ overflows) made
+// SecondVJP and HVPVJP dLogits NaN, and s = 1.35e154 (s²) Second, HVP and FirstVJP too.
+func TestExtremeTemperatures(t *testing.T) {
+	t.Run("float64", func(t *testing.T) { extremeTemperatures[float64](t) })
+	t.Run("float32", func(t *testing.T) { extremeTemperatures[float32](t) })
+}
+
+func extremeTemperatures[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	sh := Shape{N: 3, K: 5, P: 3}
+	for _, s := range []float64{1e50, 1e99, gatejet.MaxInvTau} {
+		in := limitCase[T](rng, sh)
+		argmax := func(n int) []bool {
+			on := make([]bool, sh.K)
+			best := 0
+			for k := 1; k < sh.K; k++ {
+				if in.l[n*sh.K+k] > in.l[n*sh.K+best] {
+					best = k
+				}
+			}
+			on[best] = true
+			return on
+		}
+		for _, o := range runAll(t, sh, gateArg{s: s}, in) {
+			want := oneHotLimit(o.name, len(o.data), sh, in, argmax)
+			for i, x := range o.data {
+				require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "s=%g %s[%d] = %v", s, o.name, i, x)
+				require.Equal(t, want[i], x, "s=%g %s[%d]: one-hot limit", s, o.name, i)
+			}
+		}
+
+		// Tied maxima: atoms 0 and 1 share the largest logit, so ζ = (½, ½, 0, …) at any large
+		// s, which is the gate at s = 1 with the other atoms masked (−Inf).
+		tied, masked := in, in
+		tied.l, masked.l = make([]T, len(in.l)), make([]T, len(in.l))
+		for n := 0; n < sh.N; n++ {
+			for k := 0; k < sh.K; k++ {
+				i := n*sh.K + k
+				tied.l[i], masked.l[i] = T(-1-float64(k)), T(math.Inf(-1))
+				if k < 2 {
+					tied.l[i], masked.l[i] = 0.5, 0.5
+				}
+			}
+		}
+		requireScaled[T](t, fmt.Sprintf("tied s=%g", s), s, runAll(t, sh, gateArg{s: s}, tied), runAll(t, sh, gateArg{s: 1}, in64(masked)))
+	}
+
+	// A tiny inverse temperature: the gate is uniform and each output is s^order times its
+	// value on all-equal logits at s = 1 (0 where that underflows, as it must).
+	const s = 1e-300
+	in := limitCase[T](rng, sh)
+	flat := in
+	flat.l = make([]T, len(in.l))
+	requireScaled[T](t, "s=1e-300", s, runAll(t, sh, gateArg{s: s}, in), runAll(t, sh, gateArg{s: 1}, in64(flat)))
+}
+
+func isFloat32[T Float]() bool {
+	var z T
+	return unsafe.Sizeof(z) == 4
+}
+
+// byName indexes outputs by name.
+func byName(outs []output) map[string]output {
+	m := map[string]output{}
+	for _, o := range outs {
+		m[o.name] = o
+	}
+	return m
+}
+
+func maxAbs(x []float64) float64 {
+	m := 0.0
+	for _, v := range x {
+		m = math.Max(m, math.Abs(v))
+	}
+	return m
+}
+
+// in64 converts inputs to float64: references are computed in float64 on the same values.
+func in64[T Float](in limitInputs[T]) limitInputs[float64] {
+	return limitInputs[float64]{toF64(in.l), toF64(in.d), toF64(in.v), toF64(in.gV), toF64(in.gF), toF64(in.gS), toF64(in.gN)}
+}
+
+// requireScaled checks got = f^order·ref output by output (ref computed in float64): NaN
+// never, and, within a tolerance relative to the largest entry of the reference (the terms of
+// a sum are scaled one by one), the scaled reference wherever that scale is within T's range.
+func requireScaled[T Float](t *testing.T, what string, f float64, got, ref []output) {
+	t.Helper()
+	is32 := isFloat32[T]()
+	rm := byName(ref)
+	for _, o := range got {
+		r, ok := rm[o.name]
+		require.True(t, ok, "%s: %s has no reference", what, o.name)
+		fo := math.Pow(f, float64(o.order))
+		tol := 1e-12
+		if is32 {
+			tol = 1e-5
+		}
+		tol *= fo * math.Max(maxAbs(r.data), 1)
+		for i, x := range o.data {
+			require.False(t, math.IsNaN(x), "%s %s[%d] = %v", what, o.name, i, x)
+			want := fo * r.data[i]
+			if is32 && tol > 1e-5*math.MaxFloat32 {
+				// The output's scale f^order·|ref| is beyond float32: an entry is its float64
+				// value rounded once, and so ±Inf unless that is exactly 0 (never NaN).
+				continue
+			}
+			require.False(t, math.IsInf(x, 0), "%s %s[%d] = %v, want %v", what, o.name, i, x, want)
+			require.InDelta(t, want, x, tol+0x1p-149, "%s %s[%d]", what, o.name, i)
+		}
+	}
+}
+
+// TestExtremeLogisticSlopes: the same for the logistic gate up to gatejet.MaxLogisticAlpha:
+// a saturated gate (σ = 0 or 1) has exactly zero derivatives, and at l = 0 (σ(β), not
+// saturated) each output is α^order times its value at α = 1. Before the bound, α = 1e200
+// made LogisticSecond NaN (α² overflows, times σ” = 0).
+func TestExtremeLogisticSlopes(t *testing.T) {
+	t.Run("float64", func(t *testing.T) { extremeLogisticSlopes[float64](t) })
+	t.Run("float32", func(t *testing.T) { extremeLogisticSlopes[float32](t) })
+}
+
+func extremeLogisticSlopes[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(73, 74))
+	sh := Shape{N: 3, K: 4, P: 2}
+	for _, a := range []float64{1e50, 1e99, gatejet.MaxLogisticAlpha, -gatejet.MaxLogisticAlpha} {
+		alpha, beta := make([]float64, sh.K), make([]float64, sh.K)
+		for k := range alpha {
+			alpha[k], beta[k] = a, rng.NormFloat64()
+		}
+		in := limitCase[T](rng, sh)
+		on := func(n int) []bool {
+			o := make([]bool, sh.K)
+			for k := range o {
+				o[k] = a*float64(in.l[n*sh.K+k]) > 0
+			}
+			return o
+		}
+		for _, o := range runAll(t, sh, gateArg{logistic: true, alpha: alpha, beta: beta}, in) {
+			want := oneHotLimit(o.name, len(o.data), sh, in, on)
+			for i, x := range o.data {
+				require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "α=%g %s[%d] = %v", a, o.name, i, x)
+				require.Equal(t, want[i], x, "α=%g %s[%d]: saturated limit", a, o.name, i)
+			}
+		}
+
+		// l = 0: the gate is σ(β) whatever α, and its k-th derivative α^k·σ^(k)(β).
+		zero := in
+		zero.l = make([]T, len(in.l))
+		ones := make([]float64, sh.K)
+		for k := range ones {
+			ones[k] = math.Copysign(1, a)
+		}
+		requireScaled[T](t, fmt.Sprintf("l=0 α=%g", a), math.Abs(a),
+			runAll(t, sh, gateArg{logistic: true, alpha: alpha, beta: beta}, zero),
+			runAll(t, sh, gateArg{logistic: true, alpha: ones, beta: beta}, in64(zero)))
+	}
+}
+
+// TestParameterBounds: past the bounds the kernels refuse, naming the bound, where they used
+// to return NaN.
+func TestParameterBounds(t *testing.T) {
+	sh := Shape{N: 1, K: 6, P: 1}
+	l := []float64{0.5, 0.2, -0.1, 0.3, 0.9, -2}
+	d := []float64{1, 2, 3, 4, 5, 6}
+	for _, s := range []float64{math.Nextafter(gatejet.MaxInvTau, math.Inf(1)), 5.7e102, 1.35e154, math.MaxFloat64} {
+		err := SecondVJP(make([]float64, 6), nil, l, d, make([]float64, 36), sh, s)
+		require.ErrorIs(t, err, gatejet.ErrTemperature, "s=%g", s)
+		require.ErrorContains(t, err, "MaxInvTau")
+		require.ErrorIs(t, Second(make([]float64, 36), l, d, sh, s), gatejet.ErrTemperature)
+		_, err = NewProgram[float64](ProgramSpec{K: 2, P: 1, InvTau: s})
+		require.ErrorIs(t, err, gatejet.ErrTemperature)
+	}
+	al, be := []float64{1, 1e200, 1, 1, 1, 1}, make([]float64, 6)
+	err := LogisticSecond(make([]float64, 36), l, d, sh, al, be)
+	require.ErrorIs(t, err, gatejet.ErrParam)
+	require.ErrorContains(t, err, "MaxLogisticAlpha")
+	var ge *gatejet.Error
+	require.True(t, errors.As(err, &ge))
+	require.Equal(t, "alpha", ge.Arg)
+
+	// The float32 jets hold s² and α²: past 1e18 the float32 tower and program refuse.
+	l32, d32 := make([]float32, 6), make([]float32, 6)
+	require.ErrorIs(t, TowerChannels(nil, make([]float32, 6), nil, l32, d32, sh, 1e19), gatejet.ErrTemperature)
+	require.NoError(t, TowerChannels(nil, make([]float32, 6), nil, l32, d32, sh, 1e18))
+	require.ErrorIs(t, TowerLogisticChannels(nil, make([]float32, 6), nil, l32, d32, sh, []float64{1, 1, 1, 1, 1, -1e19}, be), gatejet.ErrParam)
+	_, err = NewProgram[float32](ProgramSpec{K: 2, P: 1, InvTau: 1e19})
+	require.ErrorIs(t, err, gatejet.ErrTemperature)
+	// β past float32's range met α·l overflowed to +Inf in the float32 jets: ∞ − ∞ = NaN where
+	// the gate is 0.
+	one := Shape{N: 1, K: 1, P: 1}
+	err = TowerLogisticChannels(nil, make([]float32, 1), nil, []float32{1e30}, []float32{1}, one, []float64{1e18}, []float64{-1e300})
+	require.ErrorIs(t, err, gatejet.ErrParam)
+	require.ErrorContains(t, err, "beta")
+	f := make([]float32, 1)
+	require.NoError(t, TowerLogisticChannels(nil, f, nil, []float32{1e30}, []float32{1}, one, []float64{1e18}, []float64{-math.MaxFloat32}))
+	require.Zero(t, f[0])
+	require.NoError(t, TowerChannels(nil, make([]float64, 6), nil, l, d, sh, 1e19))
+}
+
+// withMaxBytes sets gatejet.MaxBytes for the test.
+func withMaxBytes(t *testing.T, n int64) {
+	prev := gatejet.SetMaxBytes(n)
+	t.Cleanup(func() { gatejet.SetMaxBytes(prev) })
+}
+
+// TestProgramSizes: a program whose jets would not fit is refused before anything is
+// allocated, where K = 1<<40, P = 1<<40 ended the process (out of memory in Tower.Jet),
+// K = 1<<62 panicked in makeslice and K = 1<<17 allocated 128 GiB of jets.
+func TestProgramSizes(t *testing.T) {
+	for _, spec := range []ProgramSpec{
+		{K: 1 << 40, P: 1 << 40, InvTau: 1},
+		{K: 1 << 62, P: 1, InvTau: 1},
+		{K: 1 << 17, P: 1, InvTau: 1},
+		{K: math.MaxInt, P: math.MaxInt, InvTau: 1},
+		{K: 3, P: 1, InvTau: 1, Basis: fixedBasis(1, 1<<31), Decoder: make([]float64, 1), LatentPrimaries: true},
+		{K: 3, P: 1, InvTau: 1, Basis: fixedBasis(1, 1<<20), Decoder: make([]float64, 1)}, // ∂²Φ: 8 TiB
+		{K: 3, P: 1, InvTau: 1, Basis: fixedBasis(1, 1<<40), Decoder: make([]float64, 1)},
+		{K: 3, P: 1, InvTau: 1, Basis: fixedBasis(1<<40, 1<<20)},
+	} {
+		var err error
+		require.NotPanics(t, func() { _, err = NewProgram[float64](spec) }, "K=%d P=%d", spec.K, spec.P)
+		require.Error(t, err, "K=%d P=%d", spec.K, spec.P)
+		require.True(t, errors.Is(err, gatejet.ErrSize) || errors.Is(err, gatejet.ErrShape), "%v", err)
+	}
+	// The workspace is (K+3)·(K+K²) elements: K = 64 in float64 takes 67·4160·8 bytes.
+	need := int64(67 * 4160 * 8)
+	withMaxBytes(t, need)
+	_, err := NewProgram[float64](ProgramSpec{K: 64, P: 1, InvTau: 1})
+	require.NoError(t, err)
+	_, err = NewProgram[float32](ProgramSpec{K: 64, P: 1, InvTau: 1})
+	require.NoError(t, err)
+	gatejet.SetMaxBytes(need - 1)
+	_, err = NewProgram[float64](ProgramSpec{K: 64, P: 1, InvTau: 1})
+	require.ErrorIs(t, err, gatejet.ErrSize)
+	require.ErrorContains(t, err, "SetMaxBytes")
+	l, d := make([]float64, 64), make([]float64, 64)
+	require.ErrorIs(t, TowerChannels(make([]float64, 1), nil, nil, l, d, Shape{N: 1, K: 64, P: 1}, 1), gatejet.ErrSize)
+	require.NoError(t, TowerChannels[float64](nil, nil, nil, nil, nil, Shape{N: 0, K: 64, P: 1}, 1))
+}
+
+// TestJetSizes: a jet too large for gatejet.MaxBytes panics with an ErrSize error (as m < 0
+// panics), before allocating, where it ended the process.
+func TestJetSizes(t *testing.T) {
+	for _, f := range []func(){
+		func() { NewJet[float64](1 << 20) },
+		func() { NewJet[float32](math.MaxInt) },
+		func() { NewTower[float64](1 << 40) },
+		func() { NewTower[float64](1).Reset(1 << 32) },
+		func() { Constant[float64](1<<31, 1) },
+	} {
+		var v any
+		func() {
+			defer func() { v = recover() }()
+			f()
+		}()
+		err, ok := v.(error)
+		require.True(t, ok, "panic value %v", v)
+		require.ErrorIs(t, err, gatejet.ErrSize)
+	}
+}
+
+// TestKernelScratchSizes: a kernel whose per-goroutine scratch would exceed gatejet.MaxBytes
+// is refused before it allocates; an empty batch needs none.
+func TestKernelScratchSizes(t *testing.T) {
+	sh := Shape{N: 1, K: 64, P: 64}
+	l, d := make([]float64, sh.LogitsLen()), make([]float64, sh.DecodedLen())
+	dst := make([]float64, sh.SecondLen())
+	for _, size := range []int{4, 8} {
+		for kind := kValue; kind <= kLogisticGaussNewtonVJP; kind++ {
+			n, ok := scratchLen(kind, sh.K, sh.P, size)
+			require.True(t, ok)
+			require.Positive(t, n)
+		}
+	}
+	n, _ := scratchLen(kSecond, sh.K, sh.P, 8)
+	withMaxBytes(t, int64(8*n))
+	require.NoError(t, Second(dst, l, d, sh, 1))
+	gatejet.SetMaxBytes(int64(8*n - 1))
+	err := Second(dst, l, d, sh, 1)
+	require.ErrorIs(t, err, gatejet.ErrSize)
+	require.ErrorContains(t, err, "softmaxjet.Second")
+	require.NoError(t, Second[float64](nil, nil, nil, Shape{N: 0, K: 1 << 40, P: 1 << 20}, 1))
+	_, ok := scratchLen(kSecond, math.MaxInt/2, 2, 8)
+	require.False(t, ok)
+}
+
+func fixedBasis(nb, d int) Basis {
+	return sizingBasis{nb: func() int { return nb }, d: func() int { return d }}
+}
+
+// sizingBasis is a Basis whose Len() and Dim() follow the given functions.
+type sizingBasis struct{ nb, d func() int }
+
+func (b sizingBasis) Len() int { return b.nb() }
+func (b sizingBasis) Dim() int { return b.d() }
+func (b sizingBasis) Eval(t []float64, phi, dphi, d2phi []float64) {
+	for i := 0; i < b.nb(); i++ {
+		phi[i] = 1 // indexes past phi once Len() has grown: the panic a changed size caused
+		if dphi != nil {
+			for j := range t {
+				dphi[i*len(t)+j] = 0
+			}
+		}
+	}
+}
+
+// TestBasisChangesSize: the Basis's sizes are read once, at NewProgram; a Basis whose Len()
+// grows afterwards makes RowLatent return ErrParam where it panicked (index out of range), and
+// one whose Len() changes between the calls NewProgram makes cannot make it allocate an
+// unchecked size.
+func TestBasisChangesSize(t *testing.T) {
+	nb := 2
+	b := sizingBasis{nb: func() int { return nb }, d: func() int { return 1 }}
+	for _, latent := range []bool{false, true} {
+		nb = 2
+		pr, err := NewProgram[float64](ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: b, Decoder: []float64{1, 2}, LatentPrimaries: latent})
+		require.NoError(t, err)
+		m := pr.Primaries()
+		require.NoError(t, pr.RowLatent(make([]float64, 1), make([]float64, m), nil, []float64{0, 1}, []float64{0.5, 0.25}))
+		nb = 3
+		require.NotPanics(t, func() {
+			err = pr.RowLatent(make([]float64, 1), make([]float64, m), nil, []float64{0, 1}, []float64{0.5, 0.25})
+		})
+		require.ErrorIs(t, err, gatejet.ErrParam)
+		var ge *gatejet.Error
+		require.True(t, errors.As(err, &ge))
+		require.Equal(t, "Basis", ge.Arg)
+	}
+	// Len() is 1 when checked and huge when used: read once, it is checked as used.
+	calls := 0
+	liar := sizingBasis{nb: func() int {
+		calls++
+		if calls == 1 {
+			return 1
+		}
+		return 1 << 40
+	}, d: func() int { return 1 }}
+	var pr *Program[float64]
+	var err error
+	require.NotPanics(t, func() {
+		pr, err = NewProgram[float64](ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: liar, Decoder: []float64{1}})
+	})
+	require.NoError(t, err)
+	require.Equal(t, 1, calls)
+	require.Len(t, pr.phi, 1)
+}
+
+// TestOverlapRefused: an output that shares memory with an input or with another output is
+// refused with ErrParam naming it, in every kernel: the kernels write while they read, so
+// such a call returned a wrong result (none of them documents in-place use).
+func TestOverlapRefused(t *testing.T) {
+	sh := Shape{N: 2, K: 3, P: 2}
+	arena := make([]float64, 200)
+	l := arena[0:6] // every case's first output starts at arena[3], inside the logits
+	d, v := make([]float64, 12), make([]float64, 6)
+	gV, gF, gS, gN := make([]float64, 4), make([]float64, 12), make([]float64, 36), make([]float64, 18)
+	al, be := []float64{1, 2, 3}, []float64{0, 0, 0}
+	o := func(n int) []float64 { return arena[3 : 3+n] }
+	cases := []struct {
+		name string
+		arg  string
+		call func() error
+	}{
+		{"Value", "dst", func() error { return Value(o(4), l, d, sh, 1) }},
+		{"First", "dst", func() error { return First(o(12), l, d, sh, 1) }},
+		{"Second", "dst", func() error { return Second(o(36), l, d, sh, 1) }},
+		{"HVP", "dst", func() error { return HVP(o(12), l, d, v, sh, 1) }},
+		{"GaussNewton", "dst", func() error { return GaussNewton(o(18), l, d, sh, 1) }},
+		{"ValueVJP", "dLogits", func() error { return ValueVJP(o(6), nil, l, d, gV, sh, 1) }},
+		{"FirstVJP", "dDecoded", func() error { return FirstVJP(nil, o(12), l, d, gF, sh, 1) }},
+		{"SecondVJP", "dLogits", func() error { return SecondVJP(o(6), nil, l, d, gS, sh, 1) }},
+		{"HVPVJP", "dV", func() error { return HVPVJP(nil, nil, o(6), l, d, v, gF, sh, 1) }},
+		{"GaussNewtonVJP", "dDecoded", func() error { return GaussNewtonVJP(nil, o(12), l, d, gN, sh, 1) }},
+		{"LogisticValue", "dst", func() error { return LogisticValue(o(4), l, d, sh, al, be) }},
+		{"LogisticFirst", "dst", func() error { return LogisticFirst(o(12), l, d, sh, al, be) }},
+		{"LogisticSecond", "dst", func() error { return LogisticSecond(o(36), l, d, sh, al, be) }},
+		{"LogisticHVP", "dst", func() error { return LogisticHVP(o(12), l, d, v, sh, al, be) }},
+		{"LogisticGaussNewton", "dst", func() error { return LogisticGaussNewton(o(18), l, d, sh, al, be) }},
+		{"LogisticValueVJP", "dDecoded", func() error { return LogisticValueVJP(nil, o(12), l, d, gV, sh, al, be) }},
+		{"LogisticFirstVJP", "dLogits", func() error { return LogisticFirstVJP(o(6), nil, l, d, gF, sh, al, be) }},
+		{"LogisticSecondVJP", "dDecoded", func() error { return LogisticSecondVJP(nil, o(12), l, d, gS, sh, al, be) }},
+		{"LogisticHVPVJP", "dV", func() error { return LogisticHVPVJP(nil, nil, o(6), l, d, v, gF, sh, al, be) }},
+		{"LogisticGaussNewtonVJP", "dLogits", func() error { return LogisticGaussNewtonVJP(o(6), nil, l, d, gN, sh, al, be) }},
+		{"TowerChannels", "first", func() error { return TowerChannels(nil, o(12), nil, l, d, sh, 1) }},
+		{"TowerLogisticChannels", "second", func() error { return TowerLogisticChannels(nil, nil, o(36), l, d, sh, al, be) }},
+
+		// Outputs against each other, the same slice included.
+		{"ValueVJP outputs", "dLogits", func() error { return ValueVJP(gF[:6], gF, arena[100:106], d, gV, sh, 1) }},
+		{"HVPVJP same output", "dLogits", func() error { return HVPVJP(v, nil, v, l, d, arena[100:106], gF, sh, 1) }},
+		{"TowerChannels outputs", "first", func() error { return TowerChannels(nil, gS[:12], gS, l, d, sh, 1) }},
+		// An output that is exactly an input.
+		{"FirstVJP g", "dDecoded", func() error { return FirstVJP(nil, gF, l, d, gF, sh, 1) }},
+		{"Value decoded tail", "dst", func() error { return Value(d[8:], l, d, sh, 1) }},
+		// An output over the logistic gate's parameters.
+		{"LogisticFirst alpha", "dst", func() error {
+			return LogisticFirst(arena[100:112], arena[120:126], d, sh, arena[110:113], be)
+		}},
+		{"LogisticHVPVJP beta", "dV", func() error {
+			return LogisticHVPVJP(nil, nil, arena[100:106], arena[120:126], d, v, gF, sh, al, arena[105:108])
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			require.NotPanics(t, func() { err = tc.call() })
+			require.ErrorIs(t, err, gatejet.ErrParam)
+			var ge *gatejet.Error
+			require.True(t, errors.As(err, &ge))
+			require.Equal(t, tc.arg, ge.Arg)
+			require.ErrorContains(t, err, "overlaps")
+		})
+	}
+
+	// The row program: outputs against its inputs and each other.
+	pr, err := NewProgram[float64](ProgramSpec{K: 3, P: 2, InvTau: 1})
+	require.NoError(t, err)
+	require.ErrorIs(t, pr.RowDecoded(nil, arena[0:6], nil, arena[4:7], d[:6]), gatejet.ErrParam)
+	require.ErrorIs(t, pr.RowDecoded(arena[0:2], arena[1:7], nil, l[:3], d[:6]), gatejet.ErrParam)
+	require.ErrorIs(t, pr.RowDecoded(nil, nil, arena[40:58], l[:3], arena[50:56]), gatejet.ErrParam)
+	require.NoError(t, pr.RowDecoded(arena[100:102], arena[110:116], arena[120:138], l[:3], d[:6]))
+	b := fixedBasis(1, 1)
+	prl, err := NewProgram[float64](ProgramSpec{K: 3, P: 2, InvTau: 1, Basis: b, Decoder: []float64{1, 2}})
+	require.NoError(t, err)
+	require.ErrorIs(t, prl.RowLatent(arena[0:2], nil, nil, arena[1:4], arena[10:13]), gatejet.ErrParam)
+	require.ErrorIs(t, prl.RowLatent(nil, arena[10:16], nil, arena[0:3], arena[15:18]), gatejet.ErrParam)
+}
