@@ -20,8 +20,9 @@ var (
 	// ErrTemperature: an inverse temperature outside (0, MaxInvTau]: not positive, not
 	// finite, or larger than MaxInvTau.
 	ErrTemperature = errors.New("inverse temperature out of range")
-	// ErrSize: a buffer's length does not match the shape it is used with.
-	ErrSize = errors.New("buffer length does not match shape")
+	// ErrSize: a buffer's length does not match the shape it is used with, or a size is too
+	// large: its element count overflows int, or its bytes exceed MaxBytes.
+	ErrSize = errors.New("wrong or too large a size")
 	// ErrParam: any other invalid parameter (for example a gate parameter of the wrong length,
 	// a logistic slope beyond MaxLogisticAlpha, or an output that overlaps another argument).
 	ErrParam = errors.New("invalid parameter")

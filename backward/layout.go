@@ -136,8 +136,7 @@ func checkOutputs[T Float](op, o0Name string, o0 []T, o1Name string, o1 []T, xNa
 
 // checkParts reports an ErrSize error if the partial sums of a long axis (runAxis) would
 // exceed gatejet.MaxBytes; they are at most a few percent of the data, so this only guards
-// against a limit set below that. check.Alloc, whose dims escape into its error (an
-// allocation a call), is called only when the size fails.
+// against a limit set below that.
 func checkParts(op string, l layout, kind axisKind) error {
 	if l.total == 0 {
 		return nil
@@ -145,9 +144,6 @@ func checkParts(op string, l layout, kind axisKind) error {
 	p := newAxisPlan(l, kind)
 	if p.nc == 1 {
 		return nil // no partial sums: the accumulators are one block wide
-	}
-	if n, ok := check.Elems(p.outer, p.nb, p.nc, p.aw); ok && int64(n) <= gatejet.MaxBytes()/8 {
-		return nil
 	}
 	_, err := check.Alloc(op, "shape", 8, p.outer, p.nb, p.nc, p.aw)
 	return err

@@ -48,6 +48,6 @@ func ExampleSecond_errors() {
 	err = softmaxjet.Second(dst, make([]float64, 6), make([]float64, 24), sh, 0)
 	fmt.Println(err)
 	// Output:
-	// softmaxjet.Second: logits: buffer length does not match shape: want 6 elements for N=2 K=3 P=4, got 5
+	// softmaxjet.Second: logits: wrong or too large a size: want 6 elements for N=2 K=3 P=4, got 5
 	// softmaxjet.Second: invTau: inverse temperature out of range: want 0 < invTau < +Inf, got 0
 }

@@ -77,17 +77,6 @@ func scratchLen(kind kernel, K, P, size int) (n int, ok bool) {
 	return t.n, t.ok()
 }
 
-// allocCheck is check.Alloc for a buffer of a·b elements on a path that must not allocate:
-// check.Alloc's dims escape into its error, which costs an allocation a call, so it is called
-// only when the size fails.
-func allocCheck(op, arg string, elemSize, a, b int) error {
-	if n, ok := check.Elems(a, b); ok && int64(n) <= gatejet.MaxBytes()/int64(elemSize) {
-		return nil
-	}
-	_, err := check.Alloc(op, arg, elemSize, a, b)
-	return err
-}
-
 // sizeSum adds products of non-negative sizes, noting an overflow of int.
 type sizeSum struct {
 	n        int
@@ -257,7 +246,7 @@ func newJob[T Float](op string, kind kernel, sh Shape) (*job[T], error) {
 		if !ok {
 			return nil, gatejet.Errorf(gatejet.ErrSize, op, "shape", "the per-row workspace for K=%d P=%d overflows int", sh.K, sh.P)
 		}
-		if err := allocCheck(op, "shape", 8, n, 1); err != nil {
+		if _, err := check.Alloc(op, "shape", 8, n, 1); err != nil {
 			return nil, err
 		}
 	}

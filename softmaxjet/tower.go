@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"unsafe"
+
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // This file holds the order-2 jet ("Taylor tower") over a run-time number m of primaries. It is
@@ -249,7 +251,7 @@ func towerCheckWidth[T Float](op string, m int) {
 		panic(fmt.Sprintf("softmaxjet: jet width m = %d is negative", m))
 	}
 	var zero T
-	if err := allocCheck(op, "m", int(unsafe.Sizeof(zero)), m, m+1); err != nil {
+	if _, err := check.Alloc(op, "m", int(unsafe.Sizeof(zero)), m, m+1); err != nil {
 		panic(err)
 	}
 }

@@ -4,6 +4,7 @@ package check
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"unsafe"
 
@@ -35,18 +36,24 @@ func Elems(dims ...int) (int, bool) {
 // the element count fits an int and its bytes do not exceed gatejet.MaxBytes. It returns
 // the element count, or an ErrSize *gatejet.Error of operation op and argument arg that
 // names the size.
+//
+// Alloc allocates nothing when the size fits: dims is copied only into an error.
 func Alloc(op, arg string, elemSize int, dims ...int) (int, error) {
 	n, ok := Elems(dims...)
-	if !ok {
-		return 0, gatejet.Errorf(gatejet.ErrSize, op, arg, "%v elements overflow int", dims)
-	}
 	limit := gatejet.MaxBytes()
-	if elemSize > 0 && int64(n) > limit/int64(elemSize) {
-		return 0, gatejet.Errorf(gatejet.ErrSize, op, arg,
-			"%v = %d elements of %d bytes (%s) exceed the limit of %s (gatejet.SetMaxBytes)",
-			dims, n, elemSize, Bytes(float64(n)*float64(elemSize)), Bytes(float64(limit)))
+	if ok && (elemSize <= 0 || int64(n) <= limit/int64(elemSize)) {
+		return n, nil
 	}
-	return n, nil
+	return 0, allocError(op, arg, elemSize, slices.Clone(dims), n, ok, limit)
+}
+
+func allocError(op, arg string, elemSize int, dims []int, n int, ok bool, limit int64) error {
+	if !ok {
+		return gatejet.Errorf(gatejet.ErrSize, op, arg, "%v elements overflow int", dims)
+	}
+	return gatejet.Errorf(gatejet.ErrSize, op, arg,
+		"%v = %d elements of %d bytes (%s) exceed the limit of %s (gatejet.SetMaxBytes)",
+		dims, n, elemSize, Bytes(float64(n)*float64(elemSize)), Bytes(float64(limit)))
 }
 
 // Bytes formats a byte count with a binary unit ("128 MiB").

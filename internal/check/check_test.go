@@ -72,3 +72,20 @@ func TestOverlap(t *testing.T) {
 	b := make([]float32, 4)
 	require.False(t, Overlap(b, make([]float32, 4)))
 }
+
+// TestAllocAllocatesNothing: a size that fits costs no allocation, so kernels may check on
+// every call.
+func TestAllocAllocatesNothing(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("allocation counts are not meaningful under -cover")
+	}
+	a, b, c := 4096, 16, 16
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := Alloc("op", "arg", 8, a, b, c); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("Alloc allocated %v times per call", allocs)
+	}
+}
