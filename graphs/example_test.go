@@ -10,7 +10,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// GradCheck differentiates cost = Σ tanh(W·x)² with gorgonia.Grad and compares the result
+// GradCheck differentiates cost = Σ tanh(W·x)² with graphs.Grad and compares the result
 // with central finite differences.
 func ExampleGradCheck() {
 	g := gorgonia.NewGraph()

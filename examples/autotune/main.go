@@ -4,9 +4,20 @@
 //	go run ./examples/autotune -tau 0.02 -rows 2048
 //
 // The configuration tuned here is how many rows to hand softmaxjet.Second per call when
-// a batch of rows is processed in chunks. Each candidate is timed for real (best of a
-// few runs, a few milliseconds in all), and its cost c_i is its time per row divided by
-// the best candidate's, so the best costs 1.
+// a batch of rows is processed in chunks. Each candidate is timed for real, -reps rounds
+// (61, about a tenth of a second in all) each of which times every candidate once, in turn,
+// starting one candidate further on each round, so that a slow spell of a shared machine
+// spoils a sample of every candidate rather than all of one's. A candidate's cost c_i is its
+// median time per row divided by the fastest median, so the fastest costs 1; the output
+// gives each candidate's median, interquartile range and extremes.
+//
+// The pick: a candidate ties with the fastest median when its median is above it by no
+// more than the fastest median's noise (the half-width of its box-plot notch, 1.58·IQR/√n,
+// about a 95 % confidence interval) and at least -tie (5 %); ties go to the larger rows per
+// call. Choosing the fastest by one measurement flipped between near-equal candidates from
+// run to run (32, 512 and 128 rows per call in three runs on a shared two-core machine);
+// the tie rule makes the pick the same whenever the measurements cannot tell the
+// candidates apart.
 //
 // From the costs it computes, at a temperature τ:
 //
@@ -16,7 +27,7 @@
 //     the negative softmax Jacobian, computed twice in the same graph: by gorgonia.Grad
 //     through SoftArgmin (whose gradient is built from ops.SoftmaxBackward), and by an
 //     explicit ops.SoftmaxBackward node scaled by −1/τ;
-//   - the hard pick, graphs.Argmin;
+//   - the hard pick, graphs.Argmin of the costs (the fastest median);
 //   - the natural gradient of E in the policy's logits θ = −c/τ: the plain gradient
 //     g = (diag p − ppᵀ)·c preconditioned by the inverse Fisher information of the
 //     categorical distribution, graphs.NaturalGradient. Where the plain gradient of an
@@ -40,7 +51,8 @@ func main() {
 	flag.IntVar(&cfg.Rows, "rows", cfg.Rows, "rows in the batch that is timed")
 	flag.IntVar(&cfg.K, "K", cfg.K, "atoms per row")
 	flag.IntVar(&cfg.P, "P", cfg.P, "output columns per row")
-	flag.IntVar(&cfg.Reps, "reps", cfg.Reps, "timed runs per candidate (the best counts)")
+	flag.IntVar(&cfg.Reps, "reps", cfg.Reps, "timing rounds, each timing every candidate once (the medians count)")
+	flag.Float64Var(&cfg.TieFloor, "tie", cfg.TieFloor, "medians within this fraction of the fastest (or within its noise, if more) tie; ties go to the larger rows per call")
 	flag.IntVar(&cfg.Steps, "steps", cfg.Steps, "policy-descent steps T")
 	flag.Float64Var(&cfg.Damping, "damping", cfg.Damping, "Fisher damping λ of the natural gradient (0: pseudo-inverse, ill-conditioned when some p is tiny)")
 	flag.Parse()

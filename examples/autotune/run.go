@@ -18,12 +18,14 @@ import (
 type Config struct {
 	Tau        float64 // temperature of the soft pick, in units of the best cost
 	Rows, K, P int     // the timed batch
-	Reps       int     // timed runs per candidate
+	Reps       int     // timing rounds; each times every candidate once (see measure)
+	TieFloor   float64 // the least relative gap from the fastest that is not a tie (see choose)
 	Steps      int     // policy-descent steps
 	Damping    float64 // λ of graphs.NaturalGradient (see defaultConfig)
 	Candidates []int   // rows per call; nil: 8, 32, 128, 512 and all rows
 	Out        io.Writer
-	// Measure, when set, replaces the timer: it returns the cost of candidate i (tests).
+	// Measure, when set, replaces the timer: it returns one measured cost of candidate i
+	// (tests). It is called Reps times per candidate, in the interleaved order of measure.
 	Measure func(i, rowsPerCall int) (float64, error)
 }
 
@@ -32,19 +34,27 @@ func defaultConfig() Config {
 	// whose conditioning is 1/min p; at τ = 0.05 some p_i reach 1e-30, and the rounding of
 	// Σp − 1 divided by them wrecks the step. A tiny λ turns that rounding into an almost
 	// uniform shift of the logits, which the softmax ignores (TestRunWideCostSpread).
-	return Config{Tau: 0.05, Rows: 1024, K: 8, P: 8, Reps: 5, Steps: 10, Damping: 1e-12}
+	//
+	// Reps: one pass over 1024 rows takes about 0.2 ms, so 61 rounds of 5 candidates cost
+	// about 0.1 s, and the median of 61 samples shrugs off the ones a busy machine spoils
+	// (a helper goroutine waiting for a core can make a pass ten times slower).
+	// TieFloor: gaps of a few per cent come and go from run to run on a shared machine and
+	// are not worth a different chunking anyway.
+	return Config{Tau: 0.05, Rows: 1024, K: 8, P: 8, Reps: 61, TieFloor: 0.05, Steps: 10, Damping: 1e-12}
 }
 
 // Result holds every number run printed.
 type Result struct {
 	Candidates []int     // rows per call
-	NsPerRow   []float64 // measured (nil when Config.Measure was used)
-	Costs      []float64 // c_i, relative to the best
+	NsPerRow   []float64 // median measured ns per row (nil when Config.Measure was used)
+	Spreads    []Spread  // of each candidate's Reps measurements (ns per row, or Measure's unit)
+	Costs      []float64 // c_i: the medians relative to the fastest median
 	Probs      []float64 // p = softmax(−c/τ)
 	Expected   float64   // E = Σ p_i c_i
 	GradCosts  []float64 // ∂E/∂c from gorgonia.Grad through graphs.SoftArgmin
 	GradSB     []float64 // the same from the explicit ops.SoftmaxBackward node
-	Best       int       // graphs.Argmin(costs)
+	Best       int       // graphs.Argmin(costs): the fastest median
+	Choice               // the robust pick among the candidates tied with Best (see choose)
 	GradLogits []float64 // g = ∂E/∂θ = (diag p − ppᵀ)c, θ = −c/τ
 	Natural    []float64 // F⁺g (or (F + λI)⁻¹g)
 	NaturalP   []float64 // policy after Steps natural-gradient steps from uniform
@@ -58,11 +68,23 @@ func (c Config) validate() error {
 		return fmt.Errorf("want 0 < tau < +Inf, got %v", c.Tau)
 	case c.Rows < 1 || c.K < 1 || c.P < 1 || c.Reps < 1 || c.Steps < 1:
 		return fmt.Errorf("want rows, K, P, reps and steps ≥ 1, got %d, %d, %d, %d, %d", c.Rows, c.K, c.P, c.Reps, c.Steps)
+	case c.Reps > maxReps:
+		return fmt.Errorf("want reps ≤ %d, got %d", maxReps, c.Reps)
+	case !(c.TieFloor >= 0) || math.IsInf(c.TieFloor, 1):
+		return fmt.Errorf("want 0 ≤ tie < +Inf, got %v", c.TieFloor)
 	case !(c.Damping >= 0) || math.IsInf(c.Damping, 1):
 		return fmt.Errorf("want 0 ≤ damping < +Inf, got %v", c.Damping)
 	}
+	for _, r := range c.Candidates {
+		if r < 1 {
+			return fmt.Errorf("want candidates of ≥ 1 rows per call, got %v", c.Candidates)
+		}
+	}
 	return nil
 }
+
+// maxReps bounds the rounds: the samples are kept, and a million rounds would take minutes.
+const maxReps = 100_000
 
 func run(cfg Config) (Result, error) {
 	var res Result
@@ -83,28 +105,33 @@ func run(cfg Config) (Result, error) {
 		res.Candidates = append(res.Candidates, cfg.Rows)
 	}
 
-	// 1. Measured costs.
-	raw := make([]float64, len(res.Candidates))
-	if cfg.Measure != nil {
-		for i, r := range res.Candidates {
-			v, err := cfg.Measure(i, r)
-			if err != nil {
-				return res, err
-			}
-			raw[i] = v
-		}
-	} else {
-		t, err := newTimer(cfg)
+	// 1. Measured costs: every candidate Reps times, interleaved; the medians count.
+	measureOne := cfg.Measure
+	if measureOne == nil {
+		t, err := newTimer(cfg, res.Candidates)
 		if err != nil {
 			return res, err
 		}
-		for i, r := range res.Candidates {
-			ns, err := t.nsPerRow(r, cfg.Reps)
-			if err != nil {
-				return res, err
-			}
-			raw[i] = ns
+		measureOne = func(_, rows int) (float64, error) { return t.nsPerRow(rows) }
+	}
+	samples, err := measure(len(res.Candidates), cfg.Reps, func(i int) (float64, error) {
+		v, err := measureOne(i, res.Candidates[i])
+		if err == nil && (!(v > 0) || math.IsInf(v, 1)) {
+			// One bad sample would hide in a median: refuse it.
+			err = fmt.Errorf("candidate %d (%d rows per call) measured %v: costs must be positive and finite", i, res.Candidates[i], v)
 		}
+		return v, err
+	})
+	if err != nil {
+		return res, err
+	}
+	res.Spreads = make([]Spread, len(samples))
+	raw := make([]float64, len(samples))
+	for i, xs := range samples {
+		res.Spreads[i] = spreadOf(xs)
+		raw[i] = res.Spreads[i].Median
+	}
+	if cfg.Measure == nil {
 		res.NsPerRow = raw
 	}
 	best := math.Inf(1)
@@ -125,15 +152,15 @@ func run(cfg Config) (Result, error) {
 		return res, err
 	}
 
-	// 3. The hard pick.
+	// 3. The hard pick, and the robust one.
 	res.Best = graphs.Argmin(res.Costs)
+	res.Choice = choose(res.Candidates, res.Spreads, res.Best, cfg.Reps, cfg.TieFloor)
 
 	// 4. Plain and natural gradients in the policy logits θ = −c/τ: ∂E/∂θ = −τ·∂E/∂c.
 	res.GradLogits = make([]float64, len(res.Costs))
 	for i, g := range res.GradCosts {
 		res.GradLogits[i] = -cfg.Tau * g
 	}
-	var err error
 	if res.Natural, err = graphs.NaturalGradient(res.Probs, res.GradLogits, cfg.Damping); err != nil {
 		return res, err
 	}
@@ -254,13 +281,35 @@ func descend(costs []float64, steps int, eta, damping float64) (natural, plain [
 
 func report(cfg Config, res *Result) {
 	w := cfg.Out
+	unit := "cost"
 	if res.NsPerRow != nil {
-		fmt.Fprintf(w, "autotune: rows per softmaxjet.Second call for a batch of %d rows (K=%d, P=%d), best of %d runs each\n",
-			cfg.Rows, cfg.K, cfg.P, cfg.Reps)
+		unit = "ns/row"
+		fmt.Fprintf(w, "autotune: rows per softmaxjet.Second call for a batch of %d rows (K=%d, P=%d)\n", cfg.Rows, cfg.K, cfg.P)
 	} else {
 		fmt.Fprintf(w, "autotune: %d candidates with given costs\n", len(res.Costs))
 	}
-	fmt.Fprintf(w, "soft pick p = softmax(−c/τ) at τ = %g; E = Σ p·c; θ = −c/τ are the policy's logits\n\n", cfg.Tau)
+	fmt.Fprintf(w, "%d rounds, each measuring every candidate once, in turn, starting one further on each round, so that a slow spell hits all alike\n\n", cfg.Reps)
+	fmt.Fprintf(w, "%9s %12s %21s %21s %9s\n", "rows/call", "median "+unit, "IQR (q1–q3)", "min–max", "vs best")
+	for i, r := range res.Candidates {
+		s := res.Spreads[i]
+		mark := " "
+		if i == res.Pick {
+			mark = "<"
+		}
+		tie := ""
+		if res.Tied[i] {
+			tie = "tie"
+		}
+		fmt.Fprintf(w, "%8d%s %12.1f %10.1f–%-10.1f %10.1f–%-10.1f %+8.1f%% %s\n", r, mark, s.Median, s.Q1, s.Q3, s.Min, s.Max,
+			100*(res.Costs[i]-1), tie)
+	}
+	fmt.Fprintf(w, "\ntie band %.1f%%: a candidate ties with the fastest median (%d rows per call) when its median is above it by\n"+
+		"at most the fastest median's noise (its notch, 1.58·IQR/√n, about a 95%% confidence interval) and at least %g%%;\n"+
+		"a noisier candidate does not widen the band. Ties go to the larger rows per call, so that the pick does not flip\n"+
+		"between candidates the measurements cannot tell apart.\n",
+		100*res.Band, res.Candidates[res.Best], 100*cfg.TieFloor)
+	fmt.Fprintf(w, "pick: %d rows per call (<)\n\n", res.Candidates[res.Pick])
+	fmt.Fprintf(w, "soft pick p = softmax(−c/τ) at τ = %g over the median costs c; E = Σ p·c; θ = −c/τ are the policy's logits\n\n", cfg.Tau)
 	fmt.Fprintf(w, "%9s %9s %8s %8s %12s %12s %12s\n", "rows/call", "ns/row", "cost c", "p", "∂E/∂c", "∂E/∂θ", "natural")
 	for i, r := range res.Candidates {
 		ns := "-"
@@ -278,7 +327,7 @@ func report(cfg Config, res *Result) {
 	for i := range res.GradCosts {
 		diff = math.Max(diff, math.Abs(res.GradCosts[i]-res.GradSB[i]))
 	}
-	fmt.Fprintf(w, "\nhard pick (graphs.Argmin): %d rows per call (*); the soft pick gives it p = %.4f; E = %.4f\n",
+	fmt.Fprintf(w, "\nhard pick (graphs.Argmin): %d rows per call (*), the fastest median; the soft pick gives it p = %.4f; E = %.4f\n",
 		res.Candidates[res.Best], res.Probs[res.Best], res.Expected)
 	fmt.Fprintf(w, "∂E/∂c by gorgonia.Grad through SoftArgmin and by the explicit −(1/τ)·SoftmaxBackward node: max difference %.2g\n", diff)
 	var gap float64
@@ -291,6 +340,7 @@ func report(cfg Config, res *Result) {
 	if res.NsPerRow != nil {
 		fmt.Fprintf(w, "measured and computed in %v\n", res.Elapsed.Round(time.Millisecond))
 	}
+	fmt.Fprintf(w, "pick: %d rows per call\n", res.Candidates[res.Pick])
 }
 
 // timer times softmaxjet.Second over one batch in chunks.
@@ -301,7 +351,7 @@ type timer struct {
 	invTau          float64
 }
 
-func newTimer(cfg Config) (*timer, error) {
+func newTimer(cfg Config, candidates []int) (*timer, error) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	sh := softmaxjet.Shape{N: cfg.Rows, K: cfg.K, P: cfg.P}
 	if err := sh.Check("autotune"); err != nil {
@@ -315,9 +365,12 @@ func newTimer(cfg Config) (*timer, error) {
 	for i := range t.decoded {
 		t.decoded[i] = rng.NormFloat64()
 	}
-	// One untimed pass warms the caches and the kernels' workspace pools.
-	if _, err := t.pass(cfg.Rows); err != nil {
-		return nil, err
+	// Untimed passes, one per candidate, warm the caches and the kernels' workspace pools
+	// for every chunk size.
+	for _, r := range candidates {
+		if _, err := t.pass(r); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }
@@ -337,17 +390,13 @@ func (t *timer) pass(rows int) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// nsPerRow is the best of reps passes, in nanoseconds per row.
-func (t *timer) nsPerRow(rows, reps int) (float64, error) {
-	best := time.Duration(math.MaxInt64)
-	for r := 0; r < reps; r++ {
-		d, err := t.pass(rows)
-		if err != nil {
-			return 0, err
-		}
-		best = min(best, d)
+// nsPerRow times one pass, in nanoseconds per row.
+func (t *timer) nsPerRow(rows int) (float64, error) {
+	d, err := t.pass(rows)
+	if err != nil {
+		return 0, err
 	}
-	return math.Max(float64(best.Nanoseconds()), 1) / float64(t.sh.N), nil
+	return math.Max(float64(d.Nanoseconds()), 1) / float64(t.sh.N), nil
 }
 
 func floats(v G.Value) []float64 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,5 +129,41 @@ func TestInterleavedOrder(t *testing.T) {
 	}
 	if len(calls) != 3*(1+5) {
 		t.Errorf("%d calls, want %d", len(calls), 3*(1+5))
+	}
+}
+
+// TestMainHelp: -h and -help print the usage and exit with status 0, like the other
+// examples; a bad flag still exits with status 1. main runs in a child process (this test
+// binary, re-executed) because it calls os.Exit.
+func TestMainHelp(t *testing.T) {
+	if args := os.Getenv("GATEJET_BENCH_MAIN_ARGS"); args != "" {
+		os.Args = append([]string{"bench"}, strings.Fields(args)...)
+		main()
+		os.Exit(0) // main returned: the status the command exits with
+	}
+	for _, tc := range []struct {
+		arg  string
+		code int
+	}{{"-h", 0}, {"-help", 0}, {"-nosuchflag", 1}} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelp$")
+		cmd.Env = append(os.Environ(), "GATEJET_BENCH_MAIN_ARGS="+tc.arg)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code {
+			t.Errorf("bench %s: exit status %d, want %d\nstderr: %s", tc.arg, code, tc.code, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "-quick") {
+			t.Errorf("bench %s: no usage on stderr:\n%s", tc.arg, stderr.String())
+		}
+		if strings.Contains(stdout.String(), "gatejet bench:") {
+			t.Errorf("bench %s ran the benchmark:\n%s", tc.arg, stdout.String())
+		}
 	}
 }

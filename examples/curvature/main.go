@@ -42,9 +42,10 @@
 //
 // # Output
 //
-// A progress bar on stderr, one line per epoch on stdout (loss, curvature term,
-// reconstruction error, rows/s), and in -out (default out/curvature/): loss.png, the loss
-// curves, and loss.csv, the same numbers.
+// A progress bar on stderr when stderr is a terminal (a redirected stderr gets one plain
+// line instead of the bar's carriage-return frames), one line per epoch on stdout (loss,
+// curvature term, reconstruction error, rows/s), and in -out (default out/curvature/):
+// loss.png, the loss curves, and loss.csv, the same numbers.
 //
 // -gpu off|auto|required sets cudaops.SetMode (its default is the mode the GATEJET_GPU
 // environment variable chose, auto when unset). The default build has no GPU backend, so

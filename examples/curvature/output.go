@@ -22,14 +22,40 @@ import (
 )
 
 // progress draws a one-line text progress bar, redrawn in place with a carriage return
-// at most ten times a second.
+// at most ten times a second, when its writer is a terminal. To anything else (a file, a
+// pipe, a buffer: a log) it writes one plain line instead, once, so that logs hold no
+// carriage-return frames.
 type progress struct {
 	w     io.Writer
+	tty   bool // draw the bar (w is a terminal)
+	noted bool // the plain line has been written (not a terminal)
 	last  time.Time
 	width int // length of the last line drawn
 }
 
+func newProgress(w io.Writer) *progress {
+	return &progress{w: w, tty: isTerminal(w)}
+}
+
+// isTerminal reports whether w is a file that is a character device (a terminal, or
+// /dev/null, where drawing is harmless).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
 func (p *progress) show(epoch, epochs, done, total int) {
+	if !p.tty {
+		if !p.noted {
+			fmt.Fprintf(p.w, "progress: %d batches per epoch (no progress bar: stderr is not a terminal)\n", total)
+			p.noted = true
+		}
+		return
+	}
 	if now := time.Now(); done > 0 && now.Sub(p.last) < 100*time.Millisecond {
 		return
 	} else {

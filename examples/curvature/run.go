@@ -33,7 +33,7 @@ type Config struct {
 	GPU        string // "off", "auto" or "required" (default: the mode GATEJET_GPU set)
 
 	Stdout io.Writer // epoch lines and the summary (nil: discarded)
-	Stderr io.Writer // the progress bar (nil: discarded)
+	Stderr io.Writer // the progress bar, drawn when a terminal (nil: discarded)
 }
 
 func defaultConfig() Config {
@@ -224,7 +224,7 @@ func run(cfg Config) (Result, error) {
 	fmt.Fprintf(cfg.Stdout, "loss = fit + curvature in nats per row; the reconstruction MSE's noise floor is σ² = %.4g\n",
 		cfg.Noise*cfg.Noise)
 	solver := G.NewAdamSolver(G.WithLearnRate(cfg.LearnRate))
-	bar := &progress{w: cfg.Stderr}
+	bar := newProgress(cfg.Stderr)
 	order := rng.Perm(cfg.N)
 	calm := 0
 	for e := 1; e <= cfg.Epochs; e++ {

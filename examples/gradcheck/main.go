@@ -15,7 +15,13 @@
 //
 // For each machine it prints GradCheck's per-node report (worst element, its analytic and
 // numeric values, the tolerance ratio) and exits with status 1 when any element is outside
-// the tolerance. -bug adds a deliberately wrong op (x² whose gradient forgets the factor
+// the tolerance. The ratio of an element is
+//
+//	ratio = |analytic − numeric| / (atol + rtol·max(|analytic|, |numeric|))
+//
+// with rtol and atol from the report's header line: the element passes when ratio ≤ 1, so a
+// ratio of 0.001 is a thousand times inside the tolerance (+Inf when a value is NaN or
+// infinite). The report prints this legend under the header. -bug adds a deliberately wrong op (x² whose gradient forgets the factor
 // 2) so that you can see what a failure looks like.
 package main
 

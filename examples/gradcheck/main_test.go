@@ -43,3 +43,15 @@ func TestRunBadFlags(t *testing.T) {
 	require.Error(t, run(Config{Machines: "jit"}))
 	require.Error(t, run(Config{DType: "float16"}))
 }
+
+// TestRunExplainsRatio: the report's "ratio" column is explained in the output, once, before
+// the reports, with the formula graphs.GradCheck uses and the pass criterion.
+func TestRunExplainsRatio(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(Config{Machines: "tape", DType: "float64", Seed: 1, Out: &out}))
+	text := out.String()
+	legend := "ratio = |analytic − numeric| / (atol + rtol·max(|analytic|, |numeric|))"
+	require.Equal(t, 1, strings.Count(text, legend), text)
+	require.Contains(t, text, "passes when ratio ≤ 1")
+	require.Less(t, strings.Index(text, legend), strings.Index(text, "(ratio "), "the legend comes before the column it explains")
+}

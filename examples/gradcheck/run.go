@@ -22,6 +22,10 @@ const (
 	lambda = 0.1
 )
 
+// ratioLegend explains the ratio column of GradCheck's reports (graphs.Element.Ratio).
+const ratioLegend = "ratio = |analytic − numeric| / (atol + rtol·max(|analytic|, |numeric|)), " +
+	"rtol and atol as in each report's header; an element passes when ratio ≤ 1"
+
 // run builds the graph once per machine, checks it and prints the reports. It returns an
 // error matching graphs.ErrGradient when a gradient is wrong.
 func run(cfg Config) error {
@@ -50,6 +54,7 @@ func run(cfg Config) error {
 	}
 
 	var failed []string
+	fmt.Fprintln(cfg.Out, ratioLegend)
 	for _, m := range machines {
 		// A fresh graph per machine: the tape check adds gradient nodes to its graph.
 		cost, wrt, err := build(dt, cfg.Seed, cfg.Bug)

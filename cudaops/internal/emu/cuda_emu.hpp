@@ -1,9 +1,11 @@
 // A small emulation of the CUDA execution model, enough to compile and run gatejet.cu on the
-// host. Every CUDA thread of a block is a fiber (ucontext) with its own stack; the block runs
-// on one OS thread, each fiber running until it reaches __syncthreads or returns. A barrier
-// completes when every fiber of the block has reached it from the same source line; a fiber
-// that returns, or waits at another line, while others wait is reported as a divergent
-// barrier instead of passing silently. Between two barriers the fibers run one after another
+// host. Every CUDA thread of a block is a fiber with its own stack; the block runs on one OS
+// thread, each fiber running until it reaches __syncthreads or returns. A barrier completes
+// when every fiber of the block has reached the same barrier by the same call path: the site of
+// a barrier is its textual occurrence (__COUNTER__, so two barriers of one macro expansion
+// differ) together with the return addresses of the calls that led to it (so a helper's
+// barrier reached from two call sites differs). A fiber that returns, or waits at another
+// site, while others wait is reported as a divergent barrier instead of passing silently. Between two barriers the fibers run one after another
 // in a chosen order (forward, reverse or shuffled), so a missing barrier shows up as results
 // that change with the order. Dynamic shared memory is one buffer per block, poisoned with NaN
 // before each block and bounds-checked when the kernel carves it.
@@ -23,7 +25,13 @@ extern thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 
 namespace gjemu {
 
-void syncthreads(int site);
+// returns_twice: GCC does not duplicate a block that ends in such a call (jump threading,
+// tail duplication), so each textual barrier keeps one call instruction, and threads that
+// took different branches before a barrier do not reach it through different copies of it.
+// Without it GCC 12 at -O2 splits gj_softmax_gate's barriers into copies and the site keys of
+// correct kernels differ. If a compiler ever duplicates one anyway, the result is a loud
+// "by another call path" failure, never a silent pass.
+__attribute__((returns_twice)) void syncthreads(int line, int id);
 double* shared_base();
 double* take(double** p, long long n);
 
@@ -34,7 +42,7 @@ double* take(double** p, long long n);
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(n)
-#define __syncthreads() ::gjemu::syncthreads(__LINE__)
+#define __syncthreads() ::gjemu::syncthreads(__LINE__, __COUNTER__)
 
 inline double __longlong_as_double(long long v) {
   double d;

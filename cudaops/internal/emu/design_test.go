@@ -43,13 +43,13 @@ func TestEveryKernelCompiled(t *testing.T) {
 	}
 }
 
-// TestEmulatorCompilesTheEmbeddedSource: emu.cpp includes kernels/gatejet.cu itself, and that
-// file is byte for byte the source the device backend hands to NVRTC.
+// TestEmulatorCompilesTheEmbeddedSource: emu.cpp includes gatejet_cu.h, and that file is byte
+// for byte the source the device backend hands to NVRTC.
 func TestEmulatorCompilesTheEmbeddedSource(t *testing.T) {
 	cpp, err := os.ReadFile("emu.cpp")
 	require.NoError(t, err)
-	require.Contains(t, string(cpp), `#include "../../kernels/gatejet.cu"`)
-	cu, err := os.ReadFile("../../kernels/gatejet.cu")
+	require.Contains(t, string(cpp), `#include "gatejet_cu.h"`)
+	cu, err := os.ReadFile("gatejet_cu.h")
 	require.NoError(t, err)
 	require.Equal(t, string(cu), cudaops.KernelSource)
 	for _, k := range cudaops.Kernels() {
@@ -93,6 +93,30 @@ func TestEmulatorReportsDivergentBarrier(t *testing.T) {
 	_, err := selfTest("gj_emu_selftest_divergent", 2, 32, 0, 0, nil, Forward)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "divergent __syncthreads")
+}
+
+// TestEmulatorReportsDivergentBarrierSameLine: barriers reached from different places that
+// share a source line (in a helper such as gj_tree_sum called from two branches, or two
+// barriers in one macro expansion) are divergent too; all threads on one branch are fine.
+func TestEmulatorReportsDivergentBarrierSameLine(t *testing.T) {
+	const block = 32
+	for _, name := range []string{"gj_emu_selftest_helper_divergent", "gj_emu_selftest_macro_divergent"} {
+		for _, sched := range []Schedule{Forward, Reverse, Shuffled} {
+			out := make([]float64, block)
+			_, err := selfTest(name, 2, block, 8*8, 0, out, sched)
+			require.NoError(t, err, "%s: every thread on one branch", name)
+			if name == "gj_emu_selftest_helper_divergent" {
+				for i, v := range out {
+					require.Equal(t, 8.0, v, "out[%d]", i)
+				}
+			}
+			for _, split := range []int{1, block / 2, block - 1} {
+				_, err = selfTest(name, 2, block, 8*8, split, out, sched)
+				require.Error(t, err, "%s split %d schedule %d", name, split, sched)
+				require.Contains(t, err.Error(), "divergent __syncthreads")
+			}
+		}
+	}
 }
 
 func TestEmulatorReportsSharedOverrun(t *testing.T) {

@@ -1,8 +1,9 @@
 // The host build of cudaops/kernels/gatejet.cu: the emulation header, then the kernel source
-// itself (the very text NVRTC compiles), then the fiber scheduler that runs a launch.
+// (gatejet_cu.h, a byte-for-byte copy of the text NVRTC compiles, tested), then the fiber
+// scheduler that runs a launch.
 #define GJ_EMU 1
 #include "cuda_emu.hpp"
-#include "../../kernels/gatejet.cu"
+#include "gatejet_cu.h"  // a copy of cudaops/kernels/gatejet.cu: see kernelcopy.go
 
 #include <stddef.h>
 #include <sys/mman.h>
@@ -15,6 +16,16 @@
 #include <vector>
 
 #include "gjemu.h"
+
+// Under AddressSanitizer (CGO_CXXFLAGS=-fsanitize=address, see .ci/cuda-checks) every switch
+// between the scheduler and a fiber is announced to ASan, and a pooled fiber stack is unpoisoned
+// before a fiber starts on it: the frames of the previous fiber there never returned, so their
+// redzones would otherwise still be poisoned.
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#define GJ_ASAN 1
+#endif
 
 static_assert(sizeof(GjArgs) == sizeof(GjArgsC), "GjArgs layout");
 static_assert(offsetof(GjArgs, out) == offsetof(GjArgsC, out), "GjArgs layout");
@@ -94,16 +105,23 @@ static bool ensure_stacks(int n) {
   return true;
 }
 
-// Fiber states kept in Block::site: a positive source line (waiting at that __syncthreads),
-// one of the values below, or a launcher barrier site.
-enum { kRunning = 0, kReturned = -1, kKilled = -2 };
+// Fiber states kept in Block::state.
+enum { kRunning = 0, kReturned = -1, kKilled = -2, kWaiting = 1 };
+
+// Where a waiting fiber waits: the barrier's source line (for messages) and its site key, a hash
+// of the textual barrier id and of the return addresses on the fiber's stack.
+struct Site {
+  int line = 0;
+  uint64_t key = 0;
+};
 
 // The block being run. Launches are serialised (g_launch_mu), so one is enough.
 struct Block {
   int nthreads = 0;
   std::vector<Fiber> fib;
   Fiber sched;
-  std::vector<int> site;
+  std::vector<int> state;
+  std::vector<Site> site;
   int cur = -1;
   std::string err;
   double* smem = nullptr;
@@ -119,13 +137,26 @@ struct Block {
 
 static Block* g_block;
 
+#ifdef GJ_ASAN
+static const void* g_sched_bottom;  // the scheduler's stack, as ASan reports it
+static size_t g_sched_size;
+#endif
+
 // Switch from the running fiber back to the scheduler.
 static void yield_to_scheduler() {
   Block* b = g_block;
+#ifdef GJ_ASAN
+  void* fake = nullptr;
+  const bool last = b->state[b->cur] == kReturned || b->state[b->cur] == kKilled;
+  __sanitizer_start_switch_fiber(last ? nullptr : &fake, g_sched_bottom, g_sched_size);
+#endif
 #ifdef GJ_FAST_SWITCH
   gj_ctx_switch(&b->fib[b->cur].sp, b->sched.sp);
 #else
   swapcontext(&b->fib[b->cur].uc, &b->sched.uc);
+#endif
+#ifdef GJ_ASAN
+  __sanitizer_finish_switch_fiber(fake, &g_sched_bottom, &g_sched_size);
 #endif
 }
 
@@ -134,19 +165,29 @@ static void resume(int t) {
   Block* b = g_block;
   b->cur = t;
   threadIdx = dim3{(unsigned)t, 0, 0};
+#ifdef GJ_ASAN
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, g_stacks[t].base + sysconf(_SC_PAGESIZE), kFiberStack);
+#endif
 #ifdef GJ_FAST_SWITCH
   gj_ctx_switch(&b->sched.sp, b->fib[t].sp);
 #else
   swapcontext(&b->sched.uc, &b->fib[t].uc);
 #endif
+#ifdef GJ_ASAN
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
 }
 
 static void fiber_main() {
+#ifdef GJ_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, &g_sched_bottom, &g_sched_size);
+#endif
   Block* b = g_block;
   const GjArgs& a = b->args;
   b->fn(a.in[0], a.in[1], a.in[2], a.in[3], a.out[0], a.out[1], a.out[2], a.floats, a.i0, a.i1, a.i2,
         a.tile, a.s);
-  b->site[b->cur] = kReturned;
+  b->state[b->cur] = kReturned;
   yield_to_scheduler();  // never resumed
   __builtin_trap();
 }
@@ -160,6 +201,9 @@ static void start(int t) {
   Block* b = g_block;
   long page = sysconf(_SC_PAGESIZE);
   char* lo = g_stacks[t].base + page;
+#ifdef GJ_ASAN
+  __asan_unpoison_memory_region(lo, kFiberStack);
+#endif
 #ifdef GJ_FAST_SWITCH
   // The frame gj_ctx_switch pops: control words, r15 r14 r13 r12 rbx rbp, return address.
   // Returning into gj_fiber_entry leaves rsp ≡ 8 (mod 16), as after a call.
@@ -179,11 +223,34 @@ static void start(int t) {
   b->fib[t].uc.uc_link = nullptr;
   makecontext(&b->fib[t].uc, fiber_main, 0);
 #endif
-  b->site[t] = kRunning;
+  b->state[t] = kRunning;
 }
 
-void syncthreads(int site) {
-  g_block->site[g_block->cur] = site;
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdULL;
+}
+
+// The barrier's site key: its textual id and the return addresses of the frame-pointer chain
+// (emu.go compiles with -fno-omit-frame-pointer) from here up to the fiber's first frame. An
+// inlined helper has its own copy of the call below at every place it was inlined, and a
+// helper left out of line has its caller's return address on the chain; either way a
+// helper's barrier reached from two call sites gets two keys. noinline keeps this frame.
+__attribute__((noinline, returns_twice)) void syncthreads(int line, int id) {
+  Block* b = g_block;
+  const Stack& st = g_stacks[b->cur];
+  const uintptr_t lo = (uintptr_t)st.base, hi = lo + st.bytes;
+  uint64_t key = mix(0, (uint64_t)(unsigned)id);
+  uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+  for (int depth = 0; depth < 64; ++depth) {
+    if (fp < lo || fp + 2 * sizeof(void*) > hi || fp % sizeof(void*) != 0) break;
+    const uintptr_t* frame = (const uintptr_t*)fp;
+    key = mix(key, frame[1]);  // the return address of this frame
+    if (frame[0] <= fp) break;  // the chain ends (saved frame pointer 0) or is not a chain
+    fp = frame[0];
+  }
+  b->state[b->cur] = kWaiting;
+  b->site[b->cur] = Site{line, key};
   yield_to_scheduler();
 }
 
@@ -198,7 +265,7 @@ double* take(double** p, long long n) {
   if (used > b->smem_doubles) {
     b->fail("shared memory overrun: the kernel carves " + std::to_string(used * 8) +
             " bytes, the launch gave " + std::to_string(b->smem_doubles * 8));
-    b->site[b->cur] = kKilled;  // stop this fiber before it writes out of bounds
+    b->state[b->cur] = kKilled;  // stop this fiber before it writes out of bounds
     yield_to_scheduler();
     __builtin_trap();
   }
@@ -224,6 +291,28 @@ GJ_KERNEL gj_emu_selftest_divergent(GJ_PARAMS) {
   (void)a;
   if (threadIdx.x != 0) __syncthreads();
 }
+// Divergent barriers that share a source line: thread t < i0 reaches gj_tree_sum's barriers
+// through one call, the others through another (inside a helper, __LINE__ is the same).
+GJ_KERNEL gj_emu_selftest_helper_divergent(GJ_PARAMS) {
+  GJ_PACK(a)
+  GJ_SMEM_DECL;
+  double* p = gj_smem;
+  double* red = GJ_TAKE(p, 8);
+  double* out = (double*)a.out[0];
+  for (gj_ll k = threadIdx.x; k < 8; k += blockDim.x) red[k] = 1.0;
+  if ((gj_ll)threadIdx.x >= a.i0) {
+    out[threadIdx.x] = gj_tree_sum(red, 8);
+  } else {
+    out[threadIdx.x] = -gj_tree_sum(red, 8);
+  }
+}
+// Two barriers on one line of a macro expansion; thread t < i0 takes the second.
+#define GJ_EMU_EITHER_BARRIER(c) if (c) { __syncthreads(); } else { __syncthreads(); }
+GJ_KERNEL gj_emu_selftest_macro_divergent(GJ_PARAMS) {
+  GJ_PACK(a)
+  GJ_EMU_EITHER_BARRIER((gj_ll)threadIdx.x >= a.i0)
+}
+#undef GJ_EMU_EITHER_BARRIER
 GJ_KERNEL gj_emu_selftest_overrun(GJ_PARAMS) {
   GJ_PACK(a)
   GJ_SMEM_DECL;
@@ -244,6 +333,8 @@ static const gj_table_entry gj_table[] = {
         GJ_AXIS_KERNELS(GJ_TABLE_ROW) GJ_ELEMENTWISE_KERNELS(GJ_TABLE_ROW){
             "gj_emu_selftest_barrier", gj_emu_selftest_barrier},
     {"gj_emu_selftest_divergent", gj_emu_selftest_divergent},
+    {"gj_emu_selftest_helper_divergent", gj_emu_selftest_helper_divergent},
+    {"gj_emu_selftest_macro_divergent", gj_emu_selftest_macro_divergent},
     {"gj_emu_selftest_overrun", gj_emu_selftest_overrun}};
 static const int gj_table_len = (int)(sizeof gj_table / sizeof gj_table[0]);
 
@@ -290,7 +381,8 @@ extern "C" int gj_emu_launch(const char* name, long long grid, int block, long l
   std::vector<double> smem((size_t)blk.smem_doubles + 1);
   blk.smem = smem.data();
   blk.fib.resize((size_t)block);
-  blk.site.assign((size_t)block, 0);
+  blk.state.assign((size_t)block, gjemu::kRunning);
+  blk.site.assign((size_t)block, gjemu::Site{});
   gjemu::g_block = &blk;
   const double poison = __longlong_as_double(0x7ff4000000000badLL);  // a NaN
   std::vector<int> perm((size_t)block);
@@ -315,26 +407,30 @@ extern "C" int gj_emu_launch(const char* name, long long grid, int block, long l
       }
       for (int i = 0; i < block && blk.err.empty(); ++i) {
         int t = perm[i];
-        if (blk.site[t] == gjemu::kReturned) continue;
-        blk.site[t] = gjemu::kRunning;
+        if (blk.state[t] == gjemu::kReturned) continue;
+        blk.state[t] = gjemu::kRunning;
         gjemu::resume(t);
       }
       if (!blk.err.empty()) break;  // a fiber was stopped: abandon the block
-      int waiting = 0, line = 0;
-      bool mixed = false;
+      int waiting = 0, same = 0;
+      gjemu::Site first;
+      bool same_line = true;
       for (int t = 0; t < block; ++t) {
-        if (blk.site[t] == gjemu::kReturned) continue;
-        if (waiting++ == 0) {
-          line = blk.site[t];
-        } else if (blk.site[t] != line) {
-          mixed = true;
+        if (blk.state[t] == gjemu::kReturned) continue;
+        if (waiting++ == 0) first = blk.site[t];
+        if (blk.site[t].key == first.key) {
+          ++same;
+        } else if (blk.site[t].line != first.line) {
+          same_line = false;
         }
       }
       if (waiting == 0) break;  // every fiber returned: the block is done
-      if (waiting != block || mixed) {
-        blk.fail("divergent __syncthreads in block " + std::to_string(g) + ": " + std::to_string(waiting) +
-                 " of " + std::to_string(block) + " threads wait at line " + std::to_string(line) +
-                 (mixed ? " and others elsewhere" : ", the rest returned"));
+      if (waiting != block || same != waiting) {
+        std::string where = same == waiting ? ", the rest returned"
+                            : same_line     ? ", others at the same line by another call path"
+                                            : ", others elsewhere";
+        blk.fail("divergent __syncthreads in block " + std::to_string(g) + ": " + std::to_string(same) +
+                 " of " + std::to_string(block) + " threads wait at line " + std::to_string(first.line) + where);
         break;  // abandon the block's fibers (their stacks are simply reused)
       }
     }

@@ -2,10 +2,11 @@
 
 // Package emu runs the CUDA kernels of cudaops/kernels/gatejet.cu on the host.
 //
-// emu.cpp compiles the kernel source itself (not a copy) after cuda_emu.hpp, a small emulation
-// of the CUDA execution model: every thread of a block is a fiber that runs until it reaches
-// __syncthreads, a barrier completes only when every thread reached it from the same line
-// (divergence is an error), the order in which threads run between barriers is selectable
+// emu.cpp compiles the kernel source (gatejet_cu.h, a byte-for-byte copy of
+// kernels/gatejet.cu that `go generate` writes and TestKernelCopyIsCurrent checks) after
+// cuda_emu.hpp, a small emulation of the CUDA execution model: every thread of a block is a
+// fiber that runs until it reaches __syncthreads, a barrier completes only when every thread
+// reached the same barrier by the same call path (divergence is an error), the order in which threads run between barriers is selectable
 // (Schedule), and dynamic shared memory is poisoned with NaN before each block and
 // bounds-checked. Launch runs a cudaops.Call through the same launch plans the
 // device backend uses (cudaops/internal/launch), copying the inputs to C memory and the outputs
@@ -17,7 +18,7 @@
 package emu
 
 /*
-#cgo CXXFLAGS: -std=c++17 -O2 -Wall -Wno-unused-variable -Wno-unused-but-set-variable
+#cgo CXXFLAGS: -std=c++17 -O2 -fno-omit-frame-pointer -Wall -Wno-unused-variable -Wno-unused-but-set-variable
 #cgo LDFLAGS: -lpthread
 #include <stdlib.h>
 #include "gjemu.h"

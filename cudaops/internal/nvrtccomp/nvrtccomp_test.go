@@ -5,8 +5,10 @@ package nvrtccomp
 import (
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gatejet/gatejet/cudaops/kernels"
@@ -32,27 +34,78 @@ func familyKernels(t *testing.T, family string) []string {
 	return out
 }
 
+// module is one (family, element type) module of the kernel source.
+type module struct {
+	family string
+	f32    bool
+}
+
+func (m module) suffix() string {
+	if m.f32 {
+		return "_f32"
+	}
+	return "_f64"
+}
+
+func modules() []module {
+	var out []module
+	for _, fam := range kernels.Families {
+		out = append(out, module{fam, true}, module{fam, false})
+	}
+	return out
+}
+
+// ptxCache holds the PTX of each (module, arch) compiled so far in this test binary, so that
+// TestCUDAPtxasResources reuses what TestCUDANVRTCCompilesEveryModule compiled.
+var ptxCache sync.Map // string → *ptxResult
+
+type ptxResult struct {
+	once sync.Once
+	ptx  string
+	err  error
+}
+
+// compileModule compiles module m for arch with the device backend's options (memoised).
+func compileModule(m module, arch string) (string, string, error) {
+	name := strings.ToLower(m.family) + m.suffix() + "_" + arch + ".cu"
+	v, _ := ptxCache.LoadOrStore(name, &ptxResult{})
+	r := v.(*ptxResult)
+	r.once.Do(func() {
+		r.ptx, r.err = Compiler{}.Compile(kernels.Source, name, kernels.Options(arch, m.family, m.f32))
+	})
+	return name, r.ptx, r.err
+}
+
+// compileArchs are the architectures every module is compiled for: sm_80, sm_90 and every
+// real architecture this NVRTC supports.
+func compileArchs(t *testing.T) []string {
+	supported, err := SupportedArchs()
+	require.NoError(t, err)
+	t.Logf("NVRTC %s supports %v", Version(), supported)
+	archs := []string{"sm_80", "sm_90"}
+	for _, a := range supported {
+		if !slices.Contains(archs, a) {
+			archs = append(archs, a)
+		}
+	}
+	return archs
+}
+
 // TestCUDANVRTCCompilesEveryModule compiles every (family, element type) module of the kernel
-// source for several architectures, with the options the device backend uses, and checks that
-// the PTX targets the requested architecture and holds exactly the family's entry points. It
-// needs libnvrtc, not a GPU.
+// source for sm_80, sm_90 and every architecture NVRTC lists, with the options the device
+// backend uses, and checks that the PTX targets the requested architecture and holds exactly
+// the family's entry points. It needs libnvrtc, not a GPU.
 func TestCUDANVRTCCompilesEveryModule(t *testing.T) {
-	t.Logf("NVRTC %s", Version())
-	for _, arch := range []string{"sm_80", "sm_90"} {
-		for _, fam := range kernels.Families {
-			names := familyKernels(t, fam)
-			for _, f32 := range []bool{true, false} {
-				suffix := "_f64"
-				if f32 {
-					suffix = "_f32"
-				}
+	for _, arch := range compileArchs(t) {
+		t.Run(arch, func(t *testing.T) {
+			t.Parallel()
+			for _, m := range modules() {
 				var want []string
-				for _, n := range names {
-					want = append(want, "gj_"+n+suffix)
+				for _, n := range familyKernels(t, m.family) {
+					want = append(want, "gj_"+n+m.suffix())
 				}
 				sort.Strings(want)
-				name := strings.ToLower(fam) + suffix + "_" + arch + ".cu"
-				ptx, err := Compiler{}.Compile(kernels.Source, name, kernels.Options(arch, fam, f32))
+				name, ptx, err := compileModule(m, arch)
 				require.NoError(t, err, name)
 				require.Regexp(t, `(?m)^\s*\.target\s+`+arch+`\b`, ptx, name)
 				require.NotContains(t, ptx, ".local", "%s: no local memory (spills or stack arrays)", name)
@@ -63,7 +116,7 @@ func TestCUDANVRTCCompilesEveryModule(t *testing.T) {
 				sort.Strings(got)
 				require.Equal(t, want, got, name)
 			}
-		}
+		})
 	}
 }
 

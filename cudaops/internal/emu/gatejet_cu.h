@@ -1,0 +1,1164 @@
+// gatejet.cu: every gatejet device kernel, for float and double, in one source text.
+//
+// The same text is compiled three ways:
+//   - by NVRTC at run time (build tag `cuda`), for the device's own architecture, with
+//     -DGJ_FAMILY_<F> and -DGJ_WANT_F32 / -DGJ_WANT_F64 choosing what one module holds;
+//   - by the host C++ compiler inside cudaops/internal/emu (-DGJ_EMU, everything enabled),
+//     after a header that emulates threadIdx, blockIdx, blockDim, gridDim, __syncthreads and
+//     dynamic shared memory, so that `go test ./...` runs these very kernels without a GPU.
+//
+// Conventions (see cudaops/kernel.go for the argument order of every kernel):
+//   - Every entry point takes the 13 fields of GjArgs as separate 8-byte parameters, in order:
+//     in0..in3, out0..out2 (device pointers, unused ones null), floats (device pointer to the
+//     logistic α then β, or null), i0, i1, i2 (the Ints of the Call), tile (the launch plan's
+//     column tile for row-jet kernels, slab width for axis kernels) and s (the inverse
+//     temperature of softmax-gate kernels).
+//   - Whatever the element type T, everything is computed in double; each output is rounded to
+//     T once, when it is stored.
+//   - Row-jet kernels: one block per row (grid-stride over rows). The gate ζ and, per column
+//     tile, the centred decoded values e[a][c] = D[a][c] − m_c live in shared memory; outputs
+//     are written by all threads with consecutive threads on consecutive columns c (coalesced).
+//   - Reductions have a fixed order that does not depend on the block size: sums over columns
+//     run sequentially in c (across tiles too), sums over atoms sequentially in k or along a
+//     fixed pairwise tree over the next power of two of K. No atomics anywhere.
+//   - Every __syncthreads() is reached by every thread of the block: loops that contain one
+//     have block-uniform trip counts, and no thread returns early.
+//   - Dynamic shared memory is carved in doubles, in the order cudaops/internal/launch sizes it.
+
+#ifndef GJ_EMU
+#define GJ_DEV __device__ __forceinline__
+#define GJ_KERNEL extern "C" __global__ void __launch_bounds__(256)
+#define GJ_SMEM_DECL extern __shared__ double gj_smem[]
+#define GJ_TAKE(p, n) gj_take_ptr(&(p), (n))
+GJ_DEV double* gj_take_ptr(double** p, long long n) {
+  double* r = *p;
+  *p += n;
+  return r;
+}
+#endif
+
+#if defined(GJ_EMU)
+#define GJ_ALL_FAMILIES 1
+#define GJ_WANT_F32 1
+#define GJ_WANT_F64 1
+#endif
+
+typedef long long gj_ll;
+typedef unsigned int gj_u;
+
+struct GjArgs {
+  const void* in[4];
+  void* out[3];
+  const double* floats;
+  gj_ll i0, i1, i2;
+  gj_ll tile;
+  double s;
+};
+
+GJ_DEV gj_ll gj_min(gj_ll a, gj_ll b) { return a < b ? a : b; }
+GJ_DEV gj_ll gj_pow2(gj_ll k) {
+  gj_ll p = 1;
+  while (p < k) p <<= 1;
+  return p;
+}
+// Odd row stride (in doubles) of a K×CT tile: consecutive atoms land on different banks.
+GJ_DEV gj_ll gj_stride(gj_ll ct) { return ct | 1; }
+GJ_DEV double gj_neg_inf() { return __longlong_as_double((gj_ll)0xfff0000000000000ULL); }
+
+// Pairwise tree sum of red[0..kp) (kp a power of two), identical for every block size.
+// Ends with every thread holding the result and red free for reuse.
+GJ_DEV double gj_tree_sum(double* red, gj_ll kp) {
+  const gj_ll t = threadIdx.x, nt = blockDim.x;
+  __syncthreads();
+  for (gj_ll h = kp >> 1; h > 0; h >>= 1) {
+    for (gj_ll k = t; k < h; k += nt) red[k] += red[k + h];
+    __syncthreads();
+  }
+  double r = red[0];
+  __syncthreads();
+  return r;
+}
+
+// ζ = softmax(s·l) with the maximum subtracted, into z[0..K). A NaN logit is never the maximum
+// but makes the sum NaN; +Inf, or a row of −Inf, makes the row NaN; −Inf beside finite logits
+// gives ζ = 0. Ends synchronised.
+template <typename T>
+GJ_DEV void gj_softmax_gate(const T* l, gj_ll K, double s, double* z, double* red, gj_ll kp) {
+  const gj_ll t = threadIdx.x, nt = blockDim.x;
+  for (gj_ll k = t; k < kp; k += nt) red[k] = k < K ? (double)l[k] : gj_neg_inf();
+  __syncthreads();
+  for (gj_ll h = kp >> 1; h > 0; h >>= 1) {
+    for (gj_ll k = t; k < h; k += nt) {
+      double o = red[k + h];
+      if (o > red[k]) red[k] = o;
+    }
+    __syncthreads();
+  }
+  const double mx = red[0];
+  __syncthreads();
+  for (gj_ll k = t; k < kp; k += nt) {
+    double x = 0.0;
+    if (k < K) {
+      x = exp(s * ((double)l[k] - mx));
+      z[k] = x;
+    }
+    red[k] = x;
+  }
+  const double r = 1.0 / gj_tree_sum(red, kp);
+  for (gj_ll k = t; k < K; k += nt) z[k] *= r;
+  __syncthreads();
+}
+
+// Σ_k z_k·v_k over a tree (v a length-K row of T). Ends synchronised.
+template <typename T>
+GJ_DEV double gj_gate_mean(const T* v, const double* z, gj_ll K, double* red, gj_ll kp) {
+  for (gj_ll k = threadIdx.x; k < kp; k += blockDim.x) red[k] = k < K ? z[k] * (double)v[k] : 0.0;
+  return gj_tree_sum(red, kp);
+}
+
+// The centred tile e[a][c] = D[a][c0+c] − m_c for c < cw, m_c = Σ_k ζ_k D[k][c0+c] summed in k
+// order; m_c is also stored in m[c] when m is not null. D is one row [K,P]. No trailing sync.
+template <typename T>
+GJ_DEV void gj_tile_e(const T* D, gj_ll K, gj_ll P, gj_ll c0, gj_ll cw, gj_ll st, const double* z,
+                      double* e, double* m) {
+  for (gj_ll c = threadIdx.x; c < cw; c += blockDim.x) {
+    double mc = 0.0;
+    for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)D[k * P + c0 + c];
+    if (m) m[c] = mc;
+    for (gj_ll a = 0; a < K; ++a) e[a * st + c] = (double)D[a * P + c0 + c] - mc;
+  }
+}
+
+// dst[a][c] = X[a*stride + c0 + c] for a < K, c < cw (a tile of a [K, ·] array). No sync.
+template <typename T>
+GJ_DEV void gj_tile_copy(const T* X, gj_ll K, gj_ll stride, gj_ll c0, gj_ll cw, gj_ll st, double* dst) {
+  const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
+  for (gj_u j = threadIdx.x; j < n; j += blockDim.x) {
+    gj_u a = j / w, c = j - a * w;
+    dst[a * st + c] = (double)X[a * stride + c0 + c];
+  }
+}
+
+#define GJ_ROWS for (gj_ll row = blockIdx.x; row < N; row += gridDim.x)
+#define GJ_TILES for (gj_ll c0 = 0, cw = gj_min(CT, P); c0 < P; c0 += CT, cw = gj_min(CT, P - c0))
+#define GJ_JET_PROLOGUE                                     \
+  GJ_SMEM_DECL;                                             \
+  const gj_ll N = A.i0, K = A.i1, P = A.i2, CT = A.tile;   \
+  const gj_ll st = gj_stride(CT), kp = gj_pow2(K);          \
+  const gj_ll t = threadIdx.x, nt = blockDim.x;             \
+  (void)st; (void)kp; (void)t; (void)nt;                    \
+  double* sp = gj_smem;
+
+// Gauss-Newton slab: out[a][b] = f_a f_b Σ_c X[a][c] X[b][c], X tiles produced by load(c0, cw).
+// Each thread owns one (a,b) per chunk of blockDim slab entries and sums over c in order, so
+// out[a][b] and out[b][a] are the same sum (bitwise symmetric). With one tile the tile is built
+// once per row, otherwise once per chunk.
+#define GJ_GN_LOOP(LOAD, FA, OUTROW)                                             \
+  {                                                                              \
+    const gj_ll kk2 = K * K;                                                     \
+    const bool one = CT >= P;                                                    \
+    for (gj_ll base = 0; base < kk2; base += nt) {                               \
+      const gj_ll j = base + t;                                                  \
+      const gj_ll a = j / K, b = j - (j / K) * K;                                \
+      double acc = 0.0;                                                          \
+      GJ_TILES {                                                                 \
+        if (!one || base == 0) {                                                 \
+          __syncthreads();                                                       \
+          LOAD;                                                                  \
+          __syncthreads();                                                       \
+        }                                                                        \
+        if (j < kk2) {                                                           \
+          const double* xa = X + a * st;                                         \
+          const double* xb = X + b * st;                                         \
+          for (gj_ll c = 0; c < cw; ++c) acc += xa[c] * xb[c];                   \
+        }                                                                        \
+      }                                                                          \
+      if (j < kk2) OUTROW[j] = (T)(FA(a) * FA(b) * acc);                          \
+    }                                                                            \
+    __syncthreads();                                                             \
+  }
+
+// ---------------------------------------------------------------- softmax-gate row jets
+#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_SOFTMAX_JET)
+
+template <typename T>
+GJ_DEV void jet_value_body(const GjArgs& A) {
+  GJ_JET_PROLOGUE
+  double* z = GJ_TAKE(sp, K);
+  double* red = GJ_TAKE(sp, kp);
+  const T* L = (const T*)A.in[0];
+  const T* D = (const T*)A.in[1];
+  T* V = (T*)A.out[0];
+  GJ_ROWS {
+    gj_softmax_gate(L + row * K, K, A.s, z, red, kp);
+    const T* Dr = D + row * K * P;
+    for (gj_ll c = t; c < P; c += nt) {
+      double mc = 0.0;
+      for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)Dr[k * P + c];
+      V[row * P + c] = (T)mc;
+    }
+    __syncthreads();
+  }
+}
+
+template <typename T>
+GJ_DEV void jet_first_body(const GjArgs& A) {
+  GJ_JET_PROLOGUE
+  double* z = GJ_TAKE(sp, K);
+  double* red = GJ_TAKE(sp, kp);
+  double* m = GJ_TAKE(sp, CT);
+  const T* L = (const T*)A.in[0];
+  const T* D = (const T*)A.in[1];
+  T* F = (T*)A.out[0];
+  const double s = A.s;
+  GJ_ROWS {
+    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    const T* Dr = D + row * K * P;
+    T* Fr = F + row * K * P;
+    GJ_TILES {
+      for (gj_ll c = t; c < cw; c += nt) {
+        double mc = 0.0;
+        for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)Dr[k * P + c0 + c];
+        m[c] = mc;
+      }
+      __syncthreads();
+      const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
+      for (gj_u j = t; j < n; j += nt) {
+        gj_u a = j / w, c = j - a * w;
+        gj_ll o = a * P + c0 + c;
+        Fr[o] = (T)(s * z[a] * ((double)Dr[o] - m[c]));
+      }
+      __syncthreads();
+    }
+  }
+}
+
+template <typename T>
+GJ_DEV void jet_second_body(const GjArgs& A) {
+  GJ_JET_PROLOGUE
+  double* z = GJ_TAKE(sp, K);
+  double* red = GJ_TAKE(sp, kp);
+  double* e = GJ_TAKE(sp, K * st);
+  const T* L = (const T*)A.in[0];
+  const T* D = (const T*)A.in[1];
+  T* S = (T*)A.out[0];
+  const double s2 = A.s * A.s;
+  GJ_ROWS {
+    gj_softmax_gate(L + row * K, K, A.s, z, red, kp);
+    const T* Dr = D + row * K * P;
+    T* Sr = S + row * K * K * P;
+    GJ_TILES {
+      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
+      __syncthreads();
+      const gj_u n = (gj_u)(K * K * cw), w = (gj_u)cw, kk = (gj_u)K;
+      for (gj_u j = t; j < n; j += nt) {
+        gj_u ab = j / w, c = j - ab * w;
+        gj_u a = ab / kk, b = ab - a * kk;
+        double ea = e[a * st + c], eb = e[b * st + c];
+        double v = -z[a] * z[b] * (ea + eb);
+        if (a == b) v += z[a] * ea;
+        Sr[(gj_ll)ab * P + c0 + c] = (T)(s2 * v);
+      }
+      __syncthreads();
+    }
+  }
+}
+
+template <typename T>
+GJ_DEV void jet_hvp_body(const GjArgs& A) {
+  GJ_JET_PROLOGUE
+  double* z = GJ_TAKE(sp, K);
+  double* red = GJ_TAKE(sp, kp);
+  double* u = GJ_TAKE(sp, K);
+  double* m = GJ_TAKE(sp, CT);
+  double* w = GJ_TAKE(sp, CT);
+  const T* L = (const T*)A.in[0];
+  const T* D = (const T*)A.in[1];
+  const T* V = (const T*)A.in[2];
+  T* H = (T*)A.out[0];
+  const double s2 = A.s * A.s;
+  GJ_ROWS {
+    gj_softmax_gate(L + row * K, K, A.s, z, red, kp);
+    const T* Vr = V + row * K;
+    const double vbar = gj_gate_mean(Vr, z, K, red, kp);
+    for (gj_ll b = t; b < K; b += nt) u[b] = (double)Vr[b] - vbar;
+    __syncthreads();
+    const T* Dr = D + row * K * P;
+    T* Hr = H + row * K * P;
+    GJ_TILES {
+      for (gj_ll c = t; c < cw; c += nt) {
+        double mc = 0.0, wc = 0.0;
+        for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)Dr[k * P + c0 + c];
+        for (gj_ll b = 0; b < K; ++b) wc += z[b] * u[b] * ((double)Dr[b * P + c0 + c] - mc);
+        m[c] = mc;
+        w[c] = wc;
+      }
+      __syncthreads();
+      const gj_u n = (gj_u)(K * cw), cwu = (gj_u)cw;
+      for (gj_u j = t; j < n; j += nt) {
+        gj_u a = j / cwu, c = j - a * cwu;
+        gj_ll o = a * P + c0 + c;
+        Hr[o] = (T)(s2 * z[a] * (((double)Dr[o] - m[c]) * u[a] - w[c]));
+      }
+      __syncthreads();
+    }
+  }
+}
+
+template <typename T>
+GJ_DEV void jet_gauss_newton_body(const GjArgs& A) {
+  GJ_JET_PROLOGUE
+  double* z = GJ_TAKE(sp, K);
+  double* red = GJ_TAKE(sp, kp);
+  double* X = GJ_TAKE(sp, K * st);
+  const T* L = (const T*)A.in[0];
+  const T* D = (const T*)A.in[1];
+  T* G = (T*)A.out[0];
+  const double s = A.s;
+  GJ_ROWS {
+    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    const T* Dr = D + row * K * P;
+    T* Gr = G + row * K * K;
+#define GJ_FA(i) (s * z[i])
+    GJ_GN_LOOP(gj_tile_e(Dr, K, P, c0, cw, st, z, X, (double*)0), GJ_FA, Gr)
+#undef GJ_FA
+  }
+}
+
+// The first-channel VJP of one tile, given e and the upstream tile Gt (both K×cw, stride st):
+// γ_c = Σ_a ζ_a Gt[a][c], ρ_c = Σ_a ζ_a Gt[a][c] e[a][c]; dD[k][c] = s ζ_k (Gt[k][c] − γ_c);
+// acc[b] += Σ_c e[b][c] (Gt[b][c] − γ_c); *rsum += Σ_c ρ_c. Starts after a sync that made e and
+// Gt visible; ends synchronised.
+template <typename T>
+GJ_DEV void gj_first_vjp_tile(const double* z, const double* e, const double* Gt, double* gam,
+                              double* rho, double* acc, double* rsum, T* dDr, gj_ll K, gj_ll P,
+                              gj_ll c0, gj_ll cw, gj_ll st, double s) {
+  const gj_ll t = threadIdx.x, nt = blockDim.x;
+  for (gj_ll c = t; c < cw; c += nt) {
+    double g = 0.0, r = 0.0;
+    for (gj_ll a = 0; a < K; ++a) {
+      double x = z[a] * Gt[a * st + c];
+      g += x;
+      r += x * e[a * st + c];
+    }
+    gam[c] = g;
+    rho[c] = r;
+  }
+  __syncthreads();
+  const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
+  for (gj_u j = t; j < n; j += nt) {
+    gj_u k = j / w, c = j - k * w;
+    dDr[k * P + c0 + c] = (T)(s * z[k] * (Gt[k * st + c] - gam[c]));
+  }
+  for (gj_ll b = t; b < K; b += nt) {
+    double x = acc[b];
+    for (gj_ll c = 0; c < cw; ++c) x += e[b * st + c] * (Gt[b * st + c] - gam[c]);
+    acc[b] = x;
+  }
+  if (t == 0) {
+    double x = *rsum;
+    for (gj_ll c = 0; c < cw; ++c) x += rho[c];
+    *rsum = x;
+  }
+  __syncthreads();
+}
+
+template <typename T>
+GJ_DEV void jet_value_vjp_body(const GjArgs& A) {
+  GJ_JET_PROLOGUE
+  double* z = GJ_TAKE(sp, K);
+  double* red = GJ_TAKE(sp, kp);
+  double* e = GJ_TAKE(sp, K * st);
+  double* gt = GJ_TAKE(sp, CT);
+  double* acc = GJ_TAKE(sp, K);
+  const T* L = (const T*)A.in[0];
+  const T* D = (const T*)A.in[1];
+  const T* Gv = (const T*)A.in[2];
+  T* dL = (T*)A.out[0];
+  T* dD = (T*)A.out[1];
+  const double s = A.s;
+  GJ_ROWS {
+    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
+    const T* Dr = D + row * K * P;
+    const T* Gr = Gv + row * P;
+    T* dDr = dD + row * K * P;
+    GJ_TILES {
+      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
+      for (gj_ll c = t; c < cw; c += nt) gt[c] = (double)Gr[c0 + c];
+      __syncthreads();
+      const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
+      for (gj_u j = t; j < n; j += nt) {
+        gj_u k = j / w, c = j - k * w;
+        dDr[k * P + c0 + c] = (T)(z[k] * gt[c]);
+      }
+      for (gj_ll a = t; a < K; a += nt) {
+        double x = acc[a];
+        for (gj_ll c = 0; c < cw; ++c) x += gt[c] * e[a * st + c];
+        acc[a] = x;
+      }
+      __syncthreads();
+    }
+    for (gj_ll a = t; a < K; a += nt) dL[row * K + a] = (T)(s * z[a] * acc[a]);
+    __syncthreads();
+  }
+}
+
+template <typename T>
+GJ_DEV void jet_first_vjp_body(const GjArgs& A) {
+  GJ_JET_PROLOGUE
+  double* z = GJ_TAKE(sp, K);
+  double* red = GJ_TAKE(sp, kp);
+  double* e = GJ_TAKE(sp, K * st);
+  double* Gt = GJ_TAKE(sp, K * st);
+  double* gam = GJ_TAKE(sp, CT);
+  double* rho = GJ_TAKE(sp, CT);
+  double* acc = GJ_TAKE(sp, K);
+  double* rsum = GJ_TAKE(sp, 1);
+  const T* L = (const T*)A.in[0];
+  const T* D = (const T*)A.in[1];
+  const T* G = (const T*)A.in[2];
+  T* dL = (T*)A.out[0];
+  T* dD = (T*)A.out[1];
+  const double s = A.s;
+  GJ_ROWS {
+    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
+    if (t == 0) *rsum = 0.0;
+    const T* Dr = D + row * K * P;
+    const T* Gr = G + row * K * P;
+    GJ_TILES {
+      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
+      gj_tile_copy(Gr, K, P, c0, cw, st, Gt);
+      __syncthreads();
+      gj_first_vjp_tile(z, e, Gt, gam, rho, acc, rsum, dD + row * K * P, K, P, c0, cw, st, s);
+    }
+    const double r = *rsum;
+    for (gj_ll b = t; b < K; b += nt) dL[row * K + b] = (T)(s * s * z[b] * (acc[b] - r));
+    __syncthreads();
+  }
+}
+
+// Second-channel VJP. With H_abc = G_abc + G_bac, per tile and column:
+//   q[a][c] = G_aac − Σ_b H_abc ζ_b,  t[a][c] = Σ_b H_abc ζ_b e[b][c],  Q_c = Σ_a ζ_a q[a][c];
+//   dD[k][c] = s² ζ_k (q[k][c] − Q_c);  acc_k = Σ_c e[k][c](q[k][c] − Q_c) − t[k][c];
+//   dl_j = s³ ζ_j (acc_j − Σ_k ζ_k acc_k).
+template <typename T>
+GJ_DEV void jet_second_vjp_body(const GjArgs& A) {
+  GJ_JET_PROLOGUE
+  double* z = GJ_TAKE(sp, K);
+  double* red = GJ_TAKE(sp, kp);
+  double* e = GJ_TAKE(sp, K * st);
+  double* q = GJ_TAKE(sp, K * st);
+  double* tt = GJ_TAKE(sp, K * st);
+  double* Qc = GJ_TAKE(sp, CT);
+  double* acc = GJ_TAKE(sp, K);
+  const T* L = (const T*)A.in[0];
+  const T* D = (const T*)A.in[1];
+  const T* G = (const T*)A.in[2];
+  T* dL = (T*)A.out[0];
+  T* dD = (T*)A.out[1];
+  const double s = A.s, s2 = s * s;
+  GJ_ROWS {
+    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
+    const T* Dr = D + row * K * P;
+    const T* Gr = G + row * K * K * P;
+    T* dDr = dD + row * K * P;
+    GJ_TILES {
+      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
+      __syncthreads();
+      const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
+      for (gj_u j = t; j < n; j += nt) {
+        gj_u a = j / w, c = j - a * w;
+        double r = 0.0, tv = 0.0;
+        for (gj_ll b = 0; b < K; ++b) {
+          double h = (double)Gr[(a * K + b) * P + c0 + c] + (double)Gr[(b * K + a) * P + c0 + c];
+          double hz = h * z[b];
+          r += hz;
+          tv += hz * e[b * st + c];
+        }
+        q[a * st + c] = (double)Gr[((gj_ll)a * K + a) * P + c0 + c] - r;
+        tt[a * st + c] = tv;
+      }
+      __syncthreads();
+      for (gj_ll c = t; c < cw; c += nt) {
+        double x = 0.0;
+        for (gj_ll a = 0; a < K; ++a) x += z[a] * q[a * st + c];
+        Qc[c] = x;
+      }
+      __syncthreads();
+      for (gj_u j = t; j < n; j += nt) {
+        gj_u k = j / w, c = j - k * w;
+        dDr[k * P + c0 + c] = (T)(s2 * z[k] * (q[k * st + c] - Qc[c]));
+      }
+      for (gj_ll k = t; k < K; k += nt) {
+        double x = acc[k];
+        for (gj_ll c = 0; c < cw; ++c) x += e[k * st + c] * (q[k * st + c] - Qc[c]) - tt[k * st + c];
+        acc[k] = x;
+      }
+      __syncthreads();
+    }
+    for (gj_ll k = t; k < kp; k += nt) red[k] = k < K ? z[k] * acc[k] : 0.0;
+    const double gbar = gj_tree_sum(red, kp);
+    for (gj_ll j = t; j < K; j += nt) dL[row * K + j] = (T)(s2 * s * z[j] * (acc[j] - gbar));
+    __syncthreads();
+  }
+}
+
+// HVP VJP. u_a = v_a − v̄; per column: w_c = Σ_b ζ_b u_b e[b][c], γ_c = Σ_a ζ_a G[a][c],
+// ρ_c = Σ_a ζ_a G[a][c] e[a][c], γ'_c = Σ_a ζ_a u_a G[a][c], ρ'_c = Σ_a ζ_a u_a G[a][c] e[a][c].
+//   dD[k][c] = s² ζ_k (u_k (G[k][c] − γ_c) − γ'_c)
+//   A_b = Σ_c e[b][c](G[b][c] − γ_c) − Σ_c ρ_c;   dV_b = s² ζ_b A_b
+//   dl_b = s³ ζ_b (u_b A_b − Σ_c [w_c (G[b][c] − γ_c) + e[b][c] γ'_c] − Σ_c (ρ'_c − w_c γ_c))
+template <typename T>
+GJ_DEV void jet_hvp_vjp_body(const GjArgs& A) {
+  GJ_JET_PROLOGUE
+  double* z = GJ_TAKE(sp, K);
+  double* red = GJ_TAKE(sp, kp);
+  double* u = GJ_TAKE(sp, K);
+  double* e = GJ_TAKE(sp, K * st);
+  double* Gt = GJ_TAKE(sp, K * st);
+  double* wc = GJ_TAKE(sp, CT);
+  double* gam = GJ_TAKE(sp, CT);
+  double* rho = GJ_TAKE(sp, CT);
+  double* gamp = GJ_TAKE(sp, CT);
+  double* rhop = GJ_TAKE(sp, CT);
+  double* accA = GJ_TAKE(sp, K);
+  double* accB = GJ_TAKE(sp, K);
+  double* sums = GJ_TAKE(sp, 2);
+  const T* L = (const T*)A.in[0];
+  const T* D = (const T*)A.in[1];
+  const T* V = (const T*)A.in[2];
+  const T* G = (const T*)A.in[3];
+  T* dL = (T*)A.out[0];
+  T* dD = (T*)A.out[1];
+  T* dV = (T*)A.out[2];
+  const double s = A.s, s2 = s * s;
+  GJ_ROWS {
+    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    const T* Vr = V + row * K;
+    const double vbar = gj_gate_mean(Vr, z, K, red, kp);
+    for (gj_ll b = t; b < K; b += nt) {
+      u[b] = (double)Vr[b] - vbar;
+      accA[b] = 0.0;
+      accB[b] = 0.0;
+    }
+    if (t == 0) sums[0] = sums[1] = 0.0;
+    __syncthreads();
+    const T* Dr = D + row * K * P;
+    const T* Gr = G + row * K * P;
+    T* dDr = dD + row * K * P;
+    GJ_TILES {
+      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
+      gj_tile_copy(Gr, K, P, c0, cw, st, Gt);
+      __syncthreads();
+      for (gj_ll c = t; c < cw; c += nt) {
+        double w = 0.0, g = 0.0, r = 0.0, gp = 0.0, rp = 0.0;
+        for (gj_ll a = 0; a < K; ++a) {
+          double ea = e[a * st + c], zg = z[a] * Gt[a * st + c], zu = z[a] * u[a];
+          w += zu * ea;
+          g += zg;
+          r += zg * ea;
+          gp += zg * u[a];
+          rp += zg * u[a] * ea;
+        }
+        wc[c] = w;
+        gam[c] = g;
+        rho[c] = r;
+        gamp[c] = gp;
+        rhop[c] = rp;
+      }
+      __syncthreads();
+      const gj_u n = (gj_u)(K * cw), cwu = (gj_u)cw;
+      for (gj_u j = t; j < n; j += nt) {
+        gj_u k = j / cwu, c = j - k * cwu;
+        dDr[k * P + c0 + c] = (T)(s2 * z[k] * (u[k] * (Gt[k * st + c] - gam[c]) - gamp[c]));
+      }
+      for (gj_ll b = t; b < K; b += nt) {
+        double xa = accA[b], xb = accB[b];
+        for (gj_ll c = 0; c < cw; ++c) {
+          double gm = Gt[b * st + c] - gam[c];
+          xa += e[b * st + c] * gm;
+          xb += wc[c] * gm + e[b * st + c] * gamp[c];
+        }
+        accA[b] = xa;
+        accB[b] = xb;
+      }
+      if (t == 0) {
+        double x0 = sums[0], x1 = sums[1];
+        for (gj_ll c = 0; c < cw; ++c) {
+          x0 += rho[c];
+          x1 += rhop[c] - wc[c] * gam[c];
+        }
+        sums[0] = x0;
+        sums[1] = x1;
+      }
+      __syncthreads();
+    }
+    const double rs = sums[0], rps = sums[1];
+    for (gj_ll b = t; b < K; b += nt) {
+      double a = accA[b] - rs;
+      dV[row * K + b] = (T)(s2 * z[b] * a);
+      dL[row * K + b] = (T)(s2 * s * z[b] * (u[b] * a - accB[b] - rps));
+    }
+    __syncthreads();
+  }
+}
+
+// Gauss-Newton VJP: upstream M [K,K] on H[a][b] = Σ_c first[a][c] first[b][c] gives the
+// first-channel upstream Gf[a][c] = Σ_b (M_ab + M_ba) first[b][c] = s Σ_b (M_ab + M_ba) ζ_b e[b][c],
+// then the first-channel VJP.
+template <typename T>
+GJ_DEV void jet_gauss_newton_vjp_body(const GjArgs& A) {
+  GJ_JET_PROLOGUE
+  double* z = GJ_TAKE(sp, K);
+  double* red = GJ_TAKE(sp, kp);
+  double* e = GJ_TAKE(sp, K * st);
+  double* Gf = GJ_TAKE(sp, K * st);
+  double* gam = GJ_TAKE(sp, CT);
+  double* rho = GJ_TAKE(sp, CT);
+  double* acc = GJ_TAKE(sp, K);
+  double* rsum = GJ_TAKE(sp, 1);
+  const T* L = (const T*)A.in[0];
+  const T* D = (const T*)A.in[1];
+  const T* M = (const T*)A.in[2];
+  T* dL = (T*)A.out[0];
+  T* dD = (T*)A.out[1];
+  const double s = A.s;
+  GJ_ROWS {
+    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
+    if (t == 0) *rsum = 0.0;
+    const T* Dr = D + row * K * P;
+    const T* Mr = M + row * K * K;
+    GJ_TILES {
+      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
+      __syncthreads();
+      const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
+      for (gj_u j = t; j < n; j += nt) {
+        gj_u a = j / w, c = j - a * w;
+        double x = 0.0;
+        for (gj_ll b = 0; b < K; ++b)
+          x += ((double)Mr[a * K + b] + (double)Mr[b * K + a]) * z[b] * e[b * st + c];
+        Gf[a * st + c] = s * x;
+      }
+      __syncthreads();
+      gj_first_vjp_tile(z, e, Gf, gam, rho, acc, rsum, dD + row * K * P, K, P, c0, cw, st, s);
+    }
+    const double r = *rsum;
+    for (gj_ll b = t; b < K; b += nt) dL[row * K + b] = (T)(s * s * z[b] * (acc[b] - r));
+    __syncthreads();
+  }
+}
+
+#endif  // softmax-gate row jets
+
+// ---------------------------------------------------------------- logistic-gate row jets
+#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_LOGISTIC_JET)
+
+// Per atom: z = σ(x), d1 = α σ'(x), d2 = α² σ''(x), d3 = α³ σ'''(x) with x = α l + β, from
+// q = 1 − σ computed without cancellation. Ends synchronised.
+template <typename T>
+GJ_DEV void gj_logistic_gate(const T* l, gj_ll K, const double* ab, double* z, double* d1, double* d2,
+                             double* d3) {
+  for (gj_ll k = threadIdx.x; k < K; k += blockDim.x) {
+    const double al = ab[k], x = al * (double)l[k] + ab[K + k];
+    double s0, q;
+    if (x >= 0) {
+      double ex = exp(-x);
+      s0 = 1.0 / (1.0 + ex);
+      q = ex / (1.0 + ex);
+    } else {
+      double ex = exp(x);
+      s0 = ex / (1.0 + ex);
+      q = 1.0 / (1.0 + ex);
+    }
+    const double s1 = s0 * q, s2 = s1 * (q - s0), s3 = s1 * (1.0 - 6.0 * s0 * q);
+    z[k] = s0;
+    d1[k] = al * s1;
+    d2[k] = al * al * s2;
+    d3[k] = al * al * al * s3;
+  }
+  __syncthreads();
+}
+
+#define GJ_LOGISTIC_PROLOGUE                 \
+  GJ_JET_PROLOGUE                            \
+  double* z = GJ_TAKE(sp, K);                \
+  double* d1 = GJ_TAKE(sp, K);               \
+  double* d2 = GJ_TAKE(sp, K);               \
+  double* d3 = GJ_TAKE(sp, K);               \
+  (void)z; (void)d1; (void)d2; (void)d3;     \
+  const T* L = (const T*)A.in[0];            \
+  const T* D = (const T*)A.in[1];
+
+template <typename T>
+GJ_DEV void logistic_value_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  T* V = (T*)A.out[0];
+  GJ_ROWS {
+    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
+    const T* Dr = D + row * K * P;
+    for (gj_ll c = t; c < P; c += nt) {
+      double mc = 0.0;
+      for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)Dr[k * P + c];
+      V[row * P + c] = (T)mc;
+    }
+    __syncthreads();
+  }
+}
+
+// out[a][c] = f(a) · D[a][c] (· extra(a)) over a row, tile by tile.
+#define GJ_SCALED_ROWS(OUTROW, FA)                                   \
+  GJ_TILES {                                                          \
+    const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;                      \
+    for (gj_u j = t; j < n; j += nt) {                                \
+      gj_u a = j / w, c = j - a * w;                                  \
+      gj_ll o = a * P + c0 + c;                                       \
+      OUTROW[o] = (T)((FA) * (double)Dr[o]);                          \
+    }                                                                 \
+  }
+
+template <typename T>
+GJ_DEV void logistic_first_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  T* F = (T*)A.out[0];
+  GJ_ROWS {
+    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
+    const T* Dr = D + row * K * P;
+    T* Fr = F + row * K * P;
+    GJ_SCALED_ROWS(Fr, d1[a])
+    __syncthreads();
+  }
+}
+
+template <typename T>
+GJ_DEV void logistic_hvp_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  const T* V = (const T*)A.in[2];
+  T* H = (T*)A.out[0];
+  GJ_ROWS {
+    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
+    const T* Dr = D + row * K * P;
+    const T* Vr = V + row * K;
+    T* Hr = H + row * K * P;
+    GJ_SCALED_ROWS(Hr, d2[a] * (double)Vr[a])
+    __syncthreads();
+  }
+}
+
+template <typename T>
+GJ_DEV void logistic_second_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  T* S = (T*)A.out[0];
+  GJ_ROWS {
+    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
+    const T* Dr = D + row * K * P;
+    T* Sr = S + row * K * K * P;
+    GJ_TILES {
+      const gj_u n = (gj_u)(K * K * cw), w = (gj_u)cw, kk = (gj_u)K;
+      for (gj_u j = t; j < n; j += nt) {
+        gj_u ab = j / w, c = j - ab * w;
+        gj_u a = ab / kk, b = ab - a * kk;
+        double v = 0.0;
+        if (a == b) v = d2[a] * (double)Dr[(gj_ll)a * P + c0 + c];
+        Sr[(gj_ll)ab * P + c0 + c] = (T)v;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+template <typename T>
+GJ_DEV void logistic_gauss_newton_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  double* X = GJ_TAKE(sp, K * st);
+  T* G = (T*)A.out[0];
+  GJ_ROWS {
+    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
+    const T* Dr = D + row * K * P;
+    T* Gr = G + row * K * K;
+#define GJ_FA(i) (d1[i])
+    GJ_GN_LOOP(gj_tile_copy(Dr, K, P, c0, cw, st, X), GJ_FA, Gr)
+#undef GJ_FA
+  }
+}
+
+// acc[a] += Σ_c X[a][c]·Y[a][c] over a tile (thread per atom); no sync.
+GJ_DEV void gj_acc_rowdot(double* acc, const double* X, const double* Y, gj_ll K, gj_ll cw, gj_ll st) {
+  for (gj_ll a = threadIdx.x; a < K; a += blockDim.x) {
+    double x = acc[a];
+    for (gj_ll c = 0; c < cw; ++c) x += X[a * st + c] * Y[a * st + c];
+    acc[a] = x;
+  }
+}
+
+template <typename T>
+GJ_DEV void logistic_value_vjp_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  double* Dt = GJ_TAKE(sp, K * st);
+  double* gt = GJ_TAKE(sp, CT);
+  double* acc = GJ_TAKE(sp, K);
+  const T* Gv = (const T*)A.in[2];
+  T* dL = (T*)A.out[0];
+  T* dD = (T*)A.out[1];
+  GJ_ROWS {
+    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
+    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
+    const T* Dr = D + row * K * P;
+    const T* Gr = Gv + row * P;
+    T* dDr = dD + row * K * P;
+    GJ_TILES {
+      gj_tile_copy(Dr, K, P, c0, cw, st, Dt);
+      for (gj_ll c = t; c < cw; c += nt) gt[c] = (double)Gr[c0 + c];
+      __syncthreads();
+      const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
+      for (gj_u j = t; j < n; j += nt) {
+        gj_u k = j / w, c = j - k * w;
+        dDr[k * P + c0 + c] = (T)(z[k] * gt[c]);
+      }
+      for (gj_ll a = t; a < K; a += nt) {
+        double x = acc[a];
+        for (gj_ll c = 0; c < cw; ++c) x += gt[c] * Dt[a * st + c];
+        acc[a] = x;
+      }
+      __syncthreads();
+    }
+    for (gj_ll a = t; a < K; a += nt) dL[row * K + a] = (T)(d1[a] * acc[a]);
+    __syncthreads();
+  }
+}
+
+// Shared skeleton of the diagonal logistic VJPs: per tile, Dt = D and Ut = the upstream tile
+// (UPSTREAM loads it); dD[a][c] = DDFAC(a)·Ut[a][c]; acc[a] = Σ_c Ut[a][c] D[a][c]; then FINAL.
+#define GJ_LOGISTIC_DIAG_VJP(UPSTREAM, DDFAC, FINAL)                          \
+  double* Dt = GJ_TAKE(sp, K * st);                                           \
+  double* Ut = GJ_TAKE(sp, K * st);                                           \
+  double* acc = GJ_TAKE(sp, K);                                               \
+  T* dL = (T*)A.out[0];                                                       \
+  T* dD = (T*)A.out[1];                                                       \
+  GJ_ROWS {                                                                   \
+    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);                \
+    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;                           \
+    const T* Dr = D + row * K * P;                                            \
+    T* dDr = dD + row * K * P;                                                \
+    GJ_TILES {                                                                \
+      gj_tile_copy(Dr, K, P, c0, cw, st, Dt);                                 \
+      UPSTREAM;                                                               \
+      __syncthreads();                                                        \
+      const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;                            \
+      for (gj_u j = t; j < n; j += nt) {                                      \
+        gj_u a = j / w, c = j - a * w;                                        \
+        dDr[a * P + c0 + c] = (T)((DDFAC) * Ut[a * st + c]);                  \
+      }                                                                       \
+      gj_acc_rowdot(acc, Ut, Dt, K, cw, st);                                  \
+      __syncthreads();                                                        \
+    }                                                                         \
+    for (gj_ll a = t; a < K; a += nt) { FINAL; }                              \
+    __syncthreads();                                                          \
+  }
+
+template <typename T>
+GJ_DEV void logistic_first_vjp_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  const T* G = (const T*)A.in[2];
+  GJ_LOGISTIC_DIAG_VJP(gj_tile_copy(G + row * K * P, K, P, c0, cw, st, Ut), d1[a],
+                       dL[row * K + a] = (T)(d2[a] * acc[a]))
+}
+
+template <typename T>
+GJ_DEV void logistic_second_vjp_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  const T* G = (const T*)A.in[2];
+  // The diagonal G[a][a][c] is a [K, ·] array with row stride (K+1)·P.
+  GJ_LOGISTIC_DIAG_VJP(gj_tile_copy(G + row * K * K * P, K, (K + 1) * P, c0, cw, st, Ut), d2[a],
+                       dL[row * K + a] = (T)(d3[a] * acc[a]))
+}
+
+template <typename T>
+GJ_DEV void logistic_hvp_vjp_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  const T* V = (const T*)A.in[2];
+  const T* G = (const T*)A.in[3];
+  T* dV = (T*)A.out[2];
+  GJ_LOGISTIC_DIAG_VJP(gj_tile_copy(G + row * K * P, K, P, c0, cw, st, Ut),
+                       d2[a] * (double)V[row * K + a],
+                       dL[row * K + a] = (T)(d3[a] * (double)V[row * K + a] * acc[a]);
+                       dV[row * K + a] = (T)(d2[a] * acc[a]))
+}
+
+// Upstream M [K,K] on H[a][b] = d1_a d1_b Σ_c D[a][c] D[b][c] gives the first-channel upstream
+// Gf[a][c] = Σ_b (M_ab + M_ba) d1_b D[b][c]; then the first-channel VJP.
+template <typename T>
+GJ_DEV void logistic_gauss_newton_vjp_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  const T* M = (const T*)A.in[2];
+#define GJ_GF_TILE                                                                \
+  __syncthreads();                                                                \
+  {                                                                               \
+    const T* Mr = M + row * K * K;                                                \
+    const gj_u n2 = (gj_u)(K * cw), w2 = (gj_u)cw;                                \
+    for (gj_u j = t; j < n2; j += nt) {                                           \
+      gj_u a = j / w2, c = j - a * w2;                                            \
+      double x = 0.0;                                                             \
+      for (gj_ll b = 0; b < K; ++b)                                               \
+        x += ((double)Mr[a * K + b] + (double)Mr[b * K + a]) * d1[b] * Dt[b * st + c]; \
+      Ut[a * st + c] = x;                                                         \
+    }                                                                             \
+  }
+  GJ_LOGISTIC_DIAG_VJP(GJ_GF_TILE, d1[a], dL[row * K + a] = (T)(d2[a] * acc[a]))
+#undef GJ_GF_TILE
+}
+
+#endif  // logistic-gate row jets
+
+// ---------------------------------------------------------------- softmax-family backward
+#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_AXIS)
+
+// One block per (outer index, slab of W = tile consecutive inner indices); the block's
+// B = W·R threads are R rows of W lanes. Pass 1: each thread sums its strided share of the axis
+// (j = r, r+R, …) in order, then a fixed tree over the R partials; pass 2 writes the outputs.
+// KIND: 0 softmax, 1 log-softmax, 2 softmax grad, 3 log-softmax grad.
+template <typename T, int KIND>
+GJ_DEV void axis_body(const GjArgs& A) {
+  GJ_SMEM_DECL;
+  const gj_ll outer = A.i0, n = A.i1, inner = A.i2, W = A.tile;
+  const gj_ll t = threadIdx.x, R = blockDim.x / W;
+  const gj_ll lane = t % W, r = t / W;
+  double* sp = gj_smem;
+  double* red1 = GJ_TAKE(sp, blockDim.x);
+  double* red2 = GJ_TAKE(sp, blockDim.x);
+  const T* Y = (const T*)A.in[0];
+  const T* DY = (const T*)A.in[1];
+  const T* G = KIND >= 2 ? (const T*)A.in[2] : (const T*)0;
+  T* O1 = (T*)A.out[0];
+  T* O2 = KIND >= 2 ? (T*)A.out[1] : (T*)0;
+  const gj_ll slabs = (inner + W - 1) / W, total = outer * slabs;
+  for (gj_ll blk = blockIdx.x; blk < total; blk += gridDim.x) {
+    const gj_ll o = blk / slabs, i = (blk - o * slabs) * W + lane;
+    const bool live = i < inner && r < R;
+    const gj_ll base = o * n * inner + i;
+    double s1 = 0.0, s2 = 0.0;
+    if (live) {
+      for (gj_ll j = r; j < n; j += R) {
+        const gj_ll x = base + j * inner;
+        const double y = (double)Y[x], dy = (double)DY[x];
+        if (KIND == 0) s1 += y * dy;
+        if (KIND == 1) s1 += dy;
+        if (KIND == 2) {
+          s1 += y * dy;
+          s2 += y * (double)G[x];
+        }
+        if (KIND == 3) {
+          s1 += dy;
+          s2 += (double)G[x] * exp(y);
+        }
+      }
+    }
+    red1[t] = s1;
+    red2[t] = s2;
+    __syncthreads();
+    for (gj_ll h = R >> 1; h > 0; h >>= 1) {
+      if (r < h) {
+        red1[t] += red1[t + h * W];
+        red2[t] += red2[t + h * W];
+      }
+      __syncthreads();
+    }
+    const double S1 = red1[lane], S2 = red2[lane];
+    __syncthreads();
+    if (live) {
+      for (gj_ll j = r; j < n; j += R) {
+        const gj_ll x = base + j * inner;
+        const double y = (double)Y[x], dy = (double)DY[x];
+        if (KIND == 0) O1[x] = (T)(y * (dy - S1));
+        if (KIND == 1) O1[x] = (T)(dy - exp(y) * S1);
+        if (KIND == 2) {
+          const double g = (double)G[x];
+          O1[x] = (T)(g * (dy - S1) - dy * S2);
+          O2[x] = (T)(y * (g - S2));
+        }
+        if (KIND == 3) {
+          const double g = (double)G[x];
+          O1[x] = (T)(-g * exp(y) * S1);
+          O2[x] = (T)(g - S2);
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+GJ_DEV void softmax_backward_body(const GjArgs& A) { axis_body<T, 0>(A); }
+template <typename T>
+GJ_DEV void log_softmax_backward_body(const GjArgs& A) { axis_body<T, 1>(A); }
+template <typename T>
+GJ_DEV void softmax_backward_grad_body(const GjArgs& A) { axis_body<T, 2>(A); }
+template <typename T>
+GJ_DEV void log_softmax_backward_grad_body(const GjArgs& A) { axis_body<T, 3>(A); }
+
+#endif  // softmax-family backward
+
+// ---------------------------------------------------------------- activations
+#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_ELEMENTWISE)
+
+#define GJ_GELU_C 0.7978845608028654  // √(2/π)
+#define GJ_GELU_A 0.044715
+#define GJ_GELU_CUT 30.0               // beyond ±30, σ(2u) is exactly 0 or 1 in double
+
+// σ(x) and 1 − σ(x) from exp(−|x|), without cancellation.
+GJ_DEV void gj_sigmoid_pair(double x, double* s, double* q) {
+  const double e = exp(-fabs(x)), r = 1.0 / (1.0 + e);
+  if (x >= 0) {
+    *s = r;
+    *q = e * r;
+  } else {
+    *s = e * r;
+    *q = r;
+  }
+}
+
+// f(x), f'(x), f''(x) of activation ACT (0 ReLU, 1 GELU tanh form, 2 SiLU), with the limits at
+// ±Inf and NaN propagating. GELU is x·σ(2u), u = √(2/π)(x + 0.044715x³).
+template <int ACT>
+GJ_DEV void gj_act(double x, double* f, double* d1, double* d2) {
+  if (ACT == 0) {
+    const bool nan = x != x;
+    *f = (x > 0 || nan) ? x : 0.0;
+    *d1 = nan ? x : (x > 0 ? 1.0 : 0.0);
+    *d2 = nan ? x : 0.0;
+  } else if (ACT == 1) {
+    if (x > GJ_GELU_CUT) {
+      *f = x; *d1 = 1.0; *d2 = 0.0;
+      return;
+    }
+    if (x < -GJ_GELU_CUT) {
+      *f = 0.0; *d1 = 0.0; *d2 = 0.0;
+      return;
+    }
+    const double x2 = x * x, u = GJ_GELU_C * x * (1.0 + GJ_GELU_A * x2);
+    const double up = GJ_GELU_C * (1.0 + 3.0 * GJ_GELU_A * x2), upp = 6.0 * GJ_GELU_A * GJ_GELU_C * x;
+    double s, q;
+    gj_sigmoid_pair(2.0 * u, &s, &q);
+    const double sq = s * q, th = s - q;  // σ(2u)(1 − σ(2u)), tanh u = 2σ(2u) − 1
+    *f = x * s;
+    *d1 = s + 2.0 * x * up * sq;
+    *d2 = 2.0 * sq * (2.0 * up + x * upp - 2.0 * x * up * up * th);
+  } else {
+    const double inf = __longlong_as_double((gj_ll)0x7ff0000000000000ULL);
+    if (x == inf) {
+      *f = x; *d1 = 1.0; *d2 = 0.0;
+      return;
+    }
+    if (x == -inf) {
+      *f = 0.0; *d1 = 0.0; *d2 = 0.0;
+      return;
+    }
+    double s, q;
+    gj_sigmoid_pair(x, &s, &q);
+    *f = x * s;
+    *d1 = s * (1.0 + x * q);
+    *d2 = s * q * (2.0 + x * (q - s));
+  }
+}
+
+// WHAT: 0 forward (y = f), 1 backward (dx = dy f'), 2 backward grad (dX = g dy f'', dDY = g f').
+// ReLU keeps dy where x > 0 exactly (0 elsewhere even for non-finite dy, NaN where x is NaN).
+template <typename T, int ACT, int WHAT>
+GJ_DEV void act_body(const GjArgs& A) {
+  const gj_ll len = A.i0;
+  const T* X = (const T*)A.in[0];
+  const T* DY = WHAT >= 1 ? (const T*)A.in[1] : (const T*)0;
+  const T* G = WHAT == 2 ? (const T*)A.in[2] : (const T*)0;
+  T* O1 = (T*)A.out[0];
+  T* O2 = WHAT == 2 ? (T*)A.out[1] : (T*)0;
+  const gj_ll stride = (gj_ll)gridDim.x * blockDim.x;
+  for (gj_ll i = (gj_ll)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) {
+    const double x = (double)X[i];
+    double f, d1, d2;
+    gj_act<ACT>(x, &f, &d1, &d2);
+    if (WHAT == 0) {
+      O1[i] = (T)f;
+    } else if (WHAT == 1) {
+      const double dy = (double)DY[i];
+      O1[i] = (T)(ACT == 0 ? (x > 0 ? dy : (x != x ? x : 0.0)) : dy * d1);
+    } else {
+      const double dy = (double)DY[i], g = (double)G[i];
+      if (ACT == 0) {
+        O1[i] = (T)(x != x ? x : 0.0);
+        O2[i] = (T)(x > 0 ? g : (x != x ? x : 0.0));
+      } else {
+        O1[i] = (T)(g * dy * d2);
+        O2[i] = (T)(g * d1);
+      }
+    }
+  }
+}
+
+#define GJ_ACT_BODIES(NAME, ACT)                                                      \
+  template <typename T>                                                               \
+  GJ_DEV void NAME##_forward_body(const GjArgs& A) { act_body<T, ACT, 0>(A); }        \
+  template <typename T>                                                               \
+  GJ_DEV void NAME##_backward_body(const GjArgs& A) { act_body<T, ACT, 1>(A); }       \
+  template <typename T>                                                               \
+  GJ_DEV void NAME##_backward_grad_body(const GjArgs& A) { act_body<T, ACT, 2>(A); }
+GJ_ACT_BODIES(relu, 0)
+GJ_ACT_BODIES(gelu, 1)
+GJ_ACT_BODIES(silu, 2)
+
+#endif  // activations
+
+// ---------------------------------------------------------------- entry points
+// X-macro lists of the kernels of each family; entry point names are gj_<kernel>_f32/_f64.
+#define GJ_SOFTMAX_JET_KERNELS(X)                                                            \
+  X(jet_value) X(jet_first) X(jet_second) X(jet_hvp) X(jet_gauss_newton) X(jet_value_vjp)    \
+  X(jet_first_vjp) X(jet_second_vjp) X(jet_hvp_vjp) X(jet_gauss_newton_vjp)
+#define GJ_LOGISTIC_JET_KERNELS(X)                                                           \
+  X(logistic_value) X(logistic_first) X(logistic_second) X(logistic_hvp)                     \
+  X(logistic_gauss_newton) X(logistic_value_vjp) X(logistic_first_vjp)                       \
+  X(logistic_second_vjp) X(logistic_hvp_vjp) X(logistic_gauss_newton_vjp)
+#define GJ_AXIS_KERNELS(X)                                                                   \
+  X(softmax_backward) X(log_softmax_backward) X(softmax_backward_grad)                       \
+  X(log_softmax_backward_grad)
+#define GJ_ELEMENTWISE_KERNELS(X)                                                            \
+  X(relu_forward) X(relu_backward) X(relu_backward_grad) X(gelu_forward) X(gelu_backward)    \
+  X(gelu_backward_grad) X(silu_forward) X(silu_backward) X(silu_backward_grad)
+
+// Entry points take the GjArgs fields as 13 separate 8-byte parameters (the launchers pass
+// every parameter as one 64-bit value) and pack them for the body.
+#define GJ_PARAMS                                                                              \
+  const void *in0, const void *in1, const void *in2, const void *in3, void *out0, void *out1,  \
+      void *out2, const double *floats, gj_ll i0, gj_ll i1, gj_ll i2, gj_ll tile, double s
+#define GJ_PACK(A)                                                                             \
+  GjArgs A;                                                                                    \
+  A.in[0] = in0; A.in[1] = in1; A.in[2] = in2; A.in[3] = in3;                                  \
+  A.out[0] = out0; A.out[1] = out1; A.out[2] = out2;                                           \
+  A.floats = floats; A.i0 = i0; A.i1 = i1; A.i2 = i2; A.tile = tile; A.s = s;
+
+#if defined(GJ_WANT_F32)
+#define GJ_ENTRY_F32(name) \
+  GJ_KERNEL gj_##name##_f32(GJ_PARAMS) { GJ_PACK(a) name##_body<float>(a); }
+#else
+#define GJ_ENTRY_F32(name)
+#endif
+#if defined(GJ_WANT_F64)
+#define GJ_ENTRY_F64(name) \
+  GJ_KERNEL gj_##name##_f64(GJ_PARAMS) { GJ_PACK(a) name##_body<double>(a); }
+#else
+#define GJ_ENTRY_F64(name)
+#endif
+#define GJ_ENTRY(name) GJ_ENTRY_F32(name) GJ_ENTRY_F64(name)
+
+#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_SOFTMAX_JET)
+GJ_SOFTMAX_JET_KERNELS(GJ_ENTRY)
+#endif
+#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_LOGISTIC_JET)
+GJ_LOGISTIC_JET_KERNELS(GJ_ENTRY)
+#endif
+#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_AXIS)
+GJ_AXIS_KERNELS(GJ_ENTRY)
+#endif
+#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_ELEMENTWISE)
+GJ_ELEMENTWISE_KERNELS(GJ_ENTRY)
+#endif
