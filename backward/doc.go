@@ -11,9 +11,11 @@
 //	softmax:      y_k = exp(x_k)/Σ_j exp(x_j),   dx_k = y_k·(dy_k − Σ_j y_j·dy_j),
 //	log-softmax:  y_k = x_k − log Σ_j exp(x_j),  dx_k = dy_k − exp(y_k)·Σ_j dy_j.
 //
-// Both are written in terms of the saved forward output y, not the input x. The Jacobian of
-// softmax is diag(y) − y·yᵀ and that of log-softmax is I − 1·softmax(x)ᵀ with
-// softmax(x) = exp(y): each depends on x only through y. Using y avoids recomputing the
+// Softmax and LogSoftmax compute the forward maps with the max along the axis subtracted:
+// softmax is finite for any finite x, log-softmax wherever x_k − max x is. SoftmaxBackward and
+// LogSoftmaxBackward compute their backward, written in terms of the saved forward output y,
+// not the input x. The Jacobian of softmax is diag(y) − y·yᵀ and that of log-softmax is
+// I − 1·softmax(x)ᵀ with softmax(x) = exp(y): each depends on x only through y. Using y avoids recomputing the
 // exponentials and the normalising sum, needs no max-subtraction for stability (y already
 // carries it), and lets the forward pass free x. The backward is then one reduction along the
 // axis and one elementwise pass.

@@ -53,9 +53,9 @@ func (d DType) Size() int {
 //     Softmax-gate kernels (Jet*) take Floats = [invTau] (positive, finite). Logistic-gate
 //     kernels take Floats = [α_0 … α_{K-1}, β_0 … β_{K-1}] (length 2K, finite): the gate is
 //     ζ_k = σ(α_k·l_k + β_k), and α, β are constants (no gradient is produced for them).
-//   - Axis kernels (softmax family backward): Ints = [outer, n, inner], every tensor is
-//     [outer, n, inner] and the reduction runs along n (element (o,j,i) at (o*n+j)*inner+i).
-//     Floats is empty.
+//   - Axis kernels (softmax family, forward and backward): Ints = [outer, n, inner], every
+//     tensor is [outer, n, inner] and the reduction runs along n (element (o,j,i) at
+//     (o*n+j)*inner+i). Floats is empty.
 //   - Elementwise kernels (activations): Ints = [len], every tensor has len elements. Floats is
 //     empty.
 //
@@ -184,7 +184,7 @@ const (
 	FamilySoftmaxJet
 	// FamilyLogisticJet: Logistic* kernels, Ints [N,K,P], Floats [α, β].
 	FamilyLogisticJet
-	// FamilyAxis: softmax-family backward, Ints [outer,n,inner].
+	// FamilyAxis: softmax family along an axis (forward and backward), Ints [outer,n,inner].
 	FamilyAxis
 	// FamilyElementwise: activations, Ints [len].
 	FamilyElementwise
@@ -239,6 +239,9 @@ func buildSpecs() map[Kernel]kernelSpec {
 	m[KernelLogSoftmaxBackward] = kernelSpec{FamilyAxis, all2, all1}
 	m[KernelSoftmaxBackwardGrad] = kernelSpec{FamilyAxis, all3, all2}
 	m[KernelLogSoftmaxBackwardGrad] = kernelSpec{FamilyAxis, all3, all2}
+	// The softmax-family forward (kernel_forward.go).
+	m[KernelSoftmaxForward] = kernelSpec{FamilyAxis, all1, all1}
+	m[KernelLogSoftmaxForward] = kernelSpec{FamilyAxis, all1, all1}
 	for _, act := range []string{"relu", "gelu", "silu"} {
 		m[Kernel(act+"_forward")] = kernelSpec{FamilyElementwise, all1, all1}
 		m[Kernel(act+"_backward")] = kernelSpec{FamilyElementwise, all2, all1}

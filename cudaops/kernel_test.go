@@ -11,7 +11,7 @@ import (
 
 func TestKernelsTable(t *testing.T) {
 	ks := Kernels()
-	require.Len(t, ks, 10+10+4+9)
+	require.Len(t, ks, 10+10+4+2+9) // axis: 4 backward, 2 forward
 	for _, k := range ks {
 		require.NotEqual(t, FamilyUnknown, k.Family(), k)
 		require.Positive(t, k.NumIn(), k)

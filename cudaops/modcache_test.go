@@ -147,7 +147,8 @@ func TestPTXTargetAndNames(t *testing.T) {
 	require.Equal(t, Arch(""), PTXTarget("no target here"))
 	require.Equal(t, "gatejet_logistic_jet_float32_sm_75", ModuleKey{FamilyLogisticJet, Float32, "sm_75"}.String())
 	eps := EntryPoints(ModuleKey{FamilyAxis, Float64, "sm_90"})
-	require.Equal(t, []string{"gj_log_softmax_backward_f64", "gj_log_softmax_backward_grad_f64", "gj_softmax_backward_f64", "gj_softmax_backward_grad_f64"}, eps)
+	require.Equal(t, []string{"gj_log_softmax_backward_f64", "gj_log_softmax_backward_grad_f64", "gj_log_softmax_forward_f64",
+		"gj_softmax_backward_f64", "gj_softmax_backward_grad_f64", "gj_softmax_forward_f64"}, eps)
 	for _, f := range []Family{FamilySoftmaxJet, FamilyLogisticJet, FamilyAxis, FamilyElementwise} {
 		require.Contains(t, KernelSource, "defined("+familyMacro(f)+")")
 	}

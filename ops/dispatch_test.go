@@ -84,6 +84,8 @@ func everyOpCases() []graphCase {
 	for a := actReLU; a < numActivations; a++ {
 		cs = append(cs, activationCase(a, false), activationCase(a, true))
 	}
+	// Softmax-family forward (softmax.go).
+	cs = append(cs, softmaxCase(false, tensor.Shape{3, 4}, 1, 1), softmaxCase(true, tensor.Shape{2, 3, 4}, 0, 2))
 	return cs
 }
 

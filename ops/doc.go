@@ -34,6 +34,8 @@
 //	SoftmaxJetGaussNewton(l, D, invTau)  [n,K,K]    first·firstᵀ per row
 //	LogisticJet{Value,First,Second,HVP,GaussNewton}(l, D[, v], alpha, beta): the same
 //	    channels for the per-atom gate σ(α_k·l_k + β_k) (α, β of length K, constants)
+//	Softmax(x, axis), LogSoftmax(x, axis): softmax / log-softmax along axis of x (any rank 1
+//	    to 8; max-subtracted), replacing gorgonia.SoftMax (last axis: Softmax(x, -1))
 //	SoftmaxBackward(y, dy, axis), LogSoftmaxBackward(y, dy, axis): the input gradient of a
 //	    softmax / log-softmax along axis from its saved output y (any rank 1 to 8)
 //	ReLU(x), GELU(x), SiLU(x) and ReLUBackward, GELUBackward, SiLUBackward(x, dy)
@@ -58,6 +60,8 @@
 //     channel and its VJP, contracted), so a loss on SoftmaxJetValue or LogisticJetValue has
 //     exact Hessian-vector products through graphs.Grad. The other channels' VJP ops are not
 //     differentiable (that would need the next order of the jet): graphs.Grad names them.
+//   - Softmax and LogSoftmax have SoftmaxBackward and LogSoftmaxBackward of their output as
+//     gradient, so a graph through them can be differentiated twice.
 //   - SoftmaxBackward and LogSoftmaxBackward are differentiable in both y and dy (double
 //     backward, backward.SoftmaxBackwardGrad and LogSoftmaxBackwardGrad), which Gorgonia's own
 //     softmax gradient is not. The double-backward ops are not differentiable.

@@ -69,6 +69,9 @@ func reuseCtors() []reuseCtor {
 		{"ReLUBackward", xdy, func(in []*G.Node, o ...Option) (*G.Node, error) { return ReLUBackward(in[0], in[1], o...) }},
 		{"GELUBackward", xdy, func(in []*G.Node, o ...Option) (*G.Node, error) { return GELUBackward(in[0], in[1], o...) }},
 		{"SiLUBackward", xdy, func(in []*G.Node, o ...Option) (*G.Node, error) { return SiLUBackward(in[0], in[1], o...) }},
+		// Softmax-family forward (softmax.go).
+		{"Softmax", xy, func(in []*G.Node, o ...Option) (*G.Node, error) { return Softmax(in[0], -1, o...) }},
+		{"LogSoftmax", xy, func(in []*G.Node, o ...Option) (*G.Node, error) { return LogSoftmax(in[0], 0, o...) }},
 	}
 }
 

@@ -998,6 +998,70 @@ GJ_DEV void softmax_backward_grad_body(const GjArgs& A) { axis_body<T, 2>(A); }
 template <typename T>
 GJ_DEV void log_softmax_backward_grad_body(const GjArgs& A) { axis_body<T, 3>(A); }
 
+// Softmax-family forward, same design as axis_body: one block per (outer index, slab of W
+// inner indices), R rows of W lanes. Pass 1: the max M of each column (NaN skipped), each
+// thread over its strided share of the axis, then a fixed tree; pass 2: S = Σ exp(x − M)
+// likewise (shifted by 0 when M = −Inf, so that an all −Inf column sums to 0 and then gives
+// NaN, as package backward does); pass 3 writes y = exp(x − M)/S or (x − M) − log S.
+// LOG: 0 softmax, 1 log-softmax.
+template <typename T, int LOG>
+GJ_DEV void axis_forward_body(const GjArgs& A) {
+  GJ_SMEM_DECL;
+  const gj_ll outer = A.i0, n = A.i1, inner = A.i2, W = A.tile;
+  const gj_ll t = threadIdx.x, R = blockDim.x / W;
+  const gj_ll lane = t % W, r = t / W;
+  double* sp = gj_smem;
+  double* red1 = GJ_TAKE(sp, blockDim.x);
+  double* red2 = GJ_TAKE(sp, blockDim.x);
+  const T* X = (const T*)A.in[0];
+  T* Y = (T*)A.out[0];
+  const gj_ll slabs = (inner + W - 1) / W, total = outer * slabs;
+  for (gj_ll blk = blockIdx.x; blk < total; blk += gridDim.x) {
+    const gj_ll o = blk / slabs, i = (blk - o * slabs) * W + lane;
+    const bool live = i < inner && r < R;
+    const gj_ll base = o * n * inner + i;
+    double m = gj_neg_inf();
+    if (live) {
+      for (gj_ll j = r; j < n; j += R) {
+        const double x = (double)X[base + j * inner];
+        if (x > m) m = x;
+      }
+    }
+    red1[t] = m;
+    __syncthreads();
+    for (gj_ll h = R >> 1; h > 0; h >>= 1) {
+      if (r < h && red1[t + h * W] > red1[t]) red1[t] = red1[t + h * W];
+      __syncthreads();
+    }
+    const double M = red1[lane];
+    const double sh = M == gj_neg_inf() ? 0.0 : M;
+    double s = 0.0;
+    if (live) {
+      for (gj_ll j = r; j < n; j += R) s += exp((double)X[base + j * inner] - sh);
+    }
+    red2[t] = s;
+    __syncthreads();
+    for (gj_ll h = R >> 1; h > 0; h >>= 1) {
+      if (r < h) red2[t] += red2[t + h * W];
+      __syncthreads();
+    }
+    const double S = red2[lane], L = log(S);
+    __syncthreads();
+    if (live) {
+      for (gj_ll j = r; j < n; j += R) {
+        const gj_ll x = base + j * inner;
+        const double v = (double)X[x] - M;
+        Y[x] = LOG ? (T)(v - L) : (T)(exp(v) / S);
+      }
+    }
+  }
+}
+
+template <typename T>
+GJ_DEV void softmax_forward_body(const GjArgs& A) { axis_forward_body<T, 0>(A); }
+template <typename T>
+GJ_DEV void log_softmax_forward_body(const GjArgs& A) { axis_forward_body<T, 1>(A); }
+
 #endif  // softmax-family backward
 
 // ---------------------------------------------------------------- activations
@@ -1120,7 +1184,8 @@ GJ_ACT_BODIES(silu, 2)
   X(logistic_second_vjp) X(logistic_hvp_vjp) X(logistic_gauss_newton_vjp)
 #define GJ_AXIS_KERNELS(X)                                                                   \
   X(softmax_backward) X(log_softmax_backward) X(softmax_backward_grad)                       \
-  X(log_softmax_backward_grad)
+  X(log_softmax_backward_grad)                                                               \
+  /* forward */ X(softmax_forward) X(log_softmax_forward)
 #define GJ_ELEMENTWISE_KERNELS(X)                                                            \
   X(relu_forward) X(relu_backward) X(relu_backward_grad) X(gelu_forward) X(gelu_backward)    \
   X(gelu_backward_grad) X(silu_forward) X(silu_backward) X(silu_backward_grad)

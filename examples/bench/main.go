@@ -22,7 +22,10 @@
 //   - Second + contract: the HVP by building the second channel and contracting it with v;
 //   - Gorgonia softmax grad op: the op gorgonia.Grad puts behind gorgonia.SoftMax, timed by
 //     UsePreallocDo on the same (y, dy) as gatejet's ops.SoftmaxBackward, both writing into a
-//     preallocated output (the gradient alone; no forward pass, no machine).
+//     preallocated output (the gradient alone; no forward pass, no machine);
+//   - gorgonia.SoftMax (Tape): a TapeMachine step, forward and gradient (for a bound upstream
+//     gradient), through gorgonia.SoftMax against the same step through ops.Softmax(x, -1),
+//     timed in turns.
 //
 // Jet channels marked "op, Tape" run as a gatejet op in a Gorgonia graph built once and run
 // by a TapeMachine with Reset between runs (the steady state of a training loop; the machine
@@ -79,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	reps := fs.Int("reps", 9, "timed repetitions per measurement (median; fewer for slow baselines)")
 	warm := fs.Int("warm", 2, "untimed warm-up runs before each measurement")
 	budget := fs.Duration("budget", 4*time.Second, "time the repetitions of one measurement may take")
-	only := fs.String("only", "", "run only the groups whose names contain this (second, first, hvp, backward)")
+	only := fs.String("only", "", "run only the groups whose names contain this (second, first, hvp, backward, softmax)")
 	verbose := fs.Bool("v", false, "log each row to stderr as it is measured")
 	md := fs.Bool("md", false, "print the table as Markdown")
 	repeat := fs.Int("repeat", 1, "run the groups this many times: the table is the last run's, followed by each target row's speedups over all runs")
@@ -157,6 +160,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 			return nil
+		}},
+		// Softmax f64 [4096×1024] fwd+grad on a TapeMachine vs gorgonia.SoftMax (softmax.go).
+		{"softmax", func() error {
+			if *quick {
+				return b.softmaxCase([]int{256, 128}, 0)
+			}
+			return b.softmaxCase([]int{4096, 1024}, 3)
 		}},
 	}
 	start, loadStart := time.Now(), loadAvg()

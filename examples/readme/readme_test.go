@@ -131,6 +131,48 @@ func Example_reuseOutput() {
 	// [[0.1817 -0.1817 -0.1817 0.1817] [-0.1817 0.1817 0.1817 -0.1817]]
 }
 
+// README: "In a Gorgonia graph", replacing gorgonia.SoftMax.
+func Example_softmax() {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float64{
+			1, 2, 3,
+			0, 1, math.Inf(-1), // a masked entry: probability 0
+		}))))
+	w := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("w"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float64{1, 0, 0, 0, 1, 0}))))
+	p, err := ops.Softmax(x, -1) // was: gorgonia.SoftMax(x)
+	if err != nil {
+		log.Fatal(err)
+	}
+	loss := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(p, w))))
+	grad, err := graphs.Grad(loss, x) // through ops.SoftmaxBackward, which is differentiable
+	if err != nil {
+		log.Fatal(err)
+	}
+	penalty := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(grad[0])))) // ‖∇loss‖²
+	dPenalty, err := graphs.Grad(penalty, x)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var pv, penv, dpv gorgonia.Value
+	gorgonia.Read(p, &pv)
+	gorgonia.Read(penalty, &penv)
+	gorgonia.Read(dPenalty[0], &dpv)
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("softmax %.4f\n", pv.Data())
+	fmt.Printf("‖∇loss‖² %.4f\n", penv.Data())
+	fmt.Printf("∂‖∇loss‖²/∂x %.4f\n", dpv.Data())
+	// Output:
+	// softmax [0.0900 0.2447 0.6652 0.2689 0.7311 0.0000]
+	// ‖∇loss‖² 0.0881
+	// ∂‖∇loss‖²/∂x [0.0177 -0.0060 -0.0117 0.0715 -0.0715 -0.0000]
+}
+
 // README: "Checking gradients".
 func Example_gradCheck() {
 	g := gorgonia.NewGraph()

@@ -192,6 +192,12 @@ func axisExpect(a []argSpec, p ctorParams) ([]error, []int) {
 	return ks, y.shape
 }
 
+// softmaxExpect is the oracle of ops.Softmax and ops.LogSoftmax: axisExpect with x in both
+// places.
+func softmaxExpect(a []argSpec, p ctorParams) ([]error, []int) {
+	return axisExpect([]argSpec{a[0], a[0]}, p)
+}
+
 // actExpect is the oracle of the activations (one argument) and their backward (two).
 func actExpect(a []argSpec, p ctorParams) ([]error, []int) {
 	ks := commonKinds(a)
@@ -284,6 +290,9 @@ var ctors = []ctor{
 	}, jetExpect(chGN, false, true)},
 	{"ops.SoftmaxBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.SoftmaxBackward(a[0], a[1], p.axis) }, axisExpect},
 	{"ops.LogSoftmaxBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.LogSoftmaxBackward(a[0], a[1], p.axis) }, axisExpect},
+	// Softmax-family forward: one argument, x, checked as y and dy are by axisExpect.
+	{"ops.Softmax", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.Softmax(a[0], p.axis) }, softmaxExpect},
+	{"ops.LogSoftmax", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.LogSoftmax(a[0], p.axis) }, softmaxExpect},
 	{"ops.ReLU", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.ReLU(a[0]) }, actExpect},
 	{"ops.GELU", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.GELU(a[0]) }, actExpect},
 	{"ops.SiLU", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.SiLU(a[0]) }, actExpect},

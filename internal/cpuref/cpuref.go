@@ -110,6 +110,10 @@ func axis[T softmaxjet.Float](k cudaops.Kernel, in, out [][]T, shape []int) erro
 		return backward.SoftmaxBackwardGrad(out[0], out[1], in[0], in[1], in[2], shape, 1)
 	case cudaops.KernelLogSoftmaxBackwardGrad:
 		return backward.LogSoftmaxBackwardGrad(out[0], out[1], in[0], in[1], in[2], shape, 1)
+	case cudaops.KernelSoftmaxForward:
+		return backward.Softmax(out[0], in[0], shape, 1)
+	case cudaops.KernelLogSoftmaxForward:
+		return backward.LogSoftmax(out[0], in[0], shape, 1)
 	}
 	return gatejet.Errorf(gatejet.ErrParam, "cpuref.Run", "Kernel", "unknown kernel %q", k)
 }

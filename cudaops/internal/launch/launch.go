@@ -94,6 +94,9 @@ var layouts = map[string]layout{
 	"log_softmax_backward":      {fam: FamilyAxis},
 	"softmax_backward_grad":     {fam: FamilyAxis},
 	"log_softmax_backward_grad": {fam: FamilyAxis},
+	// softmax-family forward
+	"softmax_forward":     {fam: FamilyAxis},
+	"log_softmax_forward": {fam: FamilyAxis},
 
 	"relu_forward": {fam: FamilyElementwise}, "relu_backward": {fam: FamilyElementwise},
 	"relu_backward_grad": {fam: FamilyElementwise}, "gelu_forward": {fam: FamilyElementwise},

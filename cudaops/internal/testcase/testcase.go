@@ -63,8 +63,8 @@ func sizes(k cudaops.Kernel, ints []int) (in, out []int) {
 }
 
 // New returns a Call of kernel k with element type dt, the given Ints and random inputs:
-// logits ~ 1.5·N(0,1), everything else ~ N(0,1); axis kernels get y a softmax (or log-softmax)
-// output along n, as a real backward would; activations get x spread over [-8, 8] with a few
+// logits ~ 1.5·N(0,1), everything else ~ N(0,1); axis backward kernels get y a softmax (or
+// log-softmax) output along n, as a real backward would, and the forward kernels x ~ 4·N(0,1); activations get x spread over [-8, 8] with a few
 // exact zeros. Floats: invTau in [0.5, 2] (softmax jets) or α ∈ ±[0.5, 2], β ~ N(0,1)
 // (logistic jets). Outputs are zeroed slices. Work is set to the output element count.
 func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaops.Call {
@@ -96,6 +96,12 @@ func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaop
 			c.Floats[K+i] = rng.NormFloat64()
 		}
 	case cudaops.FamilyAxis:
+		if k == cudaops.KernelSoftmaxForward || k == cudaops.KernelLogSoftmaxForward {
+			for j := range in64[0] {
+				in64[0][j] *= 4
+			}
+			break
+		}
 		outer, n, inner := ints[0], ints[1], ints[2]
 		logY := k == cudaops.KernelLogSoftmaxBackward || k == cudaops.KernelLogSoftmaxBackwardGrad
 		y := in64[0]

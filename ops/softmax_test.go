@@ -1,0 +1,217 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/cudaops"
+)
+
+// softmaxShapes are the shapes of ranks 1 to 4 whose every axis the tests run.
+var softmaxShapes = []tensor.Shape{{5}, {3, 4}, {2, 3, 5}, {2, 3, 2, 3}}
+
+// refLines returns, for every line of shape along axis, its flat indices in axis order,
+// walking the multi-index directly.
+func refLines(shape tensor.Shape, axis int) [][]int {
+	strides := make([]int, len(shape))
+	s := 1
+	for d := len(shape) - 1; d >= 0; d-- {
+		strides[d] = s
+		s *= shape[d]
+	}
+	var out [][]int
+	for f := 0; f < s; f++ {
+		if (f/strides[axis])%shape[axis] != 0 {
+			continue
+		}
+		ln := make([]int, shape[axis])
+		for k := range ln {
+			ln[k] = f + k*strides[axis]
+		}
+		out = append(out, ln)
+	}
+	return out
+}
+
+// refSoftmax is the float64 reference of the forward map: a plain loop per line.
+func refSoftmax(log bool, x []float64, shape tensor.Shape, axis int) []float64 {
+	y := make([]float64, len(x))
+	for _, ln := range refLines(shape, axis) {
+		m := math.Inf(-1)
+		for _, i := range ln {
+			m = math.Max(m, x[i])
+		}
+		var s float64
+		for _, i := range ln {
+			s += math.Exp(x[i] - m)
+		}
+		for _, i := range ln {
+			if log {
+				y[i] = x[i] - m - math.Log(s)
+			} else {
+				y[i] = math.Exp(x[i]-m) / s
+			}
+		}
+	}
+	return y
+}
+
+// refSoftmaxGrad is the float64 reference gradient of costOf (Σ W⊙y + ½Σ y²) with respect to
+// x: dy = W + y, then dx from the Jacobian of the map, line by line.
+func refSoftmaxGrad(log bool, x []float64, shape tensor.Shape, axis int) []float64 {
+	y := refSoftmax(log, x, shape, axis)
+	w := weights(len(x))
+	dx := make([]float64, len(x))
+	for _, ln := range refLines(shape, axis) {
+		var s float64
+		for _, i := range ln {
+			dy := w[i] + y[i]
+			if log {
+				s += dy
+			} else {
+				s += y[i] * dy
+			}
+		}
+		for _, i := range ln {
+			dy := w[i] + y[i]
+			if log {
+				dx[i] = dy - math.Exp(y[i])*s
+			} else {
+				dx[i] = y[i] * (dy - s)
+			}
+		}
+	}
+	return dx
+}
+
+func softmaxCase(log bool, shape tensor.Shape, axis int, seed int64) graphCase {
+	rng := rand.New(rand.NewSource(seed))
+	x := randInput(rng, "x", shape, -3, 3)
+	build, name := Softmax, "Softmax"
+	if log {
+		build, name = LogSoftmax, "LogSoftmax"
+	}
+	return graphCase{name: fmt.Sprintf("%s%v/axis%d", name, shape, axis), inputs: []input{x},
+		build: func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) { return build(in[0], axis) }}
+}
+
+// TestSoftmaxForwardAndGradientEveryAxis: forward and first-order gradient on every axis
+// (positive and negative) of ranks 1 to 4, both dtypes, Tape (gorgonia.Grad, SymDiff) and
+// Lisp (DoDiff) machines, against the float64 references.
+func TestSoftmaxForwardAndGradientEveryAxis(t *testing.T) {
+	seed := int64(300)
+	for _, log := range []bool{false, true} {
+		for _, sh := range softmaxShapes {
+			for axis := -len(sh); axis < len(sh); axis++ {
+				seed++
+				c := softmaxCase(log, sh, axis, seed)
+				pos := axis
+				if pos < 0 {
+					pos += len(sh)
+				}
+				wantY := refSoftmax(log, c.inputs[0].vals, sh, pos)
+				wantDX := refSoftmaxGrad(log, c.inputs[0].vals, sh, pos)
+				for _, dt := range dtypes {
+					tol := 1e-13
+					if dt == tensor.Float32 {
+						tol = 1e-6
+					}
+					for _, m := range machines {
+						requireClose(t, wantY, forwardValue(t, c, dt, m), tol, "%s %v %v forward", c.name, dt, m)
+						_, grads := analyticGrads(t, c, dt, m)
+						requireClose(t, wantDX, grads[0], 10*tol, "%s %v %v gradient", c.name, dt, m)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSoftmaxGradientFiniteDifferences: first-order gradients on both machines against
+// central differences of the float64 graph (checkGradients).
+func TestSoftmaxGradientFiniteDifferences(t *testing.T) {
+	for _, log := range []bool{false, true} {
+		for i, axis := range []int{0, 1, -1} {
+			checkGradients(t, softmaxCase(log, tensor.Shape{2, 3, 4}, axis, int64(400+i+3*b2i(log))))
+		}
+	}
+}
+
+// TestSoftmaxLargeLogits: logits of ±1e4 (exp overflows without the max subtracted) give the
+// reference values on both machines and dtypes.
+func TestSoftmaxLargeLogits(t *testing.T) {
+	for _, log := range []bool{false, true} {
+		c := softmaxCase(log, tensor.Shape{2, 3}, 1, 7)
+		c.inputs[0].vals = []float64{1e4, -1e4, 0, 9999, 1e4, -5}
+		want := refSoftmax(log, c.inputs[0].vals, tensor.Shape{2, 3}, 1)
+		for _, dt := range dtypes {
+			for _, m := range machines {
+				got := forwardValue(t, c, dt, m)
+				requireClose(t, want, got, 1e-6, "%s %v %v", c.name, dt, m)
+				for _, v := range got {
+					require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "%s %v %v: %v", c.name, dt, m, got)
+				}
+			}
+		}
+	}
+}
+
+// TestSoftmaxRunsThroughCudaops: the forward runs through cudaops.Run (its path is recorded),
+// and the Lisp machine's DoDiff too.
+func TestSoftmaxRunsThroughCudaops(t *testing.T) {
+	for _, log := range []bool{false, true} {
+		c := softmaxCase(log, tensor.Shape{3, 4}, 1, 9)
+		g, _, out := buildCase(t, c, tensor.Float64)
+		_, err := costOf(g, out)
+		require.NoError(t, err)
+		vm := G.NewLispMachine(g)
+		require.NoError(t, vm.RunAll())
+		vm.Close()
+		r := out.Op().(PathReporter)
+		p, ok := r.LastPath()
+		require.True(t, ok)
+		require.Equal(t, cudaops.PathCPU, p)
+		p, ok = r.LastDiffPath()
+		require.True(t, ok, "DoDiff ran")
+		require.Equal(t, cudaops.PathCPU, p)
+	}
+}
+
+// TestSoftmaxConstructorErrors: bad arguments are typed errors naming the argument.
+func TestSoftmaxConstructorErrors(t *testing.T) {
+	g := G.NewGraph()
+	x := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 3), G.WithName("x"))
+	xi := G.NewMatrix(g, tensor.Int, G.WithShape(2, 3), G.WithName("xi"))
+	s := G.NewScalar(g, tensor.Float64, G.WithName("s"))
+	for _, f := range []func(*G.Node, int, ...Option) (*G.Node, error){Softmax, LogSoftmax} {
+		for _, c := range []struct {
+			x    *G.Node
+			axis int
+			opts []Option
+			want error
+			arg  string
+		}{
+			{nil, 0, nil, gatejet.ErrParam, "x"},
+			{x, 2, nil, gatejet.ErrAxis, "axis"},
+			{x, -3, nil, gatejet.ErrAxis, "axis"},
+			{xi, 0, nil, gatejet.ErrDType, "x"},
+			{s, 0, nil, gatejet.ErrRank, "x"},
+			{x, 0, []Option{nil}, gatejet.ErrParam, "opts"},
+		} {
+			n, err := f(c.x, c.axis, c.opts...)
+			require.Nil(t, n)
+			require.ErrorIs(t, err, c.want)
+			var ge *gatejet.Error
+			require.True(t, errors.As(err, &ge))
+			require.Equal(t, c.arg, ge.Arg, "%v", err)
+		}
+	}
+}
