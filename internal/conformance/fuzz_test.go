@@ -228,7 +228,8 @@ func softArgminExpect(a []argSpec, p ctorParams) ([]error, []int) {
 		return []error{gatejet.ErrParam}, nil
 	}
 	var ks []error
-	if !validInvTau(p.param) {
+	if !validInvTau(p.param) || (c.dt == tensor.Float32 && p.param > math.MaxFloat32) {
+		// Float32 costs: the gradient's factor −invTau must be a finite float32.
 		ks = append(ks, gatejet.ErrTemperature)
 	}
 	if !isFloat(c.dt) {
