@@ -26,17 +26,18 @@ import (
 var minWork atomic.Int64
 
 // DefaultMinWork is the break-even below which For runs on the caller, in units of work
-// (roughly output elements written). A split costs the start of a goroutine on an idle core,
-// tens of microseconds on a virtual machine whose idle cores have halted; it was measured on
-// the 2-core development VM (AMD EPYC, Go 1.26) by sweeping the work of a call with the rows
-// on one goroutine and split over two, with an idle gap before each call as a library sees
-// in a training loop, and taking the smallest work from which the split wins at every
-// larger size:
+// (roughly output elements written). A split starts goroutines, and a goroutine started on an
+// idle core of a virtual machine runs only after that core wakes, tens of microseconds later;
+// meanwhile the caller works through the chunks itself. The constant was measured on the
+// 2-core development VM (AMD EPYC, Go 1.26, load average below 1.1) by sweeping the work of a
+// call with the rows on one goroutine and split over two, and taking the smallest work from
+// which the split wins at every larger size of the sweep:
 //
-//	go test -run '^$' -bench BreakEven ./internal/par   # a memset-like body, the cheapest
+//	go test -run '^$' -bench BreakEven ./softmaxjet    # First 262144, HVP 262144, Second (K=4) none up to 262144
+//	go test -run '^$' -bench BreakEven ./internal/par  # a memset-like body: none up to 262144
 //
-// The benchmark prints the crossover it finds.
-const DefaultMinWork = 1 << 15
+// Both benchmarks print the crossover they find.
+const DefaultMinWork = 1 << 18
 
 func init() { minWork.Store(DefaultMinWork) }
 
