@@ -1,7 +1,21 @@
-// Package graphs builds and checks Gorgonia graphs for gatejet: a finite-difference
-// gradient checker for any graph, a differentiable soft-argmin with its plain-slice
-// helpers and natural gradient, and Gauss-Newton curvature terms (slabs, a curvature
-// penalty and a batched log-determinant) built from the ops of package ops.
+// Package graphs builds and checks Gorgonia graphs for gatejet: Grad, reverse-mode
+// differentiation that can differentiate a gradient again, a finite-difference gradient
+// checker for any graph, a differentiable soft-argmin with its plain-slice helpers and
+// natural gradient, and Gauss-Newton curvature terms (slabs, a curvature penalty and a
+// batched log-determinant) built from the ops of package ops.
+//
+// # Gradients of gradients
+//
+// gorgonia.Grad (v0.9.18) records each derivative it builds on its node and returns it again
+// in later calls, whatever the cost, so gorgonia.Grad(Σ(∇c)², x) returns ∇c. Grad(cost,
+// wrt...) builds the gradient from each op's SymDiff with its bookkeeping kept to the call:
+//
+//	g, _ := graphs.Grad(loss, w)                                               // ∇loss
+//	hv, _ := graphs.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g[0], v)))), w) // H·v
+//
+// It names the op when a gradient cannot pass one (ErrNotDifferentiable). Gorgonia's solvers
+// read the derivatives gorgonia.Grad records, so train with gorgonia.Grad and use Grad for
+// what it gets wrong.
 //
 // # Gradient checking
 //
@@ -11,8 +25,9 @@
 //	rep, err := graphs.GradCheck(cost, gorgonia.Nodes{W, b})
 //	if errors.Is(err, graphs.ErrGradient) { fmt.Print(rep) }
 //
-// On the Tape machine (the default) the analytic gradient is that of the nodes
-// gorgonia.Grad adds, so each Op's SymDiff is checked; on the Lisp machine
+// On the Tape machine (the default) the analytic gradient is that of the nodes Grad adds,
+// so each Op's SymDiff is checked, and a cost that holds gradients (⟨∇c, v⟩, say) is checked
+// as it is; on the Lisp machine
 // (WithMachine(Lisp)) it is the machine's own reverse pass, so each Op's DoDiff is. An
 // element passes when |analytic − numeric| ≤ atol + rtol·max(|analytic|, |numeric|);
 // the step and tolerances default per dtype (float64: h = 1e-6, rtol = atol = 1e-6;
@@ -46,7 +61,7 @@
 // Errors are *gatejet.Error values: graph-building and argument errors wrap the gatejet
 // sentinels (gatejet.ErrShape, ErrRank, ErrDType, ErrParam, ErrTemperature, ...), and this
 // package adds ErrGradient (a gradient check failed), ErrMachine (a machine failed to
-// compile or run) and ErrNotSPD (a matrix given to LogDetPlusRidge is not positive
+// compile or run), ErrNotDifferentiable (Grad met an op without a gradient) and ErrNotSPD (a matrix given to LogDetPlusRidge is not positive
 // definite, found when the graph runs). The plain-slice helpers return a *gatejet.Error
 // on invalid arguments (a length mismatch, a bad temperature) and never panic; data that
 // are NaN or infinite propagate instead. Finite costs give finite probabilities for every
@@ -56,11 +71,10 @@
 //
 // # Concurrency
 //
-// gorgonia.Grad (Gorgonia v0.9.18) races with itself even on separate graphs. This
-// package calls it only through Grad, which holds a package-level lock, so GradCheck and
-// RequireGradients may run on separate graphs from several goroutines; code that calls
-// gorgonia.Grad directly while they may run must serialise too, for example by calling
-// Grad instead.
+// Gorgonia v0.9.18's differentiation races with itself even on separate graphs. Grad,
+// GradCheck and RequireGradients differentiate under one package-level lock, so they may run
+// on separate graphs from several goroutines; code that calls gorgonia.Grad directly while
+// they may run must serialise those calls itself.
 //
 // Gorgonia's machines wrap an Op's error in a type that errors.Is cannot see through;
 // OpError recovers the *gatejet.Error from a machine's error. A Gorgonia v0.9.18
