@@ -204,3 +204,20 @@ func TestGradTwiceConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestGradCheckLispSecondOrder: a cost that holds a gradient (which repeats a scalar) is
+// checked on the Tape machine, and refused with ErrMachine on the Lisp machine, whose reverse
+// pass of that Repeat panics in a goroutine of Gorgonia's and would end the process.
+func TestGradCheckLispSecondOrder(t *testing.T) {
+	_, x, c := mixedCost(t)
+	gc, err := Grad(c, x)
+	require.NoError(t, err)
+	p := G.Must(G.Sum(G.Must(G.Square(gc[0]))))
+	rep, err := GradCheck(p, G.Nodes{x})
+	require.NoError(t, err)
+	require.True(t, rep.OK())
+	rep, err = GradCheck(p, G.Nodes{x}, WithMachine(Lisp))
+	require.ErrorIs(t, err, ErrMachine)
+	require.Nil(t, rep)
+	require.Contains(t, err.Error(), "Tape machine")
+}

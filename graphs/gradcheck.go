@@ -168,7 +168,9 @@ const opGradCheck = "graphs.GradCheck"
 // gradient comes from a fresh gorgonia.NewLispMachine on the cost's subgraph, whose
 // reverse pass accumulates into the inputs' gradients; GradCheck zeroes those gradients
 // first, and runs the forward pass alone before it (a failing Lisp forward pass with the
-// reverse pass enabled races in Gorgonia v0.9.18). Either way, the bound input values are
+// reverse pass enabled races in Gorgonia v0.9.18). A graph that holds a Repeat (the
+// gradient of a Sum builds one, so second-order costs do) is refused on the Lisp machine
+// with ErrMachine: Gorgonia v0.9.18's reverse pass of it panics where nothing can recover. Either way, the bound input values are
 // left exactly as they were, non-input nodes hold the values of the last run (Tape) or are
 // unbound (Lisp; constants, made by gorgonia.NewConstant, stay bound and keep their
 // values), and input nodes bound by the Lisp machine keep their dual value. Values stored
@@ -702,6 +704,11 @@ func lispGradients(cost *gorgonia.Node, wrt gorgonia.Nodes) ([][]float64, float6
 	if err := runLisp(sub, func() error { return nil }, gorgonia.ExecuteFwdOnly()); err != nil {
 		return nil, 0, err
 	}
+	if n := lispCrasher(sub); n != nil {
+		return nil, 0, gatejet.Errorf(ErrMachine, opGradCheck, "cost",
+			"the LispMachine cannot differentiate node %s (%v): Gorgonia v0.9.18's reverse pass of a Repeat panics in a goroutine of its own, which would end the process; check this graph on the Tape machine",
+			nodeName(n), n.Op())
+	}
 	for _, n := range wrt {
 		zeroDualGrad(n)
 	}
@@ -727,6 +734,20 @@ func lispGradients(cost *gorgonia.Node, wrt gorgonia.Nodes) ([][]float64, float6
 		return nil
 	})
 	return out, c, err
+}
+
+// lispCrasher returns a node of g whose DoDiff panics in Gorgonia v0.9.18, or nil: a Repeat,
+// which the gradient of a Sum builds, so it is in every graph that holds such a gradient
+// (its reverse pass meets the scalar it repeats as a *F64 where it wants a tensor). The
+// LispMachine runs its reverse pass in a goroutine of its own, where a panic cannot be
+// recovered.
+func lispCrasher(g *gorgonia.ExprGraph) *gorgonia.Node {
+	for _, n := range g.AllNodes() {
+		if t := fmt.Sprintf("%T", n.Op()); t == "*gorgonia.repeatOp" || t == "gorgonia.repeatOp" {
+			return n
+		}
+	}
+	return nil
 }
 
 // zeroDualGrad zeroes the gradient a LispMachine accumulates into an input node's dual
