@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"errors"
 	"fmt"
 	"hash"
 
@@ -41,33 +40,14 @@ func newAxisBackward(name string, log bool, y, dy *gorgonia.Node, axis int, opts
 		return nil, err
 	}
 	ys, dys := y.Shape(), dy.Shape()
-	if len(ys) == 0 {
-		return nil, gatejet.Errorf(gatejet.ErrRank, name, "y", "want rank 1 to 8, got a scalar")
-	}
-	if !ys.Eq(dys) {
+	if len(ys) > 0 && !ys.Eq(dys) {
 		return nil, gatejet.Errorf(gatejet.ErrShape, name, "dy", "want the shape of y %v, got %v", ys, dys)
 	}
-	outer, n, inner, err := backward.AxisLayout(name, []int(ys), axis)
+	sa, err := newSoftmaxAxis(name, "y", log, ys, axis, dt)
 	if err != nil {
-		// The layout check names its own "shape" argument; here the shape is y's.
-		var ge *gatejet.Error
-		if errors.As(err, &ge) && ge.Arg == "shape" {
-			ge.Arg = "y"
-		}
 		return nil, err
 	}
-	if err := checkPositiveDims(name, "y", ys); err != nil {
-		return nil, err
-	}
-	if err := checkOutput(name, dt, ys); err != nil {
-		return nil, err
-	}
-	if axis < 0 {
-		axis += len(ys)
-	}
-	op := &axisOp{log: log, axis: axis, shape: ys.Clone(), dt: dt, ints: [3]int{outer, n, inner}}
-	op.self = op
-	op.configure(o)
+	op := newAxisOp(sa, o)
 	return gorgonia.ApplyOp(op, y, dy)
 }
 
@@ -75,11 +55,14 @@ func newAxisBackward(name string, log bool, y, dy *gorgonia.Node, axis int, opts
 // and dtype are fixed when the node is built.
 type axisOp struct {
 	seam
-	log   bool
-	axis  int // normalised to [0, rank)
-	shape tensor.Shape
-	dt    tensor.Dtype
-	ints  [3]int // outer, n, inner
+	softmaxAxis
+}
+
+func newAxisOp(a softmaxAxis, o options) *axisOp {
+	op := &axisOp{softmaxAxis: a}
+	op.self = op
+	op.configure(o)
+	return op
 }
 
 func (op *axisOp) name() string {

@@ -44,29 +44,11 @@ func newSoftmax(name string, log bool, x *gorgonia.Node, axis int, opts []Option
 	if err != nil {
 		return nil, err
 	}
-	xs := x.Shape()
-	if len(xs) == 0 {
-		return nil, gatejet.Errorf(gatejet.ErrRank, name, "x", "want rank 1 to 8, got a scalar")
-	}
-	outer, n, inner, err := backward.AxisLayout(name, []int(xs), axis)
+	a, err := newSoftmaxAxis(name, "x", log, x.Shape(), axis, dt)
 	if err != nil {
-		// The layout check names its own "shape" argument; here the shape is x's.
-		var ge *gatejet.Error
-		if errors.As(err, &ge) && ge.Arg == "shape" {
-			ge.Arg = "x"
-		}
 		return nil, err
 	}
-	if err := checkPositiveDims(name, "x", xs); err != nil {
-		return nil, err
-	}
-	if err := checkOutput(name, dt, xs); err != nil {
-		return nil, err
-	}
-	if axis < 0 {
-		axis += len(xs)
-	}
-	op := &softmaxOp{softmaxAxis: softmaxAxis{log: log, axis: axis, shape: xs.Clone(), dt: dt, ints: [3]int{outer, n, inner}}}
+	op := &softmaxOp{softmaxAxis: a}
 	op.self = op
 	op.configure(o)
 	return gorgonia.ApplyOp(op, x)
@@ -79,13 +61,41 @@ type softmaxOp struct {
 	softmaxAxis
 }
 
-// softmaxAxis is what a softmax op and the backward op of its gradient share.
+// softmaxAxis is what a softmax op and the softmax-family backward ops (SoftmaxBackward and
+// the gradient of Softmax) share: the axis, shape and dtype, fixed when the node is built.
 type softmaxAxis struct {
 	log   bool
 	axis  int // normalised to [0, rank)
 	shape tensor.Shape
 	dt    tensor.Dtype
 	ints  [3]int // outer, n, inner
+}
+
+// newSoftmaxAxis checks the shape s of argument arg (rank 1 to 8, no zero dim, axis in
+// [-rank, rank), an output of that shape within gatejet.MaxBytes) and returns its layout.
+func newSoftmaxAxis(name, arg string, log bool, s tensor.Shape, axis int, dt tensor.Dtype) (softmaxAxis, error) {
+	if len(s) == 0 {
+		return softmaxAxis{}, gatejet.Errorf(gatejet.ErrRank, name, arg, "want rank 1 to 8, got a scalar")
+	}
+	outer, n, inner, err := backward.AxisLayout(name, []int(s), axis)
+	if err != nil {
+		// The layout check names its own "shape" argument; here the shape is arg's.
+		var ge *gatejet.Error
+		if errors.As(err, &ge) && ge.Arg == "shape" {
+			ge.Arg = arg
+		}
+		return softmaxAxis{}, err
+	}
+	if err := checkPositiveDims(name, arg, s); err != nil {
+		return softmaxAxis{}, err
+	}
+	if err := checkOutput(name, dt, s); err != nil {
+		return softmaxAxis{}, err
+	}
+	if axis < 0 {
+		axis += len(s)
+	}
+	return softmaxAxis{log: log, axis: axis, shape: s.Clone(), dt: dt, ints: [3]int{outer, n, inner}}, nil
 }
 
 func (op *softmaxOp) name() string {
@@ -172,11 +182,9 @@ func (op *softmaxOp) DiffWRT(inputs int) []bool { return diffMask(inputs, true) 
 // newBackward returns a fresh backward op of the same axis, shape and dtype, inheriting the
 // op's options.
 func (op *softmaxOp) newBackward() *axisOp {
-	b := &op.softmaxAxis
-	bop := &axisOp{log: b.log, axis: b.axis, shape: b.shape.Clone(), dt: b.dt, ints: b.ints}
-	bop.self = bop
-	bop.configure(op.inherited())
-	return bop
+	a := op.softmaxAxis
+	a.shape = a.shape.Clone()
+	return newAxisOp(a, op.inherited())
 }
 
 // SymDiff returns the gradient node: SoftmaxBackward (or LogSoftmaxBackward) of the output and
