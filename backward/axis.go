@@ -111,22 +111,31 @@ func runAxis[T Float](kind axisKind, l layout, o0, o1, y, dy, g []T) {
 	if kind == kindLogSoftmax || kind == kindLogSoftmaxGrad {
 		cost = 4 // an exp per element costs a few stores' worth
 	}
+	runPlan(&j.p, cost, &j.phase, &j.parts, j.run)
+	putAxisJob(j)
+}
+
+// runPlan runs a job's phases over plan p with par.For: whole blocks when one chunk covers
+// the axis; otherwise each chunk's partial sums, their combination per block, and the
+// writes. run does the tasks of the phase it finds in *phase; the partial sums live in
+// *parts, from the scratch pool, for the call.
+func runPlan(p *axisPlan, cost int, phase *int, parts *[]float64, run func(lo, hi int)) {
 	blocks := p.outer * p.nb
 	if p.nc == 1 {
-		j.phase = phaseWhole
-		par.For(blocks, p.n*p.w*cost, j.run)
-	} else {
-		sp := getScratch(blocks * p.nc * p.aw)
-		j.parts = *sp
-		j.phase = phaseReduce
-		par.For(blocks*p.nc, p.k*p.w*cost, j.run)
-		j.phase = phaseCombine
-		par.For(blocks, p.nc*p.aw, j.run)
-		j.phase = phaseWrite
-		par.For(blocks*p.nc, p.k*p.w*cost, j.run)
-		putScratch(sp)
+		*phase = phaseWhole
+		par.For(blocks, p.n*p.w*cost, run)
+		return
 	}
-	putAxisJob(j)
+	sp := getScratch(blocks * p.nc * p.aw)
+	*parts = *sp
+	*phase = phaseReduce
+	par.For(blocks*p.nc, p.k*p.w*cost, run)
+	*phase = phaseCombine
+	par.For(blocks, p.nc*p.aw, run)
+	*phase = phaseWrite
+	par.For(blocks*p.nc, p.k*p.w*cost, run)
+	*parts = nil
+	putScratch(sp)
 }
 
 // do runs tasks [lo, hi) of the current phase.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
-	"github.com/gatejet/gatejet/internal/par"
 )
 
 // Softmax computes the softmax of x along axis of a tensor of the given shape,
@@ -128,21 +127,7 @@ func runForward[T Float](log bool, l layout, y, x []T) {
 	p := newAxisPlan(l, kindSoftmax)
 	p.aw = 2 * p.w
 	j.p = p
-	blocks := p.outer * p.nb
-	if p.nc == 1 {
-		j.phase = phaseWhole
-		par.For(blocks, p.n*p.w*forwardCost, j.run)
-	} else {
-		sp := getScratch(blocks * p.nc * p.aw)
-		j.parts = *sp
-		j.phase = phaseReduce
-		par.For(blocks*p.nc, p.k*p.w*forwardCost, j.run)
-		j.phase = phaseCombine
-		par.For(blocks, p.nc*p.aw, j.run)
-		j.phase = phaseWrite
-		par.For(blocks*p.nc, p.k*p.w*forwardCost, j.run)
-		putScratch(sp)
-	}
+	runPlan(&j.p, forwardCost, &j.phase, &j.parts, j.run)
 	putFwdJob(j)
 }
 
