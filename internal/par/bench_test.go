@@ -86,6 +86,7 @@ func BenchmarkIdleGaps(b *testing.B) {
 	if Workers() < 2 {
 		b.Skip("one core: nothing to split")
 	}
+	defer SetMinWork(SetMinWork(0)) // every call splits, whatever the break-even
 	j := &fillJob{dst: make([]float64, 1<<17)}
 	j.run = j.do
 	for _, gap := range []time.Duration{0, 100 * time.Microsecond, time.Millisecond} {
