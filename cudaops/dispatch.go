@@ -5,8 +5,11 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // Path says where Run computed a Call.
@@ -222,69 +225,139 @@ func deviceError(b Backend, c *Call, err error) error {
 		return err
 	}
 	return &LaunchError{
-		Err:   &gatejet.Error{Op: runOp, Detail: b.Name() + ": " + string(c.Kernel) + ": " + err.Error(), Kind: gatejet.ErrDevice},
+		Err:   &gatejet.Error{Op: runOp, Detail: b.Name() + ": " + c.Kernel.String() + ": " + err.Error(), Kind: gatejet.ErrDevice},
 		Cause: err,
 	}
 }
 
-// Run computes c under the current Mode, calling cpu for the CPU path:
+// Run computes c under the current Mode, on the CPU with the kernel's CPU function from the
+// kernel table or on the registered backend:
 //
-//   - ModeOff: cpu() → PathCPU.
-//   - ModeAuto: when a backend is registered and c.Work ≥ BreakEven(c.Kernel), the backend
-//     launches c → PathGPU. If c fails Check or the launch fails, the error is recorded
-//     (LastFallbackError) and cpu() runs → PathCPUFallback. Otherwise cpu() → PathCPU.
-//   - ModeRequired: the backend must run c whatever its Work → PathGPU. No backend, or a
-//     launch error, gives an ErrDevice error (a launch error is wrapped, see LaunchError); a
-//     Call that fails Check gives that error. cpu is never called.
+//   - ModeOff: the CPU → PathCPU.
+//   - ModeAuto: when a backend is registered, the kernel has device entry points and
+//     c.Work ≥ BreakEven(c.Kernel), the backend launches c → PathGPU. If c fails Check or the
+//     launch fails, the error is recorded (LastFallbackError) and the CPU runs c →
+//     PathCPUFallback. Otherwise the CPU → PathCPU.
+//   - ModeRequired: the backend must run c whatever its Work → PathGPU. No backend, a kernel
+//     without device entry points, or a launch error gives an ErrDevice error (a launch
+//     error is wrapped, see LaunchError); a Call that fails Check gives that error. The CPU
+//     never runs.
 //
-// The error returned with a CPU path is cpu's own; an error under ModeRequired comes with
-// PathGPU, the path that was required. cpu may be nil only under ModeRequired.
-func Run(c *Call, cpu func() error) (Path, error) {
+// An output the CPU function may skip (a VJP's, left nil) is given a scratch buffer for a
+// device launch, since device kernels write every output; the call's slices are as they were
+// when Run returns. The error returned with a CPU path is the CPU function's own; an error
+// under ModeRequired comes with PathGPU, the path that was required.
+func Run(c *Call) (Path, error) {
 	m := CurrentMode()
 	if m == ModeRequired {
 		return runRequired(c)
 	}
-	if cpu == nil {
-		return PathCPU, gatejet.Errorf(gatejet.ErrParam, runOp, "cpu", "nil CPU function outside ModeRequired")
-	}
-	if m == ModeAuto && c != nil {
+	if m == ModeAuto && c != nil && c.Kernel.OnDevice() {
 		if b := Active(); b != nil && c.Work >= BreakEven(c.Kernel) {
-			err := c.Check()
+			err := launchOn(b, c)
 			if err == nil {
-				err = b.Launch(c)
-				if err == nil {
-					nGPU.Add(1)
-					return PathGPU, nil
-				}
-				err = deviceError(b, c, err)
+				nGPU.Add(1)
+				return PathGPU, nil
 			}
 			lastFallback.Store(&err)
 			nFallback.Add(1)
-			return PathCPUFallback, cpu()
+			return PathCPUFallback, runCPU(c)
 		}
 	}
 	nCPU.Add(1)
-	return PathCPU, cpu()
+	return PathCPU, runCPU(c)
+}
+
+// runCPU runs c with its kernel's CPU function.
+func runCPU(c *Call) error {
+	if c == nil {
+		return gatejet.Errorf(gatejet.ErrParam, runOp, "", "nil call")
+	}
+	switch c.DType {
+	case Float64:
+		return kernel.Run(runOp, c.Kernel, &c.F64, c.Ints, c.Floats)
+	case Float32:
+		return kernel.Run(runOp, c.Kernel, &c.F32, c.Ints, c.Floats)
+	}
+	return gatejet.Errorf(gatejet.ErrDType, runOp, "DType", "%v: want Float64 or Float32, got %v", c.Kernel, c.DType)
+}
+
+// launchOn checks c and launches it on b, with scratch for the outputs the caller left nil;
+// errors other than Check's are wrapped as device errors.
+func launchOn(b Backend, c *Call) error {
+	if _, err := c.spec(runOp); err != nil {
+		return err
+	}
+	if !c.Kernel.OnDevice() {
+		return gatejet.Errorf(gatejet.ErrDevice, runOp, "Kernel", "%v has no device kernel (it runs on the CPU only)", c.Kernel)
+	}
+	var filled uint8
+	var err error
+	switch c.DType {
+	case Float64:
+		filled, err = fillScratch(c, &c.F64)
+	case Float32:
+		filled, err = fillScratch(c, &c.F32)
+	}
+	if err == nil {
+		err = c.Check()
+	}
+	if err == nil {
+		if err = b.Launch(c); err != nil {
+			err = deviceError(b, c, err)
+		}
+	}
+	for i := range kernel.MaxOut {
+		if filled&(1<<i) != 0 {
+			c.F64.Out[i], c.F32.Out[i] = nil, nil
+		}
+	}
+	return err
+}
+
+// fillScratch gives each nil output that the kernel lets the CPU skip a fresh buffer of its
+// length, within gatejet.MaxBytes, and returns the bits of the outputs it filled.
+func fillScratch[T Float](c *Call, o *Operands[T]) (filled uint8, err error) {
+	sp, err := c.spec(runOp)
+	if err != nil {
+		return 0, err
+	}
+	for i, d := range sp.Out {
+		if o.Out[i] != nil || sp.Skippable&(1<<i) == 0 {
+			continue
+		}
+		n, ok := d.Len(c.Ints)
+		if !ok {
+			return filled, gatejet.Errorf(gatejet.ErrShape, runOp, "Ints", "%v: sizes %v overflow int", c.Kernel, c.Ints)
+		}
+		var z T
+		if _, err := check.Alloc(runOp, "scratch", int(unsafe.Sizeof(z)), n); err != nil {
+			return filled, err
+		}
+		o.Out[i] = make([]T, n)
+		filled |= 1 << i
+	}
+	return filled, nil
 }
 
 func runRequired(c *Call) (Path, error) {
 	b := Active()
 	if b == nil {
 		nDevErr.Add(1)
-		k := ""
+		var k Kernel
 		if c != nil {
-			k = string(c.Kernel)
+			k = c.Kernel
 		}
 		return PathGPU, gatejet.Errorf(gatejet.ErrDevice, runOp, "",
-			"mode required but no GPU backend is registered (kernel %q)", k)
+			"mode required but no GPU backend is registered (kernel %v)", k)
 	}
-	if err := c.Check(); err != nil {
+	if c == nil {
+		nDevErr.Add(1)
+		return PathGPU, gatejet.Errorf(gatejet.ErrParam, runOp, "", "nil call")
+	}
+	if err := launchOn(b, c); err != nil {
 		nDevErr.Add(1)
 		return PathGPU, err
-	}
-	if err := b.Launch(c); err != nil {
-		nDevErr.Add(1)
-		return PathGPU, deviceError(b, c, err)
 	}
 	nGPU.Add(1)
 	return PathGPU, nil

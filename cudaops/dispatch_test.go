@@ -34,7 +34,7 @@ func (f *fakeBackend) Launch(c *Call) error {
 	if c.Kernel != KernelReLUForward {
 		return fmt.Errorf("fake backend: unsupported kernel %s", c.Kernel)
 	}
-	x, y := c.In[0].([]float64), c.Out[0].([]float64)
+	x, y := c.F64.In[0], c.F64.Out[0]
 	for i, v := range x {
 		y[i] = max(v, 0) + 1000 // sentinel: device-written values are offset
 	}
@@ -42,16 +42,9 @@ func (f *fakeBackend) Launch(c *Call) error {
 }
 
 func reluCall(x, y []float64) *Call {
-	return &Call{Kernel: KernelReLUForward, In: []any{x}, Out: []any{y}, Ints: []int{len(x)}, Work: len(y)}
-}
-
-func reluCPU(x, y []float64) func() error {
-	return func() error {
-		for i, v := range x {
-			y[i] = max(v, 0)
-		}
-		return nil
-	}
+	c := &Call{Kernel: KernelReLUForward, DType: Float64, Ints: []int{len(x)}, Work: len(y)}
+	c.F64.In[0], c.F64.Out[0] = x, y
+	return c
 }
 
 // isolate gives a test a clean mode, registry and counters, restored afterwards.
@@ -82,7 +75,7 @@ func TestRunOff(t *testing.T) {
 	f := &fakeBackend{name: "fake"}
 	defer Register(f)()
 	x, y := []float64{-1, 2}, make([]float64, 2)
-	p, err := Run(reluCall(x, y), reluCPU(x, y))
+	p, err := Run(reluCall(x, y))
 	require.NoError(t, err)
 	require.Equal(t, PathCPU, p)
 	require.Equal(t, []float64{0, 2}, y)
@@ -95,7 +88,7 @@ func TestRunAutoUsesBackend(t *testing.T) {
 	f := &fakeBackend{name: "fake"}
 	defer Register(f)()
 	x, y := []float64{-1, 2}, make([]float64, 2)
-	p, err := Run(reluCall(x, y), func() error { t.Fatal("CPU ran"); return nil })
+	p, err := Run(reluCall(x, y))
 	require.NoError(t, err)
 	require.Equal(t, PathGPU, p)
 	require.Equal(t, []float64{1000, 1002}, y)
@@ -105,7 +98,7 @@ func TestRunAutoUsesBackend(t *testing.T) {
 func TestRunAutoNoBackend(t *testing.T) {
 	isolate(t, ModeAuto)
 	x, y := []float64{-1, 2}, make([]float64, 2)
-	p, err := Run(reluCall(x, y), reluCPU(x, y))
+	p, err := Run(reluCall(x, y))
 	require.NoError(t, err)
 	require.Equal(t, PathCPU, p)
 	require.Equal(t, []float64{0, 2}, y)
@@ -119,12 +112,12 @@ func TestRunAutoBelowBreakEven(t *testing.T) {
 	SetBreakEven(KernelReLUForward, 3)
 	require.Equal(t, 3, BreakEven(KernelReLUForward))
 	x, y := []float64{-1, 2}, make([]float64, 2)
-	p, err := Run(reluCall(x, y), reluCPU(x, y))
+	p, err := Run(reluCall(x, y))
 	require.NoError(t, err)
 	require.Equal(t, PathCPU, p)
 	require.Zero(t, f.launches.Load())
 	SetBreakEven(KernelReLUForward, 2) // Work == break-even: the device is tried
-	p, err = Run(reluCall(x, y), reluCPU(x, y))
+	p, err = Run(reluCall(x, y))
 	require.NoError(t, err)
 	require.Equal(t, PathGPU, p)
 	SetBreakEven(KernelReLUForward, -1)
@@ -137,7 +130,7 @@ func TestRunAutoFallbackOnInjectedFailure(t *testing.T) {
 	f.fail.Store(true)
 	defer Register(f)()
 	x, y := []float64{-1, 2, -3}, make([]float64, 3)
-	p, err := Run(reluCall(x, y), reluCPU(x, y))
+	p, err := Run(reluCall(x, y))
 	require.NoError(t, err)
 	require.Equal(t, PathCPUFallback, p)
 	require.Equal(t, []float64{0, 2, 0}, y, "the CPU result, not the device's")
@@ -149,12 +142,6 @@ func TestRunAutoFallbackOnInjectedFailure(t *testing.T) {
 	require.Contains(t, fe.Error(), "flaky")
 	require.ErrorIs(t, fe, errInjected, "the backend's own error is reachable")
 	require.Equal(t, Counts{CPUFallback: 1}, Stats())
-
-	// The CPU function's own error is what Run returns on the fallback path.
-	cpuErr := errors.New("cpu says no")
-	p, err = Run(reluCall(x, y), func() error { return cpuErr })
-	require.Equal(t, PathCPUFallback, p)
-	require.ErrorIs(t, err, cpuErr)
 }
 
 func TestRunAutoFallbackOnBadCall(t *testing.T) {
@@ -164,10 +151,9 @@ func TestRunAutoFallbackOnBadCall(t *testing.T) {
 	x, y := []float64{-1, 2}, make([]float64, 5) // wrong output length
 	c := reluCall(x, y)
 	c.Work = 5
-	ran := false
-	p, err := Run(c, func() error { ran = true; return nil })
-	require.NoError(t, err)
-	require.True(t, ran)
+	p, err := Run(c)
+	require.ErrorIs(t, err, gatejet.ErrSize, "the CPU function's own error is what Run returns")
+	require.Contains(t, err.Error(), "backward.ReLU")
 	require.Equal(t, PathCPUFallback, p)
 	require.True(t, errors.Is(LastFallbackError(), gatejet.ErrSize))
 	require.Zero(t, f.launches.Load(), "a malformed call never reaches the backend")
@@ -176,7 +162,7 @@ func TestRunAutoFallbackOnBadCall(t *testing.T) {
 func TestRunRequiredNoBackend(t *testing.T) {
 	isolate(t, ModeRequired)
 	x, y := []float64{-1, 2}, make([]float64, 2)
-	p, err := Run(reluCall(x, y), func() error { t.Fatal("CPU must not run under ModeRequired"); return nil })
+	p, err := Run(reluCall(x, y))
 	require.Error(t, err)
 	require.True(t, errors.Is(err, gatejet.ErrDevice), "%v", err)
 	require.Equal(t, PathGPU, p)
@@ -189,7 +175,7 @@ func TestRunRequiredBackendFailure(t *testing.T) {
 	f.fail.Store(true)
 	defer Register(f)()
 	x, y := []float64{-1, 2}, make([]float64, 2)
-	_, err := Run(reluCall(x, y), func() error { t.Fatal("CPU must not run under ModeRequired"); return nil })
+	_, err := Run(reluCall(x, y))
 	require.True(t, errors.Is(err, gatejet.ErrDevice), "%v", err)
 	require.ErrorIs(t, err, errInjected, "the backend's own error is wrapped too")
 	require.Contains(t, err.Error(), "injected launch failure")
@@ -208,7 +194,7 @@ func TestRunRequiredIgnoresBreakEvenAndRunsDevice(t *testing.T) {
 	f := &fakeBackend{name: "fake"}
 	defer Register(f)()
 	x, y := []float64{-1, 2}, make([]float64, 2)
-	p, err := Run(reluCall(x, y), nil)
+	p, err := Run(reluCall(x, y))
 	require.NoError(t, err)
 	require.Equal(t, PathGPU, p)
 	require.Equal(t, []float64{1000, 1002}, y)
@@ -218,14 +204,16 @@ func TestRunRequiredBadCall(t *testing.T) {
 	isolate(t, ModeRequired)
 	f := &fakeBackend{name: "fake"}
 	defer Register(f)()
-	_, err := Run(&Call{Kernel: "nope"}, nil)
+	_, err := Run(&Call{Kernel: Kernel(60000)})
 	require.True(t, errors.Is(err, gatejet.ErrParam), "%v", err)
 	require.Zero(t, f.launches.Load())
 }
 
-func TestRunNilCPU(t *testing.T) {
+func TestRunUnknownKernelOnCPU(t *testing.T) {
 	isolate(t, ModeOff)
-	_, err := Run(reluCall(nil, nil), nil)
+	_, err := Run(&Call{Kernel: Kernel(60000), DType: Float64})
+	require.True(t, errors.Is(err, gatejet.ErrParam))
+	_, err = Run(nil)
 	require.True(t, errors.Is(err, gatejet.ErrParam))
 }
 
@@ -273,7 +261,7 @@ func TestRunConcurrent(t *testing.T) {
 			x := []float64{-1, float64(g), -3, 4}
 			for i := 0; i < 2000; i++ {
 				y := make([]float64, len(x))
-				p, err := Run(reluCall(x, y), reluCPU(x, y))
+				p, err := Run(reluCall(x, y))
 				if err != nil {
 					if !errors.Is(err, gatejet.ErrDevice) {
 						bad.Add(1)

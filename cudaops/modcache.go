@@ -27,24 +27,33 @@ type Arch string
 // ArchOf returns the Arch of compute capability major.minor.
 func ArchOf(major, minor int) Arch { return Arch("sm_" + strconv.Itoa(major) + strconv.Itoa(minor)) }
 
-// ModuleKey identifies one compiled module: the kernels of one family for one element type,
-// compiled for one architecture.
+// ModuleKey identifies one compiled module: the kernels of one module of the source (the
+// kernel table's Device.Module, e.g. "SOFTMAX_JET") for one element type, compiled for one
+// architecture.
 type ModuleKey struct {
-	Family Family
+	Module string
 	DType  DType
 	Arch   Arch
 }
 
 // String returns e.g. "gatejet_softmax_jet_float64_sm_90", the module's name.
 func (k ModuleKey) String() string {
-	return "gatejet_" + k.Family.String() + "_" + k.DType.String() + "_" + string(k.Arch)
+	return "gatejet_" + strings.ToLower(k.Module) + "_" + k.DType.String() + "_" + string(k.Arch)
+}
+
+// moduleOf returns the module holding kernel k ("" for a kernel without device entry points).
+func moduleOf(k Kernel) string {
+	if s := k.Spec(); s != nil && s.Device != nil {
+		return s.Device.Module
+	}
+	return ""
 }
 
 // CompileOptions returns the NVRTC options a module is built with: the device's own
 // architecture, no fused multiply-add contraction (so that float64 results round like the
 // CPU's), the family's kernels and the element type.
 func CompileOptions(k ModuleKey) []string {
-	return kernels.Options(string(k.Arch), strings.TrimPrefix(familyMacro(k.Family), "GJ_FAMILY_"), k.DType == Float32)
+	return kernels.Options(string(k.Arch), k.Module, k.DType == Float32)
 }
 
 var ptxTarget = regexp.MustCompile(`(?m)^\s*\.target\s+([A-Za-z0-9_]+)`)
@@ -110,10 +119,10 @@ func (c *ModuleCache[M]) Get(k Kernel, dt DType) (M, error) {
 	if err := c.usable("cudaops.ModuleCache"); err != nil {
 		return zero, err
 	}
-	if k.Family() == FamilyUnknown || (dt != Float32 && dt != Float64) {
-		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "no module for kernel %q, dtype %v", string(k), dt)
+	if moduleOf(k) == "" || (dt != Float32 && dt != Float64) {
+		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "no module for kernel %v, dtype %v", k, dt)
 	}
-	return c.get(ModuleKey{Family: k.Family(), DType: dt, Arch: c.arch})
+	return c.get(ModuleKey{Module: moduleOf(k), DType: dt, Arch: c.arch})
 }
 
 func (c *ModuleCache[M]) get(key ModuleKey) (M, error) {
@@ -150,16 +159,16 @@ func (c *ModuleCache[M]) Prewarm(kernels ...Kernel) error {
 		return err
 	}
 	if len(kernels) == 0 {
-		kernels = Kernels()
+		kernels = DeviceKernels()
 	}
 	seen := map[ModuleKey]bool{}
 	var keys []ModuleKey
 	for _, k := range kernels {
-		if k.Family() == FamilyUnknown {
-			return gatejet.Errorf(gatejet.ErrParam, "cudaops.Prewarm", "kernels", "unknown kernel %q", string(k))
+		if moduleOf(k) == "" {
+			return gatejet.Errorf(gatejet.ErrParam, "cudaops.Prewarm", "kernels", "kernel %v has no device entry points", k)
 		}
 		for _, dt := range []DType{Float32, Float64} {
-			key := ModuleKey{Family: k.Family(), DType: dt, Arch: c.arch}
+			key := ModuleKey{Module: moduleOf(k), DType: dt, Arch: c.arch}
 			if !seen[key] {
 				seen[key] = true
 				keys = append(keys, key)
@@ -223,8 +232,8 @@ func (c *ModuleCache[M]) Close() error {
 // EntryPoints returns the names of the device functions the module of key holds.
 func EntryPoints(key ModuleKey) []string {
 	var out []string
-	for _, k := range Kernels() {
-		if k.Family() == key.Family {
+	for _, k := range DeviceKernels() {
+		if moduleOf(k) == key.Module {
 			out = append(out, EntryPoint(k, key.DType))
 		}
 	}

@@ -66,7 +66,7 @@ func TestModuleCacheCompilesOncePerKey(t *testing.T) {
 	require.Equal(t, Arch("sm_90"), c.Arch())
 	m, err := c.Get(KernelJetSecond, Float64)
 	require.NoError(t, err)
-	require.Equal(t, ModuleKey{FamilySoftmaxJet, Float64, "sm_90"}, m.key)
+	require.Equal(t, ModuleKey{"SOFTMAX_JET", Float64, "sm_90"}, m.key)
 	_, err = c.Get(KernelJetFirstVJP, Float64) // same family and dtype: same module
 	require.NoError(t, err)
 	_, err = c.Get(KernelJetFirst, Float32)
@@ -91,7 +91,7 @@ func TestModuleCacheRefusesForeignArch(t *testing.T) {
 	require.Zero(t, loads.Load(), "a foreign module is never loaded")
 	require.Empty(t, c.Loaded(), "nor cached")
 	// A key for another architecture is refused outright.
-	_, err = c.get(ModuleKey{FamilyAxis, Float32, "sm_70"})
+	_, err = c.get(ModuleKey{"AXIS", Float32, "sm_70"})
 	require.True(t, errors.Is(err, gatejet.ErrDevice))
 }
 
@@ -106,7 +106,7 @@ func TestModuleCacheCompileErrorNotCached(t *testing.T) {
 	_, err = c.Get(KernelGELUBackward, Float64)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, comp.calls.Load())
-	_, err = c.Get("nope", Float64)
+	_, err = c.Get(60000, Float64)
 	require.True(t, errors.Is(err, gatejet.ErrDevice))
 	_, err = c.Get(KernelGELUBackward, DTypeInvalid)
 	require.True(t, errors.Is(err, gatejet.ErrDevice))
@@ -134,23 +134,24 @@ func TestModuleCachePrewarmAndConcurrency(t *testing.T) {
 	require.NoError(t, c.Prewarm())
 	require.EqualValues(t, 8, loads.Load(), "4 families × 2 dtypes, each compiled once")
 	require.EqualValues(t, 8, comp.calls.Load())
-	require.Error(t, c.Prewarm("nope"))
+	require.Error(t, c.Prewarm(60000))
 
 	d, _, _ := newFakeCache("sm_90", &fakeCompiler{})
 	require.NoError(t, d.Prewarm(KernelReLUForward))
-	require.Equal(t, []ModuleKey{{FamilyElementwise, Float32, "sm_90"}, {FamilyElementwise, Float64, "sm_90"}}, d.Loaded())
+	require.Equal(t, []ModuleKey{{"ELEMENTWISE", Float32, "sm_90"}, {"ELEMENTWISE", Float64, "sm_90"}}, d.Loaded())
 }
 
 func TestPTXTargetAndNames(t *testing.T) {
 	require.Equal(t, Arch("sm_90"), PTXTarget("//\n.version 8.0\n.target sm_90\n.address_size 64\n"))
 	require.Equal(t, Arch("sm_80"), PTXTarget(".target sm_80, debug\n"))
 	require.Equal(t, Arch(""), PTXTarget("no target here"))
-	require.Equal(t, "gatejet_logistic_jet_float32_sm_75", ModuleKey{FamilyLogisticJet, Float32, "sm_75"}.String())
-	eps := EntryPoints(ModuleKey{FamilyAxis, Float64, "sm_90"})
-	require.Equal(t, []string{"gj_log_softmax_backward_f64", "gj_log_softmax_backward_grad_f64", "gj_log_softmax_forward_f64",
-		"gj_softmax_backward_f64", "gj_softmax_backward_grad_f64", "gj_softmax_forward_f64"}, eps)
-	for _, f := range []Family{FamilySoftmaxJet, FamilyLogisticJet, FamilyAxis, FamilyElementwise} {
-		require.Contains(t, KernelSource, "defined("+familyMacro(f)+")")
+	require.Equal(t, "gatejet_logistic_jet_float32_sm_75", ModuleKey{"LOGISTIC_JET", Float32, "sm_75"}.String())
+	eps := EntryPoints(ModuleKey{"AXIS", Float64, "sm_90"})
+	require.Equal(t, []string{"gj_softmax_backward_f64", "gj_log_softmax_backward_f64", "gj_softmax_backward_grad_f64",
+		"gj_log_softmax_backward_grad_f64", "gj_softmax_forward_f64", "gj_log_softmax_forward_f64"}, eps)
+	require.Equal(t, []string{"SOFTMAX_JET", "LOGISTIC_JET", "AXIS", "ELEMENTWISE"}, Modules())
+	for _, m := range Modules() {
+		require.Contains(t, KernelSource, "defined(GJ_FAMILY_"+m+")")
 	}
 	require.Equal(t, "unknown", FamilyUnknown.String())
 }

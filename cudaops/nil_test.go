@@ -24,7 +24,6 @@ func TestNilCall(t *testing.T) {
 	var c *Call
 	require.NotPanics(t, func() {
 		require.Zero(t, c.OutputElements())
-		require.Equal(t, DTypeInvalid, c.DType())
 		in, out, err := c.Lengths()
 		require.Nil(t, in)
 		require.Nil(t, out)
@@ -100,6 +99,6 @@ func TestRegisterNilPointer(t *testing.T) {
 	old := SetMode(ModeRequired)
 	defer SetMode(old)
 	require.NotPanics(t, func() {
-		_, _ = Run(&Call{Kernel: KernelReLUForward, Ints: []int{1}, In: []any{[]float64{1}}, Out: []any{[]float64{0}}}, nil)
+		_, _ = Run(NewCall(KernelReLUForward, [][]float64{{1}}, [][]float64{{0}}, []int{1}, nil))
 	})
 }

@@ -1,10 +1,6 @@
 package cudaops
 
-import (
-	"strings"
-
-	"github.com/gatejet/gatejet/cudaops/kernels"
-)
+import "github.com/gatejet/gatejet/cudaops/kernels"
 
 // KernelSource is the CUDA C source of every kernel (kernels/gatejet.cu). The device backend
 // (build tag cuda) compiles it with NVRTC; cudaops/internal/emu compiles the same file for the
@@ -17,29 +13,5 @@ func EntryPoint(k Kernel, dt DType) string {
 	if dt == Float32 {
 		suffix = "f32"
 	}
-	return "gj_" + string(k) + "_" + suffix
-}
-
-// familyMacro is the preprocessor symbol that selects a family's kernels in KernelSource.
-func familyMacro(f Family) string {
-	switch f {
-	case FamilySoftmaxJet:
-		return "GJ_FAMILY_SOFTMAX_JET"
-	case FamilyLogisticJet:
-		return "GJ_FAMILY_LOGISTIC_JET"
-	case FamilyAxis:
-		return "GJ_FAMILY_AXIS"
-	case FamilyElementwise:
-		return "GJ_FAMILY_ELEMENTWISE"
-	}
-	return ""
-}
-
-// String returns the family's name ("softmax_jet", "logistic_jet", "axis", "elementwise").
-func (f Family) String() string {
-	m := familyMacro(f)
-	if m == "" {
-		return "unknown"
-	}
-	return strings.ToLower(strings.TrimPrefix(m, "GJ_FAMILY_"))
+	return "gj_" + k.String() + "_" + suffix
 }

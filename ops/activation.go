@@ -9,9 +9,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/backward"
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // activation names an elementwise activation function.
@@ -26,12 +25,9 @@ const (
 
 var actNames = [numActivations]string{"ReLU", "GELU", "SiLU"}
 
-// Kernel tables, by activation: forward, backward, double backward.
-var actKernels = [numActivations][3]cudaops.Kernel{
-	{cudaops.KernelReLUForward, cudaops.KernelReLUBackward, cudaops.KernelReLUBackwardGrad},
-	{cudaops.KernelGELUForward, cudaops.KernelGELUBackward, cudaops.KernelGELUBackwardGrad},
-	{cudaops.KernelSiLUForward, cudaops.KernelSiLUBackward, cudaops.KernelSiLUBackwardGrad},
-}
+// kernels returns the activation's kernels in the kernel table, whose Activations follow
+// this package's order of activations.
+func (a activation) kernels() *kernel.Activation { return kernel.Activations[a] }
 
 // actStage is what an actOp computes: the forward map, its backward or its double backward.
 type actStage uint8
@@ -147,7 +143,6 @@ type actOp struct {
 func newActOp(a activation, stage actStage, wrt int, shape tensor.Shape, dt tensor.Dtype, o options) *actOp {
 	op := &actOp{a: a, stage: stage, wrt: wrt, shape: shape, dt: dt,
 		nm: "ops." + actNames[a] + [...]string{"", "Backward", "BackwardGrad"}[stage]}
-	op.self = op
 	op.configure(o)
 	return op
 }
@@ -170,7 +165,8 @@ func (op *actOp) Type() hm.Type {
 // InferShape checks that every input has the op's shape and returns it. Gorgonia calls it
 // when it applies the op; an op built with ReuseOutput is applied once (see ReuseOutput).
 func (op *actOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	return op.claim(sameShapes(op.name(), op.shape, ds, op.Arity()))
+	sh, err := sameShapes(op.name(), op.shape, ds, op.Arity())
+	return op.claim(op.name(), sh, err)
 }
 
 // WriteHash writes the op's name and, for the double backward, wrt.
@@ -234,61 +230,23 @@ func computeAct[T float](op *actOp, out *tensor.Dense, ts []*tensor.Dense) error
 	default:
 		var outs [2][]T
 		outs[op.wrt] = dst
-		return runActGrad(op.name(), &op.run, op.a, outs[0], outs[1], in[0], in[1], in[2])
+		return runActGrad(&op.run, op.a, outs[0], outs[1], in[0], in[1], in[2])
 	}
 }
 
 func runActForward[T float](rec *pathRecord, a activation, y, x []T) error {
-	cpu := func() error {
-		switch a {
-		case actReLU:
-			return backward.ReLU(y, x)
-		case actGELU:
-			return backward.GELU(y, x)
-		default:
-			return backward.SiLU(y, x)
-		}
-	}
 	ints := [1]int{len(x)}
-	return dispatch(rec, actKernels[a][stageForward], ints[:], nil, [][]T{x}, [][]T{y}, cpu)
+	return run(rec, a.kernels().Kernel(kernel.Forward), ints[:], nil, [][]T{x}, [][]T{y})
 }
 
 func runActBackward[T float](rec *pathRecord, a activation, dx, x, dy []T) error {
-	cpu := func() error {
-		switch a {
-		case actReLU:
-			return backward.ReLUBackward(dx, x, dy)
-		case actGELU:
-			return backward.GELUBackward(dx, x, dy)
-		default:
-			return backward.SiLUBackward(dx, x, dy)
-		}
-	}
 	ints := [1]int{len(x)}
-	return dispatch(rec, actKernels[a][stageBackward], ints[:], nil, [][]T{x, dy}, [][]T{dx}, cpu)
+	return run(rec, a.kernels().Kernel(kernel.Backward), ints[:], nil, [][]T{x, dy}, [][]T{dx})
 }
 
-func runActGrad[T float](name string, rec *pathRecord, a activation, gx, gdy, x, dy, g []T) error {
-	cpu := func() error {
-		switch a {
-		case actReLU:
-			return backward.ReLUBackwardGrad(gx, gdy, x, dy, g)
-		case actGELU:
-			return backward.GELUBackwardGrad(gx, gdy, x, dy, g)
-		default:
-			return backward.SiLUBackwardGrad(gx, gdy, x, dy, g)
-		}
-	}
+func runActGrad[T float](rec *pathRecord, a activation, gx, gdy, x, dy, g []T) error {
 	ints := [1]int{len(x)}
-	gx2, err := scratchOr(name, gx, len(x))
-	if err != nil {
-		return err
-	}
-	gdy2, err := scratchOr(name, gdy, len(x))
-	if err != nil {
-		return err
-	}
-	return dispatch(rec, actKernels[a][stageGrad], ints[:], nil, [][]T{x, dy, g}, [][]T{gx2, gdy2}, cpu)
+	return run(rec, a.kernels().Kernel(kernel.BackwardGrad), ints[:], nil, [][]T{x, dy, g}, [][]T{gx, gdy})
 }
 
 // DiffWRT: the forward map and the backward are differentiable in every input; the double
@@ -378,6 +336,6 @@ func actDiff[T float](op *actOp, grads, ts []*tensor.Dense) error {
 	if op.stage == stageForward {
 		return runActBackward(&op.diffRun, op.a, data[T](grads[0], n), data[T](ts[0], n), data[T](ts[1], n))
 	}
-	return runActGrad(op.name(), &op.diffRun, op.a, data[T](grads[0], n), data[T](grads[1], n),
+	return runActGrad(&op.diffRun, op.a, data[T](grads[0], n), data[T](grads[1], n),
 		data[T](ts[0], n), data[T](ts[1], n), data[T](ts[2], n))
 }

@@ -9,7 +9,6 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/check"
 )
@@ -60,7 +59,6 @@ type axisOp struct {
 
 func newAxisOp(a softmaxAxis, o options) *axisOp {
 	op := &axisOp{softmaxAxis: a}
-	op.self = op
 	op.configure(o)
 	return op
 }
@@ -84,7 +82,8 @@ func (op *axisOp) Type() hm.Type {
 // InferShape checks that every input has the op's shape and returns it. Gorgonia calls it
 // when it applies the op; an op built with ReuseOutput is applied once (see ReuseOutput).
 func (op *axisOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	return op.claim(sameShapes(op.name(), op.shape, ds, op.Arity()))
+	sh, err := sameShapes(op.name(), op.shape, ds, op.Arity())
+	return op.claim(op.name(), sh, err)
 }
 
 // sameShapes checks that there are arity inputs, all of the given shape.
@@ -169,44 +168,23 @@ func axisBackward[T float](op *axisOp, out, yt, dyt *tensor.Dense) error {
 	if check.Overlap(dx, y) || check.Overlap(dx, dy) {
 		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
-	return runAxisBackward(&op.run, op.log, op.shape, op.axis, op.ints, dx, y, dy)
+	return runAxisBackward(&op.run, op.log, op.ints, dx, y, dy)
 }
 
-func runAxisBackward[T float](rec *pathRecord, log bool, shape tensor.Shape, axis int, ints [3]int, dx, y, dy []T) error {
+func runAxisBackward[T float](rec *pathRecord, log bool, ints [3]int, dx, y, dy []T) error {
 	k := cudaops.KernelSoftmaxBackward
 	if log {
 		k = cudaops.KernelLogSoftmaxBackward
 	}
-	cpu := func() error {
-		if log {
-			return backward.LogSoftmaxBackward(dx, y, dy, shape, axis)
-		}
-		return backward.SoftmaxBackward(dx, y, dy, shape, axis)
-	}
-	return dispatch(rec, k, ints[:], nil, [][]T{y, dy}, [][]T{dx}, cpu)
+	return run(rec, k, ints[:], nil, [][]T{y, dy}, [][]T{dx})
 }
 
-func runAxisBackwardGrad[T float](name string, rec *pathRecord, log bool, shape tensor.Shape, axis int, ints [3]int, gy, gdy, y, dy, g []T) error {
+func runAxisBackwardGrad[T float](rec *pathRecord, log bool, ints [3]int, gy, gdy, y, dy, g []T) error {
 	k := cudaops.KernelSoftmaxBackwardGrad
 	if log {
 		k = cudaops.KernelLogSoftmaxBackwardGrad
 	}
-	cpu := func() error {
-		if log {
-			return backward.LogSoftmaxBackwardGrad(gy, gdy, y, dy, g, shape, axis)
-		}
-		return backward.SoftmaxBackwardGrad(gy, gdy, y, dy, g, shape, axis)
-	}
-	n := shape.TotalSize()
-	gy2, err := scratchOr(name, gy, n)
-	if err != nil {
-		return err
-	}
-	gdy2, err := scratchOr(name, gdy, n)
-	if err != nil {
-		return err
-	}
-	return dispatch(rec, k, ints[:], nil, [][]T{y, dy, g}, [][]T{gy2, gdy2}, cpu)
+	return run(rec, k, ints[:], nil, [][]T{y, dy, g}, [][]T{gy, gdy})
 }
 
 // DiffWRT: differentiable in y and dy.
@@ -226,7 +204,6 @@ func (op *axisOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (g
 	retVal := make(gorgonia.Nodes, 2)
 	for wrt := range retVal {
 		gop := &axisGradOp{fwd: op, wrt: wrt}
-		gop.self = gop
 		gop.configure(op.inherited())
 		n, err := gorgonia.ApplyOp(gop, inputs[0], inputs[1], grad)
 		if err != nil {
@@ -261,10 +238,10 @@ func (op *axisOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, o
 	}
 	n := op.shape.TotalSize()
 	if op.dt == tensor.Float64 {
-		err = runAxisBackwardGrad(op.name(), &op.diffRun, op.log, op.shape, op.axis, op.ints,
+		err = runAxisBackwardGrad(&op.diffRun, op.log, op.ints,
 			data[float64](gy, n), data[float64](gdy, n), data[float64](ts[0], n), data[float64](ts[1], n), data[float64](ts[2], n))
 	} else {
-		err = runAxisBackwardGrad(op.name(), &op.diffRun, op.log, op.shape, op.axis, op.ints,
+		err = runAxisBackwardGrad(&op.diffRun, op.log, op.ints,
 			data[float32](gy, n), data[float32](gdy, n), data[float32](ts[0], n), data[float32](ts[1], n), data[float32](ts[2], n))
 	}
 	if err != nil {
@@ -309,7 +286,8 @@ func (op *axisGradOp) Type() hm.Type {
 // InferShape checks that every input has the forward op's shape and returns it. Gorgonia
 // calls it when it applies the op; an op built with ReuseOutput is applied once.
 func (op *axisGradOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	return op.claim(sameShapes(op.name(), op.fwd.shape, ds, op.Arity()))
+	sh, err := sameShapes(op.name(), op.fwd.shape, ds, op.Arity())
+	return op.claim(op.name(), sh, err)
 }
 
 // WriteHash writes the forward op's hash and wrt.
@@ -360,7 +338,7 @@ func axisGrad[T float](op *axisGradOp, out *tensor.Dense, ts []*tensor.Dense) er
 	}
 	var outs [2][]T
 	outs[op.wrt] = dst
-	return runAxisBackwardGrad(op.name(), &op.run, f.log, f.shape, f.axis, f.ints, outs[0], outs[1], y, dy, g)
+	return runAxisBackwardGrad(&op.run, f.log, f.ints, outs[0], outs[1], y, dy, g)
 }
 
 // DiffWRT: the double backward is not differentiable.

@@ -32,7 +32,7 @@ func (f *fakeBackend) Close() error { return nil }
 func (f *fakeBackend) Launch(c *cudaops.Call) error {
 	f.launches.Add(1)
 	f.mu.Lock()
-	f.kernels[string(c.Kernel)]++
+	f.kernels[c.Kernel.String()]++
 	f.mu.Unlock()
 	if err := c.Check(); err != nil {
 		f.mu.Lock()
@@ -43,16 +43,12 @@ func (f *fakeBackend) Launch(c *cudaops.Call) error {
 	if f.fail.Load() {
 		return errors.New("injected device failure")
 	}
-	for _, o := range c.Out {
-		switch s := o.(type) {
-		case []float64:
-			for i := range s {
-				s[i] = marker
-			}
-		case []float32:
-			for i := range s {
-				s[i] = marker
-			}
+	for i := range c.F64.Out {
+		for j := range c.F64.Out[i] {
+			c.F64.Out[i][j] = marker
+		}
+		for j := range c.F32.Out[i] {
+			c.F32.Out[i][j] = marker
 		}
 	}
 	return nil
@@ -146,7 +142,7 @@ func TestEveryOpRunsOnTheBackend(t *testing.T) {
 	defer f.mu.Unlock()
 	require.Empty(t, f.bad, "every Call must satisfy its kernel's convention")
 	for _, k := range cudaops.Kernels() {
-		require.Positive(t, f.kernels[string(k)], "kernel %s was never launched", k)
+		require.Positive(t, f.kernels[k.String()], "kernel %s was never launched", k)
 	}
 }
 

@@ -3,222 +3,129 @@ package ops
 import (
 	"fmt"
 	"hash"
+	"strings"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
 // channel is one output of the row jet: the value, the first or second channel, the
 // Hessian-vector product or the Gauss-Newton slab.
-type channel uint8
+type channel = kernel.Channel
 
 const (
-	chValue channel = iota
-	chFirst
-	chSecond
-	chHVP
-	chGaussNewton
-	numChannels
+	chValue       = kernel.Value
+	chFirst       = kernel.First
+	chSecond      = kernel.Second
+	chHVP         = kernel.HVP
+	chGaussNewton = kernel.GaussNewton
 )
 
-var channelNames = [numChannels]string{"Value", "First", "Second", "HVP", "GaussNewton"}
-
-// hasV reports whether the channel takes a direction v as its third input.
-func (c channel) hasV() bool { return c == chHVP }
-
-// arity is the number of node inputs of the forward op: logits, decoded [, v].
-func (c channel) arity() int {
-	if c.hasV() {
+// arity is the number of node inputs of a channel's forward op: logits, decoded [, v].
+func arity(c channel) int {
+	if c.HasV() {
 		return 3
 	}
 	return 2
 }
 
 // outShape is the shape of the channel for a batch of n rows, K atoms and P columns.
-func (c channel) outShape(n, k, p int) []int {
-	switch c {
-	case chValue:
-		return []int{n, p}
-	case chFirst, chHVP:
-		return []int{n, k, p}
-	case chSecond:
-		return []int{n, k, k, p}
-	default: // chGaussNewton
-		return []int{n, k, k}
-	}
-}
+func outShape(c channel, n, k, p int) []int { return c.Out().Shape(n, k, p) }
 
-// gate is the gating function of a row jet: softmax(invTau·l) or the per-atom logistic
-// σ(α_k·l_k + β_k). It is immutable once built.
+// gate is the gating function of a jet op: the gate's declaration in the kernel table and the
+// parameters its kernels take (the table's floats), validated. The ops are written once for
+// every gate; nothing here branches on which gate it holds. Immutable once built.
 type gate struct {
-	logistic    bool
-	invTau      float64
-	alpha, beta []float64
-	floats      []float64 // the cudaops Floats: [invTau] or [α…, β…]
+	k      *kernel.Gate
+	floats []float64
 }
 
-// softmaxGate validates invTau and returns the softmax gate.
-func softmaxGate(op string, invTau float64) (*gate, error) {
-	if err := gatejet.CheckInvTau(op, invTau); err != nil {
+// newGate validates floats for a gate over K atoms and returns the gate, holding a copy.
+func newGate(op string, k *kernel.Gate, K int, floats []float64) (*gate, error) {
+	if want := k.NumFloats(K); len(floats) != want {
+		return nil, gatejet.Errorf(gatejet.ErrParam, op, "", "%s wants %d parameters for K=%d, got %d", k.Title, want, K, len(floats))
+	}
+	if err := k.Check(op, K, floats); err != nil {
 		return nil, err
 	}
-	return &gate{invTau: invTau, floats: []float64{invTau}}, nil
+	return &gate{k: k, floats: append([]float64(nil), floats...)}, nil
 }
 
-// logisticGate validates α and β (length K, finite) and returns the logistic gate, holding
-// copies of them.
-func logisticGate(op string, k int, alpha, beta []float64) (*gate, error) {
-	if err := gatejet.CheckLogisticGate(op, k, alpha, beta); err != nil {
-		return nil, err
-	}
-	g := &gate{logistic: true, floats: make([]float64, 2*k)}
-	copy(g.floats, alpha)
-	copy(g.floats[k:], beta)
-	g.alpha, g.beta = g.floats[:k:k], g.floats[k:]
-	return g, nil
+// softmaxParams returns the softmax gate's parameters: [invTau].
+func softmaxParams(invTau float64) gateParams {
+	return func(string, int) ([]float64, error) { return []float64{invTau}, nil }
 }
 
-func (g *gate) prefix() string {
-	if g.logistic {
-		return "LogisticJet"
+// logisticParams returns the logistic gate's parameters [α…, β…] after checking α and β
+// apart (each of length K), so that an error names the one at fault.
+func logisticParams(alpha, beta []float64) gateParams {
+	return func(op string, K int) ([]float64, error) {
+		if err := gatejet.CheckLogisticGate(op, K, alpha, beta); err != nil {
+			return nil, err
+		}
+		return append(append(make([]float64, 0, 2*K), alpha...), beta...), nil
 	}
-	return "SoftmaxJet"
+}
+
+// gateParams returns a gate's floats for K atoms.
+type gateParams func(op string, K int) ([]float64, error)
+
+// groups calls f with each named parameter of the gate and its values.
+func (g *gate) groups(f func(p kernel.Param, v []float64)) {
+	K := len(g.floats)
+	if n := g.k.NumFloats(1); n > 0 {
+		scalars := 0
+		for _, p := range g.k.Params {
+			if !p.PerAtom {
+				scalars++
+			}
+		}
+		if per := n - scalars; per > 0 {
+			K = (len(g.floats) - scalars) / per
+		}
+	}
+	rest := g.floats
+	for _, p := range g.k.Params {
+		n := 1
+		if p.PerAtom {
+			n = K
+		}
+		f(p, rest[:n:n])
+		rest = rest[n:]
+	}
 }
 
 func (g *gate) writeHash(h hash.Hash) {
-	if g.logistic {
-		writeFloats(h, "alpha", g.alpha)
-		writeFloats(h, "beta", g.beta)
-		return
-	}
-	writeFloats(h, "invTau", []float64{g.invTau})
+	g.groups(func(p kernel.Param, v []float64) { writeFloats(h, p.Name, v) })
 }
 
-// String formats the gate's parameters.
+// String formats the gate's parameters: "invTau=2", "alpha=[…] beta=[…]".
 func (g *gate) String() string {
-	if !g.logistic {
-		return fmt.Sprintf("invTau=%v", g.invTau)
-	}
-	return fmt.Sprintf("alpha=%v beta=%v", g.alpha, g.beta)
-}
-
-// Kernel tables: [logistic][channel].
-var (
-	fwdKernels = [2][numChannels]cudaops.Kernel{
-		{cudaops.KernelJetValue, cudaops.KernelJetFirst, cudaops.KernelJetSecond, cudaops.KernelJetHVP, cudaops.KernelJetGaussNewton},
-		{cudaops.KernelLogisticValue, cudaops.KernelLogisticFirst, cudaops.KernelLogisticSecond, cudaops.KernelLogisticHVP, cudaops.KernelLogisticGaussNewton},
-	}
-	vjpKernels = [2][numChannels]cudaops.Kernel{
-		{cudaops.KernelJetValueVJP, cudaops.KernelJetFirstVJP, cudaops.KernelJetSecondVJP, cudaops.KernelJetHVPVJP, cudaops.KernelJetGaussNewtonVJP},
-		{cudaops.KernelLogisticValueVJP, cudaops.KernelLogisticFirstVJP, cudaops.KernelLogisticSecondVJP, cudaops.KernelLogisticHVPVJP, cudaops.KernelLogisticGaussNewtonVJP},
-	}
-)
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// forward runs the channel's kernel: dst from logits l, decoded d and (HVP only) v.
-func forward[T float](g *gate, c channel, dst, l, d, v []T, sh softmaxjet.Shape) error {
-	if g.logistic {
-		a, b := g.alpha, g.beta
-		switch c {
-		case chValue:
-			return softmaxjet.LogisticValue(dst, l, d, sh, a, b)
-		case chFirst:
-			return softmaxjet.LogisticFirst(dst, l, d, sh, a, b)
-		case chSecond:
-			return softmaxjet.LogisticSecond(dst, l, d, sh, a, b)
-		case chHVP:
-			return softmaxjet.LogisticHVP(dst, l, d, v, sh, a, b)
-		default:
-			return softmaxjet.LogisticGaussNewton(dst, l, d, sh, a, b)
+	var parts []string
+	g.groups(func(p kernel.Param, v []float64) {
+		if p.PerAtom {
+			parts = append(parts, fmt.Sprintf("%s=%v", p.Name, v))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s=%v", p.Name, v[0]))
 		}
-	}
-	s := g.invTau
-	switch c {
-	case chValue:
-		return softmaxjet.Value(dst, l, d, sh, s)
-	case chFirst:
-		return softmaxjet.First(dst, l, d, sh, s)
-	case chSecond:
-		return softmaxjet.Second(dst, l, d, sh, s)
-	case chHVP:
-		return softmaxjet.HVP(dst, l, d, v, sh, s)
-	default:
-		return softmaxjet.GaussNewton(dst, l, d, sh, s)
-	}
+	})
+	return strings.Join(parts, " ")
 }
 
-// vjp runs the channel's VJP kernel with upstream gradient up: dl, dd and (HVP only) dv, any
-// of which may be nil to skip it.
-func vjp[T float](g *gate, c channel, dl, dd, dv, l, d, v, up []T, sh softmaxjet.Shape) error {
-	if g.logistic {
-		a, b := g.alpha, g.beta
-		switch c {
-		case chValue:
-			return softmaxjet.LogisticValueVJP(dl, dd, l, d, up, sh, a, b)
-		case chFirst:
-			return softmaxjet.LogisticFirstVJP(dl, dd, l, d, up, sh, a, b)
-		case chSecond:
-			return softmaxjet.LogisticSecondVJP(dl, dd, l, d, up, sh, a, b)
-		case chHVP:
-			return softmaxjet.LogisticHVPVJP(dl, dd, dv, l, d, v, up, sh, a, b)
-		default:
-			return softmaxjet.LogisticGaussNewtonVJP(dl, dd, l, d, up, sh, a, b)
-		}
-	}
-	s := g.invTau
-	switch c {
-	case chValue:
-		return softmaxjet.ValueVJP(dl, dd, l, d, up, sh, s)
-	case chFirst:
-		return softmaxjet.FirstVJP(dl, dd, l, d, up, sh, s)
-	case chSecond:
-		return softmaxjet.SecondVJP(dl, dd, l, d, up, sh, s)
-	case chHVP:
-		return softmaxjet.HVPVJP(dl, dd, dv, l, d, v, up, sh, s)
-	default:
-		return softmaxjet.GaussNewtonVJP(dl, dd, l, d, up, sh, s)
-	}
-}
-
-// runForward dispatches the channel's forward kernel through cudaops.Run.
+// runForward runs the channel's forward kernel: dst from logits l, decoded d and (HVP) v.
 func runForward[T float](rec *pathRecord, g *gate, c channel, dst, l, d, v []T, sh softmaxjet.Shape) error {
 	ints := [3]int{sh.N, sh.K, sh.P}
-	k := fwdKernels[b2i(g.logistic)][c]
-	cpu := func() error { return forward(g, c, dst, l, d, v, sh) }
-	if c.hasV() {
-		return dispatch(rec, k, ints[:], g.floats, [][]T{l, d, v}, [][]T{dst}, cpu)
-	}
-	return dispatch(rec, k, ints[:], g.floats, [][]T{l, d}, [][]T{dst}, cpu)
+	return run(rec, g.k.Kernel(c, false), ints[:], g.floats, [][]T{l, d, v}, [][]T{dst})
 }
 
-// runVJP dispatches the channel's VJP kernel through cudaops.Run. Outputs left nil are
-// skipped by the CPU kernel; a device kernel writes every output, so they are then given
-// scratch buffers (see scratchOr).
-func runVJP[T float](name string, rec *pathRecord, g *gate, c channel, dl, dd, dv, l, d, v, up []T, sh softmaxjet.Shape) error {
+// runVJP runs the channel's VJP kernel with upstream gradient up: dl, dd and (HVP) dv, any of
+// which may be nil to skip it.
+func runVJP[T float](rec *pathRecord, g *gate, c channel, dl, dd, dv, l, d, v, up []T, sh softmaxjet.Shape) error {
 	ints := [3]int{sh.N, sh.K, sh.P}
-	k := vjpKernels[b2i(g.logistic)][c]
-	cpu := func() error { return vjp(g, c, dl, dd, dv, l, d, v, up, sh) }
-	dl2, err := scratchOr(name, dl, sh.LogitsLen())
-	if err != nil {
-		return err
+	in := [][]T{l, d, up}
+	if c.HasV() {
+		in = [][]T{l, d, v, up}
 	}
-	dd2, err := scratchOr(name, dd, sh.DecodedLen())
-	if err != nil {
-		return err
-	}
-	if c.hasV() {
-		dv2, err := scratchOr(name, dv, sh.LogitsLen())
-		if err != nil {
-			return err
-		}
-		return dispatch(rec, k, ints[:], g.floats, [][]T{l, d, v, up}, [][]T{dl2, dd2, dv2}, cpu)
-	}
-	return dispatch(rec, k, ints[:], g.floats, [][]T{l, d, up}, [][]T{dl2, dd2}, cpu)
+	return run(rec, g.k.Kernel(c, true), ints[:], g.floats, in, [][]T{dl, dd, dv})
 }

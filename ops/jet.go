@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
@@ -18,35 +19,35 @@ import (
 // [n,K,P], both Float64 or both Float32; invTau is the inverse temperature (positive,
 // finite). Differentiable in logits and decoded.
 func SoftmaxJetValue(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
-	return softmaxJet(chValue, logits, decoded, nil, invTau, opts)
+	return jet(chValue, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
 }
 
 // SoftmaxJetFirst returns the first channel [n,K,P], first[r][a][c] = ∂ẑ[r][c]/∂logits[r][a].
 // Arguments as for SoftmaxJetValue. Its gradient is the second channel contracted with the
 // upstream gradient (softmaxjet.FirstVJP), never materialised.
 func SoftmaxJetFirst(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
-	return softmaxJet(chFirst, logits, decoded, nil, invTau, opts)
+	return jet(chFirst, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
 }
 
 // SoftmaxJetSecond returns the second channel [n,K,K,P],
 // second[r][a][b][c] = ∂²ẑ[r][c]/∂logits[r][a]∂logits[r][b]. Arguments as for
 // SoftmaxJetValue. Its gradient is the O(K²·P) third-order contraction softmaxjet.SecondVJP.
 func SoftmaxJetSecond(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
-	return softmaxJet(chSecond, logits, decoded, nil, invTau, opts)
+	return jet(chSecond, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
 }
 
 // SoftmaxJetHVP returns the Hessian-vector product [n,K,P],
 // hvp[r][a][c] = Σ_b second[r][a][b][c]·v[r][b], without building the second channel. v is
 // [n,K] like logits. Differentiable in logits, decoded and v.
 func SoftmaxJetHVP(logits, decoded, v *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
-	return softmaxJet(chHVP, logits, decoded, v, invTau, opts)
+	return jet(chHVP, kernel.SoftmaxGate, logits, decoded, v, softmaxParams(invTau), opts)
 }
 
 // SoftmaxJetGaussNewton returns the Gauss-Newton slabs [n,K,K],
 // gn[r][a][b] = Σ_c first[r][a][c]·first[r][b][c], without building the first channel.
 // Arguments as for SoftmaxJetValue.
 func SoftmaxJetGaussNewton(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
-	return softmaxJet(chGaussNewton, logits, decoded, nil, invTau, opts)
+	return jet(chGaussNewton, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
 }
 
 // LogisticJetValue returns the value channel [n,P] of the logistic-gated reconstruction,
@@ -54,35 +55,37 @@ func SoftmaxJetGaussNewton(logits, decoded *gorgonia.Node, invTau float64, opts 
 // length K and finite elements; they are copied, and are constants of the graph (no gradient
 // is produced for them).
 func LogisticJetValue(logits, decoded *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
-	return logisticJet(chValue, logits, decoded, nil, alpha, beta, opts)
+	return jet(chValue, kernel.LogisticGate, logits, decoded, nil, logisticParams(alpha, beta), opts)
 }
 
 // LogisticJetFirst returns the first channel [n,K,P] of the logistic gate,
 // first[r][a][c] = α_a σ'_a decoded[r][a][c]. Arguments as for LogisticJetValue.
 func LogisticJetFirst(logits, decoded *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
-	return logisticJet(chFirst, logits, decoded, nil, alpha, beta, opts)
+	return jet(chFirst, kernel.LogisticGate, logits, decoded, nil, logisticParams(alpha, beta), opts)
 }
 
 // LogisticJetSecond returns the second channel [n,K,K,P] of the logistic gate (zero off the
 // a = b diagonal). Arguments as for LogisticJetValue.
 func LogisticJetSecond(logits, decoded *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
-	return logisticJet(chSecond, logits, decoded, nil, alpha, beta, opts)
+	return jet(chSecond, kernel.LogisticGate, logits, decoded, nil, logisticParams(alpha, beta), opts)
 }
 
 // LogisticJetHVP returns the Hessian-vector product [n,K,P] of the logistic gate with the
 // direction v [n,K]. Arguments as for LogisticJetValue.
 func LogisticJetHVP(logits, decoded, v *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
-	return logisticJet(chHVP, logits, decoded, v, alpha, beta, opts)
+	return jet(chHVP, kernel.LogisticGate, logits, decoded, v, logisticParams(alpha, beta), opts)
 }
 
 // LogisticJetGaussNewton returns the Gauss-Newton slabs [n,K,K] of the logistic gate.
 // Arguments as for LogisticJetValue.
 func LogisticJetGaussNewton(logits, decoded *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
-	return logisticJet(chGaussNewton, logits, decoded, nil, alpha, beta, opts)
+	return jet(chGaussNewton, kernel.LogisticGate, logits, decoded, nil, logisticParams(alpha, beta), opts)
 }
 
-func softmaxJet(c channel, logits, decoded, v *gorgonia.Node, invTau float64, opts []Option) (*gorgonia.Node, error) {
-	op := "ops.SoftmaxJet" + channelNames[c]
+// jet builds the node of channel c of the gate gk, whose parameters for K atoms params
+// returns: the one constructor of every gate's jet ops.
+func jet(c channel, gk *kernel.Gate, logits, decoded, v *gorgonia.Node, params gateParams, opts []Option) (*gorgonia.Node, error) {
+	op := "ops." + gk.Title + c.String()
 	sh, dt, err := checkJetArgs(op, c, logits, decoded, v)
 	if err != nil {
 		return nil, err
@@ -91,30 +94,14 @@ func softmaxJet(c channel, logits, decoded, v *gorgonia.Node, invTau float64, op
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOutput(op, dt, c.outShape(sh.N, sh.K, sh.P)); err != nil {
+	if err := checkOutput(op, dt, outShape(c, sh.N, sh.K, sh.P)); err != nil {
 		return nil, err
 	}
-	g, err := softmaxGate(op, invTau)
+	floats, err := params(op, sh.K)
 	if err != nil {
 		return nil, err
 	}
-	return applyJet(newJetOp(g, c, sh, dt, o), logits, decoded, v)
-}
-
-func logisticJet(c channel, logits, decoded, v *gorgonia.Node, alpha, beta []float64, opts []Option) (*gorgonia.Node, error) {
-	op := "ops.LogisticJet" + channelNames[c]
-	sh, dt, err := checkJetArgs(op, c, logits, decoded, v)
-	if err != nil {
-		return nil, err
-	}
-	o, err := applyOptions(op, opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOutput(op, dt, c.outShape(sh.N, sh.K, sh.P)); err != nil {
-		return nil, err
-	}
-	g, err := logisticGate(op, sh.K, alpha, beta)
+	g, err := newGate(op, gk, sh.K, floats)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +111,7 @@ func logisticJet(c channel, logits, decoded, v *gorgonia.Node, alpha, beta []flo
 // checkJetArgs validates logits [n,K], decoded [n,K,P] and (HVP) v [n,K].
 func checkJetArgs(op string, c channel, logits, decoded, v *gorgonia.Node) (softmaxjet.Shape, tensor.Dtype, error) {
 	args := []arg{{"logits", logits}, {"decoded", decoded}}
-	if c.hasV() {
+	if c.HasV() {
 		args = append(args, arg{"v", v})
 	}
 	dt, err := checkArgs(op, args...)
@@ -136,7 +123,7 @@ func checkJetArgs(op string, c channel, logits, decoded, v *gorgonia.Node) (soft
 }
 
 func vShape(c channel, v *gorgonia.Node) tensor.Shape {
-	if c.hasV() {
+	if c.HasV() {
 		return v.Shape()
 	}
 	return nil
@@ -157,7 +144,7 @@ func jetShape(op string, c channel, ls, ds, vs tensor.Shape) (softmaxjet.Shape, 
 	if ds[1] != ls[1] {
 		return softmaxjet.Shape{}, gatejet.Errorf(gatejet.ErrShape, op, "decoded", "want K = %d atoms like logits %v, got shape %v", ls[1], ls, ds)
 	}
-	if c.hasV() {
+	if c.HasV() {
 		if err := checkRank(op, "v", vs, 2, "[n,K]"); err != nil {
 			return softmaxjet.Shape{}, err
 		}
@@ -203,12 +190,11 @@ type jetOp struct {
 
 func newJetOp(g *gate, c channel, sh softmaxjet.Shape, dt tensor.Dtype, o options) *jetOp {
 	op := &jetOp{g: g, c: c, sh: sh, dt: dt,
-		nm:       "ops." + g.prefix() + channelNames[c],
+		nm:       "ops." + g.k.Title + c.String(),
 		lShape:   tensor.Shape{sh.N, sh.K},
 		dShape:   tensor.Shape{sh.N, sh.K, sh.P},
-		outShape: c.outShape(sh.N, sh.K, sh.P),
+		outShape: outShape(c, sh.N, sh.K, sh.P),
 	}
-	op.self = op
 	op.configure(o)
 	return op
 }
@@ -216,16 +202,16 @@ func newJetOp(g *gate, c channel, sh softmaxjet.Shape, dt tensor.Dtype, o option
 func (op *jetOp) name() string { return op.nm }
 
 // Arity is 2 (logits, decoded), or 3 for the HVP (logits, decoded, v).
-func (op *jetOp) Arity() int { return op.c.arity() }
+func (op *jetOp) Arity() int { return arity(op.c) }
 
 // Type is Tensor-2 a → Tensor-3 a [→ Tensor-2 a] → Tensor-r a, r the rank of the channel.
 func (op *jetOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	ts := []hm.Type{tensorType(2, a), tensorType(3, a)}
-	if op.c.hasV() {
+	if op.c.HasV() {
 		ts = append(ts, tensorType(2, a))
 	}
-	ts = append(ts, tensorType(len(op.c.outShape(1, 1, 1)), a))
+	ts = append(ts, tensorType(len(outShape(op.c, 1, 1, 1)), a))
 	return fnType(ts...)
 }
 
@@ -236,7 +222,7 @@ func (op *jetOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	return op.claim(tensor.Shape(op.c.outShape(sh.N, sh.K, sh.P)), nil)
+	return op.claim(op.name(), tensor.Shape(outShape(op.c, sh.N, sh.K, sh.P)), nil)
 }
 
 func (op *jetOp) inferBatch(ds []gorgonia.DimSizer) (softmaxjet.Shape, error) {
@@ -252,7 +238,7 @@ func (op *jetOp) inferBatch(ds []gorgonia.DimSizer) (softmaxjet.Shape, error) {
 		return softmaxjet.Shape{}, err
 	}
 	var vs tensor.Shape
-	if op.c.hasV() {
+	if op.c.HasV() {
 		if vs, err = shapeOf(op.name(), ds, 2); err != nil {
 			return softmaxjet.Shape{}, err
 		}
@@ -285,7 +271,7 @@ type jetInputs struct {
 func jetValues(op string, f *jetOp, vals []gorgonia.Value, upShape tensor.Shape) (jetInputs, error) {
 	var in jetInputs
 	c, dt := f.c, f.dt
-	want := c.arity()
+	want := arity(c)
 	if upShape != nil {
 		want++
 	}
@@ -300,7 +286,7 @@ func jetValues(op string, f *jetOp, vals []gorgonia.Value, upShape tensor.Shape)
 		return in, err
 	}
 	i := 2
-	if c.hasV() {
+	if c.HasV() {
 		if in.v, err = dense(op, "v", vals[2], dt, f.lShape); err != nil {
 			return in, err
 		}
@@ -428,10 +414,10 @@ func jetDiff[T float](op *jetOp, grads []*tensor.Dense, in jetInputs) error {
 	l, d, up := data[T](in.l, sh.LogitsLen()), data[T](in.d, sh.DecodedLen()), data[T](in.up, in.up.Shape().TotalSize())
 	dl, dd := data[T](grads[0], sh.LogitsLen()), data[T](grads[1], sh.DecodedLen())
 	var v, dv []T
-	if op.c.hasV() {
+	if op.c.HasV() {
 		v, dv = data[T](in.v, sh.LogitsLen()), data[T](grads[2], sh.LogitsLen())
 	}
-	return runVJP(op.name(), &op.diffRun, op.g, op.c, dl, dd, dv, l, d, v, up, sh)
+	return runVJP(&op.diffRun, op.g, op.c, dl, dd, dv, l, d, v, up, sh)
 }
 
 // jetVJPOp is the gradient of a jetOp with respect to one of its inputs (wrt: 0 logits,
@@ -446,7 +432,6 @@ type jetVJPOp struct {
 
 func newJetVJPOp(fwd *jetOp, wrt int) *jetVJPOp {
 	op := &jetVJPOp{fwd: fwd, wrt: wrt, nm: fwd.name() + "VJP"}
-	op.self = op
 	op.configure(fwd.inherited())
 	return op
 }
@@ -462,10 +447,10 @@ func (op *jetVJPOp) Arity() int { return op.fwd.Arity() + 1 }
 func (op *jetVJPOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	ts := []hm.Type{tensorType(2, a), tensorType(3, a)}
-	if op.fwd.c.hasV() {
+	if op.fwd.c.HasV() {
 		ts = append(ts, tensorType(2, a))
 	}
-	ts = append(ts, tensorType(len(op.fwd.c.outShape(1, 1, 1)), a))
+	ts = append(ts, tensorType(len(outShape(op.fwd.c, 1, 1, 1)), a))
 	ts = append(ts, ts[op.wrt])
 	return fnType(ts...)
 }
@@ -491,10 +476,10 @@ func (op *jetVJPOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	if want := tensor.Shape(op.fwd.c.outShape(sh.N, sh.K, sh.P)); !us.Eq(want) {
+	if want := tensor.Shape(outShape(op.fwd.c, sh.N, sh.K, sh.P)); !us.Eq(want) {
 		return nil, gatejet.Errorf(gatejet.ErrShape, op.name(), "grad", "want %v, got %v", want, us)
 	}
-	return op.claim(op.wrtShape(), nil)
+	return op.claim(op.name(), op.wrtShape(), nil)
 }
 
 // WriteHash writes the forward op's hash and wrt.
@@ -549,7 +534,7 @@ func computeJetVJP[T float](op *jetVJPOp, out *tensor.Dense, in jetInputs) error
 	}
 	var outs [3][]T
 	outs[op.wrt] = dst
-	return runVJP(op.name(), &op.run, op.fwd.g, op.fwd.c, outs[0], outs[1], outs[2], l, d, v, up, sh)
+	return runVJP(&op.run, op.fwd.g, op.fwd.c, outs[0], outs[1], outs[2], l, d, v, up, sh)
 }
 
 // DiffWRT: the value channel's VJP is differentiable (see valueVJPSymDiff); the other
@@ -566,7 +551,7 @@ func (op *jetVJPOp) DiffWRT(inputs int) []bool {
 func (op *jetVJPOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	if op.fwd.c != chValue {
 		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "",
-			"the gradient of the %s channel is not differentiable (only the value channel's is)", channelNames[op.fwd.c])
+			"the gradient of the %s channel is not differentiable (only the value channel's is)", op.fwd.c)
 	}
 	if err := checkDiffNodes(op.name(), op.Arity(), inputs, grad); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
@@ -35,16 +36,16 @@ func jetInputsFor(seed int64, n, k, p int) []input {
 // jetCase is one channel of one gate as a graphCase.
 func jetCase(logistic bool, c channel) graphCase {
 	ins := jetInputsFor(int64(10*int(c)+b2i(logistic)), tN, tK, tP)
-	if !c.hasV() {
+	if !c.HasV() {
 		ins = ins[:2]
 	}
-	name := "SoftmaxJet" + channelNames[c]
+	name := "SoftmaxJet" + c.String()
 	if logistic {
-		name = "LogisticJet" + channelNames[c]
+		name = "LogisticJet" + c.String()
 	}
 	return graphCase{name: name, inputs: ins, build: func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
 		var v *G.Node
-		if c.hasV() {
+		if c.HasV() {
 			v = in[2]
 		}
 		if logistic {
@@ -66,10 +67,25 @@ func jetCase(logistic bool, c channel) graphCase {
 	}}
 }
 
+// testGate is the softmaxjet gate of the tests' parameters.
+func testGate[T float](logistic bool) softmaxjet.Gate[T] {
+	if logistic {
+		return softmaxjet.Logistic[T]{Alpha: tAlpha, Beta: tBeta}
+	}
+	return softmaxjet.Softmax[T]{InvTau: tInvTau}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func allJetCases() []graphCase {
 	var cs []graphCase
 	for _, logistic := range []bool{false, true} {
-		for c := chValue; c < numChannels; c++ {
+		for c := chValue; c < kernel.NumChannels; c++ {
 			cs = append(cs, jetCase(logistic, c))
 		}
 	}
@@ -95,22 +111,26 @@ func widen[T float](vals []T) []float64 {
 // kernelJet computes the channel directly with the softmaxjet kernel, in T.
 func kernelJet[T float](t *testing.T, logistic bool, c channel, ins []input) []float64 {
 	sh := softmaxjet.Shape{N: ins[0].shape[0], K: ins[0].shape[1], P: ins[1].shape[2]}
-	g := &gate{invTau: tInvTau}
-	if logistic {
-		g = &gate{logistic: true, alpha: tAlpha, beta: tBeta}
-	}
-	dst := make([]T, tensor.Shape(c.outShape(sh.N, sh.K, sh.P)).TotalSize())
+	g := testGate[T](logistic)
+	dst := make([]T, tensor.Shape(outShape(c, sh.N, sh.K, sh.P)).TotalSize())
 	var v []T
-	if c.hasV() {
+	if c.HasV() {
 		v = typed[T](ins[2].vals)
 	}
-	require.NoError(t, forward(g, c, dst, typed[T](ins[0].vals), typed[T](ins[1].vals), v, sh))
+	l, d := typed[T](ins[0].vals), typed[T](ins[1].vals)
+	require.NoError(t, []func() error{
+		func() error { return g.Value(dst, l, d, sh) },
+		func() error { return g.First(dst, l, d, sh) },
+		func() error { return g.Second(dst, l, d, sh) },
+		func() error { return g.HVP(dst, l, d, v, sh) },
+		func() error { return g.GaussNewton(dst, l, d, sh) },
+	}[c]())
 	return widen(dst)
 }
 
 func TestJetForwardMatchesKernels(t *testing.T) {
 	for _, logistic := range []bool{false, true} {
-		for c := chValue; c < numChannels; c++ {
+		for c := chValue; c < kernel.NumChannels; c++ {
 			jc := jetCase(logistic, c)
 			for _, dt := range dtypes {
 				for _, m := range machines {
@@ -217,18 +237,22 @@ func TestJetHashSeparatesParameters(t *testing.T) {
 // kernelJetVJP computes the channel's VJP directly with the softmaxjet kernel, in T.
 func kernelJetVJP[T float](t *testing.T, logistic bool, c channel, ins []input, up []float64) [][]float64 {
 	sh := softmaxjet.Shape{N: ins[0].shape[0], K: ins[0].shape[1], P: ins[1].shape[2]}
-	g := &gate{invTau: tInvTau}
-	if logistic {
-		g = &gate{logistic: true, alpha: tAlpha, beta: tBeta}
-	}
+	g := testGate[T](logistic)
 	dl, dd := make([]T, sh.LogitsLen()), make([]T, sh.DecodedLen())
 	var v, dv []T
-	if c.hasV() {
+	if c.HasV() {
 		v, dv = typed[T](ins[2].vals), make([]T, sh.LogitsLen())
 	}
-	require.NoError(t, vjp(g, c, dl, dd, dv, typed[T](ins[0].vals), typed[T](ins[1].vals), v, typed[T](up), sh))
+	l, d, u := typed[T](ins[0].vals), typed[T](ins[1].vals), typed[T](up)
+	require.NoError(t, []func() error{
+		func() error { return g.ValueVJP(dl, dd, l, d, u, sh) },
+		func() error { return g.FirstVJP(dl, dd, l, d, u, sh) },
+		func() error { return g.SecondVJP(dl, dd, l, d, u, sh) },
+		func() error { return g.HVPVJP(dl, dd, dv, l, d, v, u, sh) },
+		func() error { return g.GaussNewtonVJP(dl, dd, l, d, u, sh) },
+	}[c]())
 	out := [][]float64{widen(dl), widen(dd)}
-	if c.hasV() {
+	if c.HasV() {
 		out = append(out, widen(dv))
 	}
 	return out
@@ -239,9 +263,9 @@ func kernelJetVJP[T float](t *testing.T, logistic bool, c channel, ins []input, 
 // exactly what the softmaxjet VJP kernels compute for W.
 func TestJetVJPMatchesKernels(t *testing.T) {
 	for _, logistic := range []bool{false, true} {
-		for c := chValue; c < numChannels; c++ {
+		for c := chValue; c < kernel.NumChannels; c++ {
 			jc := jetCase(logistic, c)
-			w := weights(tensor.Shape(c.outShape(tN, tK, tP)).TotalSize())
+			w := weights(tensor.Shape(outShape(c, tN, tK, tP)).TotalSize())
 			for _, dt := range dtypes {
 				var want [][]float64
 				if dt == tensor.Float64 {

@@ -69,11 +69,11 @@ func (s *seam) configure(o options) {
 // it). An op built with ReuseOutput serves the one node it was built for: a second
 // application is an ErrParam error, since that node's value would be the same memory as the
 // first's (see ReuseOutput). A failed inference claims nothing.
-func (s *seam) claim(shape tensor.Shape, err error) (tensor.Shape, error) {
+func (s *seam) claim(name string, shape tensor.Shape, err error) (tensor.Shape, error) {
 	if err != nil || s.out == nil || s.out.applied.CompareAndSwap(false, true) {
 		return shape, err
 	}
-	return nil, gatejet.Errorf(gatejet.ErrParam, s.self.name(), "",
+	return nil, gatejet.Errorf(gatejet.ErrParam, name, "",
 		"the op was built with ReuseOutput and already makes a node: its output buffer belongs to that node, so the op cannot make another (build the other node with the constructor)")
 }
 

@@ -49,7 +49,6 @@ func newSoftmax(name string, log bool, x *gorgonia.Node, axis int, opts []Option
 		return nil, err
 	}
 	op := &softmaxOp{softmaxAxis: a}
-	op.self = op
 	op.configure(o)
 	return gorgonia.ApplyOp(op, x)
 }
@@ -117,7 +116,8 @@ func (op *softmaxOp) Type() hm.Type {
 // InferShape checks that the input has the op's shape and returns it. Gorgonia calls it when
 // it applies the op; an op built with ReuseOutput is applied once (see ReuseOutput).
 func (op *softmaxOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	return op.claim(sameShapes(op.name(), op.shape, ds, 1))
+	sh, err := sameShapes(op.name(), op.shape, ds, 1)
+	return op.claim(op.name(), sh, err)
 }
 
 // WriteHash writes the op's name and axis.
@@ -167,13 +167,7 @@ func softmaxForward[T float](op *softmaxOp, out, xt *tensor.Dense) error {
 	if b.log {
 		k = cudaops.KernelLogSoftmaxForward
 	}
-	cpu := func() error {
-		if b.log {
-			return backward.LogSoftmax(y, x, b.shape, b.axis)
-		}
-		return backward.Softmax(y, x, b.shape, b.axis)
-	}
-	return dispatch(&op.run, k, b.ints[:], nil, [][]T{x}, [][]T{y}, cpu)
+	return run(&op.run, k, b.ints[:], nil, [][]T{x}, [][]T{y})
 }
 
 // DiffWRT: differentiable in x.
@@ -228,10 +222,10 @@ func (op *softmaxOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes
 	}
 	n := b.shape.TotalSize()
 	if b.dt == tensor.Float64 {
-		err = runAxisBackward(&op.diffRun, b.log, b.shape, b.axis, b.ints,
+		err = runAxisBackward(&op.diffRun, b.log, b.ints,
 			data[float64](dx, n), data[float64](ts[0], n), data[float64](ts[1], n))
 	} else {
-		err = runAxisBackward(&op.diffRun, b.log, b.shape, b.axis, b.ints,
+		err = runAxisBackward(&op.diffRun, b.log, b.ints,
 			data[float32](dx, n), data[float32](ts[0], n), data[float32](ts[1], n))
 	}
 	if err != nil {

@@ -11,19 +11,15 @@ import _ "embed"
 //go:embed gatejet.cu
 var Source string
 
-// Families are the kernel families of Source, as the suffixes of their selecting macros
-// (GJ_FAMILY_<family>) and of their entry-point lists (GJ_<family>_KERNELS).
-var Families = []string{"SOFTMAX_JET", "LOGISTIC_JET", "AXIS", "ELEMENTWISE"}
-
 // Options returns the NVRTC options of a module holding one family's kernels for one element
 // type, compiled for the real architecture arch (e.g. "sm_90"): code for the device's own
 // architecture, no contraction of a*b+c into fused multiply-adds (float64 results then round
-// as on the CPU; the math library's own exp/tanh still use FMA internally), only the family's
+// as on the CPU; the math library's own exp/tanh still use FMA internally), only the module's
 // kernels and only the element type's entry points.
-func Options(arch, family string, float32 bool) []string {
+func Options(arch, module string, float32 bool) []string {
 	want := "-DGJ_WANT_F64"
 	if float32 {
 		want = "-DGJ_WANT_F32"
 	}
-	return []string{"--gpu-architecture=" + arch, "--fmad=false", "-DGJ_FAMILY_" + family, want}
+	return []string{"--gpu-architecture=" + arch, "--fmad=false", "-DGJ_FAMILY_" + module, want}
 }

@@ -23,11 +23,10 @@ func init() {
 				return node(ops.LogisticJetSecond(l, d, []float64{1, -big, 1}, beta))
 			}, kind: gatejet.ErrParam, op: "ops.LogisticJetSecond", arg: "alpha"},
 			{name: "Call alpha past MaxLogisticAlpha", call: func() (any, error) {
-				c := &cudaops.Call{Kernel: cudaops.KernelLogisticSecond, Ints: []int{1, 3, 2},
-					Floats: []float64{1, big, 1, 0, 0, 0},
-					In:     []any{make([]float64, 3), make([]float64, 6)}, Out: []any{make([]float64, 18)}}
+				c := cudaops.NewCall(cudaops.KernelLogisticSecond, [][]float64{make([]float64, 3), make([]float64, 6)},
+					[][]float64{make([]float64, 18)}, []int{1, 3, 2}, []float64{1, big, 1, 0, 0, 0})
 				return only(c.Check())
-			}, kind: gatejet.ErrParam, op: "cudaops.Call", arg: "Floats"},
+			}, kind: gatejet.ErrParam, op: "cudaops.Call", arg: "alpha"},
 		}
 	})
 }

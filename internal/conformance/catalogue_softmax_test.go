@@ -48,8 +48,7 @@ func softmaxCatalogue() []badCase {
 
 	call := func(k cudaops.Kernel, ints []int, floats []float64, in, out []any) func() (any, error) {
 		return func() (any, error) {
-			c := &cudaops.Call{Kernel: k, Ints: ints, Floats: floats, In: in, Out: out}
-			return only(c.Check())
+			return only(anyCall(k, ints, floats, in, out).Check())
 		}
 	}
 
@@ -115,7 +114,7 @@ func softmaxCatalogue() []badCase {
 
 		// ---- cudaops: Calls of the forward kernels ----
 		{name: "softmax_forward two inputs", call: call(cudaops.KernelSoftmaxForward, []int{2, 3, 1}, nil,
-			[]any{buf(6), buf(6)}, []any{buf(6)}), kind: P, op: cc, arg: "In"},
+			[]any{buf(6), buf(6)}, []any{buf(6)}), kind: S, op: cc, arg: "In[1]"},
 		{name: "log_softmax_forward short output", call: call(cudaops.KernelLogSoftmaxForward, []int{2, 3, 1}, nil,
 			[]any{buf(6)}, []any{buf(5)}), kind: S, op: cc, arg: "Out[0]"},
 		{name: "softmax_forward with scalars", call: call(cudaops.KernelSoftmaxForward, []int{2, 3, 1}, []float64{1},
@@ -123,6 +122,6 @@ func softmaxCatalogue() []badCase {
 		{name: "softmax_forward negative size", call: call(cudaops.KernelSoftmaxForward, []int{2, -3, 1}, nil,
 			[]any{buf(6)}, []any{buf(6)}), kind: E, op: cc, arg: "Ints"},
 		{name: "log_softmax_forward mixed dtypes", call: call(cudaops.KernelLogSoftmaxForward, []int{2, 3, 1}, nil,
-			[]any{buf(6)}, []any{make([]float32, 6)}), kind: D, op: cc, arg: ""},
+			[]any{buf(6)}, []any{make([]float32, 6)}), kind: D, op: cc, arg: "F32"},
 	}
 }

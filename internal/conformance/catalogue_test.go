@@ -196,8 +196,7 @@ func catalogue() []badCase {
 
 	jetCall := func(k cudaops.Kernel, ints []int, floats []float64, in, out []any) func() (any, error) {
 		return func() (any, error) {
-			c := &cudaops.Call{Kernel: k, Ints: ints, Floats: floats, In: in, Out: out}
-			return only(c.Check())
+			return only(anyCall(k, ints, floats, in, out).Check())
 		}
 	}
 
@@ -376,8 +375,7 @@ func catalogue() []badCase {
 		{name: "ParseMode empty", call: func() (any, error) { return mode(cudaops.ParseMode("")) }, anyResult: true, kind: P, op: "cudaops.ParseMode", arg: "mode"},
 		{name: "Run required no backend", setup: noBackend(cudaops.ModeRequired), call: func() (any, error) {
 			out := make([]float64, 4)
-			p, err := cudaops.Run(&cudaops.Call{Kernel: cudaops.KernelReLUForward, Ints: []int{4},
-				In: []any{make([]float64, 4)}, Out: []any{out}, Work: 4}, func() error { return nil })
+			p, err := cudaops.Run(cudaops.NewCall(cudaops.KernelReLUForward, [][]float64{make([]float64, 4)}, [][]float64{out}, []int{4}, nil))
 			if p != cudaops.PathGPU {
 				return p, err // a non-GPU path with the error would be a silent CPU run
 			}
@@ -385,37 +383,36 @@ func catalogue() []badCase {
 		}, kind: DV, op: "cudaops.Run", arg: ""},
 		{name: "op run required no backend", setup: noBackend(cudaops.ModeRequired), call: requiredNoBackend,
 			kind: DV, op: "cudaops.Run", arg: "", viaMachine: true},
-		{name: "Run auto nil cpu", setup: noBackend(cudaops.ModeAuto), call: func() (any, error) {
-			_, err := cudaops.Run(&cudaops.Call{Kernel: cudaops.KernelReLUForward}, nil)
+		{name: "Run auto no sizes", setup: noBackend(cudaops.ModeAuto), call: func() (any, error) {
+			_, err := cudaops.Run(&cudaops.Call{Kernel: cudaops.KernelReLUForward, DType: cudaops.Float64})
 			return nil, err
-		}, kind: P, op: "cudaops.Run", arg: "cpu"},
+		}, kind: P, op: "cudaops.Run", arg: "Ints"},
 		{name: "Run required failing backend", setup: func(t *testing.T) {
 			setMode(t, cudaops.ModeRequired)
 			register(t, &fakeBackend{name: "failing", fail: true})
 		}, call: func() (any, error) {
-			_, err := cudaops.Run(&cudaops.Call{Kernel: cudaops.KernelReLUForward, Ints: []int{2},
-				In: []any{make([]float32, 2)}, Out: []any{make([]float32, 2)}, Work: 2}, nil)
+			_, err := cudaops.Run(cudaops.NewCall(cudaops.KernelReLUForward, [][]float32{make([]float32, 2)}, [][]float32{make([]float32, 2)}, []int{2}, nil))
 			return nil, err
 		}, kind: DV, op: "cudaops.Run", arg: ""},
 		{name: "Run required nil call", setup: func(t *testing.T) {
 			setMode(t, cudaops.ModeRequired)
 			register(t, &fakeBackend{name: "ok"})
 		}, call: func() (any, error) {
-			_, err := cudaops.Run(nil, nil)
+			_, err := cudaops.Run(nil)
 			return nil, err
-		}, kind: P, op: call, arg: ""},
-		{name: "Call unknown kernel", call: jetCall("jet_third", []int{1, 1, 1}, nil, nil, nil), kind: P, op: call, arg: "Kernel"},
+		}, kind: P, op: "cudaops.Run", arg: ""},
+		{name: "Call unknown kernel", call: jetCall(60000, []int{1, 1, 1}, nil, nil, nil), kind: P, op: call, arg: "Kernel"},
 		{name: "Call ints count", call: jetCall(cudaops.KernelJetValue, []int{1, 1}, []float64{1}, nil, nil), kind: P, op: call, arg: "Ints"},
 		{name: "Call negative size", call: jetCall(cudaops.KernelJetValue, []int{-1, 1, 1}, []float64{1}, nil, nil), kind: E, op: call, arg: "Ints"},
 		{name: "Call K = 0", call: jetCall(cudaops.KernelJetFirst, []int{1, 0, 1}, []float64{1}, nil, nil), kind: E, op: call, arg: "Ints"},
 		{name: "Call mixed dtypes", call: jetCall(cudaops.KernelJetValue, []int{1, 1, 1}, []float64{1},
-			[]any{make([]float64, 1), make([]float32, 1)}, []any{make([]float64, 1)}), kind: D, op: call, arg: ""},
+			[]any{make([]float64, 1), make([]float32, 1)}, []any{make([]float64, 1)}), kind: D, op: call, arg: "F32"},
 		{name: "Call input length", call: jetCall(cudaops.KernelJetValue, []int{2, 3, 2}, []float64{1},
 			[]any{buf(5), d12}, []any{buf(4)}), kind: S, op: call, arg: "In[0]"},
 		{name: "Call invTau 0", call: jetCall(cudaops.KernelJetValue, []int{2, 3, 2}, []float64{0},
 			[]any{l6, d12}, []any{buf(4)}), kind: T, op: call, arg: "invTau"},
 		{name: "Call alpha NaN", call: jetCall(cudaops.KernelLogisticValue, []int{2, 3, 2}, []float64{1, nan, 1, 0, 0, 0},
-			[]any{l6, d12}, []any{buf(4)}), kind: NF, op: call, arg: "Floats"},
+			[]any{l6, d12}, []any{buf(4)}), kind: NF, op: call, arg: "alpha"},
 
 		// ---- graphs ----
 		{name: "SoftArgmin nil", call: func() (any, error) { return node(graphs.SoftArgmin(nil, 1)) }, kind: P, op: sa, arg: "costs"},

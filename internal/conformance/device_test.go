@@ -423,14 +423,13 @@ func TestEnvironmentModeChild(t *testing.T) {
 // cudaops.)
 func TestLaunchErrorWrapped(t *testing.T) {
 	call := func() *cudaops.Call {
-		return &cudaops.Call{Kernel: cudaops.KernelReLUForward, Ints: []int{2},
-			In: []any{make([]float32, 2)}, Out: []any{make([]float32, 2)}, Work: 2}
+		return cudaops.NewCall(cudaops.KernelReLUForward, [][]float32{make([]float32, 2)}, [][]float32{make([]float32, 2)}, []int{2}, nil)
 	}
 	register(t, &fakeBackend{name: "failing", fail: true})
 	setBreakEven(t, 0, cudaops.KernelReLUForward)
 
 	setMode(t, cudaops.ModeRequired)
-	_, err := cudaops.Run(call(), nil)
+	_, err := cudaops.Run(call())
 	if !errors.Is(err, gatejet.ErrDevice) {
 		t.Fatalf("want ErrDevice, got %v", err)
 	}
@@ -439,7 +438,7 @@ func TestLaunchErrorWrapped(t *testing.T) {
 	}
 
 	cudaops.SetMode(cudaops.ModeAuto)
-	if p, err := cudaops.Run(call(), func() error { return nil }); p != cudaops.PathCPUFallback || err != nil {
+	if p, err := cudaops.Run(call()); p != cudaops.PathCPUFallback || err != nil {
 		t.Fatalf("ModeAuto: path %v, error %v", p, err)
 	}
 	if fe := cudaops.LastFallbackError(); !errors.Is(fe, errFakeLaunch) {

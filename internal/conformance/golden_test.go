@@ -148,7 +148,7 @@ func TestGoldenCPURef(t *testing.T) {
 	for _, c := range cases {
 		require.NoError(t, cpuref.Run(c.Call), c.Name)
 		for i, want := range c.Want {
-			errs.check(t, fmt.Sprintf("%s[%d]", c.Call.Kernel, i), c.Name, c.Call.Out[i].([]float64), want)
+			errs.check(t, fmt.Sprintf("%s[%d]", c.Call.Kernel, i), c.Name, c.Call.F64.Out[i], want)
 		}
 	}
 	errs.log(t, "cpuref")

@@ -224,3 +224,34 @@ func allFinite(v []float64) bool {
 	}
 	return true
 }
+
+// anyCall builds a Call of kernel k from slices of any type, as a careless caller might hold
+// them: []float64 slices go to F64 and []float32 slices to F32 (DType from the first one);
+// other values are dropped, which Check reports as a missing operand.
+func anyCall(k cudaops.Kernel, ints []int, floats []float64, in, out []any) *cudaops.Call {
+	c := &cudaops.Call{Kernel: k, Ints: ints, Floats: floats}
+	put := func(i int, s any, f64 *[4][]float64, f32 *[4][]float32) {
+		switch v := s.(type) {
+		case []float64:
+			f64[i] = v
+			if c.DType == cudaops.DTypeInvalid {
+				c.DType = cudaops.Float64
+			}
+		case []float32:
+			f32[i] = v
+			if c.DType == cudaops.DTypeInvalid {
+				c.DType = cudaops.Float32
+			}
+		}
+	}
+	for i, s := range in {
+		put(i, s, &c.F64.In, &c.F32.In)
+	}
+	for i, s := range out {
+		var f64 [4][]float64
+		var f32 [4][]float32
+		put(0, s, &f64, &f32)
+		c.F64.Out[i], c.F32.Out[i] = f64[0], f32[0]
+	}
+	return c
+}

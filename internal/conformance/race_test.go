@@ -289,13 +289,7 @@ func TestConcurrentModeSwitch(t *testing.T) {
 				// cudaops.Run directly: a ReLU call; the CPU function and the device agree.
 				x := seq(uint64(w), 64, -1, 1)
 				out := make([]float64, 64)
-				p, err := cudaops.Run(&cudaops.Call{Kernel: cudaops.KernelReLUForward, Ints: []int{64},
-					In: []any{x}, Out: []any{out}, Work: 64}, func() error {
-					for i, v := range x {
-						out[i] = max(v, 0)
-					}
-					return nil
-				})
+				p, err := cudaops.Run(cudaops.NewCall(cudaops.KernelReLUForward, [][]float64{x}, [][]float64{out}, []int{64}, nil))
 				if err != nil {
 					t.Errorf("Run worker %d: path %v: %v", w, p, err)
 					return

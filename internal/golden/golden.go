@@ -260,15 +260,15 @@ func (a *Axis) Cases() []Case {
 }
 
 func newCase(file string, k cudaops.Kernel, ints []int, floats []float64, in, want [][]float64) Case {
-	c := &cudaops.Call{Kernel: k, Ints: slices.Clone(ints), Floats: slices.Clone(floats)}
-	for _, x := range in {
-		c.In = append(c.In, slices.Clone(x))
+	c := &cudaops.Call{Kernel: k, DType: cudaops.Float64, Ints: slices.Clone(ints), Floats: slices.Clone(floats)}
+	for i, x := range in {
+		c.F64.In[i] = slices.Clone(x)
 	}
-	for _, w := range want {
-		c.Out = append(c.Out, make([]float64, len(w)))
+	for i, w := range want {
+		c.F64.Out[i] = make([]float64, len(w))
 	}
 	c.Work = c.OutputElements()
-	return Case{Name: file + " " + string(k), Call: c, Want: want}
+	return Case{Name: file + " " + k.String(), Call: c, Want: want}
 }
 
 // RelErr is the normwise relative error max|got − want| / max|want| (absolute when want is all

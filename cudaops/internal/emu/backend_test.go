@@ -10,7 +10,6 @@ import (
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
-	"github.com/gatejet/gatejet/internal/cpuref"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,22 +27,21 @@ func TestRunRequiredOnEmulator(t *testing.T) {
 	defer cudaops.Register(b)()
 	rng := newRNG(61, 62)
 	before := cudaops.Stats()
-	for _, k := range cudaops.Kernels() {
+	for _, k := range cudaops.DeviceKernels() {
 		ints := map[cudaops.Family][]int{
-			cudaops.FamilySoftmaxJet: {4, 16, 16}, cudaops.FamilyLogisticJet: {4, 16, 16},
-			cudaops.FamilyAxis: {8, 64, 1}, cudaops.FamilyElementwise: {500},
+			cudaops.FamilyRowJet: {4, 16, 16}, cudaops.FamilyAxis: {8, 64, 1}, cudaops.FamilyElementwise: {500},
 		}[k.Family()]
 		for _, dt := range dtypes {
 			c := testcase.New(k, dt, ints, rng)
-			p, err := cudaops.Run(c, func() error { t.Fatalf("%s: CPU ran under ModeRequired", k); return nil })
+			p, err := cudaops.Run(c)
 			require.NoError(t, err)
 			require.Equal(t, cudaops.PathGPU, p)
 			requireClose(t, c, reference(t, c), "Run on emu")
 		}
 	}
-	require.EqualValues(t, 2*len(cudaops.Kernels()), b.Launches())
+	require.EqualValues(t, 2*len(cudaops.DeviceKernels()), b.Launches())
 	after := cudaops.Stats()
-	require.EqualValues(t, 2*len(cudaops.Kernels()), after.GPU-before.GPU)
+	require.EqualValues(t, 2*len(cudaops.DeviceKernels()), after.GPU-before.GPU)
 }
 
 // TestRunAutoFallsBackFromEmulator: a backend that fails (here: closed) under ModeAuto gives
@@ -56,13 +54,13 @@ func TestRunAutoFallsBackFromEmulator(t *testing.T) {
 	defer cudaops.SetBreakEven(cudaops.KernelJetSecond, -1)
 	c := testcase.New(cudaops.KernelJetSecond, cudaops.Float64, []int{2, 4, 3}, newRNG(63, 64))
 
-	p, err := cudaops.Run(c, func() error { return cpuref.Run(c) })
+	p, err := cudaops.Run(c)
 	require.NoError(t, err)
 	require.Equal(t, cudaops.PathGPU, p)
 
 	require.NoError(t, b.Close())
 	d := testcase.Clone(c)
-	p, err = cudaops.Run(d, func() error { return cpuref.Run(d) })
+	p, err = cudaops.Run(d)
 	require.NoError(t, err)
 	require.Equal(t, cudaops.PathCPUFallback, p)
 	require.True(t, errors.Is(cudaops.LastFallbackError(), gatejet.ErrDevice))
@@ -70,7 +68,7 @@ func TestRunAutoFallsBackFromEmulator(t *testing.T) {
 
 	// ModeRequired with the failing backend: an ErrDevice error, no CPU.
 	withMode(t, cudaops.ModeRequired)
-	_, err = cudaops.Run(testcase.Clone(c), nil)
+	_, err = cudaops.Run(testcase.Clone(c))
 	require.True(t, errors.Is(err, gatejet.ErrDevice))
 }
 
@@ -81,7 +79,7 @@ func TestLaunchTooLarge(t *testing.T) {
 	_, err := Launch(c, launch.Options{})
 	require.True(t, errors.Is(err, gatejet.ErrDevice), "%v", err)
 	bad := testcase.New(cudaops.KernelJetFirst, cudaops.Float32, []int{1, 2, 2}, newRNG(65, 66))
-	bad.Out[0] = make([]float32, 3)
+	bad.F32.Out[0] = make([]float32, 3)
 	_, err = Launch(bad, launch.Options{})
 	require.True(t, errors.Is(err, gatejet.ErrSize), "%v", err)
 }

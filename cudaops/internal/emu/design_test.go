@@ -18,7 +18,7 @@ import (
 // kernel cudaops defines, the planner knows every kernel, and nothing else is there.
 func TestEveryKernelCompiled(t *testing.T) {
 	var want []string
-	for _, k := range cudaops.Kernels() {
+	for _, k := range cudaops.DeviceKernels() {
 		want = append(want, cudaops.EntryPoint(k, cudaops.Float32), cudaops.EntryPoint(k, cudaops.Float64))
 	}
 	var got []string
@@ -31,15 +31,10 @@ func TestEveryKernelCompiled(t *testing.T) {
 	sort.Strings(got)
 	require.Equal(t, want, got)
 
-	planned := launch.Kernels()
-	sort.Strings(planned)
-	var names []string
-	for _, k := range cudaops.Kernels() {
-		names = append(names, string(k))
-	}
-	require.Equal(t, names, planned)
-	for _, k := range cudaops.Kernels() {
-		require.Equal(t, int(k.Family()), int(launch.FamilyOf(string(k))), "%s family", k)
+	for _, k := range cudaops.DeviceKernels() {
+		_, err := launch.Plan(k, map[cudaops.Family][]int{cudaops.FamilyRowJet: {1, 2, 3}, cudaops.FamilyAxis: {1, 2, 3},
+			cudaops.FamilyElementwise: {4}}[k.Family()], "f64", launch.DefaultLimits, launch.Options{})
+		require.NoError(t, err, "%s has a launch plan", k)
 	}
 }
 
@@ -52,8 +47,8 @@ func TestEmulatorCompilesTheEmbeddedSource(t *testing.T) {
 	cu, err := os.ReadFile("gatejet_cu.h")
 	require.NoError(t, err)
 	require.Equal(t, string(cu), cudaops.KernelSource)
-	for _, k := range cudaops.Kernels() {
-		require.Contains(t, cudaops.KernelSource, "X("+string(k)+")", "%s missing from the entry-point lists", k)
+	for _, k := range cudaops.DeviceKernels() {
+		require.Contains(t, cudaops.KernelSource, "X("+k.String()+")", "%s missing from the entry-point lists", k)
 	}
 }
 
@@ -132,9 +127,9 @@ func TestEmulatorReportsSharedOverrun(t *testing.T) {
 // the planner reserves is exactly what the kernel carves (the emulator measures it).
 func TestSharedLayoutMatchesKernels(t *testing.T) {
 	rng := newRNG(3, 4)
-	for _, k := range cudaops.Kernels() {
+	for _, k := range cudaops.DeviceKernels() {
 		switch k.Family() {
-		case cudaops.FamilySoftmaxJet, cudaops.FamilyLogisticJet:
+		case cudaops.FamilyRowJet:
 			for _, K := range []int{1, 3, 16, 40} {
 				for _, tile := range []int{1, 2, 7} {
 					c := testcase.New(k, cudaops.Float64, []int{1, K, 7}, rng)
@@ -169,8 +164,8 @@ func TestJetsInvariantToLaunchShape(t *testing.T) {
 			for _, o := range shapes {
 				d := testcase.Clone(c)
 				emulate(t, d, o)
-				for i := range c.Out {
-					require.True(t, bitsEqual(testcase.Float64s(c.Out[i]), testcase.Float64s(d.Out[i])),
+				for i := range c.Kernel.Spec().Out {
+					require.True(t, bitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]),
 						"%s %s output %d differs under %+v", k, dt, i, o)
 				}
 			}
@@ -183,10 +178,10 @@ func TestJetsInvariantToLaunchShape(t *testing.T) {
 // missing (a thread reading shared memory another thread of the same phase writes).
 func TestRaceFreeUnderEverySchedule(t *testing.T) {
 	rng := newRNG(11, 12)
-	for _, k := range cudaops.Kernels() {
+	for _, k := range cudaops.DeviceKernels() {
 		var ints []int
 		switch k.Family() {
-		case cudaops.FamilySoftmaxJet, cudaops.FamilyLogisticJet:
+		case cudaops.FamilyRowJet:
 			ints = []int{2, 6, 9}
 		case cudaops.FamilyAxis:
 			ints = []int{2, 19, 3}
@@ -204,8 +199,8 @@ func TestRaceFreeUnderEverySchedule(t *testing.T) {
 			d := testcase.Clone(c)
 			_, err := LaunchScheduled(d, o, sched)
 			require.NoError(t, err)
-			for i := range c.Out {
-				require.True(t, bitsEqual(testcase.Float64s(c.Out[i]), testcase.Float64s(d.Out[i])),
+			for i := range c.Kernel.Spec().Out {
+				require.True(t, bitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]),
 					"%s output %d differs under schedule %d", k, i, sched)
 			}
 		}
@@ -222,8 +217,8 @@ func TestAxisAndActivationsInvariantToGrid(t *testing.T) {
 		for _, o := range []launch.Options{{Grid: 1}, {Grid: 5}} {
 			d := testcase.Clone(c)
 			emulate(t, d, o)
-			for i := range c.Out {
-				require.True(t, bitsEqual(testcase.Float64s(c.Out[i]), testcase.Float64s(d.Out[i])), "%s %+v", k, o)
+			for i := range c.Kernel.Spec().Out {
+				require.True(t, bitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]), "%s %+v", k, o)
 			}
 		}
 	}
@@ -233,8 +228,8 @@ func TestAxisAndActivationsInvariantToGrid(t *testing.T) {
 		for _, o := range []launch.Options{{Grid: 1, Block: 32}, {Grid: 3, Block: 7}} {
 			d := testcase.Clone(c)
 			emulate(t, d, o)
-			for i := range c.Out {
-				require.True(t, bitsEqual(testcase.Float64s(c.Out[i]), testcase.Float64s(d.Out[i])), "%s %+v", k, o)
+			for i := range c.Kernel.Spec().Out {
+				require.True(t, bitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]), "%s %+v", k, o)
 			}
 		}
 	}
@@ -247,7 +242,7 @@ func TestGaussNewtonExactlySymmetric(t *testing.T) {
 		const N, K, P = 2, 9, 11
 		c := testcase.New(k, cudaops.Float64, []int{N, K, P}, rng)
 		emulate(t, c, launch.Options{Tile: 4})
-		g := c.Out[0].([]float64)
+		g := c.F64.Out[0]
 		for n := 0; n < N; n++ {
 			for a := 0; a < K; a++ {
 				for b := 0; b < K; b++ {

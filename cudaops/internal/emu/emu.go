@@ -35,6 +35,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // Result describes one emulated launch.
@@ -61,10 +62,10 @@ func Plan(c *cudaops.Call, o launch.Options) (launch.Config, error) {
 		return launch.Config{}, err
 	}
 	suffix := "f64"
-	if c.DType() == cudaops.Float32 {
+	if c.DType == cudaops.Float32 {
 		suffix = "f32"
 	}
-	return launch.Plan(string(c.Kernel), c.Ints, suffix, launch.DefaultLimits, o)
+	return launch.Plan(c.Kernel, c.Ints, suffix, launch.DefaultLimits, o)
 }
 
 // cbuf is a C allocation holding a copy of one slice.
@@ -80,49 +81,28 @@ func alloc(bytes int) cbuf {
 	return cbuf{C.malloc(C.size_t(bytes)), bytes}
 }
 
-func toC(s any) cbuf {
-	switch v := s.(type) {
-	case []float64:
-		b := alloc(8 * len(v))
-		copy(unsafe.Slice((*float64)(b.p), len(v)), v)
-		return b
-	case []float32:
-		b := alloc(4 * len(v))
-		copy(unsafe.Slice((*float32)(b.p), len(v)), v)
-		return b
-	}
-	panic("emu: unsupported slice type")
+func toC[T cudaops.Float](v []T) cbuf {
+	var z T
+	b := alloc(int(unsafe.Sizeof(z)) * len(v))
+	copy(unsafe.Slice((*T)(b.p), len(v)), v)
+	return b
 }
 
-// poisoned allocates room for s filled with NaN.
-func poisoned(s any) cbuf {
-	switch v := s.(type) {
-	case []float64:
-		b := alloc(8 * len(v))
-		d := unsafe.Slice((*float64)(b.p), len(v))
-		for i := range d {
-			d[i] = math.NaN()
-		}
-		return b
-	case []float32:
-		b := alloc(4 * len(v))
-		d := unsafe.Slice((*float32)(b.p), len(v))
-		nan := float32(math.NaN())
-		for i := range d {
-			d[i] = nan
-		}
-		return b
+// poisoned returns a C buffer the size of s filled with NaN, so that an element a kernel fails
+// to write shows.
+func poisoned[T cudaops.Float](v []T) cbuf {
+	var z T
+	b := alloc(int(unsafe.Sizeof(z)) * len(v))
+	d := unsafe.Slice((*T)(b.p), len(v))
+	nan := T(math.NaN())
+	for i := range d {
+		d[i] = nan
 	}
-	panic("emu: unsupported slice type")
+	return b
 }
 
-func fromC(dst any, b cbuf) {
-	switch v := dst.(type) {
-	case []float64:
-		copy(v, unsafe.Slice((*float64)(b.p), len(v)))
-	case []float32:
-		copy(v, unsafe.Slice((*float32)(b.p), len(v)))
-	}
+func fromC[T cudaops.Float](dst []T, b cbuf) {
+	copy(dst, unsafe.Slice((*T)(b.p), len(dst)))
 }
 
 // Schedule is the order in which the emulator runs a block's threads between two barriers.
@@ -152,7 +132,7 @@ func LaunchScheduled(c *cudaops.Call, o launch.Options, sched Schedule) (Result,
 		if errors.Is(err, gatejet.ErrDevice) || isGatejet(err) {
 			return Result{}, err
 		}
-		return Result{}, gatejet.Errorf(gatejet.ErrDevice, "emu.Launch", "", "%s: %v", c.Kernel, err)
+		return Result{}, gatejet.Errorf(gatejet.ErrDevice, "emu.Launch", "", "%v: %v", c.Kernel, err)
 	}
 	res := Result{Config: cfg}
 	if cfg.Grid == 0 {
@@ -165,23 +145,18 @@ func LaunchScheduled(c *cudaops.Call, o launch.Options, sched Schedule) (Result,
 			C.free(b.p)
 		}
 	}()
-	for i, s := range c.In {
-		b := toC(s)
-		bufs = append(bufs, b)
-		args.in[i] = b.p
+	var copyBack func()
+	if c.DType == cudaops.Float32 {
+		copyBack = marshal(&args, &bufs, c, &c.F32)
+	} else {
+		copyBack = marshal(&args, &bufs, c, &c.F64)
 	}
-	outs := make([]cbuf, len(c.Out))
-	for i, s := range c.Out {
-		outs[i] = poisoned(s)
-		bufs = append(bufs, outs[i])
-		args.out[i] = outs[i].p
-	}
-	if c.Kernel.Family() == cudaops.FamilyLogisticJet {
+	switch c.Kernel.Spec().Device.Floats {
+	case kernel.FloatsArray:
 		b := toC(c.Floats)
 		bufs = append(bufs, b)
 		args.floats = (*C.double)(b.p)
-	}
-	if c.Kernel.Family() == cudaops.FamilySoftmaxJet {
+	case kernel.ScalarS:
 		args.s = C.double(c.Floats[0])
 	}
 	ints := [3]int{}
@@ -200,10 +175,30 @@ func LaunchScheduled(c *cudaops.Call, o launch.Options, sched Schedule) (Result,
 		return res, gatejet.Errorf(gatejet.ErrDevice, "emu.Launch", "", "%s (grid %d, block %d, shared %d B, tile %d): %s",
 			cfg.Func, cfg.Grid, cfg.Block, cfg.SharedBytes, cfg.Tile, C.GoString(&errbuf[0]))
 	}
-	for i, s := range c.Out {
-		fromC(s, outs[i])
-	}
+	copyBack()
 	return res, nil
+}
+
+// marshal copies the call's inputs into C buffers and gives each output a poisoned one,
+// appending them to bufs and setting args; copyBack copies the outputs back after the launch.
+func marshal[T cudaops.Float](args *C.GjArgsC, bufs *[]cbuf, c *cudaops.Call, o *cudaops.Operands[T]) (copyBack func()) {
+	sp := c.Kernel.Spec()
+	for i := range sp.In {
+		b := toC(o.In[i])
+		*bufs = append(*bufs, b)
+		args.in[i] = b.p
+	}
+	outs := make([]cbuf, len(sp.Out))
+	for i := range sp.Out {
+		outs[i] = poisoned(o.Out[i])
+		*bufs = append(*bufs, outs[i])
+		args.out[i] = outs[i].p
+	}
+	return func() {
+		for i := range outs {
+			fromC(o.Out[i], outs[i])
+		}
+	}
 }
 
 // selfTest launches one of the emulator's own test kernels (gj_emu_selftest_*) with i0 as its

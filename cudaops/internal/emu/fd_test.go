@@ -3,8 +3,10 @@
 package emu
 
 import (
+	"github.com/gatejet/gatejet/internal/kernel"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gatejet/gatejet/cudaops"
@@ -23,15 +25,9 @@ func run64(t *testing.T, k cudaops.Kernel, ints []int, floats []float64, in ...[
 	t.Helper()
 	c := testcase.New(k, cudaops.Float64, ints, newRNG(0, 0))
 	c.Floats = floats
-	for i := range in {
-		c.In[i] = in[i]
-	}
+	copy(c.F64.In[:], in)
 	emulate(t, c, launch.Options{})
-	out := make([][]float64, len(c.Out))
-	for i, s := range c.Out {
-		out[i] = s.([]float64)
-	}
-	return out
+	return c.F64.Out[:len(k.Spec().Out)]
 }
 
 func randVec(rng *rand.Rand, n int) []float64 {
@@ -70,14 +66,13 @@ func requireFD(t *testing.T, what string, analytic, plus, minus []float64) {
 }
 
 func gateKernels(logistic bool) map[string]cudaops.Kernel {
-	prefix := "jet_"
+	g := kernel.SoftmaxGate
 	if logistic {
-		prefix = "logistic_"
+		g = kernel.LogisticGate
 	}
 	m := map[string]cudaops.Kernel{}
-	for _, s := range []string{"value", "first", "second", "hvp", "gauss_newton", "value_vjp", "first_vjp",
-		"second_vjp", "hvp_vjp", "gauss_newton_vjp"} {
-		m[s] = cudaops.Kernel(prefix + s)
+	for _, k := range kernelsOfGate(g) {
+		m[strings.TrimPrefix(k.String(), g.Name+"_")] = k
 	}
 	return m
 }
@@ -105,7 +100,7 @@ func TestJetChannelsFiniteDifferences(t *testing.T) {
 					}
 				}
 			}
-			requireFD(t, string(kn["first"]), want,
+			requireFD(t, kn["first"].String(), want,
 				run64(t, kn["value"], ints, floats, axpy(l, fdH, dl), D)[0],
 				run64(t, kn["value"], ints, floats, axpy(l, -fdH, dl), D)[0])
 			// first → second
@@ -119,11 +114,11 @@ func TestJetChannelsFiniteDifferences(t *testing.T) {
 					}
 				}
 			}
-			requireFD(t, string(kn["second"]), want2,
+			requireFD(t, kn["second"].String(), want2,
 				run64(t, kn["first"], ints, floats, axpy(l, fdH, dl), D)[0],
 				run64(t, kn["first"], ints, floats, axpy(l, -fdH, dl), D)[0])
 			// first → hvp along v
-			requireFD(t, string(kn["hvp"]), run64(t, kn["hvp"], ints, floats, l, D, v)[0],
+			requireFD(t, kn["hvp"].String(), run64(t, kn["hvp"], ints, floats, l, D, v)[0],
 				run64(t, kn["first"], ints, floats, axpy(l, fdH, v), D)[0],
 				run64(t, kn["first"], ints, floats, axpy(l, -fdH, v), D)[0])
 			// Gauss-Newton = Σ_c first first
@@ -176,7 +171,7 @@ func TestJetVJPsFiniteDifferences(t *testing.T) {
 				if hasV {
 					analytic += dotv(grads[2], dv)
 				}
-				requireFD(t, string(kn[ch+"_vjp"]), []float64{analytic},
+				requireFD(t, kn[ch+"_vjp"].String(), []float64{analytic},
 					[]float64{dotv(G, fwd(fdH))}, []float64{dotv(G, fwd(-fdH))})
 			}
 		}
@@ -222,7 +217,7 @@ func TestAxisFiniteDifferences(t *testing.T) {
 			x, dy, dx := randVec(rng, size), randVec(rng, size), randVec(rng, size)
 			y := softmaxAlong(x, outer, n, inner, logY)
 			grad := run64(t, bk, sh[:], nil, y, dy)[0]
-			requireFD(t, string(bk), []float64{dotv(grad, dx)},
+			requireFD(t, bk.String(), []float64{dotv(grad, dx)},
 				[]float64{dotv(dy, softmaxAlong(axpy(x, fdH, dx), outer, n, inner, logY))},
 				[]float64{dotv(dy, softmaxAlong(axpy(x, -fdH, dx), outer, n, inner, logY))})
 			// Double backward: y treated as a free variable.
@@ -231,7 +226,7 @@ func TestAxisFiniteDifferences(t *testing.T) {
 			phi := func(h float64) []float64 {
 				return []float64{dotv(G, run64(t, bk, sh[:], nil, axpy(y, h, dY), axpy(dy, h, dDY))[0])}
 			}
-			requireFD(t, string(gk), []float64{dotv(gg[0], dY) + dotv(gg[1], dDY)}, phi(fdH), phi(-fdH))
+			requireFD(t, gk.String(), []float64{dotv(gg[0], dY) + dotv(gg[1], dDY)}, phi(fdH), phi(-fdH))
 		}
 	}
 }
@@ -239,8 +234,9 @@ func TestAxisFiniteDifferences(t *testing.T) {
 // TestActivationsFiniteDifferences: backward is dy·f', backward_grad is (g·dy·f”, g·f').
 func TestActivationsFiniteDifferences(t *testing.T) {
 	rng := newRNG(57, 58)
-	for _, act := range []string{"gelu", "silu", "relu"} {
-		fk, bk, gk := cudaops.Kernel(act+"_forward"), cudaops.Kernel(act+"_backward"), cudaops.Kernel(act+"_backward_grad")
+	for _, a := range kernel.Activations {
+		act := a.Name
+		fk, bk, gk := a.Kernel(kernel.Forward), a.Kernel(kernel.Backward), a.Kernel(kernel.BackwardGrad)
 		const n = 64
 		x := make([]float64, n)
 		for i := range x {
@@ -260,7 +256,7 @@ func TestActivationsFiniteDifferences(t *testing.T) {
 			fp[i] *= dy[i]
 			fm[i] *= dy[i]
 		}
-		requireFD(t, string(bk), dx, fp, fm)
+		requireFD(t, bk.String(), dx, fp, fm)
 		gg := run64(t, gk, []int{n}, nil, x, dy, g)
 		bp := run64(t, bk, []int{n}, nil, axpy(x, fdH, ones), dy)[0]
 		bm := run64(t, bk, []int{n}, nil, axpy(x, -fdH, ones), dy)[0]
@@ -268,7 +264,7 @@ func TestActivationsFiniteDifferences(t *testing.T) {
 			bp[i] *= g[i]
 			bm[i] *= g[i]
 		}
-		requireFD(t, string(gk)+" dX", gg[0], bp, bm)
+		requireFD(t, gk.String()+" dX", gg[0], bp, bm)
 		d1 := run64(t, bk, []int{n}, nil, x, ones)[0]
 		for i := range d1 {
 			require.InDelta(t, g[i]*d1[i], gg[1][i], 1e-15*(1+math.Abs(g[i])), "%s dDY", gk)

@@ -60,10 +60,10 @@ func TestAxisForwardNonFinite(t *testing.T) {
 		for name, f := range poison {
 			for _, o := range []launch.Options{{}, {Block: 32}} {
 				c := testcase.New(k, cudaops.Float64, []int{outer, n, inner}, rng)
-				f(c.In[0].([]float64))
+				f(c.F64.In[0])
 				emulate(t, c, o)
 				ref := reference(t, c)
-				g, w := c.Out[0].([]float64), ref.Out[0].([]float64)
+				g, w := c.F64.Out[0], ref.F64.Out[0]
 				for j := range w {
 					require.Equal(t, math.IsNaN(w[j]), math.IsNaN(g[j]), "%s %s [%d]: NaN pattern", k, name, j)
 					if math.IsInf(w[j], 0) || w[j] == 0 {

@@ -35,7 +35,7 @@ func TestGoldenPyTorch(t *testing.T) {
 	for _, c := range cases {
 		emulate(t, c.Call, launch.Options{})
 		for i, want := range c.Want {
-			e := golden.RelErr(c.Call.Out[i].([]float64), want)
+			e := golden.RelErr(c.Call.F64.Out[i], want)
 			key := fmt.Sprintf("%s[%d]", c.Call.Kernel, i)
 			worst[key] = max(worst[key], e)
 			assert.LessOrEqual(t, e, golden.Tol, "%s output %d: emulated vs torch, normwise relative error %.3g", c.Name, i, e)

@@ -3,6 +3,7 @@
 package emu
 
 import (
+	"github.com/gatejet/gatejet/internal/kernel"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -45,11 +46,11 @@ func reference(t testing.TB, c *cudaops.Call) *cudaops.Call {
 // that no poisoned (NaN) element survived where the reference is finite.
 func requireClose(t testing.TB, got, want *cudaops.Call, what string) {
 	t.Helper()
-	for i := range got.Out {
-		g, w := testcase.Float64s(got.Out[i]), testcase.Float64s(want.Out[i])
+	for i := range got.Kernel.Spec().Out {
+		g, w := testcase.Outputs(got)[i], testcase.Outputs(want)[i]
 		e := testcase.RelErr(g, w)
-		require.LessOrEqual(t, e, tol(got.DType()), "%s: %s %s Ints=%v output %d: normwise relative error %.3g",
-			what, got.Kernel, got.DType(), got.Ints, i, e)
+		require.LessOrEqual(t, e, tol(got.DType), "%s: %s %s Ints=%v output %d: normwise relative error %.3g",
+			what, got.Kernel, got.DType, got.Ints, i, e)
 	}
 }
 
@@ -67,8 +68,19 @@ func bitsEqual(a, b []float64) bool {
 
 func jetKernels() []cudaops.Kernel {
 	var out []cudaops.Kernel
-	for _, k := range cudaops.Kernels() {
-		if f := k.Family(); f == cudaops.FamilySoftmaxJet || f == cudaops.FamilyLogisticJet {
+	for _, k := range cudaops.DeviceKernels() {
+		if k.Family() == cudaops.FamilyRowJet {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// kernelsOfGate returns the ten kernels of gate g.
+func kernelsOfGate(g *kernel.Gate) []cudaops.Kernel {
+	var out []cudaops.Kernel
+	for _, k := range jetKernels() {
+		if k.Spec().Gate == g {
 			out = append(out, k)
 		}
 	}
@@ -77,7 +89,7 @@ func jetKernels() []cudaops.Kernel {
 
 func kernelsOf(f cudaops.Family) []cudaops.Kernel {
 	var out []cudaops.Kernel
-	for _, k := range cudaops.Kernels() {
+	for _, k := range cudaops.DeviceKernels() {
 		if k.Family() == f {
 			out = append(out, k)
 		}

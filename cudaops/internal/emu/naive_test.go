@@ -3,7 +3,9 @@
 package emu
 
 import (
+	"github.com/gatejet/gatejet/internal/kernel"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gatejet/gatejet/cudaops"
@@ -243,38 +245,34 @@ func naiveRow(suffix string, T rowTensors, in [][]float64, out [][]float64) {
 func TestJetsMatchMathMD(t *testing.T) {
 	rng := newRNG(41, 42)
 	for _, k := range jetKernels() {
-		suffix := string(k)[len("jet_"):]
-		if k.Family() == cudaops.FamilyLogisticJet {
-			suffix = string(k)[len("logistic_"):]
-		}
+		gate := k.Spec().Gate
+		suffix := strings.TrimPrefix(k.String(), gate.Name+"_")
 		for _, sh := range [][3]int{{2, 1, 3}, {2, 3, 1}, {2, 8, 4}} {
 			N, K, P := sh[0], sh[1], sh[2]
 			c := testcase.New(k, cudaops.Float64, sh[:], rng)
 			emulate(t, c, launch.Options{})
 			want := testcase.Clone(c)
-			l, D := c.In[0].([]float64), c.In[1].([]float64)
+			l, D := c.F64.In[0], c.F64.In[1]
 			for n := 0; n < N; n++ {
 				var T rowTensors
-				if k.Family() == cudaops.FamilySoftmaxJet {
+				if gate == kernel.SoftmaxGate {
 					T = softmaxTensors(l[n*K:(n+1)*K], D[n*K*P:(n+1)*K*P], K, P, c.Floats[0])
 				} else {
 					T = logisticTensors(l[n*K:(n+1)*K], D[n*K*P:(n+1)*K*P], K, P, c.Floats[:K], c.Floats[K:])
 				}
 				var in, out [][]float64
-				for _, s := range c.In[2:] {
-					x := s.([]float64)
+				for _, x := range c.F64.In[2:len(k.Spec().In)] {
 					per := len(x) / N
 					in = append(in, x[n*per:(n+1)*per])
 				}
-				for _, s := range want.Out {
-					x := s.([]float64)
+				for _, x := range want.F64.Out[:len(k.Spec().Out)] {
 					per := len(x) / N
 					out = append(out, x[n*per:(n+1)*per])
 				}
 				naiveRow(suffix, T, in, out)
 			}
-			for i := range c.Out {
-				e := testcase.RelErr(c.Out[i].([]float64), want.Out[i].([]float64))
+			for i := range c.Kernel.Spec().Out {
+				e := testcase.RelErr(c.F64.Out[i], want.F64.Out[i])
 				require.LessOrEqual(t, e, 1e-12, "%s %v output %d", k, sh, i)
 			}
 		}

@@ -4,6 +4,7 @@ package emu
 
 import (
 	"fmt"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"math"
 	"testing"
 
@@ -54,7 +55,7 @@ func TestJetsMultiTile(t *testing.T) {
 		}{{[3]int{2, 8, 37}, 5}, {[3]int{1, 16, 64}, 7}, {[3]int{1, 128, 80}, 0}} {
 			c := testcase.New(k, cudaops.Float64, tc.sh[:], rng)
 			res := emulate(t, c, launch.Options{Tile: tc.tile})
-			if tc.tile > 0 || 8*launch.SharedDoubles(string(k), tc.sh[1], tc.sh[2], 0) > 48<<10 {
+			if tc.tile > 0 || 8*launch.SharedDoubles(k, tc.sh[1], tc.sh[2], 0) > 48<<10 {
 				require.Less(t, res.Config.Tile, tc.sh[2], "%s %v should be tiled", k, tc.sh)
 			}
 			requireClose(t, c, reference(t, c), fmt.Sprintf("tile %d", res.Config.Tile))
@@ -92,7 +93,9 @@ func TestActivationsMatchBackward(t *testing.T) {
 			for _, dt := range dtypes {
 				c := testcase.New(k, dt, []int{n}, rng)
 				if n == len(specials) {
-					c.In[0] = testcase.Convert(specials, dt)
+					in, out := testcase.Inputs(c), testcase.Outputs(c)
+					in[0] = specials
+					testcase.Set(c, in, out)
 				}
 				emulate(t, c, launch.Options{})
 				requireClose(t, c, reference(t, c), "vs backward")
@@ -116,11 +119,11 @@ func TestNonFiniteStaysInItsRow(t *testing.T) {
 	for _, k := range jetKernels() {
 		for name, f := range poison {
 			c := testcase.New(k, cudaops.Float64, []int{N, K, P}, rng)
-			f(c.In[0].([]float64), c.In[1].([]float64))
+			f(c.F64.In[0], c.F64.In[1])
 			emulate(t, c, launch.Options{})
 			ref := reference(t, c)
-			for i := range c.Out {
-				g, w := c.Out[i].([]float64), ref.Out[i].([]float64)
+			for i := range c.Kernel.Spec().Out {
+				g, w := c.F64.Out[i], ref.F64.Out[i]
 				for j := range w {
 					require.Equal(t, math.IsNaN(w[j]), math.IsNaN(g[j]), "%s %s output %d [%d]: NaN pattern", k, name, i, j)
 				}
@@ -140,20 +143,20 @@ func setAll(x []float64, v float64) {
 // underflow the gate; results match softmaxjet.
 func TestLargeLogitsStable(t *testing.T) {
 	rng := newRNG(31, 32)
-	for _, k := range kernelsOf(cudaops.FamilySoftmaxJet) {
+	for _, k := range kernelsOfGate(kernel.SoftmaxGate) {
 		c := testcase.New(k, cudaops.Float64, []int{2, 6, 4}, rng)
-		l := c.In[0].([]float64)
+		l := c.F64.In[0]
 		for i := range l {
 			l[i] *= 1e4
 		}
 		emulate(t, c, launch.Options{})
 		ref := reference(t, c)
-		for i := range c.Out {
-			g := c.Out[i].([]float64)
+		for i := range c.Kernel.Spec().Out {
+			g := c.F64.Out[i]
 			for _, x := range g {
 				require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "%s output %d", k, i)
 			}
-			require.LessOrEqual(t, testcase.RelErr(g, ref.Out[i].([]float64)), 1e-12, "%s", k)
+			require.LessOrEqual(t, testcase.RelErr(g, ref.F64.Out[i]), 1e-12, "%s", k)
 		}
 	}
 }

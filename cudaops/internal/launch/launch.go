@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // Limits are the device limits a plan respects.
@@ -42,80 +44,15 @@ type Config struct {
 	Tile        int    // GjArgs.tile
 }
 
-// Family of a kernel, as far as launching goes.
-type Family int
-
-// The kernel families.
-const (
-	FamilyNone Family = iota
-	FamilySoftmaxJet
-	FamilyLogisticJet
-	FamilyAxis
-	FamilyElementwise
-)
-
-// layout is the dynamic shared memory of a row-jet kernel, in doubles:
-// cK·K + cKp·pow2(K) + cT·K·stride(CT) + cC·CT + c1.
-type layout struct {
-	fam                 Family
-	cK, cKp, cT, cC, c1 int
-	width               func(K, CT int) int // parallel work of one row, for the block size
-}
-
-func kp(K, CT int) int   { return K * CT }
-func kk(K, CT int) int   { return K * K }
-func kkp(K, CT int) int  { return K * K * CT }
-func cols(K, CT int) int { return CT }
-
-var layouts = map[string]layout{
-	"jet_value":            {FamilySoftmaxJet, 1, 1, 0, 0, 0, cols},
-	"jet_first":            {FamilySoftmaxJet, 1, 1, 0, 1, 0, kp},
-	"jet_second":           {FamilySoftmaxJet, 1, 1, 1, 0, 0, kkp},
-	"jet_hvp":              {FamilySoftmaxJet, 2, 1, 0, 2, 0, kp},
-	"jet_gauss_newton":     {FamilySoftmaxJet, 1, 1, 1, 0, 0, kk},
-	"jet_value_vjp":        {FamilySoftmaxJet, 2, 1, 1, 1, 0, kp},
-	"jet_first_vjp":        {FamilySoftmaxJet, 2, 1, 2, 2, 1, kp},
-	"jet_second_vjp":       {FamilySoftmaxJet, 2, 1, 3, 1, 0, kp},
-	"jet_hvp_vjp":          {FamilySoftmaxJet, 4, 1, 2, 5, 2, kp},
-	"jet_gauss_newton_vjp": {FamilySoftmaxJet, 2, 1, 2, 2, 1, kp},
-
-	"logistic_value":            {FamilyLogisticJet, 4, 0, 0, 0, 0, cols},
-	"logistic_first":            {FamilyLogisticJet, 4, 0, 0, 0, 0, kp},
-	"logistic_second":           {FamilyLogisticJet, 4, 0, 0, 0, 0, kkp},
-	"logistic_hvp":              {FamilyLogisticJet, 4, 0, 0, 0, 0, kp},
-	"logistic_gauss_newton":     {FamilyLogisticJet, 4, 0, 1, 0, 0, kk},
-	"logistic_value_vjp":        {FamilyLogisticJet, 5, 0, 1, 1, 0, kp},
-	"logistic_first_vjp":        {FamilyLogisticJet, 5, 0, 2, 0, 0, kp},
-	"logistic_second_vjp":       {FamilyLogisticJet, 5, 0, 2, 0, 0, kp},
-	"logistic_hvp_vjp":          {FamilyLogisticJet, 5, 0, 2, 0, 0, kp},
-	"logistic_gauss_newton_vjp": {FamilyLogisticJet, 5, 0, 2, 0, 0, kp},
-
-	"softmax_backward":          {fam: FamilyAxis},
-	"log_softmax_backward":      {fam: FamilyAxis},
-	"softmax_backward_grad":     {fam: FamilyAxis},
-	"log_softmax_backward_grad": {fam: FamilyAxis},
-	// softmax-family forward
-	"softmax_forward":     {fam: FamilyAxis},
-	"log_softmax_forward": {fam: FamilyAxis},
-
-	"relu_forward": {fam: FamilyElementwise}, "relu_backward": {fam: FamilyElementwise},
-	"relu_backward_grad": {fam: FamilyElementwise}, "gelu_forward": {fam: FamilyElementwise},
-	"gelu_backward": {fam: FamilyElementwise}, "gelu_backward_grad": {fam: FamilyElementwise},
-	"silu_forward": {fam: FamilyElementwise}, "silu_backward": {fam: FamilyElementwise},
-	"silu_backward_grad": {fam: FamilyElementwise},
-}
-
-// Kernels returns the names of every kernel with a plan (unordered).
-func Kernels() []string {
-	out := make([]string, 0, len(layouts))
-	for k := range layouts {
-		out = append(out, k)
+// layout returns the kernel's device layout, or an error for a kernel without device entry
+// points.
+func layout(k kernel.ID) (*kernel.Spec, error) {
+	sp := k.Spec()
+	if sp == nil || sp.Device == nil {
+		return nil, fmt.Errorf("launch: no device kernel %v", k)
 	}
-	return out
+	return sp, nil
 }
-
-// FamilyOf returns the family of the named kernel (FamilyNone if unknown).
-func FamilyOf(kernel string) Family { return layouts[kernel].fam }
 
 func pow2(k int) int {
 	p := 1
@@ -129,18 +66,22 @@ func pow2(k int) int {
 func stride(ct int) int { return ct | 1 }
 
 // SharedDoubles is the dynamic shared memory, in doubles, of a row-jet kernel with K atoms and
-// column tile CT, or of an axis kernel with the given block size.
-func SharedDoubles(kernel string, K, CT, block int) int {
-	l := layouts[kernel]
-	switch l.fam {
-	case FamilyAxis:
+// column tile CT, or of an axis kernel with the given block size (0 for any other kernel).
+func SharedDoubles(k kernel.ID, K, CT, block int) int {
+	sp := k.Spec()
+	if sp == nil || sp.Device == nil {
+		return 0
+	}
+	switch sp.Family {
+	case kernel.Axis:
 		return 2 * block
-	case FamilySoftmaxJet, FamilyLogisticJet:
+	case kernel.RowJet:
+		l := sp.Device.Shared
 		p := 0
-		if l.cKp > 0 {
+		if l.Kp > 0 {
 			p = pow2(K)
 		}
-		return l.cK*K + l.cKp*p + l.cT*K*stride(CT) + l.cC*CT + l.c1
+		return l.K*K + l.Kp*p + l.Tile*K*stride(CT) + l.Cols*CT + l.One
 	}
 	return 0
 }
@@ -154,10 +95,10 @@ func roundUp(x, m int) int { return (x + m - 1) / m * m }
 
 // Plan returns the launch configuration for kernel with the given Ints ([N,K,P],
 // [outer,n,inner] or [len]) and element type suffix "f32" or "f64".
-func Plan(kernel string, ints []int, suffix string, lim Limits, o Options) (Config, error) {
-	l, ok := layouts[kernel]
-	if !ok {
-		return Config{}, fmt.Errorf("launch: unknown kernel %q", kernel)
+func Plan(k kernel.ID, ints []int, suffix string, lim Limits, o Options) (Config, error) {
+	sp, err := layout(k)
+	if err != nil {
+		return Config{}, err
 	}
 	if suffix != "f32" && suffix != "f64" {
 		return Config{}, fmt.Errorf("launch: unknown dtype suffix %q", suffix)
@@ -171,30 +112,30 @@ func Plan(kernel string, ints []int, suffix string, lim Limits, o Options) (Conf
 	if o.Block < 0 || o.Block > MaxBlock || o.Tile < 0 || o.Grid < 0 {
 		return Config{}, fmt.Errorf("launch: invalid options %+v", o)
 	}
-	cfg := Config{Func: "gj_" + kernel + "_" + suffix}
+	cfg := Config{Func: "gj_" + k.String() + "_" + suffix}
 	gridCap := lim.MaxGridX
 	if o.Grid > 0 && o.Grid < gridCap {
 		gridCap = o.Grid
 	}
-	switch l.fam {
-	case FamilySoftmaxJet, FamilyLogisticJet:
+	switch sp.Family {
+	case kernel.RowJet:
 		if len(ints) != 3 {
-			return Config{}, fmt.Errorf("launch: %s wants [N,K,P], got %v", kernel, ints)
+			return Config{}, fmt.Errorf("launch: %s wants [N,K,P], got %v", k, ints)
 		}
 		N, K, P := ints[0], ints[1], ints[2]
 		if K < 1 || P < 1 || N < 0 {
-			return Config{}, fmt.Errorf("launch: %s: bad sizes %v", kernel, ints)
+			return Config{}, fmt.Errorf("launch: %s: bad sizes %v", k, ints)
 		}
 		budget := min(lim.MaxSharedBytes, 48<<10) / 8
 		// Flattened in-tile indices are 32-bit: K·K·CT must stay below 2^31.
 		ctMax := min(P, (math.MaxInt32-1)/(K*K))
 		if ctMax < 1 {
-			return Config{}, fmt.Errorf("%w: %s with K=%d", ErrTooLarge, kernel, K)
+			return Config{}, fmt.Errorf("%w: %s with K=%d", ErrTooLarge, k, K)
 		}
-		fits := func(ct int) bool { return SharedDoubles(kernel, K, ct, 0) <= budget }
+		fits := func(ct int) bool { return SharedDoubles(k, K, ct, 0) <= budget }
 		if !fits(1) {
 			return Config{}, fmt.Errorf("%w: %s with K=%d needs %d bytes of shared memory, the limit is %d",
-				ErrTooLarge, kernel, K, 8*SharedDoubles(kernel, K, 1, 0), 8*budget)
+				ErrTooLarge, k, K, 8*SharedDoubles(k, K, 1, 0), 8*budget)
 		}
 		ct := ctMax
 		if !fits(ct) { // largest fitting tile, by bisection (the size grows with CT)
@@ -211,24 +152,24 @@ func Plan(kernel string, ints []int, suffix string, lim Limits, o Options) (Conf
 		}
 		if o.Tile > 0 {
 			if o.Tile > ctMax || !fits(o.Tile) {
-				return Config{}, fmt.Errorf("launch: tile %d does not fit %s with K=%d, P=%d", o.Tile, kernel, K, P)
+				return Config{}, fmt.Errorf("launch: tile %d does not fit %s with K=%d, P=%d", o.Tile, k, K, P)
 			}
 			ct = o.Tile
 		}
 		cfg.Tile = ct
-		cfg.Block = min(max(roundUp(l.width(K, ct), 32), 32), MaxBlock)
+		cfg.Block = min(max(roundUp(sp.Device.Shared.Width.Of(K, ct), 32), 32), MaxBlock)
 		if o.Block > 0 {
 			cfg.Block = o.Block
 		}
-		cfg.SharedBytes = 8 * SharedDoubles(kernel, K, ct, cfg.Block)
+		cfg.SharedBytes = 8 * SharedDoubles(k, K, ct, cfg.Block)
 		cfg.Grid = min(N, gridCap)
-	case FamilyAxis:
+	case kernel.Axis:
 		if len(ints) != 3 {
-			return Config{}, fmt.Errorf("launch: %s wants [outer,n,inner], got %v", kernel, ints)
+			return Config{}, fmt.Errorf("launch: %s wants [outer,n,inner], got %v", k, ints)
 		}
 		outer, n, inner := ints[0], ints[1], ints[2]
 		if outer < 0 || n < 0 || inner < 0 {
-			return Config{}, fmt.Errorf("launch: %s: bad sizes %v", kernel, ints)
+			return Config{}, fmt.Errorf("launch: %s: bad sizes %v", k, ints)
 		}
 		w := min(pow2(max(inner, 1)), 32)
 		if o.Tile > 0 {
@@ -246,18 +187,18 @@ func Plan(kernel string, ints []int, suffix string, lim Limits, o Options) (Conf
 			b = o.Block
 		}
 		cfg.Tile, cfg.Block = w, b
-		cfg.SharedBytes = 8 * SharedDoubles(kernel, 0, 0, b)
+		cfg.SharedBytes = 8 * SharedDoubles(k, 0, 0, b)
 		if outer == 0 || n == 0 || inner == 0 {
 			return cfg, nil
 		}
 		slabs := (inner + w - 1) / w
 		if outer > math.MaxInt/slabs {
-			return Config{}, fmt.Errorf("%w: %s with %v", ErrTooLarge, kernel, ints)
+			return Config{}, fmt.Errorf("%w: %s with %v", ErrTooLarge, k, ints)
 		}
 		cfg.Grid = min(outer*slabs, gridCap)
-	case FamilyElementwise:
+	case kernel.Elementwise:
 		if len(ints) != 1 || ints[0] < 0 {
-			return Config{}, fmt.Errorf("launch: %s wants [len], got %v", kernel, ints)
+			return Config{}, fmt.Errorf("launch: %s wants [len], got %v", k, ints)
 		}
 		n := ints[0]
 		cfg.Block = min(max(roundUp(n, 32), 32), MaxBlock)

@@ -5,10 +5,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 func TestPlanRowJet(t *testing.T) {
-	cfg, err := Plan("jet_second", []int{65536, 16, 16}, "f64", DefaultLimits, Options{})
+	cfg, err := Plan(id("jet_second"), []int{65536, 16, 16}, "f64", DefaultLimits, Options{})
 	require.NoError(t, err)
 	require.Equal(t, "gj_jet_second_f64", cfg.Func)
 	require.Equal(t, 65536, cfg.Grid)
@@ -16,60 +18,60 @@ func TestPlanRowJet(t *testing.T) {
 	require.Equal(t, 16, cfg.Tile, "one tile covers the row")
 	require.Equal(t, 8*(16+16+16*17), cfg.SharedBytes)
 
-	cfg, err = Plan("jet_value", []int{10, 3, 5}, "f32", DefaultLimits, Options{})
+	cfg, err = Plan(id("jet_value"), []int{10, 3, 5}, "f32", DefaultLimits, Options{})
 	require.NoError(t, err)
 	require.Equal(t, "gj_jet_value_f32", cfg.Func)
 	require.Equal(t, 32, cfg.Block)
 
-	cfg, err = Plan("jet_first", []int{0, 3, 5}, "f32", DefaultLimits, Options{})
+	cfg, err = Plan(id("jet_first"), []int{0, 3, 5}, "f32", DefaultLimits, Options{})
 	require.NoError(t, err)
 	require.Zero(t, cfg.Grid, "N = 0: nothing to launch")
 }
 
 func TestPlanTilesWideRows(t *testing.T) {
-	cfg, err := Plan("jet_second_vjp", []int{1, 128, 1000}, "f64", DefaultLimits, Options{})
+	cfg, err := Plan(id("jet_second_vjp"), []int{1, 128, 1000}, "f64", DefaultLimits, Options{})
 	require.NoError(t, err)
 	require.Less(t, cfg.Tile, 1000)
 	require.LessOrEqual(t, cfg.SharedBytes, 48<<10)
-	require.Greater(t, 8*SharedDoubles("jet_second_vjp", 128, cfg.Tile+1, 0), 48<<10, "largest tile that fits")
+	require.Greater(t, 8*SharedDoubles(id("jet_second_vjp"), 128, cfg.Tile+1, 0), 48<<10, "largest tile that fits")
 
-	_, err = Plan("jet_second_vjp", []int{1, 4096, 2}, "f64", DefaultLimits, Options{})
+	_, err = Plan(id("jet_second_vjp"), []int{1, 4096, 2}, "f64", DefaultLimits, Options{})
 	require.True(t, errors.Is(err, ErrTooLarge))
 
-	_, err = Plan("jet_second", []int{1, 8, 40}, "f64", DefaultLimits, Options{Tile: 41})
+	_, err = Plan(id("jet_second"), []int{1, 8, 40}, "f64", DefaultLimits, Options{Tile: 41})
 	require.Error(t, err)
-	cfg, err = Plan("jet_second", []int{1, 8, 40}, "f64", DefaultLimits, Options{Tile: 3, Block: 7, Grid: 1})
+	cfg, err = Plan(id("jet_second"), []int{1, 8, 40}, "f64", DefaultLimits, Options{Tile: 3, Block: 7, Grid: 1})
 	require.NoError(t, err)
 	require.Equal(t, Config{Func: "gj_jet_second_f64", Grid: 1, Block: 7, Tile: 3, SharedBytes: 8 * (8 + 8 + 8*3)}, cfg)
 }
 
 func TestPlanAxis(t *testing.T) {
-	cfg, err := Plan("softmax_backward", []int{8192, 4096, 1}, "f32", DefaultLimits, Options{})
+	cfg, err := Plan(id("softmax_backward"), []int{8192, 4096, 1}, "f32", DefaultLimits, Options{})
 	require.NoError(t, err)
 	require.Equal(t, Config{Func: "gj_softmax_backward_f32", Grid: 8192, Block: 256, Tile: 1, SharedBytes: 8 * 512}, cfg)
 
-	cfg, err = Plan("softmax_backward_grad", []int{3, 5, 100}, "f64", DefaultLimits, Options{})
+	cfg, err = Plan(id("softmax_backward_grad"), []int{3, 5, 100}, "f64", DefaultLimits, Options{})
 	require.NoError(t, err)
 	require.Equal(t, 32, cfg.Tile)
 	require.Equal(t, 32*8, cfg.Block, "W·R, R = pow2(n) capped by 256/W")
 	require.Equal(t, 3*4, cfg.Grid)
 
-	cfg, err = Plan("log_softmax_backward", []int{3, 0, 2}, "f64", DefaultLimits, Options{})
+	cfg, err = Plan(id("log_softmax_backward"), []int{3, 0, 2}, "f64", DefaultLimits, Options{})
 	require.NoError(t, err)
 	require.Zero(t, cfg.Grid)
 
-	_, err = Plan("softmax_backward", []int{3, 5, 4}, "f64", DefaultLimits, Options{Tile: 3})
+	_, err = Plan(id("softmax_backward"), []int{3, 5, 4}, "f64", DefaultLimits, Options{Tile: 3})
 	require.Error(t, err)
-	_, err = Plan("softmax_backward", []int{3, 5, 4}, "f64", DefaultLimits, Options{Block: 12})
+	_, err = Plan(id("softmax_backward"), []int{3, 5, 4}, "f64", DefaultLimits, Options{Block: 12})
 	require.Error(t, err, "block must be W times a power of two")
 }
 
 func TestPlanElementwise(t *testing.T) {
-	cfg, err := Plan("gelu_backward", []int{1 << 30}, "f32", DefaultLimits, Options{})
+	cfg, err := Plan(id("gelu_backward"), []int{1 << 30}, "f32", DefaultLimits, Options{})
 	require.NoError(t, err)
 	require.Equal(t, 256, cfg.Block)
 	require.Equal(t, 1<<20, cfg.Grid, "grid-stride beyond 2^20 blocks")
-	cfg, err = Plan("relu_forward", []int{0}, "f32", DefaultLimits, Options{})
+	cfg, err = Plan(id("relu_forward"), []int{0}, "f32", DefaultLimits, Options{})
 	require.NoError(t, err)
 	require.Zero(t, cfg.Grid)
 }
@@ -90,7 +92,7 @@ func TestPlanErrors(t *testing.T) {
 		{"relu_forward", []int{4}, "f32", Options{Block: 1024}},
 		{"relu_forward", []int{4}, "f32", Options{Grid: -1}},
 	} {
-		_, err := Plan(tc.k, tc.ints, tc.suffix, DefaultLimits, tc.o)
+		_, err := Plan(id(tc.k), tc.ints, tc.suffix, DefaultLimits, tc.o)
 		require.Error(t, err, "%+v", tc)
 	}
 }
@@ -100,4 +102,10 @@ func TestMakeParams(t *testing.T) {
 	require.Equal(t, Params{1, 2, 3, 0, 4, 5, 0, 6, 7, 8, 9, 10, 0x3fe0000000000000}, p)
 	p = MakeParams(nil, []uint64{4}, 0, []int{11}, Config{}, 0)
 	require.Equal(t, Params{4: 4, 8: 11}, p)
+}
+
+// id returns the kernel called name (the zero ID, no kernel, for an unknown name).
+func id(name string) kernel.ID {
+	k, _ := kernel.ByName(name)
+	return k
 }

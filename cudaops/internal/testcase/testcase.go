@@ -3,64 +3,13 @@
 package testcase
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/golden"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
-
-// sizes returns the length of each input and output of kernel k with the given Ints.
-func sizes(k cudaops.Kernel, ints []int) (in, out []int) {
-	switch k.Family() {
-	case cudaops.FamilySoftmaxJet, cudaops.FamilyLogisticJet:
-		N, K, P := ints[0], ints[1], ints[2]
-		nk, nkp, np, nkkp, nkk := N*K, N*K*P, N*P, N*K*K*P, N*K*K
-		base := []int{nk, nkp}
-		suffix := string(k)[len("jet_"):]
-		if k.Family() == cudaops.FamilyLogisticJet {
-			suffix = string(k)[len("logistic_"):]
-		}
-		vjp := []int{nk, nkp}
-		switch suffix {
-		case "value":
-			return base, []int{np}
-		case "first":
-			return base, []int{nkp}
-		case "second":
-			return base, []int{nkkp}
-		case "hvp":
-			return []int{nk, nkp, nk}, []int{nkp}
-		case "gauss_newton":
-			return base, []int{nkk}
-		case "value_vjp":
-			return []int{nk, nkp, np}, vjp
-		case "first_vjp":
-			return []int{nk, nkp, nkp}, vjp
-		case "second_vjp":
-			return []int{nk, nkp, nkkp}, vjp
-		case "hvp_vjp":
-			return []int{nk, nkp, nk, nkp}, []int{nk, nkp, nk}
-		case "gauss_newton_vjp":
-			return []int{nk, nkp, nkk}, vjp
-		}
-	case cudaops.FamilyAxis, cudaops.FamilyElementwise:
-		n := 1
-		for _, x := range ints {
-			n *= x
-		}
-		in, out = make([]int, k.NumIn()), make([]int, k.NumOut())
-		for i := range in {
-			in[i] = n
-		}
-		for i := range out {
-			out[i] = n
-		}
-		return in, out
-	}
-	panic(fmt.Sprintf("testcase: unknown kernel %q", k))
-}
 
 // New returns a Call of kernel k with element type dt, the given Ints and random inputs:
 // logits ~ 1.5·N(0,1), everything else ~ N(0,1); axis backward kernels get y a softmax (or
@@ -68,23 +17,27 @@ func sizes(k cudaops.Kernel, ints []int) (in, out []int) {
 // exact zeros. Floats: invTau in [0.5, 2] (softmax jets) or α ∈ ±[0.5, 2], β ~ N(0,1)
 // (logistic jets). Outputs are zeroed slices. Work is set to the output element count.
 func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaops.Call {
-	inSizes, outSizes := sizes(k, ints)
-	c := &cudaops.Call{Kernel: k, Ints: append([]int(nil), ints...)}
+	c := &cudaops.Call{Kernel: k, DType: dt, Ints: append([]int(nil), ints...)}
+	inSizes, outSizes, err := c.Lengths()
+	if err != nil {
+		panic("testcase: " + err.Error())
+	}
+	jet := k.Family() == cudaops.FamilyRowJet
 	in64 := make([][]float64, len(inSizes))
 	for i, n := range inSizes {
 		in64[i] = make([]float64, n)
 		scale := 1.0
-		if i == 0 && (k.Family() == cudaops.FamilySoftmaxJet || k.Family() == cudaops.FamilyLogisticJet) {
+		if i == 0 && jet {
 			scale = 1.5
 		}
 		for j := range in64[i] {
 			in64[i][j] = scale * rng.NormFloat64()
 		}
 	}
-	switch k.Family() {
-	case cudaops.FamilySoftmaxJet:
+	switch {
+	case k.Family() == cudaops.FamilyRowJet && k.Spec().Gate == kernel.SoftmaxGate:
 		c.Floats = []float64{0.5 + 1.5*rng.Float64()}
-	case cudaops.FamilyLogisticJet:
+	case k.Family() == cudaops.FamilyRowJet && k.Spec().Gate == kernel.LogisticGate:
 		K := ints[1]
 		c.Floats = make([]float64, 2*K)
 		for i := 0; i < K; i++ {
@@ -95,7 +48,9 @@ func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaop
 			c.Floats[i] = a
 			c.Floats[K+i] = rng.NormFloat64()
 		}
-	case cudaops.FamilyAxis:
+	case k.Family() == cudaops.FamilyRowJet:
+		panic("testcase: no parameters known for the gate of " + k.String())
+	case k.Family() == cudaops.FamilyAxis:
 		if k == cudaops.KernelSoftmaxForward || k == cudaops.KernelLogSoftmaxForward {
 			for j := range in64[0] {
 				in64[0][j] *= 4
@@ -124,7 +79,7 @@ func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaop
 				}
 			}
 		}
-	case cudaops.FamilyElementwise:
+	case k.Family() == cudaops.FamilyElementwise:
 		x := in64[0]
 		for j := range x {
 			x[j] = 16*rng.Float64() - 8
@@ -133,72 +88,100 @@ func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaop
 			}
 		}
 	}
-	for i := range in64 {
-		c.In = append(c.In, Convert(in64[i], dt))
+	outs := make([][]float64, len(outSizes))
+	for i, n := range outSizes {
+		outs[i] = make([]float64, n)
 	}
-	for _, n := range outSizes {
-		c.Out = append(c.Out, Zeros(dt, n))
-	}
+	Set(c, in64, outs)
 	c.Work = c.OutputElements()
 	return c
 }
 
-// Convert returns x as a slice of element type dt.
-func Convert(x []float64, dt cudaops.DType) any {
-	if dt == cudaops.Float32 {
-		y := make([]float32, len(x))
-		for i, v := range x {
-			y[i] = float32(v)
-		}
-		return y
+// Set sets the call's operands to copies of in and out in its DType (rounded for Float32).
+func Set(c *cudaops.Call, in, out [][]float64) {
+	c.F64, c.F32 = cudaops.Operands[float64]{}, cudaops.Operands[float32]{}
+	if c.DType == cudaops.Float32 {
+		set(&c.F32, in, out)
+	} else {
+		set(&c.F64, in, out)
 	}
-	return append([]float64(nil), x...)
 }
 
-// Zeros returns a zeroed slice of element type dt and length n.
-func Zeros(dt cudaops.DType, n int) any {
-	if dt == cudaops.Float32 {
-		return make([]float32, n)
+func set[T cudaops.Float](o *cudaops.Operands[T], in, out [][]float64) {
+	for i, x := range in {
+		o.In[i] = convert[T](x)
 	}
-	return make([]float64, n)
+	for i, x := range out {
+		o.Out[i] = convert[T](x)
+	}
 }
 
-// Float64s returns a float64 copy of a []float32 or []float64.
-func Float64s(s any) []float64 {
-	switch v := s.(type) {
-	case []float64:
-		return append([]float64(nil), v...)
-	case []float32:
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out
+func convert[T cudaops.Float](x []float64) []T {
+	y := make([]T, len(x))
+	for i, v := range x {
+		y[i] = T(v)
 	}
-	panic("testcase: not a float slice")
+	return y
 }
 
-// Clone returns a copy of c with fresh zeroed outputs (inputs shared).
+func f64s[T cudaops.Float](x []T) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// Inputs returns float64 copies of the call's inputs.
+func Inputs(c *cudaops.Call) [][]float64 {
+	in, _ := operands(c)
+	return in
+}
+
+// Outputs returns float64 copies of the call's outputs.
+func Outputs(c *cudaops.Call) [][]float64 {
+	_, out := operands(c)
+	return out
+}
+
+func operands(c *cudaops.Call) (in, out [][]float64) {
+	if c.DType == cudaops.Float32 {
+		return copies(c, &c.F32)
+	}
+	return copies(c, &c.F64)
+}
+
+func copies[T cudaops.Float](c *cudaops.Call, o *cudaops.Operands[T]) (in, out [][]float64) {
+	sp := c.Kernel.Spec()
+	for i := range sp.In {
+		in = append(in, f64s(o.In[i]))
+	}
+	for i := range sp.Out {
+		out = append(out, f64s(o.Out[i]))
+	}
+	return in, out
+}
+
+// Clone returns a copy of c with fresh zeroed outputs (inputs copied).
 func Clone(c *cudaops.Call) *cudaops.Call {
 	d := *c
-	d.Out = make([]any, len(c.Out))
-	for i, s := range c.Out {
-		d.Out[i] = Zeros(c.DType(), len(Float64s(s)))
+	in, out := operands(c)
+	for _, o := range out {
+		clear(o)
 	}
+	Set(&d, in, out)
 	return &d
 }
 
 // As64 returns a float64 copy of c: the same (rounded) inputs, in float64, fresh outputs.
 func As64(c *cudaops.Call) *cudaops.Call {
 	d := *c
-	d.In = make([]any, len(c.In))
-	for i, s := range c.In {
-		d.In[i] = Float64s(s)
+	d.DType = cudaops.Float64
+	in, out := operands(c)
+	for _, o := range out {
+		clear(o)
 	}
-	d.Out = make([]any, len(c.Out))
-	for i, s := range c.Out {
-		d.Out[i] = make([]float64, len(Float64s(s)))
-	}
+	Set(&d, in, out)
 	return &d
 }
 

@@ -1,0 +1,197 @@
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/gatejet/gatejet/softmaxjet"
+)
+
+// Channel is one output of the row jet.
+type Channel uint8
+
+// The channels, in the order of a gate's kernels.
+const (
+	Value       Channel = iota // ẑ [N,P]
+	First                      // ∂ẑ/∂l [N,K,P]
+	Second                     // ∂²ẑ/∂l∂l [N,K,K,P]
+	HVP                        // Σ_b second[a][b]·v_b [N,K,P]
+	GaussNewton                // Σ_c first[a][c]·first[b][c] [N,K,K]
+	NumChannels
+)
+
+// channels declares, once for every gate, what each channel's forward and VJP kernels take.
+// The VJP of a channel takes the forward's inputs and the upstream gradient G (the shape of
+// the channel), and writes the gradient of every differentiable input (logits, decoded and,
+// for HVP, v); the CPU may skip any of them.
+var channels = [NumChannels]struct {
+	name   string // Go name (ops constructors, errors)
+	suffix string // kernel name suffix
+	out    Dim
+}{
+	Value:       {"Value", "value", NP},
+	First:       {"First", "first", NKP},
+	Second:      {"Second", "second", NKKP},
+	HVP:         {"HVP", "hvp", NKP},
+	GaussNewton: {"GaussNewton", "gauss_newton", NKK},
+}
+
+func (c Channel) String() string {
+	if c < NumChannels {
+		return channels[c].name
+	}
+	return fmt.Sprintf("Channel(%d)", c)
+}
+
+// HasV reports whether the channel takes a direction v [N,K] as its third input.
+func (c Channel) HasV() bool { return c == HVP }
+
+// Out is the length of the channel's output.
+func (c Channel) Out() Dim { return channels[c].out }
+
+// in returns the forward kernel's inputs: logits, decoded [, v].
+func (c Channel) in() []Dim {
+	if c.HasV() {
+		return []Dim{NK, NKP, NK}
+	}
+	return []Dim{NK, NKP}
+}
+
+// Gate declares a row-jet gating function: the parameters its kernels take and how to make the
+// softmaxjet.Gate that computes them on the CPU. Registering a Gate (Register) adds its ten
+// kernels to the table, named <Name>_<channel> and <Name>_<channel>_vjp.
+type Gate struct {
+	// Name is the stem of the gate's kernel names ("jet" for softmax, "logistic").
+	Name string
+	// Title is the stem of the names of its ops ("SoftmaxJet": ops.SoftmaxJetValue, …).
+	Title string
+	// Params are the gate's parameters, in the order of a call's floats.
+	Params []Param
+	// Check validates the floats of a call with K atoms (their count is checked before).
+	Check func(op string, K int, floats []float64) error
+	// CPU runs the gate's kernels on the CPU: GateCPU of the functions that make its
+	// softmaxjet.Gate from a call's floats.
+	CPU GateFuncs
+	// Device is how the gate's device kernels are built, or nil for a gate on the CPU only.
+	Device *GateDevice
+
+	first ID // the ID of <Name>_value; set by Register
+}
+
+// Param is one named parameter of a gate: a scalar, or one value per atom.
+type Param struct {
+	Name    string
+	PerAtom bool
+}
+
+// GateDevice describes a gate's device kernels.
+type GateDevice struct {
+	Module string
+	Floats FloatsPassing
+	// Shared is each kernel's shared-memory layout: forward kernels by channel, then VJPs.
+	Shared [2 * NumChannels]Shared
+}
+
+// NumFloats is the number of floats a call of the gate's kernels with K atoms takes.
+func (g *Gate) NumFloats(K int) int {
+	n := 0
+	for _, p := range g.Params {
+		if p.PerAtom {
+			n += K
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// Kernel returns the ID of the gate's kernel of channel c, forward or VJP.
+func (g *Gate) Kernel(c Channel, vjp bool) ID {
+	id := g.first + ID(c)
+	if vjp {
+		id += ID(NumChannels)
+	}
+	return id
+}
+
+// Register adds the gate's ten kernels to the table. It panics if the gate is incomplete or
+// registered twice (a programming error, reached at package initialisation).
+func Register(g *Gate) {
+	if g.CPU.f64[0] == nil || g.Check == nil || g.Name == "" || g.Title == "" {
+		panic("kernel: incomplete gate " + g.Name)
+	}
+	regMu.Lock()
+	defer regMu.Unlock()
+	if g.first != 0 {
+		panic("kernel: gate " + g.Name + " registered twice")
+	}
+	f64, f32 := g.CPU.f64, g.CPU.f32
+	ss := make([]Spec, 0, 2*NumChannels)
+	for i := range 2 * int(NumChannels) {
+		c, vjp := Channel(i%int(NumChannels)), i >= int(NumChannels)
+		s := Spec{Name: g.Name + "_" + channels[c].suffix, Family: RowJet, Gate: g, Channel: c, VJP: vjp,
+			In: c.in(), Out: []Dim{c.Out()}, F64: f64[i], F32: f32[i]}
+		if vjp {
+			s.Name += "_vjp"
+			s.In = append(s.In, c.Out())
+			s.Out = c.in()
+			s.Skippable = 1<<len(s.Out) - 1
+		}
+		if d := g.Device; d != nil {
+			s.Device = &Device{Module: d.Module, Shared: d.Shared[i], Floats: d.Floats}
+		}
+		ss = append(ss, s)
+	}
+	g.first = registerLocked(ss)
+}
+
+// GateFuncs are the CPU functions of a gate's ten kernels.
+type GateFuncs struct {
+	f64 [2 * NumChannels]CPU[float64]
+	f32 [2 * NumChannels]CPU[float32]
+}
+
+// GateCPU returns the CPU functions of a gate whose softmaxjet.Gate, for a call's floats
+// and K, mk64 and mk32 make. They return the gate's concrete type, so that a call boxes
+// nothing.
+func GateCPU[G64 softmaxjet.Gate[float64], G32 softmaxjet.Gate[float32]](
+	mk64 func(floats []float64, K int) G64, mk32 func(floats []float64, K int) G32) GateFuncs {
+	return GateFuncs{channelCPU(mk64), channelCPU(mk32)}
+}
+
+// channelCPU returns the CPU functions of a gate's ten kernels, in ID order, for the gate made
+// by mk: the one place that runs a channel of any gate.
+func channelCPU[T Float, G softmaxjet.Gate[T]](mk func([]float64, int) G) [2 * NumChannels]CPU[T] {
+	sh := func(ints []int) softmaxjet.Shape { return softmaxjet.Shape{N: ints[0], K: ints[1], P: ints[2]} }
+	return [2 * NumChannels]CPU[T]{
+		func(o *Operands[T], n []int, f []float64) error {
+			return mk(f, n[1]).Value(o.Out[0], o.In[0], o.In[1], sh(n))
+		},
+		func(o *Operands[T], n []int, f []float64) error {
+			return mk(f, n[1]).First(o.Out[0], o.In[0], o.In[1], sh(n))
+		},
+		func(o *Operands[T], n []int, f []float64) error {
+			return mk(f, n[1]).Second(o.Out[0], o.In[0], o.In[1], sh(n))
+		},
+		func(o *Operands[T], n []int, f []float64) error {
+			return mk(f, n[1]).HVP(o.Out[0], o.In[0], o.In[1], o.In[2], sh(n))
+		},
+		func(o *Operands[T], n []int, f []float64) error {
+			return mk(f, n[1]).GaussNewton(o.Out[0], o.In[0], o.In[1], sh(n))
+		},
+		func(o *Operands[T], n []int, f []float64) error {
+			return mk(f, n[1]).ValueVJP(o.Out[0], o.Out[1], o.In[0], o.In[1], o.In[2], sh(n))
+		},
+		func(o *Operands[T], n []int, f []float64) error {
+			return mk(f, n[1]).FirstVJP(o.Out[0], o.Out[1], o.In[0], o.In[1], o.In[2], sh(n))
+		},
+		func(o *Operands[T], n []int, f []float64) error {
+			return mk(f, n[1]).SecondVJP(o.Out[0], o.Out[1], o.In[0], o.In[1], o.In[2], sh(n))
+		},
+		func(o *Operands[T], n []int, f []float64) error {
+			return mk(f, n[1]).HVPVJP(o.Out[0], o.Out[1], o.Out[2], o.In[0], o.In[1], o.In[2], o.In[3], sh(n))
+		},
+		func(o *Operands[T], n []int, f []float64) error {
+			return mk(f, n[1]).GaussNewtonVJP(o.Out[0], o.Out[1], o.In[0], o.In[1], o.In[2], sh(n))
+		},
+	}
+}

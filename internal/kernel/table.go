@@ -1,0 +1,236 @@
+package kernel
+
+import (
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/softmaxjet"
+)
+
+// The built-in kernels. A gate's ten kernels follow its Gate.Kernel order: the five channels'
+// forward kernels, then their VJPs.
+const (
+	JetValue ID = iota + 1 // the softmax gate's kernels (SoftmaxGate)
+	JetFirst
+	JetSecond
+	JetHVP
+	JetGaussNewton
+	JetValueVJP
+	JetFirstVJP
+	JetSecondVJP
+	JetHVPVJP
+	JetGaussNewtonVJP
+	LogisticValue // the logistic gate's kernels (LogisticGate)
+	LogisticFirst
+	LogisticSecond
+	LogisticHVP
+	LogisticGaussNewton
+	LogisticValueVJP
+	LogisticFirstVJP
+	LogisticSecondVJP
+	LogisticHVPVJP
+	LogisticGaussNewtonVJP
+	SoftmaxBackward // axis kernels, declared in axisKernels
+	LogSoftmaxBackward
+	SoftmaxBackwardGrad
+	LogSoftmaxBackwardGrad
+	SoftmaxForward
+	LogSoftmaxForward
+	ReLUForward // activations, declared in activationKernels
+	ReLUBackward
+	ReLUBackwardGrad
+	GELUForward
+	GELUBackward
+	GELUBackwardGrad
+	SiLUForward
+	SiLUBackward
+	SiLUBackwardGrad
+	numBuiltin
+)
+
+// SoftmaxGate is ζ = softmax(invTau·l), max subtracted; floats = [invTau].
+var SoftmaxGate = &Gate{
+	Name:   "jet",
+	Title:  "SoftmaxJet",
+	Params: []Param{{Name: "invTau"}},
+	Check:  func(op string, _ int, f []float64) error { return gatejet.CheckInvTau(op, f[0]) },
+	CPU:    GateCPU(newSoftmax[float64], newSoftmax[float32]),
+	Device: &GateDevice{Module: "SOFTMAX_JET", Floats: ScalarS, Shared: [2 * NumChannels]Shared{
+		{K: 1, Kp: 1, Width: WidthCols},                         // value
+		{K: 1, Kp: 1, Cols: 1, Width: WidthKP},                  // first
+		{K: 1, Kp: 1, Tile: 1, Width: WidthKKP},                 // second
+		{K: 2, Kp: 1, Cols: 2, Width: WidthKP},                  // hvp
+		{K: 1, Kp: 1, Tile: 1, Width: WidthKK},                  // gauss_newton
+		{K: 2, Kp: 1, Tile: 1, Cols: 1, Width: WidthKP},         // value_vjp
+		{K: 2, Kp: 1, Tile: 2, Cols: 2, One: 1, Width: WidthKP}, // first_vjp
+		{K: 2, Kp: 1, Tile: 3, Cols: 1, Width: WidthKP},         // second_vjp
+		{K: 4, Kp: 1, Tile: 2, Cols: 5, One: 2, Width: WidthKP}, // hvp_vjp
+		{K: 2, Kp: 1, Tile: 2, Cols: 2, One: 1, Width: WidthKP}, // gauss_newton_vjp
+	}},
+}
+
+// LogisticGate is ζ_k = σ(α_k·l_k + β_k); floats = [α_0 … α_{K-1}, β_0 … β_{K-1}].
+var LogisticGate = &Gate{
+	Name:   "logistic",
+	Title:  "LogisticJet",
+	Params: []Param{{Name: "alpha", PerAtom: true}, {Name: "beta", PerAtom: true}},
+	Check: func(op string, K int, f []float64) error {
+		return gatejet.CheckLogisticGate(op, K, f[:K], f[K:])
+	},
+	CPU: GateCPU(newLogistic[float64], newLogistic[float32]),
+	Device: &GateDevice{Module: "LOGISTIC_JET", Floats: FloatsArray, Shared: [2 * NumChannels]Shared{
+		{K: 4, Width: WidthCols},                 // value
+		{K: 4, Width: WidthKP},                   // first
+		{K: 4, Width: WidthKKP},                  // second
+		{K: 4, Width: WidthKP},                   // hvp
+		{K: 4, Tile: 1, Width: WidthKK},          // gauss_newton
+		{K: 5, Tile: 1, Cols: 1, Width: WidthKP}, // value_vjp
+		{K: 5, Tile: 2, Width: WidthKP},          // first_vjp
+		{K: 5, Tile: 2, Width: WidthKP},          // second_vjp
+		{K: 5, Tile: 2, Width: WidthKP},          // hvp_vjp
+		{K: 5, Tile: 2, Width: WidthKP},          // gauss_newton_vjp
+	}},
+}
+
+func newSoftmax[T Float](f []float64, _ int) softmaxjet.Softmax[T] {
+	return softmaxjet.Softmax[T]{InvTau: f[0]}
+}
+
+func newLogistic[T Float](f []float64, K int) softmaxjet.Logistic[T] {
+	return softmaxjet.Logistic[T]{Alpha: f[:K:K], Beta: f[K:]}
+}
+
+// axis returns the spec of an axis kernel; axis kernels reduce along the middle size.
+// A grad kernel (two outputs, the gradients of its two differentiable inputs) lets the CPU
+// skip either output.
+func axis(name string, nIn, nOut int, f64 CPU[float64], f32 CPU[float32]) Spec {
+	return Spec{Name: name, Family: Axis, In: alls(nIn), Out: alls(nOut), Skippable: skippable(nOut),
+		F64: f64, F32: f32, Device: &Device{Module: "AXIS"}}
+}
+
+func elementwise(name string, nIn, nOut int, f64 CPU[float64], f32 CPU[float32]) Spec {
+	return Spec{Name: name, Family: Elementwise, In: alls(nIn), Out: alls(nOut), Skippable: skippable(nOut),
+		F64: f64, F32: f32, Device: &Device{Module: "ELEMENTWISE"}}
+}
+
+func skippable(nOut int) uint8 {
+	if nOut > 1 {
+		return 1<<nOut - 1
+	}
+	return 0
+}
+
+func alls(n int) []Dim {
+	d := make([]Dim, n)
+	for i := range d {
+		d[i] = Whole
+	}
+	return d
+}
+
+// An axis kernel runs along axis 1 of its [outer, n, inner] sizes.
+func axisKernels() []Spec {
+	return []Spec{
+		axis("softmax_backward", 2, 1, softmaxBackward[float64], softmaxBackward[float32]),
+		axis("log_softmax_backward", 2, 1, logSoftmaxBackward[float64], logSoftmaxBackward[float32]),
+		axis("softmax_backward_grad", 3, 2, softmaxBackwardGrad[float64], softmaxBackwardGrad[float32]),
+		axis("log_softmax_backward_grad", 3, 2, logSoftmaxBackwardGrad[float64], logSoftmaxBackwardGrad[float32]),
+		axis("softmax_forward", 1, 1, softmaxForward[float64], softmaxForward[float32]),
+		axis("log_softmax_forward", 1, 1, logSoftmaxForward[float64], logSoftmaxForward[float32]),
+	}
+}
+
+func softmaxBackward[T Float](o *Operands[T], n []int, _ []float64) error {
+	return backward.SoftmaxBackward(o.Out[0], o.In[0], o.In[1], n, 1)
+}
+func logSoftmaxBackward[T Float](o *Operands[T], n []int, _ []float64) error {
+	return backward.LogSoftmaxBackward(o.Out[0], o.In[0], o.In[1], n, 1)
+}
+func softmaxBackwardGrad[T Float](o *Operands[T], n []int, _ []float64) error {
+	return backward.SoftmaxBackwardGrad(o.Out[0], o.Out[1], o.In[0], o.In[1], o.In[2], n, 1)
+}
+func logSoftmaxBackwardGrad[T Float](o *Operands[T], n []int, _ []float64) error {
+	return backward.LogSoftmaxBackwardGrad(o.Out[0], o.Out[1], o.In[0], o.In[1], o.In[2], n, 1)
+}
+func softmaxForward[T Float](o *Operands[T], n []int, _ []float64) error {
+	return backward.Softmax(o.Out[0], o.In[0], n, 1)
+}
+func logSoftmaxForward[T Float](o *Operands[T], n []int, _ []float64) error {
+	return backward.LogSoftmax(o.Out[0], o.In[0], n, 1)
+}
+
+// Activations are one generic triple (forward, backward, backward grad) per function.
+type activation[T Float] struct {
+	f   func(y, x []T) error
+	df  func(dx, x, dy []T) error
+	ddf func(gx, gdy, x, dy, g []T) error
+}
+
+func (a activation[T]) kernels() [3]CPU[T] {
+	return [3]CPU[T]{
+		func(o *Operands[T], _ []int, _ []float64) error { return a.f(o.Out[0], o.In[0]) },
+		func(o *Operands[T], _ []int, _ []float64) error { return a.df(o.Out[0], o.In[0], o.In[1]) },
+		func(o *Operands[T], _ []int, _ []float64) error {
+			return a.ddf(o.Out[0], o.Out[1], o.In[0], o.In[1], o.In[2])
+		},
+	}
+}
+
+func activations[T Float]() [][3]CPU[T] {
+	return [][3]CPU[T]{
+		activation[T]{backward.ReLU[T], backward.ReLUBackward[T], backward.ReLUBackwardGrad[T]}.kernels(),
+		activation[T]{backward.GELU[T], backward.GELUBackward[T], backward.GELUBackwardGrad[T]}.kernels(),
+		activation[T]{backward.SiLU[T], backward.SiLUBackward[T], backward.SiLUBackwardGrad[T]}.kernels(),
+	}
+}
+
+// Activation is one activation function's three elementwise kernels: forward, backward and
+// backward grad (Stage).
+type Activation struct {
+	Name  string // kernel name stem: relu, gelu, silu
+	first ID
+}
+
+// Stage is one of an activation's kernels.
+type Stage uint8
+
+const (
+	Forward      Stage = iota // [x] → [y = f(x)]
+	Backward                  // [x, dy] → [dx = dy·f'(x)]
+	BackwardGrad              // [x, dy, G] → [dX = G·dy·f''(x), dDY = G·f'(x)]
+)
+
+// Kernel returns the ID of the activation's kernel of stage s.
+func (a *Activation) Kernel(s Stage) ID { return a.first + ID(s) }
+
+// Activations are the activation functions, in the order of activations().
+var Activations = []*Activation{{Name: "relu"}, {Name: "gelu"}, {Name: "silu"}}
+
+func activationKernels() []Spec {
+	f64, f32 := activations[float64](), activations[float32]()
+	var ss []Spec
+	for i, a := range Activations {
+		ss = append(ss,
+			elementwise(a.Name+"_forward", 1, 1, f64[i][0], f32[i][0]),
+			elementwise(a.Name+"_backward", 2, 1, f64[i][1], f32[i][1]),
+			elementwise(a.Name+"_backward_grad", 3, 2, f64[i][2], f32[i][2]))
+	}
+	return ss
+}
+
+func init() {
+	specs.Store(&[]*Spec{nil})
+	Register(SoftmaxGate)
+	Register(LogisticGate)
+	regMu.Lock()
+	defer regMu.Unlock()
+	registerLocked(axisKernels())
+	first := registerLocked(activationKernels())
+	for i, a := range Activations {
+		a.first = first + ID(3*i)
+	}
+	if SoftmaxGate.first != JetValue || LogisticGate.first != LogisticValue ||
+		len(*specs.Load()) != int(numBuiltin) || SoftmaxBackward.String() != "softmax_backward" ||
+		ReLUForward.String() != "relu_forward" {
+		panic("kernel: the built-in IDs do not follow the table's order")
+	}
+}
