@@ -15,6 +15,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/nvrtccomp"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // This file is the device backend, built with the tag cuda. Importing gorgonia.org/cu runs
@@ -193,10 +194,10 @@ func (b *DeviceBackend) function(k Kernel, dt DType, entry string) (cu.Function,
 
 func (b *DeviceBackend) plan(c *Call) (launch.Config, error) {
 	suffix := "f64"
-	if c.DType() == Float32 {
+	if c.DType == Float32 {
 		suffix = "f32"
 	}
-	cfg, err := launch.Plan(string(c.Kernel), c.Ints, suffix, b.lim, launch.Options{})
+	cfg, err := launch.Plan(c.Kernel, c.Ints, suffix, b.lim, launch.Options{})
 	if err != nil {
 		return cfg, deviceErrorCause(err, "%s", b.Name())
 	}
@@ -212,7 +213,7 @@ func makeParams(c *Call, cfg launch.Config, in, out []cu.DevicePtr, floats cu.De
 		return out
 	}
 	s := 0.0
-	if c.Kernel.Family() == FamilySoftmaxJet {
+	if c.Kernel.Spec().Device.Floats == kernel.ScalarS {
 		s = c.Floats[0]
 	}
 	return launch.MakeParams(addr(in), addr(out), uint64(floats), c.Ints, cfg, s)
@@ -227,21 +228,35 @@ func paramPointers(p *launch.Params) []unsafe.Pointer {
 	return out
 }
 
-// hostBytes returns the address and byte size of a []float32 or []float64.
-func hostBytes(s any) (unsafe.Pointer, int64) {
-	switch v := s.(type) {
-	case []float32:
-		if len(v) == 0 {
-			return nil, 0
-		}
-		return unsafe.Pointer(&v[0]), int64(4 * len(v))
-	case []float64:
-		if len(v) == 0 {
-			return nil, 0
-		}
-		return unsafe.Pointer(&v[0]), int64(8 * len(v))
+// hostBuf is one host operand: its address (nil when empty) and size in bytes.
+type hostBuf struct {
+	p unsafe.Pointer
+	n int64
+}
+
+// hostBufs returns the call's inputs and outputs, in its kernel's order.
+func hostBufs(c *Call) (in, out []hostBuf) {
+	if c.DType == Float32 {
+		return operandBufs(c, &c.F32)
 	}
-	return nil, 0
+	return operandBufs(c, &c.F64)
+}
+
+func operandBufs[T Float](c *Call, o *Operands[T]) (in, out []hostBuf) {
+	sp := c.Kernel.Spec()
+	buf := func(s []T) hostBuf {
+		if len(s) == 0 {
+			return hostBuf{}
+		}
+		return hostBuf{unsafe.Pointer(&s[0]), int64(unsafe.Sizeof(s[0])) * int64(len(s))}
+	}
+	for i := range sp.In {
+		in = append(in, buf(o.In[i]))
+	}
+	for i := range sp.Out {
+		out = append(out, buf(o.Out[i]))
+	}
+	return in, out
 }
 
 // deviceCall is a Call's buffers in device memory.
@@ -272,8 +287,9 @@ func (d *deviceCall) free() {
 // upload allocates device buffers for c and copies its inputs (and logistic α, β) to them.
 func (b *DeviceBackend) upload(c *Call) (*deviceCall, error) {
 	d := &deviceCall{}
-	for _, s := range c.In {
-		host, n := hostBytes(s)
+	ins, outs := hostBufs(c)
+	for _, h := range ins {
+		host, n := h.p, h.n
 		p, err := d.alloc(n)
 		if err != nil {
 			d.free()
@@ -287,8 +303,8 @@ func (b *DeviceBackend) upload(c *Call) (*deviceCall, error) {
 		}
 		d.in = append(d.in, p)
 	}
-	for _, s := range c.Out {
-		_, n := hostBytes(s)
+	for _, h := range outs {
+		n := h.n
 		p, err := d.alloc(n)
 		if err != nil {
 			d.free()
@@ -296,7 +312,7 @@ func (b *DeviceBackend) upload(c *Call) (*deviceCall, error) {
 		}
 		d.out = append(d.out, p)
 	}
-	if c.Kernel.Family() == FamilyLogisticJet {
+	if c.Kernel.Spec().Device.Floats == kernel.FloatsArray {
 		n := int64(8 * len(c.Floats))
 		p, err := d.alloc(n)
 		if err == nil {
@@ -312,8 +328,9 @@ func (b *DeviceBackend) upload(c *Call) (*deviceCall, error) {
 }
 
 func (b *DeviceBackend) download(c *Call, d *deviceCall) error {
-	for i, s := range c.Out {
-		host, n := hostBytes(s)
+	_, outs := hostBufs(c)
+	for i, h := range outs {
+		host, n := h.p, h.n
 		if n == 0 {
 			continue
 		}
@@ -324,7 +341,7 @@ func (b *DeviceBackend) download(c *Call, d *deviceCall) error {
 	return nil
 }
 
-// Launch runs c on the device and writes c.Out: host to device, kernel, synchronise, device to
+// Launch runs c on the device and writes its outputs: host to device, kernel, synchronise, device to
 // host. Every error is an ErrDevice error (a malformed Call gives its Check error; a nil
 // *DeviceBackend an ErrDevice error).
 func (b *DeviceBackend) Launch(c *Call) error {
@@ -339,7 +356,7 @@ func (b *DeviceBackend) Launch(c *Call) error {
 		return err // Grid 0: every output is empty
 	}
 	return b.withContext(func() error {
-		fn, err := b.function(c.Kernel, c.DType(), cfg.Func)
+		fn, err := b.function(c.Kernel, c.DType, cfg.Func)
 		if err != nil {
 			return err
 		}
@@ -386,7 +403,7 @@ type Timing struct {
 }
 
 // Time uploads c once, launches its kernel reps times (after one warm-up launch) and reports
-// the mean kernel time measured with CUDA events, the outputs then copied back to c.Out. With
+// the mean kernel time measured with CUDA events, the outputs then copied back to the call. With
 // copyBytes > 0 it also times a device-to-device copy of that many bytes, the bandwidth
 // reference of a benchmark.
 func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error) {
@@ -402,19 +419,15 @@ func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error)
 		return t, err
 	}
 	t.Config = cfg
-	for _, s := range c.In {
-		_, n := hostBytes(s)
-		t.Bytes += n
-	}
-	for _, s := range c.Out {
-		_, n := hostBytes(s)
-		t.Bytes += n
+	ins, outs := hostBufs(c)
+	for _, h := range append(ins, outs...) {
+		t.Bytes += h.n
 	}
 	if reps < 1 {
 		reps = 1
 	}
 	err = b.withContext(func() error {
-		fn, err := b.function(c.Kernel, c.DType(), cfg.Func)
+		fn, err := b.function(c.Kernel, c.DType, cfg.Func)
 		if err != nil {
 			return err
 		}

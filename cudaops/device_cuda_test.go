@@ -34,34 +34,29 @@ func tolerance(dt cudaops.DType) float64 {
 }
 
 func poison(c *cudaops.Call) {
-	for _, s := range c.Out {
-		switch v := s.(type) {
-		case []float64:
-			for i := range v {
-				v[i] = math.NaN()
-			}
-		case []float32:
-			for i := range v {
-				v[i] = float32(math.NaN())
-			}
+	in, out := testcase.Inputs(c), testcase.Outputs(c)
+	for _, v := range out {
+		for i := range v {
+			v[i] = math.NaN()
 		}
 	}
+	testcase.Set(c, in, out)
 }
 
 func requireParity(t *testing.T, c *cudaops.Call, what string) {
 	t.Helper()
 	ref := testcase.As64(c)
 	require.NoError(t, cpuref.Run(ref))
-	for i := range c.Out {
-		e := testcase.RelErr(testcase.Float64s(c.Out[i]), testcase.Float64s(ref.Out[i]))
-		require.LessOrEqual(t, e, tolerance(c.DType()), "%s: %s %s Ints=%v output %d: normwise relative error %.3g",
-			what, c.Kernel, c.DType(), c.Ints, i, e)
+	for i := range c.Kernel.Spec().Out {
+		e := testcase.RelErr(testcase.Outputs(c)[i], testcase.Outputs(ref)[i])
+		require.LessOrEqual(t, e, tolerance(c.DType), "%s: %s %s Ints=%v output %d: normwise relative error %.3g",
+			what, c.Kernel, c.DType, c.Ints, i, e)
 	}
 }
 
 func shapeFor(k cudaops.Kernel) []int {
 	switch k.Family() {
-	case cudaops.FamilySoftmaxJet, cudaops.FamilyLogisticJet:
+	case cudaops.FamilyRowJet:
 		return []int{257, 16, 16}
 	case cudaops.FamilyAxis:
 		return []int{64, 1000, 3}
@@ -75,7 +70,7 @@ func shapeFor(k cudaops.Kernel) []int {
 func TestCUDADeviceRunsEveryKernel(t *testing.T) {
 	b := device(t)
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, k := range cudaops.Kernels() {
+	for _, k := range cudaops.DeviceKernels() {
 		for _, dt := range []cudaops.DType{cudaops.Float64, cudaops.Float32} {
 			c := testcase.New(k, dt, shapeFor(k), rng)
 			poison(c)
@@ -101,7 +96,7 @@ func TestCUDARequiredModeUsesTheDevice(t *testing.T) {
 	c := testcase.New(cudaops.KernelJetSecond, cudaops.Float64, []int{4096, 16, 16}, rng)
 	poison(c)
 	before := cudaops.Stats()
-	p, err := cudaops.Run(c, func() error { t.Fatal("CPU ran under ModeRequired"); return nil })
+	p, err := cudaops.Run(c)
 	require.NoError(t, err)
 	require.Equal(t, cudaops.PathGPU, p)
 	require.Equal(t, before.GPU+1, cudaops.Stats().GPU)
@@ -142,8 +137,8 @@ func TestCUDADeterministic(t *testing.T) {
 		require.NoError(t, b.Launch(c))
 		d := testcase.Clone(c)
 		require.NoError(t, b.Launch(d))
-		for i := range c.Out {
-			x, y := c.Out[i].([]float64), d.Out[i].([]float64)
+		for i := range c.Kernel.Spec().Out {
+			x, y := c.F64.Out[i], d.F64.Out[i]
 			for j := range x {
 				require.Equal(t, math.Float64bits(x[j]), math.Float64bits(y[j]), "%s output %d [%d]", k, i, j)
 			}
@@ -164,7 +159,7 @@ func TestCUDAAutoFallsBackOnDeviceFailure(t *testing.T) {
 	defer cudaops.SetMode(old)
 	cudaops.SetBreakEven(c.Kernel, 0)
 	defer cudaops.SetBreakEven(c.Kernel, -1)
-	p, err := cudaops.Run(c, func() error { return cpuref.Run(c) })
+	p, err := cudaops.Run(c)
 	require.NoError(t, err)
 	require.Equal(t, cudaops.PathCPUFallback, p)
 	require.True(t, errors.Is(cudaops.LastFallbackError(), gatejet.ErrDevice))

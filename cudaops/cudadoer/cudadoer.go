@@ -25,6 +25,7 @@ import (
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/nvrtccomp"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // Kernel describes one cudaops kernel invocation for an op to embed. Ints and Floats follow
@@ -89,8 +90,8 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	if k == nil {
 		return deviceErr("nil *Kernel")
 	}
-	if k.Kernel.Family() == cudaops.FamilyUnknown {
-		return gatejet.Errorf(gatejet.ErrParam, "cudadoer.CUDADo", "Kernel", "unknown kernel %q", string(k.Kernel))
+	if !k.Kernel.OnDevice() {
+		return gatejet.Errorf(gatejet.ErrParam, "cudadoer.CUDADo", "Kernel", "kernel %v has no device entry points", k.Kernel)
 	}
 	for i, v := range inputs {
 		if v == nil {
@@ -122,7 +123,7 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	if dt == cudaops.Float32 {
 		suffix = "f32"
 	}
-	cfg, err := launch.Plan(string(k.Kernel), k.Ints, suffix, launch.DefaultLimits, launch.Options{})
+	cfg, err := launch.Plan(k.Kernel, k.Ints, suffix, launch.DefaultLimits, launch.Options{})
 	if err != nil {
 		return deviceErr("%s: %v", k.Kernel, err)
 	}
@@ -141,7 +142,8 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	if err != nil {
 		return deviceErr("device %d: %v", d, err)
 	}
-	key := cudaops.ModuleKey{Family: k.Kernel.Family(), DType: dt, Arch: cudaops.ArchOf(major, minor)}
+	ds := k.Kernel.Spec().Device
+	key := cudaops.ModuleKey{Module: ds.Module, DType: dt, Arch: cudaops.ArchOf(major, minor)}
 	entry := cudaops.EntryPoint(k.Kernel, dt)
 	fqn := key.String() + "." + entry
 	if !eng.HasFunc(fqn) {
@@ -184,7 +186,7 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 		out[i] = uint64(mem.Uintptr())
 	}
 	var floats uint64
-	if k.Kernel.Family() == cudaops.FamilyLogisticJet {
+	if ds.Floats == kernel.FloatsArray {
 		p, err := ctx.AllocAndCopy(unsafe.Pointer(&k.Floats[0]), int64(8*len(k.Floats)))
 		if err != nil {
 			return deviceErr("%s: gate parameters: %v", k.Kernel, err)
@@ -193,7 +195,7 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 		floats = uint64(p)
 	}
 	s := 0.0
-	if k.Kernel.Family() == cudaops.FamilySoftmaxJet {
+	if ds.Floats == kernel.ScalarS {
 		s = k.Floats[0]
 	}
 	p := launch.MakeParams(in, out, floats, k.Ints, cfg, s)

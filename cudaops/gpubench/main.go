@@ -66,8 +66,9 @@ func relErrVsCPU(c *cudaops.Call) (float64, error) {
 		return 0, err
 	}
 	worst := 0.0
-	for i := range c.Out {
-		worst = max(worst, testcase.RelErr(testcase.Float64s(c.Out[i]), testcase.Float64s(ref.Out[i])))
+	got, want := testcase.Outputs(c), testcase.Outputs(ref)
+	for i := range got {
+		worst = max(worst, testcase.RelErr(got[i], want[i]))
 	}
 	return worst, nil
 }
@@ -122,7 +123,7 @@ func main() {
 		fail(err)
 	}
 	r.SpeedUp = float64(r.SeedPort) / float64(r.Kernel)
-	r.SeedPortDiff = testcase.RelErr(testcase.Float64s(sp.Out[0]), testcase.Float64s(c.Out[0]))
+	r.SeedPortDiff = testcase.RelErr(testcase.Outputs(sp)[0], testcase.Outputs(c)[0])
 	results = append(results, r)
 
 	r, _, err = bench(b, "softmax_backward", cudaops.KernelSoftmaxBackward, cudaops.Float32, []int{8192, 4096, 1}, *reps)

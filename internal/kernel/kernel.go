@@ -376,3 +376,19 @@ func Modules() []string {
 	}
 	return out
 }
+
+// NumIn is the number of inputs the kernel takes (0 for an ID not in the table).
+func (id ID) NumIn() int {
+	if s := id.Spec(); s != nil {
+		return len(s.In)
+	}
+	return 0
+}
+
+// NumOut is the number of outputs the kernel writes (0 for an ID not in the table).
+func (id ID) NumOut() int {
+	if s := id.Spec(); s != nil {
+		return len(s.Out)
+	}
+	return 0
+}

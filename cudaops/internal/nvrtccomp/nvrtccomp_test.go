@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gatejet/gatejet/cudaops/kernels"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/stretchr/testify/require"
 )
 
@@ -49,7 +50,7 @@ func (m module) suffix() string {
 
 func modules() []module {
 	var out []module
-	for _, fam := range kernels.Families {
+	for _, fam := range kernel.Modules() {
 		out = append(out, module{fam, true}, module{fam, false})
 	}
 	return out
