@@ -102,25 +102,35 @@ func (op softArgminOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	if len(shp) < 1 {
 		return nil, gatejet.Errorf(gatejet.ErrRank, opSoftArgmin, "costs", "want rank ≥ 1, got a scalar")
 	}
-	k := shp[len(shp)-1]
 	out := tensor.New(tensor.Of(c.Dtype()), tensor.WithShape(shp.Clone()...))
+	var err error
 	switch c.Dtype() {
 	case tensor.Float64:
-		cv, err := logical[float64](opSoftArgmin, "costs", c)
-		if err != nil {
-			return nil, err
-		}
-		softArgminRows(out.Float64s(), cv, k, op.invTau)
+		err = softArgminDense[float64](out, c, op.invTau)
 	case tensor.Float32:
-		cv, err := logical[float32](opSoftArgmin, "costs", c)
-		if err != nil {
-			return nil, err
-		}
-		softArgminRows(out.Float32s(), cv, k, op.invTau)
+		err = softArgminDense[float32](out, c, op.invTau)
 	default:
 		return nil, gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", c.Dtype())
 	}
+	if err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// softArgminDense writes softmax(−s·c) along the last axis of c (dtype T, not a view, in
+// either storage order) into out, a new row-major tensor of c's shape and dtype.
+func softArgminDense[T backward.Float](out, c *tensor.Dense, s float64) error {
+	cv, err := logical[T](opSoftArgmin, "costs", c)
+	if err != nil {
+		return err
+	}
+	pv, ok := backingOf[T](out)
+	if !ok {
+		return gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "p", "unexpected dtype %v", out.Dtype())
+	}
+	shp := c.Shape()
+	return softArgminRows(opSoftArgmin, pv, cv, shp[len(shp)-1], s)
 }
 
 func (op softArgminOp) ReturnsPtr() bool     { return false }
@@ -217,38 +227,54 @@ func accumulateSoftArgminVJP[T backward.Float](dc, p, dp *tensor.Dense, invTau f
 	return addLogical[T](opSoftArgmin, "costs.grad", dc, func(i int) float64 { return -invTau * float64(tmp[i]) })
 }
 
-// softArgminRows writes softmax(−s·c) for each row of k elements as
-// exp(−s·(c_i − min c)) / Σ_j exp(−s·(c_j − min c)): the differences are taken before
-// scaling (see scaledGap), so finite costs and any accepted s give finite probabilities
-// (−s·c itself overflows for |c| near the largest float64, while s·(c_i − min c)
-// overflowing to +Inf is exactly an exp that underflows to 0). The minimum's term is 1,
-// so the sum is ≥ 1.
-func softArgminRows[T backward.Float](p, c []T, k int, s float64) {
+// softArgminRows writes softmax(−s·c) for each row of k elements of c into p, with the
+// project's one softmax forward, backward.Softmax, applied in float64 to the logits
+// −s·(c_i − min c): the differences are taken before scaling (see scaledGap), so finite
+// costs and any accepted s give finite probabilities (−s·c itself overflows for |c| near
+// the largest float64, while s·(c_i − min c) overflowing to +Inf is exactly an exp that
+// underflows to 0). The minimum's logit is 0, so the softmax's sum is ≥ 1. A row with a
+// NaN or a −Inf cost, or of all +Inf, gets NaN logits, which backward.Softmax turns into a
+// NaN row. p has the length of c, a positive multiple of k, and does not overlap it other
+// than as the same slice; op names the caller in errors.
+func softArgminRows[T backward.Float](op string, p, c []T, k int, s float64) error {
+	if len(c) == 0 && len(p) == 0 {
+		return nil
+	}
+	if k <= 0 || len(c)%k != 0 || len(p) != len(c) {
+		return gatejet.Errorf(gatejet.ErrShape, op, "costs", "want rows of %d costs in %d values, and as many probabilities, got %d", k, len(c), len(p))
+	}
+	// The logits are float64 whatever T: p holds them when it is []float64.
+	x, direct := any(p).([]float64)
+	if !direct {
+		x = make([]float64, len(c))
+	}
 	for r := 0; r+k <= len(c); r += k {
-		row, out := c[r:r+k], p[r:r+k]
+		row, logit := c[r:r+k], x[r:r+k]
 		lo := math.Inf(1)
 		bad := false
-		for _, x := range row {
-			v := float64(x)
+		for _, v := range row {
+			v := float64(v)
 			if math.IsNaN(v) || math.IsInf(v, -1) {
 				bad = true
 			}
 			lo = math.Min(lo, v)
 		}
 		if bad || math.IsInf(lo, 1) {
-			for i := range out {
-				out[i] = T(math.NaN())
-			}
-			continue
+			lo = math.NaN()
 		}
-		sum := 0.0
-		for _, x := range row {
-			sum += math.Exp(-scaledGap(float64(x), lo, s))
-		}
-		for i, x := range row {
-			out[i] = T(math.Exp(-scaledGap(float64(x), lo, s)) / sum)
+		for i, v := range row {
+			logit[i] = -scaledGap(float64(v), lo, s)
 		}
 	}
+	if err := backward.Softmax(x, x, []int{len(c) / k, k}, 1); err != nil {
+		return err
+	}
+	if !direct {
+		for i, v := range x {
+			p[i] = T(v)
+		}
+	}
+	return nil
 }
 
 // scaledGap returns s·(x − lo) for x ≥ lo and s > 0. When x − lo overflows although x is
@@ -275,12 +301,13 @@ func scalarConst(dt tensor.Dtype, x float64) *gorgonia.Node {
 // It returns a *gatejet.Error of kind gatejet.ErrTemperature unless invTau is positive and
 // finite.
 func SoftArgminProbs(costs []float64, invTau float64) ([]float64, error) {
-	if err := gatejet.CheckInvTau("graphs.SoftArgminProbs", invTau); err != nil {
+	const op = "graphs.SoftArgminProbs"
+	if err := gatejet.CheckInvTau(op, invTau); err != nil {
 		return nil, err
 	}
 	p := make([]float64, len(costs))
-	if len(costs) > 0 {
-		softArgminRows(p, costs, len(costs), invTau)
+	if err := softArgminRows(op, p, costs, len(costs), invTau); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -263,6 +263,56 @@ func TestSoftArgminGraphForward(t *testing.T) {
 	}
 }
 
+// TestSoftArgminRowsFloat32: a Float32 batch is computed in float64 and rounded once, so
+// each probability is float32 of SoftArgminProbs on the same (float32) costs, bit for bit;
+// the batch's rows are independent of each other.
+func TestSoftArgminRowsFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 16))
+	const n, k = 4, 7
+	c := make([]float32, n*k)
+	for i := range c {
+		c[i] = float32(30 * (rng.Float64() - 0.5))
+	}
+	c[k+2] = float32(math.Inf(1))  // zero mass in row 1
+	c[2*k+3] = float32(math.NaN()) // row 2 is NaN
+	p := make([]float32, n*k)
+	require.NoError(t, softArgminRows("test", p, c, k, 3.7))
+	for r := 0; r < n; r++ {
+		row := make([]float64, k)
+		for i := range row {
+			row[i] = float64(c[r*k+i])
+		}
+		want := mustSlice(SoftArgminProbs(row, 3.7))
+		for i := range want {
+			if r == 2 {
+				require.True(t, math.IsNaN(float64(p[r*k+i])), "row 2 col %d", i)
+				continue
+			}
+			require.Equal(t, float32(want[i]), p[r*k+i], "row %d col %d", r, i)
+		}
+	}
+	require.Zero(t, p[k+2])
+}
+
+// TestSoftArgminRowsShape: rows that do not tile the costs, or probabilities of another
+// length, are an ErrShape error naming the caller, not a panic or a loop without end.
+func TestSoftArgminRowsShape(t *testing.T) {
+	for _, tc := range []struct {
+		p, c []float64
+		k    int
+	}{
+		{make([]float64, 3), make([]float64, 3), 0},
+		{make([]float64, 3), make([]float64, 3), 2},
+		{make([]float64, 2), make([]float64, 3), 3},
+		{make([]float64, 3), nil, 3},
+	} {
+		err := softArgminRows("test", tc.p, tc.c, tc.k, 1)
+		require.ErrorIs(t, err, gatejet.ErrShape, "k=%d len(p)=%d len(c)=%d", tc.k, len(tc.p), len(tc.c))
+		require.Contains(t, err.Error(), "test")
+	}
+	require.NoError(t, softArgminRows[float64]("test", nil, nil, 0, 1), "nothing to do")
+}
+
 func TestSoftArgminGraphGradient(t *testing.T) {
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 		for _, m := range []Machine{Tape, Lisp} {
