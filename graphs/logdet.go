@@ -8,6 +8,7 @@ import (
 
 	"github.com/chewxy/hm"
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/strided"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
@@ -285,7 +286,8 @@ func (op *logDetOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, out *
 	if err != nil {
 		return gatejet.Errorf(gatejet.ErrParam, opLogDet, "H", "no gradient: %v", err)
 	}
-	return addInto(dv, dh)
+	shape := tensor.Shape{op.n, op.k, op.k}
+	return strided.AddInto(opLogDet, "H", dv, op.dt, shape, fromFloat64s(op.dt, shape, dh))
 }
 
 // logDetGradOp: (H [n,K,K], grad [n]) → grad[r]·(sym(H[r]) + λI)⁻¹.
@@ -364,21 +366,4 @@ func fromFloat64s(dt tensor.Dtype, shape tensor.Shape, x []float64) *tensor.Dens
 		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(b))
 	}
 	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(x))
-}
-
-// addInto adds x, in logical row-major order, into the gradient value d (a *tensor.Dense
-// of float64 or float32, stored in either order).
-func addInto(d gorgonia.Value, x []float64) error {
-	t, ok := d.(*tensor.Dense)
-	if !ok || t.Shape().TotalSize() != len(x) {
-		return gatejet.Errorf(gatejet.ErrParam, opLogDet, "H", "gradient value %T does not hold %d elements", d, len(x))
-	}
-	add := func(i int) float64 { return x[i] }
-	switch t.Dtype() {
-	case tensor.Float64:
-		return addLogical[float64](opLogDet, "H", t, add)
-	case tensor.Float32:
-		return addLogical[float32](opLogDet, "H", t, add)
-	}
-	return gatejet.Errorf(gatejet.ErrDType, opLogDet, "H", "gradient dtype %v", t.Dtype())
 }

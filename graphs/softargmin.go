@@ -9,6 +9,7 @@ import (
 	"github.com/chewxy/hm"
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/strided"
 	"github.com/gatejet/gatejet/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -121,13 +122,13 @@ func (op softArgminOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 // softArgminDense writes softmax(−s·c) along the last axis of c (dtype T, not a view, in
 // either storage order) into out, a new row-major tensor of c's shape and dtype.
 func softArgminDense[T backward.Float](out, c *tensor.Dense, s float64) error {
-	cv, err := logical[T](opSoftArgmin, "costs", c)
+	cv, err := strided.Logical[T](opSoftArgmin, "costs", c)
 	if err != nil {
 		return err
 	}
-	pv, ok := backingOf[T](out)
-	if !ok {
-		return gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "p", "unexpected dtype %v", out.Dtype())
+	pv, err := strided.Backing[T](opSoftArgmin, "p", out)
+	if err != nil {
+		return err
 	}
 	shp := c.Shape()
 	return softArgminRows(opSoftArgmin, pv, cv, shp[len(shp)-1], s)
@@ -208,11 +209,11 @@ func (op softArgminOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, ou
 // accumulateSoftArgminVJP adds −s·SoftmaxBackward(p, dp) into dc, each read and written in
 // logical order whatever its storage order.
 func accumulateSoftArgminVJP[T backward.Float](dc, p, dp *tensor.Dense, invTau float64) error {
-	pv, err := logical[T](opSoftArgmin, "p", p)
+	pv, err := strided.Logical[T](opSoftArgmin, "p", p)
 	if err != nil {
 		return err
 	}
-	dpv, err := logical[T](opSoftArgmin, "p.grad", dp)
+	dpv, err := strided.Logical[T](opSoftArgmin, "p.grad", dp)
 	if err != nil {
 		return err
 	}
@@ -224,7 +225,11 @@ func accumulateSoftArgminVJP[T backward.Float](dc, p, dp *tensor.Dense, invTau f
 	if err := backward.SoftmaxBackward(tmp, pv, dpv, []int(p.Shape()), -1); err != nil {
 		return err
 	}
-	return addLogical[T](opSoftArgmin, "costs.grad", dc, func(i int) float64 { return -invTau * float64(tmp[i]) })
+	for i, v := range tmp {
+		tmp[i] = T(-invTau * float64(v))
+	}
+	return strided.AddInto(opSoftArgmin, "costs.grad", dc, p.Dtype(), p.Shape(),
+		tensor.New(tensor.WithShape(p.Shape().Clone()...), tensor.WithBacking(tmp)))
 }
 
 // softArgminRows writes softmax(−s·c) for each row of k elements of c into p, with the
