@@ -39,15 +39,12 @@ const opLogDet = "graphs.LogDetPlusRidge"
 // with an error matching ErrNotSPD that names the row (it never panics). A row holding a
 // NaN or an infinity gives NaN (and a NaN gradient) for that row only.
 func LogDetPlusRidge(H *gorgonia.Node, lambda float64) (*gorgonia.Node, error) {
-	if H == nil {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opLogDet, "H", "nil node")
+	dt, err := floatNode(opLogDet, "H", H)
+	if err != nil {
+		return nil, err
 	}
 	if !(lambda >= 0) || math.IsInf(lambda, 1) {
 		return nil, gatejet.Errorf(gatejet.ErrParam, opLogDet, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda)
-	}
-	dt := H.Dtype()
-	if dt != tensor.Float64 && dt != tensor.Float32 {
-		return nil, gatejet.Errorf(gatejet.ErrDType, opLogDet, "H", "want Float64 or Float32, got %v", dt)
 	}
 	s := H.Shape()
 	if len(s) != 3 {
@@ -263,12 +260,9 @@ func (op *logDetOp) SymDiff(in gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia
 
 // DoDiff (LispMachine): H.d += out.d[r]·(sym(H[r]) + λI)⁻¹.
 func (op *logDetOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, out *gorgonia.Node) error {
-	if len(in) != 1 {
-		return gatejet.Errorf(gatejet.ErrParam, opLogDet, "", "want 1 input, got %d", len(in))
-	}
-	up, err := out.Grad()
+	up, dv, err := unaryGrads(opLogDet, "H", in, out)
 	if err != nil {
-		return gatejet.Errorf(gatejet.ErrParam, opLogDet, "output", "no gradient: %v", err)
+		return err
 	}
 	g, ok := floatsOf(up)
 	if !ok || len(g) != op.n {
@@ -281,10 +275,6 @@ func (op *logDetOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, out *
 	dh, err := op.gradient(h, g)
 	if err != nil {
 		return err
-	}
-	dv, err := in[0].Grad()
-	if err != nil {
-		return gatejet.Errorf(gatejet.ErrParam, opLogDet, "H", "no gradient: %v", err)
 	}
 	shape := tensor.Shape{op.n, op.k, op.k}
 	return strided.AddInto(opLogDet, "H", dv, op.dt, shape, fromFloat64s(op.dt, shape, dh))

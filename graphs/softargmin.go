@@ -34,16 +34,12 @@ const opSoftArgmin = "graphs.SoftArgmin"
 // cost of +Inf gets probability 0 when its row has a finite cost; a row
 // of all +Inf, or with a NaN or a −Inf cost, gives a NaN row. Other rows are not affected.
 func SoftArgmin(costs *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
-	if costs == nil {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "costs", "nil node")
+	dt, err := floatNode(opSoftArgmin, "costs", costs)
+	if err != nil {
+		return nil, err
 	}
 	if err := gatejet.CheckInvTau(opSoftArgmin, invTau); err != nil {
 		return nil, err
-	}
-	dt := costs.Dtype()
-	if dt != tensor.Float64 && dt != tensor.Float32 {
-		return nil, gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs",
-			"want Float64 or Float32, got %v", dt)
 	}
 	if dt == tensor.Float32 && invTau > math.MaxFloat32 {
 		// The gradient multiplies by −invTau in the costs' dtype, where it would be −Inf
@@ -171,20 +167,13 @@ func (op softArgminOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gor
 
 // DoDiff (LispMachine): costs.d += −s·SoftmaxBackward(p, p.d).
 func (op softArgminOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, out *gorgonia.Node) error {
-	if len(in) != 1 {
-		return gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "", "want 1 input, got %d", len(in))
+	dpV, dcV, err := unaryGrads(opSoftArgmin, "costs", in, out)
+	if err != nil {
+		return err
 	}
 	p, ok := out.Value().(*tensor.Dense)
 	if !ok {
 		return gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "p", "output value is %T", out.Value())
-	}
-	dpV, err := out.Grad()
-	if err != nil {
-		return err
-	}
-	dcV, err := in[0].Grad()
-	if err != nil {
-		return err
 	}
 	dp, ok1 := dpV.(*tensor.Dense)
 	dc, ok2 := dcV.(*tensor.Dense)
