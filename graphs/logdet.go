@@ -3,7 +3,6 @@ package graphs
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -39,12 +38,12 @@ const opLogDet = "graphs.LogDetPlusRidge"
 // with an error matching ErrNotSPD that names the row (it never panics). A row holding a
 // NaN or an infinity gives NaN (and a NaN gradient) for that row only.
 func LogDetPlusRidge(H *gorgonia.Node, lambda float64) (*gorgonia.Node, error) {
+	if !(lambda >= 0) || math.IsInf(lambda, 1) {
+		return nil, gatejet.Errorf(gatejet.ErrParam, opLogDet, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda)
+	}
 	dt, err := floatNode(opLogDet, "H", H)
 	if err != nil {
 		return nil, err
-	}
-	if !(lambda >= 0) || math.IsInf(lambda, 1) {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opLogDet, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda)
 	}
 	s := H.Shape()
 	if len(s) != 3 {
@@ -235,11 +234,7 @@ func (op *logDetOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "graphs.LogDetPlusRidge{%016x,%d,%d,%v}", math.Float64bits(op.lambda), op.n, op.k, op.dt)
 }
 
-func (op *logDetOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op *logDetOp) Hashcode() uint32 { return hashOf(op) }
 
 func (op *logDetOp) String() string { return fmt.Sprintf("LogDetPlusRidge{λ=%g}", op.lambda) }
 
@@ -326,11 +321,7 @@ func (op *logDetGradOp) WriteHash(h hash.Hash) {
 	op.f.WriteHash(h)
 }
 
-func (op *logDetGradOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op *logDetGradOp) Hashcode() uint32 { return hashOf(op) }
 
 func (op *logDetGradOp) String() string {
 	return fmt.Sprintf("LogDetPlusRidgeGrad{λ=%g}", op.f.lambda)

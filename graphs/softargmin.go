@@ -3,7 +3,6 @@ package graphs
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -99,35 +98,28 @@ func (op softArgminOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	if len(shp) < 1 {
 		return nil, gatejet.Errorf(gatejet.ErrRank, opSoftArgmin, "costs", "want rank ≥ 1, got a scalar")
 	}
-	out := tensor.New(tensor.Of(c.Dtype()), tensor.WithShape(shp.Clone()...))
-	var err error
 	switch c.Dtype() {
 	case tensor.Float64:
-		err = softArgminDense[float64](out, c, op.invTau)
+		return softArgminDense[float64](c, op.invTau)
 	case tensor.Float32:
-		err = softArgminDense[float32](out, c, op.invTau)
-	default:
-		return nil, gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", c.Dtype())
+		return softArgminDense[float32](c, op.invTau)
 	}
+	return nil, gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", c.Dtype())
+}
+
+// softArgminDense returns softmax(−s·c) along the last axis of c (dtype T, not a view, in
+// either storage order) as a new row-major tensor of c's shape and dtype.
+func softArgminDense[T backward.Float](c *tensor.Dense, s float64) (gorgonia.Value, error) {
+	cv, err := strided.Logical[T](opSoftArgmin, "costs", c)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
-}
-
-// softArgminDense writes softmax(−s·c) along the last axis of c (dtype T, not a view, in
-// either storage order) into out, a new row-major tensor of c's shape and dtype.
-func softArgminDense[T backward.Float](out, c *tensor.Dense, s float64) error {
-	cv, err := strided.Logical[T](opSoftArgmin, "costs", c)
-	if err != nil {
-		return err
-	}
-	pv, err := strided.Backing[T](opSoftArgmin, "p", out)
-	if err != nil {
-		return err
-	}
+	p := make([]T, len(cv))
 	shp := c.Shape()
-	return softArgminRows(opSoftArgmin, pv, cv, shp[len(shp)-1], s)
+	if err := softArgminRows(opSoftArgmin, p, cv, shp[len(shp)-1], s); err != nil {
+		return nil, err
+	}
+	return tensor.New(tensor.WithShape(shp.Clone()...), tensor.WithBacking(p)), nil
 }
 
 func (op softArgminOp) ReturnsPtr() bool     { return false }
@@ -138,11 +130,7 @@ func (op softArgminOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "graphs.SoftArgmin{%016x}", math.Float64bits(op.invTau))
 }
 
-func (op softArgminOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op softArgminOp) Hashcode() uint32 { return hashOf(op) }
 
 func (op softArgminOp) String() string { return fmt.Sprintf("SoftArgmin{s=%g}", op.invTau) }
 

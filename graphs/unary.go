@@ -1,12 +1,15 @@
 package graphs
 
 import (
+	"hash"
+	"hash/fnv"
+
 	"github.com/gatejet/gatejet"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// The checks that the one-input ops of this package (SoftArgmin, LogDetPlusRidge) share.
+// What the one-input ops of this package (SoftArgmin, LogDetPlusRidge) share.
 
 // floatNode returns the dtype of n, the argument arg of the graph builder op: an ErrParam
 // error for a nil node, an ErrDType error unless the dtype is Float64 or Float32.
@@ -39,4 +42,11 @@ func unaryGrads(op, arg string, in gorgonia.Nodes, out *gorgonia.Node) (up, dIn 
 		return nil, nil, gatejet.Errorf(gatejet.ErrParam, op, arg, "no gradient: %v", err)
 	}
 	return up, dIn, nil
+}
+
+// hashOf is an op's Hashcode: the FNV-32a hash of what it writes with WriteHash.
+func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
 }

@@ -81,43 +81,36 @@ func At(off []int, i int) int {
 	return off[i]
 }
 
-// backingOf returns t's backing slice as []T, or false when its dtype is not T.
-func backingOf[T Float](t *tensor.Dense) ([]T, bool) {
+// backing returns the backing slice of t as []T, or an ErrDType error of operation op
+// naming argument arg when t's dtype is not T.
+func backing[T Float](op, arg string, t *tensor.Dense) ([]T, error) {
 	var z T
 	switch any(z).(type) {
 	case float64:
 		if t.Dtype() == tensor.Float64 {
-			d, ok := any(t.Float64s()).([]T)
-			return d, ok
+			if d, ok := any(t.Float64s()).([]T); ok {
+				return d, nil
+			}
 		}
 	case float32:
 		if t.Dtype() == tensor.Float32 {
-			d, ok := any(t.Float32s()).([]T)
-			return d, ok
+			if d, ok := any(t.Float32s()).([]T); ok {
+				return d, nil
+			}
 		}
 	}
-	return nil, false
-}
-
-// Backing returns the backing slice of t as []T, or an ErrDType error of operation op naming
-// argument arg when t's dtype is not T.
-func Backing[T Float](op, arg string, t *tensor.Dense) ([]T, error) {
-	d, ok := backingOf[T](t)
-	if !ok {
-		return nil, gatejet.Errorf(gatejet.ErrDType, op, arg, "unexpected dtype %v", t.Dtype())
-	}
-	return d, nil
+	return nil, gatejet.Errorf(gatejet.ErrDType, op, arg, "unexpected dtype %v", t.Dtype())
 }
 
 // Logical returns the elements of t (dtype T, not a view) in logical row-major order: its
 // backing slice itself when that is already the order, a gathered copy otherwise. Errors are
-// Offsets' and Backing's.
+// Offsets', or ErrDType when t's dtype is not T.
 func Logical[T Float](op, arg string, t *tensor.Dense) ([]T, error) {
 	off, err := Offsets(op, arg, t)
 	if err != nil {
 		return nil, err
 	}
-	d, err := Backing[T](op, arg, t)
+	d, err := backing[T](op, arg, t)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +160,7 @@ func addInto[T Float](op, arg string, dst, src *tensor.Dense) error {
 	if err != nil {
 		return err
 	}
-	d, err := Backing[T](op, arg, dst)
+	d, err := backing[T](op, arg, dst)
 	if err != nil {
 		return err
 	}
