@@ -134,20 +134,28 @@ func fisher(p []float64) *mat.Dense {
 	return f
 }
 
+// naturalGradientCase draws 1 to 7 costs (normal, times scale) and a gradient g (standard
+// normal), and returns g and p, the costs' soft-argmin at invTau. Every third trial, when
+// there are more than inf+1 costs, cost inf is +Inf: a zero probability.
+func naturalGradientCase(rng *rand.Rand, trial int, scale float64, inf int, invTau float64) (p, g []float64) {
+	k := 1 + rng.IntN(7)
+	c := make([]float64, k)
+	g = make([]float64, k)
+	for i := range c {
+		c[i] = scale * rng.NormFloat64()
+		g[i] = rng.NormFloat64()
+	}
+	if trial%3 == 0 && k > inf+1 {
+		c[inf] = math.Inf(1)
+	}
+	return mustSlice(SoftArgminProbs(c, invTau)), g
+}
+
 func TestNaturalGradientDamped(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	for trial := 0; trial < 30; trial++ {
-		k := 1 + rng.IntN(7)
-		c := make([]float64, k)
-		g := make([]float64, k)
-		for i := range c {
-			c[i] = 2 * rng.NormFloat64()
-			g[i] = rng.NormFloat64()
-		}
-		if trial%3 == 0 && k > 1 {
-			c[0] = math.Inf(1) // a zero probability
-		}
-		p := mustSlice(SoftArgminProbs(c, 1))
+		p, g := naturalGradientCase(rng, trial, 2, 0, 1)
+		k := len(p)
 		lambda := []float64{1e-8, 1e-3, 0.5, 10}[trial%4]
 		x := mustSlice(NaturalGradient(p, g, lambda))
 
@@ -175,17 +183,8 @@ func TestNaturalGradientDamped(t *testing.T) {
 func TestNaturalGradientPseudoInverse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	for trial := 0; trial < 30; trial++ {
-		k := 1 + rng.IntN(7)
-		c := make([]float64, k)
-		g := make([]float64, k)
-		for i := range c {
-			c[i] = rng.NormFloat64()
-			g[i] = rng.NormFloat64()
-		}
-		if trial%3 == 0 && k > 2 {
-			c[1] = math.Inf(1)
-		}
-		p := mustSlice(SoftArgminProbs(c, 1.3))
+		p, g := naturalGradientCase(rng, trial, 1, 1, 1.3)
+		k := len(p)
 		x := mustSlice(NaturalGradient(p, g, 0))
 
 		// Moore–Penrose pseudo-inverse from the SVD, dropping singular values below 1e-12.
@@ -314,25 +313,23 @@ func TestSoftArgminRowsShape(t *testing.T) {
 }
 
 func TestSoftArgminGraphGradient(t *testing.T) {
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		for _, m := range []Machine{Tape, Lisp} {
-			for _, shape := range [][]int{{6}, {3, 4}, {2, 2, 3}} {
-				t.Run(fmt.Sprintf("%v/%v/%v", dt, m, shape), func(t *testing.T) {
-					rng := rand.New(rand.NewPCG(9, uint64(len(shape))))
-					g := gorgonia.NewGraph()
-					c := gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("costs"),
-						gorgonia.WithValue(randDense(dt, rng, -1, 1, shape...)))
-					w := gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("w"),
-						gorgonia.WithValue(randDense(dt, rng, -2, 2, shape...)))
-					p, err := SoftArgmin(c, 1.7)
-					require.NoError(t, err)
-					// a nonlinear function of p so the upstream gradient varies
-					cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Square(p)), w))))
-					RequireGradients(t, cost, gorgonia.Nodes{c, w}, WithMachine(m))
-				})
-			}
+	eachDtypeMachine(t, func(t *testing.T, dt tensor.Dtype, m Machine) {
+		for _, shape := range [][]int{{6}, {3, 4}, {2, 2, 3}} {
+			t.Run(fmt.Sprintf("%v", shape), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(9, uint64(len(shape))))
+				g := gorgonia.NewGraph()
+				c := gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("costs"),
+					gorgonia.WithValue(randDense(dt, rng, -1, 1, shape...)))
+				w := gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("w"),
+					gorgonia.WithValue(randDense(dt, rng, -2, 2, shape...)))
+				p, err := SoftArgmin(c, 1.7)
+				require.NoError(t, err)
+				// a nonlinear function of p so the upstream gradient varies
+				cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Square(p)), w))))
+				RequireGradients(t, cost, gorgonia.Nodes{c, w}, WithMachine(m))
+			})
 		}
-	}
+	})
 }
 
 // TestSoftArgminSecondOrder differentiates the soft-argmin's gradient graph once more:
@@ -342,26 +339,22 @@ func TestSoftArgminGraphGradient(t *testing.T) {
 // directly: a second gorgonia.Grad through the same nodes would reuse the first one's
 // derivatives.
 func TestSoftArgminSecondOrder(t *testing.T) {
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		for _, m := range []Machine{Tape, Lisp} {
-			t.Run(fmt.Sprintf("%v/%v", dt, m), func(t *testing.T) {
-				rng := rand.New(rand.NewPCG(10, 10))
-				g := gorgonia.NewGraph()
-				mk := func(name string) *gorgonia.Node {
-					return gorgonia.NewMatrix(g, dt, gorgonia.WithShape(2, 5), gorgonia.WithName(name),
-						gorgonia.WithValue(randDense(dt, rng, -1, 1, 2, 5)))
-				}
-				c, w, u := mk("costs"), mk("w"), mk("u")
-				const s = 1.3
-				p, err := SoftArgmin(c, s)
-				require.NoError(t, err)
-				dc, err := softArgminOp{invTau: s}.SymDiff(gorgonia.Nodes{c}, p, w)
-				require.NoError(t, err)
-				cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(dc[0], u))))
-				RequireGradients(t, cost, gorgonia.Nodes{c, w, u}, WithMachine(m))
-			})
+	eachDtypeMachine(t, func(t *testing.T, dt tensor.Dtype, m Machine) {
+		rng := rand.New(rand.NewPCG(10, 10))
+		g := gorgonia.NewGraph()
+		mk := func(name string) *gorgonia.Node {
+			return gorgonia.NewMatrix(g, dt, gorgonia.WithShape(2, 5), gorgonia.WithName(name),
+				gorgonia.WithValue(randDense(dt, rng, -1, 1, 2, 5)))
 		}
-	}
+		c, w, u := mk("costs"), mk("w"), mk("u")
+		const s = 1.3
+		p, err := SoftArgmin(c, s)
+		require.NoError(t, err)
+		dc, err := softArgminOp{invTau: s}.SymDiff(gorgonia.Nodes{c}, p, w)
+		require.NoError(t, err)
+		cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(dc[0], u))))
+		RequireGradients(t, cost, gorgonia.Nodes{c, w, u}, WithMachine(m))
+	})
 }
 
 func TestSoftArgminErrors(t *testing.T) {
