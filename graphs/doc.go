@@ -38,14 +38,15 @@
 //
 // # Soft-argmin
 //
-// SoftArgmin(costs, s) is p = softmax(−s·costs) along the last axis, a differentiable
-// stand-in for argmin whose gradient −s·(diag(p) − ppᵀ)·g is built from
-// ops.SoftmaxBackward and can itself be differentiated. SoftArgminProbs, SoftArgminVJP
-// and Argmin are the same on plain slices, for callers (such as an autotuner choosing
-// among configurations by their measured or modelled costs) that have no graph.
-// NaturalGradient preconditions a gradient with respect to the logits of a categorical
-// distribution by the inverse Fisher information diag(p) − ppᵀ, either damped (F + λI)
-// or as the pseudo-inverse on the subspace orthogonal to 1 (λ = 0).
+// SoftArgmin(costs, s) is p = softmax(−s·costs) along the last axis, computed by
+// backward.Softmax on the float64 logits −s·(costs − min costs): a differentiable stand-in
+// for argmin whose gradient −s·(diag(p) − ppᵀ)·g is built from ops.SoftmaxBackward and can
+// itself be differentiated. SoftArgminProbs, SoftArgminVJP and Argmin are the same on
+// plain slices, for callers (such as an autotuner choosing among configurations by their
+// measured or modelled costs) that have no graph. NaturalGradient preconditions a gradient
+// with respect to the logits of a categorical distribution by the inverse Fisher
+// information diag(p) − ppᵀ, either damped (F + λI) or as the pseudo-inverse on the
+// subspace orthogonal to 1 (λ = 0).
 //
 // # Curvature
 //
@@ -53,21 +54,26 @@
 // Gauss-Newton slabs H [n,K,K] (symmetric, positive semi-definite, singular along 1),
 // CurvaturePenalty the scalar weight·mean_r trace(H_r) = weight·mean_r ‖first_r‖²_F, and
 // GaussNewtonLogDet the [n] vector log det(H_r + λI) of a Laplace evidence term through
-// LogDetPlusRidge, a batched Cholesky log-determinant Op whose gradient is
-// (sym(H) + λI)⁻¹.
+// LogDetPlusRidge, a batched log-determinant Op (a Cholesky factorisation by gonum's
+// LAPACK) whose gradient is (sym(H) + λI)⁻¹.
 //
 // # Errors
 //
 // Errors are *gatejet.Error values: graph-building and argument errors wrap the gatejet
 // sentinels (gatejet.ErrShape, ErrRank, ErrDType, ErrParam, ErrTemperature, ...), and this
 // package adds ErrGradient (a gradient check failed), ErrMachine (a machine failed to
-// compile or run), ErrNotDifferentiable (Grad met an op without a gradient) and ErrNotSPD (a matrix given to LogDetPlusRidge is not positive
-// definite, found when the graph runs). The plain-slice helpers return a *gatejet.Error
-// on invalid arguments (a length mismatch, a bad temperature) and never panic; data that
-// are NaN or infinite propagate instead. Finite costs give finite probabilities for every
-// accepted temperature, however large either is. Values stored column-major
-// (tensor.AsFortran) are read, and gradients written, in their logical order. A nil
-// Option, a nil *Report (OK is false) and a nil TB are handled without a panic.
+// compile or run), ErrNotDifferentiable (Grad met an op without a gradient) and ErrNotSPD
+// (a matrix given to LogDetPlusRidge is not positive definite, found when the graph runs).
+//
+// The plain-slice helpers never panic: they return a *gatejet.Error for an invalid
+// argument (a length mismatch, a bad temperature, and for NaturalGradient a negative or
+// non-finite lambda or a negative probability). NaN or infinite data are not errors: they
+// carry through to the results as NaN or infinite values, except that a cost of +Inf beside
+// finite costs gets probability 0; Argmin, which has no invalid arguments, skips NaN costs.
+// Finite costs give finite probabilities for every accepted temperature, however large
+// either is. Values stored column-major (tensor.AsFortran) are read, and gradients written,
+// in their logical order. A nil Option, a nil *Report (OK is false) and a nil TB are
+// handled without a panic.
 //
 // # Concurrency
 //

@@ -28,15 +28,23 @@ func runGraph(g *G.ExprGraph) {
 	}
 }
 
-// The Gauss-Newton slab first·firstᵀ of a row: singular (its rows sum to 0).
-func ExampleGaussNewtonSlabs() {
+// onGateRow builds a node from gateRow's logits and decoded with build, runs the graph and
+// returns the node.
+func onGateRow(build func(logits, decoded *G.Node) (*G.Node, error)) *G.Node {
 	g := G.NewGraph()
-	logits, decoded := gateRow(g)
-	h, err := graphs.GaussNewtonSlabs(logits, decoded, 1)
+	n, err := build(gateRow(g))
 	if err != nil {
 		panic(err)
 	}
 	runGraph(g)
+	return n
+}
+
+// The Gauss-Newton slab first·firstᵀ of a row: singular (its rows sum to 0).
+func ExampleGaussNewtonSlabs() {
+	h := onGateRow(func(logits, decoded *G.Node) (*G.Node, error) {
+		return graphs.GaussNewtonSlabs(logits, decoded, 1)
+	})
 	fmt.Printf("%.6f\n", h.Value().Data())
 	// Output:
 	// [0.140625 -0.140625 -0.140625 0.140625]
@@ -45,13 +53,9 @@ func ExampleGaussNewtonSlabs() {
 // log det(H + λI) of the slab, the Laplace-evidence term: its eigenvalues are 0 and
 // 2·0.140625, so it is log(λ) + log(0.28125 + λ).
 func ExampleGaussNewtonLogDet() {
-	g := G.NewGraph()
-	logits, decoded := gateRow(g)
-	ld, err := graphs.GaussNewtonLogDet(logits, decoded, 1, 0.5)
-	if err != nil {
-		panic(err)
-	}
-	runGraph(g)
+	ld := onGateRow(func(logits, decoded *G.Node) (*G.Node, error) {
+		return graphs.GaussNewtonLogDet(logits, decoded, 1, 0.5)
+	})
 	fmt.Printf("%.6f %.6f\n", ld.Value().Data(), []float64{math.Log(0.5) + math.Log(0.78125)})
 	// Output:
 	// [-0.940007] [-0.940007]
@@ -59,13 +63,9 @@ func ExampleGaussNewtonLogDet() {
 
 // weight·mean_r trace(H[r]) = weight·‖first‖² = 0.1·0.28125.
 func ExampleCurvaturePenalty() {
-	g := G.NewGraph()
-	logits, decoded := gateRow(g)
-	p, err := graphs.CurvaturePenalty(logits, decoded, 1, 0.1)
-	if err != nil {
-		panic(err)
-	}
-	runGraph(g)
+	p := onGateRow(func(logits, decoded *G.Node) (*G.Node, error) {
+		return graphs.CurvaturePenalty(logits, decoded, 1, 0.1)
+	})
 	fmt.Printf("%.6f\n", p.Value().Data())
 	// Output:
 	// 0.028125

@@ -10,6 +10,21 @@ import (
 	"gorgonia.org/tensor"
 )
 
+// gradOf adds the gradient of cost with respect to wrt to cost's graph with gorgonia.Grad,
+// runs the graph on a TapeMachine and returns the gradient nodes, which then hold values.
+func gradOf(cost *gorgonia.Node, wrt ...*gorgonia.Node) gorgonia.Nodes {
+	grads, err := gorgonia.Grad(cost, wrt...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	m := gorgonia.NewTapeMachine(cost.Graph())
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		log.Fatal(err)
+	}
+	return grads
+}
+
 // GradCheck differentiates cost = Σ tanh(W·x)² with graphs.Grad and compares the result
 // with central finite differences.
 func ExampleGradCheck() {
@@ -58,15 +73,7 @@ func ExampleSoftArgmin() {
 	}
 	// expected cost under p
 	expected := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(p, costs))))
-	grads, err := gorgonia.Grad(expected, costs)
-	if err != nil {
-		log.Fatal(err)
-	}
-	m := gorgonia.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		log.Fatal(err)
-	}
+	grads := gradOf(expected, costs)
 	fmt.Printf("p = %.4f\n", p.Value().Data())
 	fmt.Printf("E[cost] = %.4f\n", expected.Value().Data())
 	fmt.Printf("dE/dcosts = %.4f\n", grads[0].Value().Data())
@@ -119,15 +126,7 @@ func ExampleLogDetPlusRidge() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	grads, err := gorgonia.Grad(gorgonia.Must(gorgonia.Sum(ld)), H)
-	if err != nil {
-		log.Fatal(err)
-	}
-	m := gorgonia.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		log.Fatal(err)
-	}
+	grads := gradOf(gorgonia.Must(gorgonia.Sum(ld)), H)
 	fmt.Printf("log det = %.4f\n", ld.Value().Data())
 	fmt.Printf("gradient (H⁻¹) = %.4f\n", grads[0].Value().Data())
 	// Output:

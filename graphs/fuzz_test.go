@@ -2,6 +2,7 @@ package graphs
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -26,6 +27,24 @@ func allFinite(xs []float64) bool {
 // fuzzRow takes the first n%5 of four values.
 func fuzzRow(n uint8, a, b, c, d float64) []float64 {
 	return []float64{a, b, c, d}[:n%5]
+}
+
+// reversed returns a copy of xs in reverse order: a vector as arbitrary as xs.
+func reversed(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i := range out {
+		out[i] = xs[len(xs)-1-i]
+	}
+	return out
+}
+
+// requireAllFinite fails the test, printing the inputs (format and args) and out, unless
+// every element of out is finite.
+func requireAllFinite(t *testing.T, out []float64, format string, args ...any) {
+	t.Helper()
+	if !allFinite(out) {
+		t.Fatalf("%s: got %v", fmt.Sprintf(format, args...), out)
+	}
 }
 
 // requireKind fails unless err is a *gatejet.Error of the given kind for op.
@@ -97,10 +116,7 @@ func FuzzSoftArgminVJP(f *testing.F) {
 			t.Fatal(err)
 		}
 		// v: the costs reversed, with v0 first, so v is as arbitrary as the costs
-		v := make([]float64, len(costs))
-		for i := range v {
-			v[i] = costs[len(costs)-1-i]
-		}
+		v := reversed(costs)
 		if len(v) > 0 {
 			v[0] = v0
 		}
@@ -128,11 +144,7 @@ func FuzzSoftArgminVJP(f *testing.F) {
 		if maxAbs > 0 && invTau >= math.MaxFloat64/4/maxAbs {
 			return
 		}
-		for _, x := range out {
-			if !finite(x) {
-				t.Fatalf("probs %v v %v invTau %v: out = %v", probs, v, invTau, out)
-			}
-		}
+		requireAllFinite(t, out, "probs %v v %v invTau %v", probs, v, invTau)
 	})
 }
 
@@ -148,10 +160,7 @@ func FuzzNaturalGradient(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		grad := make([]float64, len(costs))
-		for i := range grad {
-			grad[i] = costs[len(costs)-1-i]
-		}
+		grad := reversed(costs)
 		x, err := NaturalGradient(probs, grad, lambda)
 		if !(lambda >= 0) || math.IsInf(lambda, 1) {
 			requireKind(t, err, gatejet.ErrParam, op)
@@ -178,11 +187,7 @@ func FuzzNaturalGradient(f *testing.F) {
 				return
 			}
 		}
-		for _, v := range x {
-			if !finite(v) {
-				t.Fatalf("probs %v grad %v lambda %v: x = %v", probs, grad, lambda, x)
-			}
-		}
+		requireAllFinite(t, x, "probs %v grad %v lambda %v", probs, grad, lambda)
 	})
 }
 

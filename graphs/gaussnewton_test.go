@@ -1,7 +1,6 @@
 package graphs
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -85,35 +84,27 @@ func negate(x []float64, s float64) []float64 {
 }
 
 func TestCurvaturePenaltyGradCheck(t *testing.T) {
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		for _, m := range []Machine{Tape, Lisp} {
-			t.Run(fmt.Sprintf("%v/%v", dt, m), func(t *testing.T) {
-				_, logits, decoded := jetInputs(t, dt, 2, 3, 4, 3)
-				pen, err := CurvaturePenalty(logits, decoded, 1.3, 0.9)
-				require.NoError(t, err)
-				RequireGradients(t, pen, gorgonia.Nodes{logits, decoded}, WithMachine(m))
-			})
-		}
-	}
+	eachDtypeMachine(t, func(t *testing.T, dt tensor.Dtype, m Machine) {
+		_, logits, decoded := jetInputs(t, dt, 2, 3, 4, 3)
+		pen, err := CurvaturePenalty(logits, decoded, 1.3, 0.9)
+		require.NoError(t, err)
+		RequireGradients(t, pen, gorgonia.Nodes{logits, decoded}, WithMachine(m))
+	})
 }
 
 func TestGaussNewtonLogDetGradCheck(t *testing.T) {
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		for _, m := range []Machine{Tape, Lisp} {
-			t.Run(fmt.Sprintf("%v/%v", dt, m), func(t *testing.T) {
-				g, logits, decoded := jetInputs(t, dt, 3, 2, 3, 4)
-				ld, err := GaussNewtonLogDet(logits, decoded, 1.1, 0.05)
-				require.NoError(t, err)
-				require.Equal(t, tensor.Shape{2}, ld.Shape())
-				rng := rand.New(rand.NewPCG(4, 4))
-				w := gorgonia.NewVector(g, dt, gorgonia.WithShape(2), gorgonia.WithName("w"),
-					gorgonia.WithValue(randDense(dt, rng, 0.5, 1.5, 2)))
-				// −½·Σ_r w_r·log det(H_r + λI): a weighted Laplace log-det term
-				cost := gorgonia.Must(gorgonia.Mul(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(ld, w)))), scalarConst(dt, -0.5)))
-				RequireGradients(t, cost, gorgonia.Nodes{logits, decoded, w}, WithMachine(m))
-			})
-		}
-	}
+	eachDtypeMachine(t, func(t *testing.T, dt tensor.Dtype, m Machine) {
+		g, logits, decoded := jetInputs(t, dt, 3, 2, 3, 4)
+		ld, err := GaussNewtonLogDet(logits, decoded, 1.1, 0.05)
+		require.NoError(t, err)
+		require.Equal(t, tensor.Shape{2}, ld.Shape())
+		rng := rand.New(rand.NewPCG(4, 4))
+		w := gorgonia.NewVector(g, dt, gorgonia.WithShape(2), gorgonia.WithName("w"),
+			gorgonia.WithValue(randDense(dt, rng, 0.5, 1.5, 2)))
+		// −½·Σ_r w_r·log det(H_r + λI): a weighted Laplace log-det term
+		cost := gorgonia.Must(gorgonia.Mul(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(ld, w)))), scalarConst(dt, -0.5)))
+		RequireGradients(t, cost, gorgonia.Nodes{logits, decoded, w}, WithMachine(m))
+	})
 }
 
 func TestGaussNewtonArgErrors(t *testing.T) {

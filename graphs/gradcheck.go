@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/strided"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -403,7 +404,7 @@ type accessor struct {
 	size  int
 	f64   []float64 // the backing slice, indexed through off
 	f32   []float32
-	off   []int // logical row-major index → backing index; nil: the same (see offsets)
+	off   []int // logical row-major index → backing index; nil: the same (see strided.Offsets)
 	s64   *gorgonia.F64
 	s32   *gorgonia.F32
 	orig  []float64 // snapshot, restored after every perturbation
@@ -429,7 +430,7 @@ func newAccessor(n *gorgonia.Node) (*accessor, error) {
 		a.shape = slices.Clone([]int(t.Shape()))
 		a.size = t.Shape().TotalSize()
 		var err error
-		if a.off, err = offsets(opGradCheck, nodeName(n), t); err != nil {
+		if a.off, err = strided.Offsets(opGradCheck, nodeName(n), t); err != nil {
 			return nil, err
 		}
 		switch t.Dtype() {
@@ -459,9 +460,9 @@ func newAccessor(n *gorgonia.Node) (*accessor, error) {
 func (a *accessor) get(i int) float64 {
 	switch {
 	case a.f64 != nil:
-		return a.f64[at(a.off, i)]
+		return a.f64[strided.At(a.off, i)]
 	case a.f32 != nil:
-		return float64(a.f32[at(a.off, i)])
+		return float64(a.f32[strided.At(a.off, i)])
 	case a.s64 != nil:
 		return float64(*a.s64)
 	default:
@@ -473,9 +474,9 @@ func (a *accessor) get(i int) float64 {
 func (a *accessor) set(i int, x float64) float64 {
 	switch {
 	case a.f64 != nil:
-		a.f64[at(a.off, i)] = x
+		a.f64[strided.At(a.off, i)] = x
 	case a.f32 != nil:
-		a.f32[at(a.off, i)] = float32(x)
+		a.f32[strided.At(a.off, i)] = float32(x)
 	case a.s64 != nil:
 		*a.s64 = gorgonia.F64(x)
 	default:
@@ -571,7 +572,7 @@ func scalarOf(v gorgonia.Value) (float64, bool) {
 }
 
 // floatsOf copies a Value's elements to float64, in logical row-major order whatever the
-// storage order of a Dense (see offsets).
+// storage order of a Dense (see strided.Offsets).
 func floatsOf(v gorgonia.Value) ([]float64, bool) {
 	switch t := v.(type) {
 	case *gorgonia.F64, *gorgonia.F32:
@@ -586,13 +587,13 @@ func floatsOf(v gorgonia.Value) ([]float64, bool) {
 		}
 		switch t.Dtype() {
 		case tensor.Float64:
-			d, err := logical[float64](opGradCheck, "", t)
+			d, err := strided.Logical[float64](opGradCheck, "", t)
 			if err != nil {
 				return nil, false
 			}
 			return slices.Clone(d), true
 		case tensor.Float32:
-			d, err := logical[float32](opGradCheck, "", t)
+			d, err := strided.Logical[float32](opGradCheck, "", t)
 			if err != nil {
 				return nil, false
 			}

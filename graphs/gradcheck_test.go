@@ -37,6 +37,17 @@ func randDense(dt tensor.Dtype, rng *rand.Rand, lo, hi float64, shape ...int) *t
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(b))
 }
 
+// eachDtypeMachine runs f as the subtest "dtype/machine" for each of Float64 and Float32
+// on each of the Tape and Lisp machines.
+func eachDtypeMachine(t *testing.T, f func(t *testing.T, dt tensor.Dtype, m Machine)) {
+	t.Helper()
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		for _, m := range []Machine{Tape, Lisp} {
+			t.Run(fmt.Sprintf("%v/%v", dt, m), func(t *testing.T) { f(t, dt, m) })
+		}
+	}
+}
+
 // mlpGraph builds cost = Σ tanh(W·x + b)² + mean(sigmoid(W)) · c with Gorgonia built-ins.
 func mlpGraph(t testing.TB, dt tensor.Dtype, seed uint64) (*gorgonia.Node, gorgonia.Nodes) {
 	t.Helper()
@@ -61,32 +72,28 @@ func mlpGraph(t testing.TB, dt tensor.Dtype, seed uint64) (*gorgonia.Node, gorgo
 }
 
 func TestGradCheckBuiltins(t *testing.T) {
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		for _, m := range []Machine{Tape, Lisp} {
-			t.Run(fmt.Sprintf("%v/%v", dt, m), func(t *testing.T) {
-				cost, wrt := mlpGraph(t, dt, 7)
-				rep, err := GradCheck(cost, wrt, WithMachine(m))
-				require.NoError(t, err)
-				require.True(t, rep.OK(), "%s", rep)
-				require.Equal(t, m, rep.Machine)
-				require.Equal(t, dt, rep.Dtype)
-				require.Len(t, rep.Nodes, 4)
-				for i, want := range []int{12, 4, 3, 1} {
-					require.Equal(t, want, rep.Nodes[i].Size)
-					require.Equal(t, want, rep.Nodes[i].Checked)
-					require.Zero(t, rep.Nodes[i].Failed)
-				}
-				require.Equal(t, "W", rep.Nodes[0].Name)
-				if dt == tensor.Float64 {
-					// central differences at h = 1e-6 are far better than the tolerance
-					for _, n := range rep.Nodes {
-						require.Less(t, n.MaxAbsErr, 1e-8, "%s", rep)
-					}
-				}
-				require.False(t, math.IsNaN(rep.Cost))
-			})
+	eachDtypeMachine(t, func(t *testing.T, dt tensor.Dtype, m Machine) {
+		cost, wrt := mlpGraph(t, dt, 7)
+		rep, err := GradCheck(cost, wrt, WithMachine(m))
+		require.NoError(t, err)
+		require.True(t, rep.OK(), "%s", rep)
+		require.Equal(t, m, rep.Machine)
+		require.Equal(t, dt, rep.Dtype)
+		require.Len(t, rep.Nodes, 4)
+		for i, want := range []int{12, 4, 3, 1} {
+			require.Equal(t, want, rep.Nodes[i].Size)
+			require.Equal(t, want, rep.Nodes[i].Checked)
+			require.Zero(t, rep.Nodes[i].Failed)
 		}
-	}
+		require.Equal(t, "W", rep.Nodes[0].Name)
+		if dt == tensor.Float64 {
+			// central differences at h = 1e-6 are far better than the tolerance
+			for _, n := range rep.Nodes {
+				require.Less(t, n.MaxAbsErr, 1e-8, "%s", rep)
+			}
+		}
+		require.False(t, math.IsNaN(rep.Cost))
+	})
 }
 
 // TestGradCheckTapeAndLispAgree checks that both machines report the same cost and
@@ -286,38 +293,34 @@ func scaleGraph(t testing.TB, dt tensor.Dtype, wrong float64) (*gorgonia.Node, g
 }
 
 func TestGradCheckCatchesWrongGradient(t *testing.T) {
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		for _, m := range []Machine{Tape, Lisp} {
-			t.Run(fmt.Sprintf("%v/%v", dt, m), func(t *testing.T) {
-				// the correct op passes ...
-				cost, wrt := scaleGraph(t, dt, 1)
-				_, err := GradCheck(cost, wrt, WithMachine(m))
-				require.NoError(t, err)
+	eachDtypeMachine(t, func(t *testing.T, dt tensor.Dtype, m Machine) {
+		// the correct op passes ...
+		cost, wrt := scaleGraph(t, dt, 1)
+		_, err := GradCheck(cost, wrt, WithMachine(m))
+		require.NoError(t, err)
 
-				// ... and the same op with a gradient 1.5 times too large fails.
-				cost, wrt = scaleGraph(t, dt, 1.5)
-				rep, err := GradCheck(cost, wrt, WithMachine(m))
-				require.Error(t, err)
-				require.True(t, errors.Is(err, ErrGradient), "%v", err)
-				var ge *gatejet.Error
-				require.True(t, errors.As(err, &ge))
-				require.Equal(t, "x", ge.Arg)
-				require.Contains(t, err.Error(), "analytic")
-				require.Contains(t, err.Error(), "numeric")
-				require.NotNil(t, rep)
-				require.False(t, rep.OK())
-				require.Zero(t, rep.Nodes[0].Failed, "w's gradient does not go through scaleOp")
-				x := rep.Nodes[1]
-				require.Equal(t, 6, x.Failed, "%s", rep)
-				// The analytic gradient is 1.5 times the numeric one.
-				require.InEpsilon(t, 1.5, x.Worst.Analytic/x.Worst.Numeric, 1e-2)
-				require.InDelta(t, 1.0/3, x.Worst.RelErr, 1e-2)
-				require.Greater(t, x.Worst.Ratio, 1.0)
-				require.Len(t, x.Worst.Coord, 2)
-				require.Contains(t, rep.String(), "FAIL x")
-			})
-		}
-	}
+		// ... and the same op with a gradient 1.5 times too large fails.
+		cost, wrt = scaleGraph(t, dt, 1.5)
+		rep, err := GradCheck(cost, wrt, WithMachine(m))
+		require.Error(t, err)
+		require.True(t, errors.Is(err, ErrGradient), "%v", err)
+		var ge *gatejet.Error
+		require.True(t, errors.As(err, &ge))
+		require.Equal(t, "x", ge.Arg)
+		require.Contains(t, err.Error(), "analytic")
+		require.Contains(t, err.Error(), "numeric")
+		require.NotNil(t, rep)
+		require.False(t, rep.OK())
+		require.Zero(t, rep.Nodes[0].Failed, "w's gradient does not go through scaleOp")
+		x := rep.Nodes[1]
+		require.Equal(t, 6, x.Failed, "%s", rep)
+		// The analytic gradient is 1.5 times the numeric one.
+		require.InEpsilon(t, 1.5, x.Worst.Analytic/x.Worst.Numeric, 1e-2)
+		require.InDelta(t, 1.0/3, x.Worst.RelErr, 1e-2)
+		require.Greater(t, x.Worst.Ratio, 1.0)
+		require.Len(t, x.Worst.Coord, 2)
+		require.Contains(t, rep.String(), "FAIL x")
+	})
 }
 
 func TestGradCheckSmallErrorNeedsTightTolerance(t *testing.T) {

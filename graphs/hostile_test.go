@@ -407,3 +407,42 @@ func TestLogDetExtremeFiniteInputs(t *testing.T) {
 		require.Zero(t, dh[1])
 	}
 }
+
+// TestDoDiffBadNodes: the DoDiff of each op of this package, called directly with a wrong
+// number of inputs, nil nodes or nodes that hold no gradient, returns an ErrParam error
+// naming the op instead of panicking.
+func TestDoDiffBadNodes(t *testing.T) {
+	g := gorgonia.NewGraph()
+	c := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 2), gorgonia.WithName("c"),
+		gorgonia.WithValue(denseOf(tensor.Float64, []int{2, 2}, []float64{2, 0, 0, 3})))
+	H := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(1, 2, 2), gorgonia.WithName("H"),
+		gorgonia.WithValue(denseOf(tensor.Float64, []int{1, 2, 2}, []float64{2, 0, 0, 3})))
+	p := gorgonia.Must(SoftArgmin(c, 1))
+	ld := gorgonia.Must(LogDetPlusRidge(H, 0))
+	for _, tc := range []struct {
+		op  gorgonia.ADOp
+		in  *gorgonia.Node
+		out *gorgonia.Node
+	}{
+		{softArgminOp{invTau: 1}, c, p},
+		{&logDetOp{lambda: 0, n: 1, k: 2, dt: tensor.Float64}, H, ld},
+	} {
+		name := fmt.Sprint(tc.op)
+		for _, call := range []struct {
+			in  gorgonia.Nodes
+			out *gorgonia.Node
+		}{
+			{nil, tc.out},                          // no input
+			{gorgonia.Nodes{tc.in, tc.in}, tc.out}, // two inputs
+			{gorgonia.Nodes{nil}, tc.out},          // nil input
+			{gorgonia.Nodes{tc.in}, nil},           // nil output
+			{gorgonia.Nodes{tc.in}, tc.out},        // no gradients bound (no machine ran)
+		} {
+			err := tc.op.DoDiff(gorgonia.ExecutionContext{}, call.in, call.out)
+			require.ErrorIs(t, err, gatejet.ErrParam, name)
+			var ge *gatejet.Error
+			require.True(t, errors.As(err, &ge), name)
+			require.Contains(t, ge.Op, "graphs.", name)
+		}
+	}
+}

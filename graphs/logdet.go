@@ -3,11 +3,14 @@ package graphs
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 
 	"github.com/chewxy/hm"
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/strided"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -18,9 +21,10 @@ const opLogDet = "graphs.LogDetPlusRidge"
 //
 //	out[r] = log det(sym(H[r]) + λI),   sym(H) = (H + Hᵀ)/2,
 //
-// computed from a Cholesky factorisation in float64 (O(K³) per row). H has rank 3, dtype
-// Float64 or Float32 and positive dims; lambda ≥ 0 is finite. Only the symmetric part of
-// each matrix counts, so the gradient is symmetric:
+// computed in float64 from a Cholesky factorisation by gonum's LAPACK (Potrf, and Potri
+// for the gradient; O(K³) per row). H has rank 3, dtype Float64 or Float32 and positive
+// dims; lambda ≥ 0 is finite. Only the symmetric part of each matrix counts, so the
+// gradient is symmetric:
 //
 //	∂out[r]/∂H[r] = (sym(H[r]) + λI)⁻¹.
 //
@@ -34,15 +38,12 @@ const opLogDet = "graphs.LogDetPlusRidge"
 // with an error matching ErrNotSPD that names the row (it never panics). A row holding a
 // NaN or an infinity gives NaN (and a NaN gradient) for that row only.
 func LogDetPlusRidge(H *gorgonia.Node, lambda float64) (*gorgonia.Node, error) {
-	if H == nil {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opLogDet, "H", "nil node")
-	}
 	if !(lambda >= 0) || math.IsInf(lambda, 1) {
 		return nil, gatejet.Errorf(gatejet.ErrParam, opLogDet, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda)
 	}
-	dt := H.Dtype()
-	if dt != tensor.Float64 && dt != tensor.Float32 {
-		return nil, gatejet.Errorf(gatejet.ErrDType, opLogDet, "H", "want Float64 or Float32, got %v", dt)
+	dt, err := floatNode(opLogDet, "H", H)
+	if err != nil {
+		return nil, err
 	}
 	s := H.Shape()
 	if len(s) != 3 {
@@ -170,54 +171,31 @@ func (op *logDetOp) factor(work, h []float64) (pivot int, finite, halved bool) {
 			work[i*k+i] += 0.5 * op.lambda
 		}
 	}
-	for j := 0; j < k; j++ {
-		d := work[j*k+j]
-		for p := 0; p < j; p++ {
-			d -= work[j*k+p] * work[j*k+p]
-		}
-		if !(d > 0) {
-			work[j*k+j] = d
-			return j, true, halved
-		}
-		d = math.Sqrt(d)
-		work[j*k+j] = d
-		for i := j + 1; i < k; i++ {
-			s := work[i*k+j]
-			for p := 0; p < j; p++ {
-				s -= work[i*k+p] * work[j*k+p]
-			}
-			work[i*k+j] = s / d
-		}
+	a := blas64.Symmetric{Uplo: blas.Lower, N: k, Stride: k, Data: work}
+	if _, ok := lapack64.Potrf(a); ok {
+		return -1, true, halved
 	}
-	return -1, true, halved
+	// Potrf stops at the first pivot that is not positive (or NaN, after an overflow) and
+	// leaves it on the diagonal, after the positive ones of the columns it factored.
+	pivot = 0
+	for pivot < k-1 && work[pivot*k+pivot] > 0 {
+		pivot++
+	}
+	return pivot, true, halved
 }
 
-// inverse writes (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹ into inv (k×k, full) from the factor in work, using
-// linv (k×k) as scratch.
-func (op *logDetOp) inverse(inv, linv, work []float64) {
+// inverse writes scale·(L·Lᵀ)⁻¹ into inv (k×k, full) from the factor L that factor left in
+// work, which it overwrites.
+func (op *logDetOp) inverse(inv, work []float64, scale float64) {
 	k := op.k
-	for i := range linv {
-		linv[i] = 0
-	}
-	// L⁻¹ by forward substitution, column by column.
-	for j := 0; j < k; j++ {
-		linv[j*k+j] = 1 / work[j*k+j]
-		for i := j + 1; i < k; i++ {
-			s := 0.0
-			for p := j; p < i; p++ {
-				s -= work[i*k+p] * linv[p*k+j]
-			}
-			linv[i*k+j] = s / work[i*k+i]
-		}
-	}
-	// inv[a][b] = Σ_p linv[p][a]·linv[p][b], p ≥ max(a, b).
+	// Potri fails only on a zero diagonal, and factor's diagonal is positive when it
+	// succeeds. It leaves the lower triangle of (L·Lᵀ)⁻¹ in work, with −0 where an entry
+	// is zero (the off-diagonal of a diagonal matrix): adding +0 makes that +0.
+	lapack64.Potri(blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: k, Stride: k, Data: work})
 	for a := 0; a < k; a++ {
 		for b := 0; b <= a; b++ {
-			s := 0.0
-			for p := a; p < k; p++ {
-				s += linv[p*k+a] * linv[p*k+b]
-			}
-			inv[a*k+b], inv[b*k+a] = s, s
+			v := scale * (work[a*k+b] + 0)
+			inv[a*k+b], inv[b*k+a] = v, v
 		}
 	}
 }
@@ -227,7 +205,6 @@ func (op *logDetOp) gradient(h, g []float64) ([]float64, error) {
 	k2 := op.k * op.k
 	out := make([]float64, op.n*k2)
 	work := make([]float64, k2)
-	linv := make([]float64, k2)
 	for r := 0; r < op.n; r++ {
 		dst := out[r*k2 : (r+1)*k2]
 		pivot, finite, halved := op.factor(work, h[r*k2:(r+1)*k2])
@@ -240,14 +217,11 @@ func (op *logDetOp) gradient(h, g []float64) ([]float64, error) {
 		if pivot >= 0 {
 			return nil, op.notSPD(r, pivot, work)
 		}
-		op.inverse(dst, linv, work)
 		scale := g[r]
 		if halved {
 			scale *= 0.5
 		}
-		for i := range dst {
-			dst[i] *= scale
-		}
+		op.inverse(dst, work, scale)
 	}
 	return out, nil
 }
@@ -260,11 +234,7 @@ func (op *logDetOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "graphs.LogDetPlusRidge{%016x,%d,%d,%v}", math.Float64bits(op.lambda), op.n, op.k, op.dt)
 }
 
-func (op *logDetOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op *logDetOp) Hashcode() uint32 { return hashOf(op) }
 
 func (op *logDetOp) String() string { return fmt.Sprintf("LogDetPlusRidge{λ=%g}", op.lambda) }
 
@@ -285,12 +255,9 @@ func (op *logDetOp) SymDiff(in gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia
 
 // DoDiff (LispMachine): H.d += out.d[r]·(sym(H[r]) + λI)⁻¹.
 func (op *logDetOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, out *gorgonia.Node) error {
-	if len(in) != 1 {
-		return gatejet.Errorf(gatejet.ErrParam, opLogDet, "", "want 1 input, got %d", len(in))
-	}
-	up, err := out.Grad()
+	up, dv, err := unaryGrads(opLogDet, "H", in, out)
 	if err != nil {
-		return gatejet.Errorf(gatejet.ErrParam, opLogDet, "output", "no gradient: %v", err)
+		return err
 	}
 	g, ok := floatsOf(up)
 	if !ok || len(g) != op.n {
@@ -304,11 +271,8 @@ func (op *logDetOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, out *
 	if err != nil {
 		return err
 	}
-	dv, err := in[0].Grad()
-	if err != nil {
-		return gatejet.Errorf(gatejet.ErrParam, opLogDet, "H", "no gradient: %v", err)
-	}
-	return addInto(dv, dh)
+	shape := tensor.Shape{op.n, op.k, op.k}
+	return strided.AddInto(opLogDet, "H", dv, op.dt, shape, fromFloat64s(op.dt, shape, dh))
 }
 
 // logDetGradOp: (H [n,K,K], grad [n]) → grad[r]·(sym(H[r]) + λI)⁻¹.
@@ -357,11 +321,7 @@ func (op *logDetGradOp) WriteHash(h hash.Hash) {
 	op.f.WriteHash(h)
 }
 
-func (op *logDetGradOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op *logDetGradOp) Hashcode() uint32 { return hashOf(op) }
 
 func (op *logDetGradOp) String() string {
 	return fmt.Sprintf("LogDetPlusRidgeGrad{λ=%g}", op.f.lambda)
@@ -387,21 +347,4 @@ func fromFloat64s(dt tensor.Dtype, shape tensor.Shape, x []float64) *tensor.Dens
 		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(b))
 	}
 	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(x))
-}
-
-// addInto adds x, in logical row-major order, into the gradient value d (a *tensor.Dense
-// of float64 or float32, stored in either order).
-func addInto(d gorgonia.Value, x []float64) error {
-	t, ok := d.(*tensor.Dense)
-	if !ok || t.Shape().TotalSize() != len(x) {
-		return gatejet.Errorf(gatejet.ErrParam, opLogDet, "H", "gradient value %T does not hold %d elements", d, len(x))
-	}
-	add := func(i int) float64 { return x[i] }
-	switch t.Dtype() {
-	case tensor.Float64:
-		return addLogical[float64](opLogDet, "H", t, add)
-	case tensor.Float32:
-		return addLogical[float32](opLogDet, "H", t, add)
-	}
-	return gatejet.Errorf(gatejet.ErrDType, opLogDet, "H", "gradient dtype %v", t.Dtype())
 }

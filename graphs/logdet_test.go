@@ -108,25 +108,23 @@ func TestLogDetPlusRidgeForwardAndGradient(t *testing.T) {
 }
 
 func TestLogDetPlusRidgeGradCheck(t *testing.T) {
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		for _, m := range []Machine{Tape, Lisp} {
-			for _, k := range []int{1, 2, 4} {
-				t.Run(fmt.Sprintf("%v/%v/K=%d", dt, m, k), func(t *testing.T) {
-					rng := rand.New(rand.NewPCG(12, uint64(k)))
-					const n = 3
-					g := gorgonia.NewGraph()
-					H := gorgonia.NewTensor(g, dt, 3, gorgonia.WithShape(n, k, k), gorgonia.WithName("H"),
-						gorgonia.WithValue(denseOf(dt, []int{n, k, k}, spdBatch(rng, n, k))))
-					w := gorgonia.NewVector(g, dt, gorgonia.WithShape(n), gorgonia.WithName("w"),
-						gorgonia.WithValue(randDense(dt, rng, -1, 1, n)))
-					ld, err := LogDetPlusRidge(H, 0.1)
-					require.NoError(t, err)
-					cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(ld, w))))
-					RequireGradients(t, cost, gorgonia.Nodes{H, w}, WithMachine(m))
-				})
-			}
+	eachDtypeMachine(t, func(t *testing.T, dt tensor.Dtype, m Machine) {
+		for _, k := range []int{1, 2, 4} {
+			t.Run(fmt.Sprintf("K=%d", k), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(12, uint64(k)))
+				const n = 3
+				g := gorgonia.NewGraph()
+				H := gorgonia.NewTensor(g, dt, 3, gorgonia.WithShape(n, k, k), gorgonia.WithName("H"),
+					gorgonia.WithValue(denseOf(dt, []int{n, k, k}, spdBatch(rng, n, k))))
+				w := gorgonia.NewVector(g, dt, gorgonia.WithShape(n), gorgonia.WithName("w"),
+					gorgonia.WithValue(randDense(dt, rng, -1, 1, n)))
+				ld, err := LogDetPlusRidge(H, 0.1)
+				require.NoError(t, err)
+				cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(ld, w))))
+				RequireGradients(t, cost, gorgonia.Nodes{H, w}, WithMachine(m))
+			})
 		}
-	}
+	})
 }
 
 func TestLogDetPlusRidgeNotSPD(t *testing.T) {
@@ -243,4 +241,50 @@ func TestLogDetPlusRidgeArgErrors(t *testing.T) {
 	op := &logDetOp{lambda: 0, n: 2, k: 3, dt: tensor.Float64}
 	_, err := (&logDetGradOp{op}).SymDiff(nil, nil, nil)
 	require.ErrorIs(t, err, gatejet.ErrParam)
+}
+
+// TestLogDetPlusRidgePivot: the ErrNotSPD error names the first pivot that is not
+// positive and its value, both for a small matrix (LAPACK's unblocked factorisation) and
+// for K > 64, where Potrf factors in blocks and the failing pivot lies in a later block.
+func TestLogDetPlusRidgePivot(t *testing.T) {
+	for _, tc := range []struct {
+		k, pivot int
+		want     string
+	}{
+		{3, 1, "row 0: sym(H)+0.5I has a non-positive pivot -1.5 at 1 (K=3)"},
+		{70, 66, "row 0: sym(H)+0.5I has a non-positive pivot -1.5 at 66 (K=70)"},
+	} {
+		// diagonal: 1 everywhere but −2 at the pivot and at the last index (after the
+		// pivot, which must not be the one named).
+		h := make([]float64, tc.k*tc.k)
+		for i := 0; i < tc.k; i++ {
+			h[i*tc.k+i] = 1
+		}
+		h[tc.pivot*tc.k+tc.pivot] = -2
+		h[(tc.k-1)*tc.k+tc.k-1] = -2
+		op := &logDetOp{lambda: 0.5, n: 1, k: tc.k, dt: tensor.Float64}
+		_, err := op.Do(denseOf(tensor.Float64, []int{1, tc.k, tc.k}, h))
+		require.ErrorIs(t, err, ErrNotSPD)
+		require.EqualError(t, err, gatejet.Errorf(ErrNotSPD, opLogDet, "H", "%s", tc.want).Error())
+		_, err = (&logDetGradOp{op}).Do(denseOf(tensor.Float64, []int{1, tc.k, tc.k}, h), denseOf(tensor.Float64, []int{1}, []float64{1}))
+		require.EqualError(t, err, gatejet.Errorf(ErrNotSPD, opLogDet, "H", "%s", tc.want).Error())
+	}
+}
+
+// TestLogDetPlusRidgeRowAllocs: factorising a row, and inverting it, allocate nothing once
+// the work buffer exists (K = 65 takes Potrf's and Potri's blocked paths).
+func TestLogDetPlusRidgeRowAllocs(t *testing.T) {
+	for _, k := range []int{1, 5, 65} {
+		h := spdBatch(rand.New(rand.NewPCG(15, uint64(k))), 1, k)
+		op := &logDetOp{lambda: 0.1, n: 1, k: k, dt: tensor.Float64}
+		work, inv := make([]float64, k*k), make([]float64, k*k)
+		allocs := testing.AllocsPerRun(10, func() {
+			pivot, finite, _ := op.factor(work, h)
+			if pivot >= 0 || !finite {
+				t.Fatalf("K=%d: pivot %d, finite %v", k, pivot, finite)
+			}
+			op.inverse(inv, work, 1)
+		})
+		require.Zero(t, allocs, "K=%d", k)
+	}
 }

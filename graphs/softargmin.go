@@ -3,12 +3,12 @@ package graphs
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 
 	"github.com/chewxy/hm"
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/strided"
 	"github.com/gatejet/gatejet/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -33,16 +33,12 @@ const opSoftArgmin = "graphs.SoftArgmin"
 // cost of +Inf gets probability 0 when its row has a finite cost; a row
 // of all +Inf, or with a NaN or a −Inf cost, gives a NaN row. Other rows are not affected.
 func SoftArgmin(costs *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
-	if costs == nil {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "costs", "nil node")
+	dt, err := floatNode(opSoftArgmin, "costs", costs)
+	if err != nil {
+		return nil, err
 	}
 	if err := gatejet.CheckInvTau(opSoftArgmin, invTau); err != nil {
 		return nil, err
-	}
-	dt := costs.Dtype()
-	if dt != tensor.Float64 && dt != tensor.Float32 {
-		return nil, gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs",
-			"want Float64 or Float32, got %v", dt)
 	}
 	if dt == tensor.Float32 && invTau > math.MaxFloat32 {
 		// The gradient multiplies by −invTau in the costs' dtype, where it would be −Inf
@@ -102,25 +98,28 @@ func (op softArgminOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	if len(shp) < 1 {
 		return nil, gatejet.Errorf(gatejet.ErrRank, opSoftArgmin, "costs", "want rank ≥ 1, got a scalar")
 	}
-	k := shp[len(shp)-1]
-	out := tensor.New(tensor.Of(c.Dtype()), tensor.WithShape(shp.Clone()...))
 	switch c.Dtype() {
 	case tensor.Float64:
-		cv, err := logical[float64](opSoftArgmin, "costs", c)
-		if err != nil {
-			return nil, err
-		}
-		softArgminRows(out.Float64s(), cv, k, op.invTau)
+		return softArgminDense[float64](c, op.invTau)
 	case tensor.Float32:
-		cv, err := logical[float32](opSoftArgmin, "costs", c)
-		if err != nil {
-			return nil, err
-		}
-		softArgminRows(out.Float32s(), cv, k, op.invTau)
-	default:
-		return nil, gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", c.Dtype())
+		return softArgminDense[float32](c, op.invTau)
 	}
-	return out, nil
+	return nil, gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", c.Dtype())
+}
+
+// softArgminDense returns softmax(−s·c) along the last axis of c (dtype T, not a view, in
+// either storage order) as a new row-major tensor of c's shape and dtype.
+func softArgminDense[T backward.Float](c *tensor.Dense, s float64) (gorgonia.Value, error) {
+	cv, err := strided.Logical[T](opSoftArgmin, "costs", c)
+	if err != nil {
+		return nil, err
+	}
+	p := make([]T, len(cv))
+	shp := c.Shape()
+	if err := softArgminRows(opSoftArgmin, p, cv, shp[len(shp)-1], s); err != nil {
+		return nil, err
+	}
+	return tensor.New(tensor.WithShape(shp.Clone()...), tensor.WithBacking(p)), nil
 }
 
 func (op softArgminOp) ReturnsPtr() bool     { return false }
@@ -131,11 +130,7 @@ func (op softArgminOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "graphs.SoftArgmin{%016x}", math.Float64bits(op.invTau))
 }
 
-func (op softArgminOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op softArgminOp) Hashcode() uint32 { return hashOf(op) }
 
 func (op softArgminOp) String() string { return fmt.Sprintf("SoftArgmin{s=%g}", op.invTau) }
 
@@ -160,20 +155,13 @@ func (op softArgminOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gor
 
 // DoDiff (LispMachine): costs.d += −s·SoftmaxBackward(p, p.d).
 func (op softArgminOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, out *gorgonia.Node) error {
-	if len(in) != 1 {
-		return gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "", "want 1 input, got %d", len(in))
+	dpV, dcV, err := unaryGrads(opSoftArgmin, "costs", in, out)
+	if err != nil {
+		return err
 	}
 	p, ok := out.Value().(*tensor.Dense)
 	if !ok {
 		return gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "p", "output value is %T", out.Value())
-	}
-	dpV, err := out.Grad()
-	if err != nil {
-		return err
-	}
-	dcV, err := in[0].Grad()
-	if err != nil {
-		return err
 	}
 	dp, ok1 := dpV.(*tensor.Dense)
 	dc, ok2 := dcV.(*tensor.Dense)
@@ -198,11 +186,11 @@ func (op softArgminOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, ou
 // accumulateSoftArgminVJP adds −s·SoftmaxBackward(p, dp) into dc, each read and written in
 // logical order whatever its storage order.
 func accumulateSoftArgminVJP[T backward.Float](dc, p, dp *tensor.Dense, invTau float64) error {
-	pv, err := logical[T](opSoftArgmin, "p", p)
+	pv, err := strided.Logical[T](opSoftArgmin, "p", p)
 	if err != nil {
 		return err
 	}
-	dpv, err := logical[T](opSoftArgmin, "p.grad", dp)
+	dpv, err := strided.Logical[T](opSoftArgmin, "p.grad", dp)
 	if err != nil {
 		return err
 	}
@@ -214,41 +202,61 @@ func accumulateSoftArgminVJP[T backward.Float](dc, p, dp *tensor.Dense, invTau f
 	if err := backward.SoftmaxBackward(tmp, pv, dpv, []int(p.Shape()), -1); err != nil {
 		return err
 	}
-	return addLogical[T](opSoftArgmin, "costs.grad", dc, func(i int) float64 { return -invTau * float64(tmp[i]) })
+	for i, v := range tmp {
+		tmp[i] = T(-invTau * float64(v))
+	}
+	return strided.AddInto(opSoftArgmin, "costs.grad", dc, p.Dtype(), p.Shape(),
+		tensor.New(tensor.WithShape(p.Shape().Clone()...), tensor.WithBacking(tmp)))
 }
 
-// softArgminRows writes softmax(−s·c) for each row of k elements as
-// exp(−s·(c_i − min c)) / Σ_j exp(−s·(c_j − min c)): the differences are taken before
-// scaling (see scaledGap), so finite costs and any accepted s give finite probabilities
-// (−s·c itself overflows for |c| near the largest float64, while s·(c_i − min c)
-// overflowing to +Inf is exactly an exp that underflows to 0). The minimum's term is 1,
-// so the sum is ≥ 1.
-func softArgminRows[T backward.Float](p, c []T, k int, s float64) {
+// softArgminRows writes softmax(−s·c) for each row of k elements of c into p, with the
+// project's one softmax forward, backward.Softmax, applied in float64 to the logits
+// −s·(c_i − min c): the differences are taken before scaling (see scaledGap), so finite
+// costs and any accepted s give finite probabilities (−s·c itself overflows for |c| near
+// the largest float64, while s·(c_i − min c) overflowing to +Inf is exactly an exp that
+// underflows to 0). The minimum's logit is 0, so the softmax's sum is ≥ 1. A row with a
+// NaN or a −Inf cost, or of all +Inf, gets NaN logits, which backward.Softmax turns into a
+// NaN row. p has the length of c, a positive multiple of k, and does not overlap it other
+// than as the same slice; op names the caller in errors.
+func softArgminRows[T backward.Float](op string, p, c []T, k int, s float64) error {
+	if len(c) == 0 && len(p) == 0 {
+		return nil
+	}
+	if k <= 0 || len(c)%k != 0 || len(p) != len(c) {
+		return gatejet.Errorf(gatejet.ErrShape, op, "costs", "want rows of %d costs in %d values, and as many probabilities, got %d", k, len(c), len(p))
+	}
+	// The logits are float64 whatever T: p holds them when it is []float64.
+	x, direct := any(p).([]float64)
+	if !direct {
+		x = make([]float64, len(c))
+	}
 	for r := 0; r+k <= len(c); r += k {
-		row, out := c[r:r+k], p[r:r+k]
+		row, logit := c[r:r+k], x[r:r+k]
 		lo := math.Inf(1)
 		bad := false
-		for _, x := range row {
-			v := float64(x)
+		for _, v := range row {
+			v := float64(v)
 			if math.IsNaN(v) || math.IsInf(v, -1) {
 				bad = true
 			}
 			lo = math.Min(lo, v)
 		}
 		if bad || math.IsInf(lo, 1) {
-			for i := range out {
-				out[i] = T(math.NaN())
-			}
-			continue
+			lo = math.NaN()
 		}
-		sum := 0.0
-		for _, x := range row {
-			sum += math.Exp(-scaledGap(float64(x), lo, s))
-		}
-		for i, x := range row {
-			out[i] = T(math.Exp(-scaledGap(float64(x), lo, s)) / sum)
+		for i, v := range row {
+			logit[i] = -scaledGap(float64(v), lo, s)
 		}
 	}
+	if err := backward.Softmax(x, x, []int{len(c) / k, k}, 1); err != nil {
+		return err
+	}
+	if !direct {
+		for i, v := range x {
+			p[i] = T(v)
+		}
+	}
+	return nil
 }
 
 // scaledGap returns s·(x − lo) for x ≥ lo and s > 0. When x − lo overflows although x is
@@ -275,12 +283,13 @@ func scalarConst(dt tensor.Dtype, x float64) *gorgonia.Node {
 // It returns a *gatejet.Error of kind gatejet.ErrTemperature unless invTau is positive and
 // finite.
 func SoftArgminProbs(costs []float64, invTau float64) ([]float64, error) {
-	if err := gatejet.CheckInvTau("graphs.SoftArgminProbs", invTau); err != nil {
+	const op = "graphs.SoftArgminProbs"
+	if err := gatejet.CheckInvTau(op, invTau); err != nil {
 		return nil, err
 	}
 	p := make([]float64, len(costs))
-	if len(costs) > 0 {
-		softArgminRows(p, costs, len(costs), invTau)
+	if err := softArgminRows(op, p, costs, len(costs), invTau); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

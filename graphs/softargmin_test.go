@@ -134,20 +134,28 @@ func fisher(p []float64) *mat.Dense {
 	return f
 }
 
+// naturalGradientCase draws 1 to 7 costs (normal, times scale) and a gradient g (standard
+// normal), and returns g and p, the costs' soft-argmin at invTau. Every third trial, when
+// there are more than inf+1 costs, cost inf is +Inf: a zero probability.
+func naturalGradientCase(rng *rand.Rand, trial int, scale float64, inf int, invTau float64) (p, g []float64) {
+	k := 1 + rng.IntN(7)
+	c := make([]float64, k)
+	g = make([]float64, k)
+	for i := range c {
+		c[i] = scale * rng.NormFloat64()
+		g[i] = rng.NormFloat64()
+	}
+	if trial%3 == 0 && k > inf+1 {
+		c[inf] = math.Inf(1)
+	}
+	return mustSlice(SoftArgminProbs(c, invTau)), g
+}
+
 func TestNaturalGradientDamped(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	for trial := 0; trial < 30; trial++ {
-		k := 1 + rng.IntN(7)
-		c := make([]float64, k)
-		g := make([]float64, k)
-		for i := range c {
-			c[i] = 2 * rng.NormFloat64()
-			g[i] = rng.NormFloat64()
-		}
-		if trial%3 == 0 && k > 1 {
-			c[0] = math.Inf(1) // a zero probability
-		}
-		p := mustSlice(SoftArgminProbs(c, 1))
+		p, g := naturalGradientCase(rng, trial, 2, 0, 1)
+		k := len(p)
 		lambda := []float64{1e-8, 1e-3, 0.5, 10}[trial%4]
 		x := mustSlice(NaturalGradient(p, g, lambda))
 
@@ -175,17 +183,8 @@ func TestNaturalGradientDamped(t *testing.T) {
 func TestNaturalGradientPseudoInverse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	for trial := 0; trial < 30; trial++ {
-		k := 1 + rng.IntN(7)
-		c := make([]float64, k)
-		g := make([]float64, k)
-		for i := range c {
-			c[i] = rng.NormFloat64()
-			g[i] = rng.NormFloat64()
-		}
-		if trial%3 == 0 && k > 2 {
-			c[1] = math.Inf(1)
-		}
-		p := mustSlice(SoftArgminProbs(c, 1.3))
+		p, g := naturalGradientCase(rng, trial, 1, 1, 1.3)
+		k := len(p)
 		x := mustSlice(NaturalGradient(p, g, 0))
 
 		// Moore–Penrose pseudo-inverse from the SVD, dropping singular values below 1e-12.
@@ -263,26 +262,74 @@ func TestSoftArgminGraphForward(t *testing.T) {
 	}
 }
 
-func TestSoftArgminGraphGradient(t *testing.T) {
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		for _, m := range []Machine{Tape, Lisp} {
-			for _, shape := range [][]int{{6}, {3, 4}, {2, 2, 3}} {
-				t.Run(fmt.Sprintf("%v/%v/%v", dt, m, shape), func(t *testing.T) {
-					rng := rand.New(rand.NewPCG(9, uint64(len(shape))))
-					g := gorgonia.NewGraph()
-					c := gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("costs"),
-						gorgonia.WithValue(randDense(dt, rng, -1, 1, shape...)))
-					w := gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("w"),
-						gorgonia.WithValue(randDense(dt, rng, -2, 2, shape...)))
-					p, err := SoftArgmin(c, 1.7)
-					require.NoError(t, err)
-					// a nonlinear function of p so the upstream gradient varies
-					cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Square(p)), w))))
-					RequireGradients(t, cost, gorgonia.Nodes{c, w}, WithMachine(m))
-				})
+// TestSoftArgminRowsFloat32: a Float32 batch is computed in float64 and rounded once, so
+// each probability is float32 of SoftArgminProbs on the same (float32) costs, bit for bit;
+// the batch's rows are independent of each other.
+func TestSoftArgminRowsFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 16))
+	const n, k = 4, 7
+	c := make([]float32, n*k)
+	for i := range c {
+		c[i] = float32(30 * (rng.Float64() - 0.5))
+	}
+	c[k+2] = float32(math.Inf(1))  // zero mass in row 1
+	c[2*k+3] = float32(math.NaN()) // row 2 is NaN
+	p := make([]float32, n*k)
+	require.NoError(t, softArgminRows("test", p, c, k, 3.7))
+	for r := 0; r < n; r++ {
+		row := make([]float64, k)
+		for i := range row {
+			row[i] = float64(c[r*k+i])
+		}
+		want := mustSlice(SoftArgminProbs(row, 3.7))
+		for i := range want {
+			if r == 2 {
+				require.True(t, math.IsNaN(float64(p[r*k+i])), "row 2 col %d", i)
+				continue
 			}
+			require.Equal(t, float32(want[i]), p[r*k+i], "row %d col %d", r, i)
 		}
 	}
+	require.Zero(t, p[k+2])
+}
+
+// TestSoftArgminRowsShape: rows that do not tile the costs, or probabilities of another
+// length, are an ErrShape error naming the caller, not a panic or a loop without end.
+func TestSoftArgminRowsShape(t *testing.T) {
+	for _, tc := range []struct {
+		p, c []float64
+		k    int
+	}{
+		{make([]float64, 3), make([]float64, 3), 0},
+		{make([]float64, 3), make([]float64, 3), 2},
+		{make([]float64, 2), make([]float64, 3), 3},
+		{make([]float64, 3), nil, 3},
+	} {
+		err := softArgminRows("test", tc.p, tc.c, tc.k, 1)
+		require.ErrorIs(t, err, gatejet.ErrShape, "k=%d len(p)=%d len(c)=%d", tc.k, len(tc.p), len(tc.c))
+		require.Contains(t, err.Error(), "test")
+	}
+	require.NoError(t, softArgminRows[float64]("test", nil, nil, 0, 1), "nothing to do")
+}
+
+func TestSoftArgminGraphGradient(t *testing.T) {
+	eachDtypeMachine(t, func(t *testing.T, dt tensor.Dtype, m Machine) {
+		for _, shape := range [][]int{{6}, {3, 4}, {2, 2, 3}} {
+			t.Run(fmt.Sprintf("%v", shape), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(9, uint64(len(shape))))
+				g := gorgonia.NewGraph()
+				c := gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("costs"),
+					gorgonia.WithValue(randDense(dt, rng, -1, 1, shape...)))
+				w := gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("w"),
+					gorgonia.WithValue(randDense(dt, rng, -2, 2, shape...)))
+				p, err := SoftArgmin(c, 1.7)
+				require.NoError(t, err)
+				// a nonlinear function of p so the upstream gradient varies
+				cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Square(p)), w))))
+				RequireGradients(t, cost, gorgonia.Nodes{c, w}, WithMachine(m))
+			})
+		}
+	})
 }
 
 // TestSoftArgminSecondOrder differentiates the soft-argmin's gradient graph once more:
@@ -292,26 +339,22 @@ func TestSoftArgminGraphGradient(t *testing.T) {
 // directly: a second gorgonia.Grad through the same nodes would reuse the first one's
 // derivatives.
 func TestSoftArgminSecondOrder(t *testing.T) {
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		for _, m := range []Machine{Tape, Lisp} {
-			t.Run(fmt.Sprintf("%v/%v", dt, m), func(t *testing.T) {
-				rng := rand.New(rand.NewPCG(10, 10))
-				g := gorgonia.NewGraph()
-				mk := func(name string) *gorgonia.Node {
-					return gorgonia.NewMatrix(g, dt, gorgonia.WithShape(2, 5), gorgonia.WithName(name),
-						gorgonia.WithValue(randDense(dt, rng, -1, 1, 2, 5)))
-				}
-				c, w, u := mk("costs"), mk("w"), mk("u")
-				const s = 1.3
-				p, err := SoftArgmin(c, s)
-				require.NoError(t, err)
-				dc, err := softArgminOp{invTau: s}.SymDiff(gorgonia.Nodes{c}, p, w)
-				require.NoError(t, err)
-				cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(dc[0], u))))
-				RequireGradients(t, cost, gorgonia.Nodes{c, w, u}, WithMachine(m))
-			})
+	eachDtypeMachine(t, func(t *testing.T, dt tensor.Dtype, m Machine) {
+		rng := rand.New(rand.NewPCG(10, 10))
+		g := gorgonia.NewGraph()
+		mk := func(name string) *gorgonia.Node {
+			return gorgonia.NewMatrix(g, dt, gorgonia.WithShape(2, 5), gorgonia.WithName(name),
+				gorgonia.WithValue(randDense(dt, rng, -1, 1, 2, 5)))
 		}
-	}
+		c, w, u := mk("costs"), mk("w"), mk("u")
+		const s = 1.3
+		p, err := SoftArgmin(c, s)
+		require.NoError(t, err)
+		dc, err := softArgminOp{invTau: s}.SymDiff(gorgonia.Nodes{c}, p, w)
+		require.NoError(t, err)
+		cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(dc[0], u))))
+		RequireGradients(t, cost, gorgonia.Nodes{c, w, u}, WithMachine(m))
+	})
 }
 
 func TestSoftArgminErrors(t *testing.T) {

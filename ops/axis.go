@@ -11,6 +11,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/strided"
 )
 
 // SoftmaxBackward returns the gradient dx = y⊙(dy − ⟨y,dy⟩) with respect to the input of a
@@ -257,7 +258,7 @@ func accumulate(name string, dt tensor.Dtype, shape tensor.Shape, inputs gorgoni
 		if err != nil {
 			return gatejet.Errorf(gatejet.ErrParam, name, names[i], "no gradient to accumulate into: %v", err)
 		}
-		if err := addInto(name, names[i], g, dt, shape, grads[i]); err != nil {
+		if err := strided.AddInto(name, names[i], g, dt, shape, grads[i]); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/kernel"
+	"github.com/gatejet/gatejet/internal/strided"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
@@ -402,7 +403,7 @@ func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 		if err != nil {
 			return gatejet.Errorf(gatejet.ErrParam, op.name(), names[i], "no gradient to accumulate into: %v", err)
 		}
-		if err := addInto(op.name(), names[i], g, op.dt, shapes[i], grads[i]); err != nil {
+		if err := strided.AddInto(op.name(), names[i], g, op.dt, shapes[i], grads[i]); err != nil {
 			return err
 		}
 	}

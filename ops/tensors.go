@@ -193,28 +193,6 @@ func data[T float](t *tensor.Dense, size int) []T {
 	return unsafe.Slice((*T)(p), size)
 }
 
-// addInto adds src into the gradient value dst of a node (a LispMachine's live gradient),
-// element by element.
-func addInto(op, name string, dst gorgonia.Value, dt tensor.Dtype, shape tensor.Shape, src *tensor.Dense) error {
-	d, err := output(op, dst, dt, shape)
-	if err != nil {
-		return gatejet.Errorf(gatejet.ErrParam, op, name, "cannot accumulate the gradient: %v", err)
-	}
-	n := shape.TotalSize()
-	if dt == tensor.Float64 {
-		addSlices(data[float64](d, n), data[float64](src, n))
-	} else {
-		addSlices(data[float32](d, n), data[float32](src, n))
-	}
-	return nil
-}
-
-func addSlices[T float](dst, src []T) {
-	for i, v := range src {
-		dst[i] += v
-	}
-}
-
 // checkDiffNodes checks the nodes Gorgonia passes to SymDiff or DoDiff: want inputs, none of
 // them nil, and the further nodes (the output, or the upstream gradient) not nil either, so
 // that a careless direct call is an ErrParam error rather than a nil dereference.
