@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gatejet/gatejet/internal/tower"
 )
 
-// Benchmarks of the tower (TowerChannels, second channel only). BenchmarkTower uses the shapes
-// and sub-benchmark names of BenchmarkClosedForm (bench_test.go), so that
+// Benchmarks of the tower (internal/tower's TowerChannels, second channel only). BenchmarkTower
+// uses the shapes and sub-benchmark names of BenchmarkClosedForm (bench_test.go), so that
 //
 //	go test -run '^$' -bench 'ClosedForm/Second|Tower/Second' ./softmaxjet | benchstat -col .name -
 //
@@ -45,7 +47,7 @@ func towerBenchSecond[T Float](b *testing.B, name string, sh Shape, closed bool)
 		if closed {
 			return Second(out, l, d, sh, 1)
 		}
-		return TowerChannels(nil, nil, out, l, d, sh, 1)
+		return tower.TowerChannels(nil, nil, out, l, d, tower.Shape(sh), 1)
 	}
 	b.Run(name, func(b *testing.B) {
 		b.SetBytes(int64(len(out)) * towerBenchSize[T]())

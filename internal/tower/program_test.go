@@ -1,4 +1,4 @@
-package softmaxjet
+package tower
 
 import (
 	"errors"
@@ -767,7 +767,7 @@ func TestTowerErrors(t *testing.T) {
 			require.ErrorIs(t, err, tc.kind)
 			var e *gatejet.Error
 			require.True(t, errors.As(err, &e))
-			require.Contains(t, e.Op, "softmaxjet.Tower")
+			require.Contains(t, e.Op, "tower.Tower")
 		})
 	}
 }
