@@ -21,15 +21,7 @@ type Float interface{ ~float32 | ~float64 }
 type Shape struct{ N, K, P int }
 
 // Check reports an ErrShape error unless N ≥ 0, K ≥ 1, P ≥ 1 and N·K·K·P fits in an int.
-func (sh Shape) Check(op string) error {
-	if sh.N < 0 || sh.K < 1 || sh.P < 1 {
-		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "want N ≥ 0, K ≥ 1, P ≥ 1, got N=%d K=%d P=%d", sh.N, sh.K, sh.P)
-	}
-	if _, ok := check.Elems(sh.N, sh.K, sh.K, sh.P); !ok {
-		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "N·K·K·P overflows int (N=%d K=%d P=%d)", sh.N, sh.K, sh.P)
-	}
-	return nil
-}
+func (sh Shape) Check(op string) error { return check.BatchShape(op, sh.N, sh.K, sh.P) }
 
 // addInts returns the sum of non-negative sizes, and false if it overflows int.
 func addInts(xs ...int) (int, bool) {
