@@ -178,6 +178,20 @@ func oneHotLimit[T Float](name string, n int, sh Shape, in limitInputs[T], pick 
 	return out
 }
 
+// requireOneHotLimits runs every output of the gate g (runAll) and checks that each is finite
+// and exactly its limit at the one-hot (or saturated) gate pick (oneHotLimit); what labels
+// the failures.
+func requireOneHotLimits[T Float](t *testing.T, what string, sh Shape, g gateArg, in limitInputs[T], pick func(n int) []bool) {
+	t.Helper()
+	for _, o := range runAll(t, sh, g, in) {
+		want := oneHotLimit(o.name, len(o.data), sh, in, pick)
+		for i, x := range o.data {
+			require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "%s %s[%d] = %v", what, o.name, i, x)
+			require.Equal(t, want[i], x, "%s %s[%d]: limit", what, o.name, i)
+		}
+	}
+}
+
 // TestExtremeTemperatures: at every accepted inverse temperature up to gatejet.MaxInvTau,
 // every channel and VJP (and the tower) of finite moderate inputs is finite; at large s the
 // gate is one-hot and each output is its exact limit; with tied logits, where the gate is not
@@ -185,8 +199,7 @@ func oneHotLimit[T Float](name string, n int, sh Shape, in limitInputs[T], pick 
 // and at s = 1e-300 the gate is uniform. Before the bound, s = 5.7e102 (s³ overflows) made
 // SecondVJP and HVPVJP dLogits NaN, and s = 1.35e154 (s²) Second, HVP and FirstVJP too.
 func TestExtremeTemperatures(t *testing.T) {
-	t.Run("float64", func(t *testing.T) { extremeTemperatures[float64](t) })
-	t.Run("float32", func(t *testing.T) { extremeTemperatures[float32](t) })
+	forFloats(t, extremeTemperatures[float64], extremeTemperatures[float32])
 }
 
 func extremeTemperatures[T Float](t *testing.T) {
@@ -205,13 +218,7 @@ func extremeTemperatures[T Float](t *testing.T) {
 			on[best] = true
 			return on
 		}
-		for _, o := range runAll(t, sh, gateArg{s: s}, in) {
-			want := oneHotLimit(o.name, len(o.data), sh, in, argmax)
-			for i, x := range o.data {
-				require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "s=%g %s[%d] = %v", s, o.name, i, x)
-				require.Equal(t, want[i], x, "s=%g %s[%d]: one-hot limit", s, o.name, i)
-			}
-		}
+		requireOneHotLimits(t, fmt.Sprintf("s=%g", s), sh, gateArg{s: s}, in, argmax)
 
 		// Tied maxima: atoms 0 and 1 share the largest logit, so ζ = (½, ½, 0, …) at any large
 		// s, which is the gate at s = 1 with the other atoms masked (−Inf).
@@ -300,8 +307,7 @@ func requireScaled[T Float](t *testing.T, what string, f float64, got, ref []out
 // saturated) each output is α^order times its value at α = 1. Before the bound, α = 1e200
 // made LogisticSecond NaN (α² overflows, times σ” = 0).
 func TestExtremeLogisticSlopes(t *testing.T) {
-	t.Run("float64", func(t *testing.T) { extremeLogisticSlopes[float64](t) })
-	t.Run("float32", func(t *testing.T) { extremeLogisticSlopes[float32](t) })
+	forFloats(t, extremeLogisticSlopes[float64], extremeLogisticSlopes[float32])
 }
 
 func extremeLogisticSlopes[T Float](t *testing.T) {
@@ -320,13 +326,7 @@ func extremeLogisticSlopes[T Float](t *testing.T) {
 			}
 			return o
 		}
-		for _, o := range runAll(t, sh, gateArg{logistic: true, alpha: alpha, beta: beta}, in) {
-			want := oneHotLimit(o.name, len(o.data), sh, in, on)
-			for i, x := range o.data {
-				require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "α=%g %s[%d] = %v", a, o.name, i, x)
-				require.Equal(t, want[i], x, "α=%g %s[%d]: saturated limit", a, o.name, i)
-			}
-		}
+		requireOneHotLimits(t, fmt.Sprintf("α=%g", a), sh, gateArg{logistic: true, alpha: alpha, beta: beta}, in, on)
 
 		// l = 0: the gate is σ(β) whatever α, and its k-th derivative α^k·σ^(k)(β).
 		zero := in
@@ -447,13 +447,9 @@ func TestOverlapRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			require.NotPanics(t, func() { err = tc.call() })
-			require.ErrorIs(t, err, gatejet.ErrParam)
-			var ge *gatejet.Error
-			require.True(t, errors.As(err, &ge))
+			ge := requireGatejetError(t, tc.call, gatejet.ErrParam)
 			require.Equal(t, tc.arg, ge.Arg)
-			require.ErrorContains(t, err, "overlaps")
+			require.ErrorContains(t, ge, "overlaps")
 		})
 	}
 

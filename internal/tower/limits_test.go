@@ -45,6 +45,18 @@ func TestParameterBounds(t *testing.T) {
 	require.NoError(t, TowerChannels(nil, make([]float64, 6), nil, l, d, sh, 1e19))
 }
 
+// requireGatejetError runs call, which must not panic and must fail with an error matching
+// kind, and returns that error as the *gatejet.Error it must be.
+func requireGatejetError(t *testing.T, call func() error, kind error) *gatejet.Error {
+	t.Helper()
+	var err error
+	require.NotPanics(t, func() { err = call() })
+	require.ErrorIs(t, err, kind)
+	var ge *gatejet.Error
+	require.True(t, errors.As(err, &ge))
+	return ge
+}
+
 // withMaxBytes sets gatejet.MaxBytes for the test.
 func withMaxBytes(t *testing.T, n int64) {
 	prev := gatejet.SetMaxBytes(n)
@@ -141,12 +153,9 @@ func TestBasisChangesSize(t *testing.T) {
 		m := pr.Primaries()
 		require.NoError(t, pr.RowLatent(make([]float64, 1), make([]float64, m), nil, []float64{0, 1}, []float64{0.5, 0.25}))
 		nb = 3
-		require.NotPanics(t, func() {
-			err = pr.RowLatent(make([]float64, 1), make([]float64, m), nil, []float64{0, 1}, []float64{0.5, 0.25})
-		})
-		require.ErrorIs(t, err, gatejet.ErrParam)
-		var ge *gatejet.Error
-		require.True(t, errors.As(err, &ge))
+		ge := requireGatejetError(t, func() error {
+			return pr.RowLatent(make([]float64, 1), make([]float64, m), nil, []float64{0, 1}, []float64{0.5, 0.25})
+		}, gatejet.ErrParam)
 		require.Equal(t, "Basis", ge.Arg)
 	}
 	// Len() is 1 when checked and huge when used: read once, it is checked as used.
@@ -194,13 +203,9 @@ func TestOverlapRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			require.NotPanics(t, func() { err = tc.call() })
-			require.ErrorIs(t, err, gatejet.ErrParam)
-			var ge *gatejet.Error
-			require.True(t, errors.As(err, &ge))
+			ge := requireGatejetError(t, tc.call, gatejet.ErrParam)
 			require.Equal(t, tc.arg, ge.Arg)
-			require.ErrorContains(t, err, "overlaps")
+			require.ErrorContains(t, ge, "overlaps")
 		})
 	}
 
