@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // Benchmarks of the closed forms. The tower path on the same shapes is in tower_bench_test.go;
 // benchstat pairs them by name. b.SetBytes is the output size, so MB/s is write bandwidth.
 
-type benchShape struct{ N, K, P int }
-
-var benchShapes = []benchShape{{4096, 16, 16}, {256, 64, 16}}
+var benchShapes = []Shape{{4096, 16, 16}, {256, 64, 16}}
 
 func benchInputs[T Float](sh Shape) (l, d, v []T) {
 	rng := rand.New(rand.NewPCG(1, uint64(sh.K)))
@@ -25,28 +24,38 @@ func benchInputs[T Float](sh Shape) (l, d, v []T) {
 	return
 }
 
+// benchName is the name of a kernel's sub-benchmark, kernel/dtype/N=…/K=…/P=…, the same in
+// every benchmark of this package, so that benchstat pairs them.
+func benchName(kernel, dtype string, sh Shape) string {
+	return fmt.Sprintf("%s/%s/N=%d/K=%d/P=%d", kernel, dtype, sh.N, sh.K, sh.P)
+}
+
+// benchOutput runs, as the sub-benchmark name, f writing an output of outLen elements: one
+// call first (it touches the output's pages and fills the workspace pools), then the timed
+// loop. b.SetBytes is the output's size.
+func benchOutput[T Float](b *testing.B, name string, outLen int, f func(out []T) error) {
+	b.Run(name, func(b *testing.B) {
+		out := make([]T, outLen)
+		if err := f(out); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(outLen) * int64(unsafe.Sizeof(T(0))))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := f(out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 func benchKernels[T Float](b *testing.B, name string) {
-	var zero T
-	size := int64(8)
-	if any(zero) == any(float32(0)) {
-		size = 4
-	}
-	for _, bs := range benchShapes {
-		sh := Shape{bs.N, bs.K, bs.P}
+	for _, sh := range benchShapes {
 		l, d, v := benchInputs[T](sh)
 		gFirst, gSecond := make([]T, sh.FirstLen()), make([]T, sh.SecondLen())
 		dl := make([]T, sh.LogitsLen())
 		run := func(kernel string, outLen int, f func(out []T) error) {
-			b.Run(fmt.Sprintf("%s/%s/N=%d/K=%d/P=%d", kernel, name, sh.N, sh.K, sh.P), func(b *testing.B) {
-				out := make([]T, outLen)
-				b.SetBytes(int64(outLen) * size)
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if err := f(out); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+			benchOutput(b, benchName(kernel, name, sh), outLen, f)
 		}
 		run("Value", sh.ValueLen(), func(o []T) error { return Value(o, l, d, sh, 1) })
 		run("First", sh.FirstLen(), func(o []T) error { return First(o, l, d, sh, 1) })

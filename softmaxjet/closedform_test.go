@@ -87,33 +87,36 @@ func fdJacobian(x []float64, f func() []float64, h float64) [][]float64 {
 	return J
 }
 
-func callChannel(name string, c jetCase) []float64 {
-	sh := c.sh
-	var out []float64
-	var err error
-	switch name {
-	case "value":
-		out = make([]float64, sh.ValueLen())
-		err = Value(out, c.l, c.d, sh, c.s)
-	case "first":
-		out = make([]float64, sh.FirstLen())
-		err = First(out, c.l, c.d, sh, c.s)
-	case "second":
-		out = make([]float64, sh.SecondLen())
-		err = Second(out, c.l, c.d, sh, c.s)
-	case "hvp":
-		out = make([]float64, sh.FirstLen())
-		err = HVP(out, c.l, c.d, c.v, sh, c.s)
-	case "gn":
-		out = make([]float64, sh.GNLen())
-		err = GaussNewton(out, c.l, c.d, sh, c.s)
-	default:
+// channelLens are the output lengths of the channels, by name.
+var channelLens = map[string]func(Shape) int{
+	"value": Shape.ValueLen, "first": Shape.FirstLen, "second": Shape.SecondLen, "hvp": Shape.FirstLen, "gn": Shape.GNLen,
+}
+
+// evalChannel runs kernels[name] on a new output of channel name's length and returns it; an
+// unknown name or an error panics.
+func evalChannel(name string, sh Shape, kernels map[string]func(out []float64) error) []float64 {
+	run, ok := kernels[name]
+	if !ok {
 		panic(name)
 	}
-	if err != nil {
+	out := make([]float64, channelLens[name](sh))
+	if err := run(out); err != nil {
 		panic(err)
 	}
 	return out
+}
+
+// callChannel evaluates the softmax gate's channel name ("value", "first", "second", "hvp",
+// "gn") on the case.
+func callChannel(name string, c jetCase) []float64 {
+	l, d, v, sh, s := c.l, c.d, c.v, c.sh, c.s
+	return evalChannel(name, sh, map[string]func([]float64) error{
+		"value":  func(o []float64) error { return Value(o, l, d, sh, s) },
+		"first":  func(o []float64) error { return First(o, l, d, sh, s) },
+		"second": func(o []float64) error { return Second(o, l, d, sh, s) },
+		"hvp":    func(o []float64) error { return HVP(o, l, d, v, sh, s) },
+		"gn":     func(o []float64) error { return GaussNewton(o, l, d, sh, s) },
+	})
 }
 
 // TestChannelsAgainstFiniteDifferences proves each channel is the derivative of the one below
@@ -122,67 +125,9 @@ func TestChannelsAgainstFiniteDifferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, K := range testKs {
 		t.Run(fmt.Sprintf("K=%d", K), func(t *testing.T) {
-			N, P := 2, 3
-			c := newCase(rng, N, K, P)
-			sh := c.sh
-			value := callChannel("value", c)
-			require.Less(t, relErr(value, naiveValue(c.l, c.d, sh, c.s), 1), 1e-14, "value vs textbook softmax")
-
-			// first[n][a][c] = ∂value[n][c]/∂l[n][a]
-			J := fdJacobian(c.l, func() []float64 { return naiveValue(c.l, c.d, sh, c.s) }, 1e-5)
-			first := callChannel("first", c)
-			want := make([]float64, sh.FirstLen())
-			for n := 0; n < N; n++ {
-				for a := 0; a < K; a++ {
-					for col := 0; col < P; col++ {
-						want[(n*K+a)*P+col] = J[n*K+a][n*P+col]
-					}
-				}
-			}
-			require.Less(t, relErr(first, want, 1e-3), 1e-8, "first vs FD of value")
-
-			// second[n][a][b][c] = ∂first[n][b][c]/∂l[n][a]
-			J = fdJacobian(c.l, func() []float64 { return callChannel("first", c) }, 1e-5)
-			second := callChannel("second", c)
-			want = make([]float64, sh.SecondLen())
-			for n := 0; n < N; n++ {
-				for a := 0; a < K; a++ {
-					for b := 0; b < K; b++ {
-						for col := 0; col < P; col++ {
-							want[((n*K+a)*K+b)*P+col] = J[n*K+a][(n*K+b)*P+col]
-						}
-					}
-				}
-			}
-			require.Less(t, relErr(second, want, 1e-3), 1e-8, "second vs FD of first")
-
-			// HVP == second contracted with v.
-			hvp := callChannel("hvp", c)
-			want = make([]float64, sh.FirstLen())
-			for n := 0; n < N; n++ {
-				for a := 0; a < K; a++ {
-					for b := 0; b < K; b++ {
-						for col := 0; col < P; col++ {
-							want[(n*K+a)*P+col] += second[((n*K+a)*K+b)*P+col] * c.v[n*K+b]
-						}
-					}
-				}
-			}
-			require.Less(t, relErr(hvp, want, 1e-12), 1e-12, "hvp vs second·v")
-
-			// Gauss-Newton == first·firstᵀ per row.
-			gn := callChannel("gn", c)
-			want = make([]float64, sh.GNLen())
-			for n := 0; n < N; n++ {
-				for a := 0; a < K; a++ {
-					for b := 0; b < K; b++ {
-						for col := 0; col < P; col++ {
-							want[(n*K+a)*K+b] += first[(n*K+a)*P+col] * first[(n*K+b)*P+col]
-						}
-					}
-				}
-			}
-			require.Less(t, relErr(gn, want, 1e-12), 1e-12, "gauss-newton vs first·firstᵀ")
+			c := newCase(rng, 2, K, 3)
+			requireChannelsMatchFD(t, c, func(name string) []float64 { return callChannel(name, c) },
+				func() []float64 { return naiveValue(c.l, c.d, c.sh, c.s) }, 1e-12)
 		})
 	}
 }
@@ -241,17 +186,13 @@ func dot(a, b []float64) float64 {
 	return s
 }
 
-// fdGrad is the central-difference gradient of f with respect to x (perturbed in place).
+// fdGrad is the central-difference gradient of f with respect to x (perturbed in place): the
+// one column of fdJacobian.
 func fdGrad(x []float64, f func() float64, h float64) []float64 {
+	J := fdJacobian(x, func() []float64 { return []float64{f()} }, h)
 	g := make([]float64, len(x))
-	for i := range x {
-		x0 := x[i]
-		x[i] = x0 + h
-		fp := f()
-		x[i] = x0 - h
-		fm := f()
-		x[i] = x0
-		g[i] = (fp - fm) / (2 * h)
+	for i := range g {
+		g[i] = J[i][0]
 	}
 	return g
 }
@@ -261,18 +202,10 @@ func TestVJPsAgainstFiniteDifferences(t *testing.T) {
 	for _, kern := range vjpKernels {
 		for _, K := range testKs {
 			t.Run(fmt.Sprintf("%s/K=%d", kern.name, K), func(t *testing.T) {
-				N, P := 2, 3
-				c := newCase(rng, N, K, P)
+				c := newCase(rng, 2, K, 3)
 				g := randn(rng, kern.outLen(c.sh), 1)
-				dl, dd, dv := make([]float64, c.sh.LogitsLen()), make([]float64, c.sh.DecodedLen()), make([]float64, c.sh.LogitsLen())
-				require.NoError(t, kern.vjp(dl, dd, dv, c, g))
-				L := func() float64 { return dot(g, callChannel(kern.channel, c)) }
-				const h = 1e-5
-				require.Less(t, relErr(dl, fdGrad(c.l, L, h), 1e-3), 1e-7, "dLogits")
-				require.Less(t, relErr(dd, fdGrad(c.d, L, h), 1e-3), 1e-7, "dDecoded")
-				if kern.name == "hvp" {
-					require.Less(t, relErr(dv, fdGrad(c.v, L, h), 1e-3), 1e-7, "dV")
-				}
+				dd := requireVJPMatchesFD(t, c, kern.name == "hvp", func(dl, dd, dv []float64) error { return kern.vjp(dl, dd, dv, c, g) },
+					func() float64 { return dot(g, callChannel(kern.channel, c)) })
 				// Optional outputs: nil skips, and the other output is unchanged.
 				dd2 := make([]float64, len(dd))
 				require.NoError(t, kern.vjp(nil, dd2, nil, c, g))

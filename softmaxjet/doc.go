@@ -1,6 +1,6 @@
 // Package softmaxjet computes the order-2 jet of a softmax-gated reconstruction on plain
-// slices: exact closed forms for every channel and vector-Jacobian product, and the order-2
-// jet tower that is their oracle. It does not import Gorgonia.
+// slices: exact closed forms for every channel and vector-Jacobian product. It does not import
+// Gorgonia.
 //
 // # The model
 //
@@ -29,9 +29,9 @@
 // functions with the Logistic prefix.
 //
 // The seed algorithm builds the same channels from K exp-jets each carrying a K×K Hessian,
-// O(K³·P) per row. That algorithm is kept here as the general path, Program and
-// TowerChannels: a run-time-sized order-2 Taylor tower (Jet, Tower) that also takes the
-// atoms' latent coordinates as primaries. Tests hold the closed forms to it at 1e-13.
+// O(K³·P) per row. That algorithm is kept, outside this package's API, in internal/tower: a
+// run-time-sized order-2 Taylor tower that also takes the atoms' latent coordinates as
+// primaries. Tests hold the closed forms to it at 1e-13.
 //
 // # Layout and numerics
 //
@@ -45,8 +45,8 @@
 // Exponents are max-subtracted, so logits offset by ±1e4 or scaled by s = 1e3 give finite,
 // correct channels. The softmax gate's exponential is the package's own (exp.go: the fdlibm
 // reduction and polynomial, within 1 ulp of eˣ), so that its AVX2 version computes the same
-// bits as its Go version; the jet tower, the oracle the closed forms are tested against, uses
-// math.Exp. Non-finite data propagate within their own row, as a softmax does: a NaN
+// bits as its Go version; the jet tower (internal/tower), the oracle the closed forms are
+// tested against, uses math.Exp. Non-finite data propagate within their own row, as a softmax does: a NaN
 // logit or a row of all −Inf logits gives a NaN row; −Inf logits beside finite ones mask their
 // atoms (ζ = 0). Other rows are never touched. Structural problems — shapes, buffer sizes,
 // an inverse temperature outside (0, gatejet.MaxInvTau], gate parameters, an output that
@@ -63,15 +63,12 @@
 // (1e-300) gives the uniform gate, and derivatives that underflow to 0 as they should.
 // Likewise the logistic slope: |α| ≤ gatejet.MaxLogisticAlpha = 1e100 (ErrParam beyond,
 // ErrNonFinite for ±Inf or NaN). Float32 outputs are the float64 results rounded once, so
-// outputs whose scale s^k·|data| passes float32's range (3.4e38) round to ±Inf, never NaN;
-// and the float32 jet tower (Program, TowerChannels in float32), whose jets hold s² or α²,
-// accepts s and |α| up to 1e18 only.
+// outputs whose scale s^k·|data| passes float32's range (3.4e38) round to ±Inf, never NaN.
 //
 // No call allocates more than gatejet.MaxBytes in one buffer, checked before allocating: a
-// kernel's per-row workspace (ErrSize, naming "shape"), a Program's jets — K + 3 of m + m²
-// elements with m primaries, so K³ for the logits alone — and its basis buffers. Outputs may
-// not overlap the inputs or each other (ErrParam, naming the output): the kernels read their
-// inputs while they write, from several goroutines.
+// kernel's per-row workspace (ErrSize, naming "shape"). Outputs may not overlap the inputs or
+// each other (ErrParam, naming the output): the kernels read their inputs while they write,
+// from several goroutines.
 //
 // Rows are spread over the cores in fixed chunks past a measured break-even; each row is
 // computed by one goroutine with the same code, so results are bit-identical whatever the

@@ -1,7 +1,6 @@
 package softmaxjet
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -195,13 +194,9 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			require.NotPanics(t, func() { err = tc.call() })
-			require.ErrorIs(t, err, tc.kind)
-			var ge *gatejet.Error
-			require.True(t, errors.As(err, &ge))
+			ge := requireGatejetError(t, tc.call, tc.kind)
 			require.Equal(t, tc.arg, ge.Arg)
-			require.Contains(t, err.Error(), "softmaxjet.")
+			require.Contains(t, ge.Error(), "softmaxjet.")
 		})
 	}
 }

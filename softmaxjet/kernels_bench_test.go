@@ -16,13 +16,7 @@ func BenchmarkMoreKernels(b *testing.B) {
 }
 
 func moreKernels[T Float](b *testing.B, name string) {
-	var zero T
-	size := int64(8)
-	if any(zero) == any(float32(0)) {
-		size = 4
-	}
-	for _, bs := range benchShapes {
-		sh := Shape{bs.N, bs.K, bs.P}
+	for _, sh := range benchShapes {
 		l, d, v := benchInputs[T](sh)
 		alpha, beta := make([]float64, sh.K), make([]float64, sh.K)
 		for k := range alpha {
@@ -34,20 +28,7 @@ func moreKernels[T Float](b *testing.B, name string) {
 		}
 		dl, dv := make([]T, sh.LogitsLen()), make([]T, sh.LogitsLen())
 		run := func(kernel string, outLen int, f func(out []T) error) {
-			b.Run(fmt.Sprintf("%s/%s/N=%d/K=%d/P=%d", kernel, name, sh.N, sh.K, sh.P), func(b *testing.B) {
-				out := make([]T, outLen)
-				if err := f(out); err != nil {
-					b.Fatal(err)
-				}
-				b.SetBytes(int64(outLen) * size)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
-					if err := f(out); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+			benchOutput(b, benchName(kernel, name, sh), outLen, f)
 		}
 		run("ValueVJP", sh.DecodedLen(), func(o []T) error { return ValueVJP(dl, o, l, d, gValue, sh, 1) })
 		run("GaussNewtonVJP", sh.DecodedLen(), func(o []T) error { return GaussNewtonVJP(dl, o, l, d, gGN, sh, 1) })

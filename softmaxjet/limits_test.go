@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/stretchr/testify/require"
 )
 
@@ -111,9 +112,9 @@ func runAll[T Float](t *testing.T, sh Shape, g gateArg, in limitInputs[T]) []out
 	var tv, tf, ts = mk(sh.ValueLen()), mk(sh.FirstLen()), mk(sh.SecondLen())
 	var err error
 	if g.logistic {
-		err = TowerLogisticChannels(tv, tf, ts, l, d, sh, g.alpha, g.beta)
+		err = tower.TowerLogisticChannels(tv, tf, ts, l, d, tower.Shape(sh), g.alpha, g.beta)
 	} else {
-		err = TowerChannels(tv, tf, ts, l, d, sh, g.s)
+		err = tower.TowerChannels(tv, tf, ts, l, d, tower.Shape(sh), g.s)
 	}
 	if err == nil {
 		add("Tower/value", 0, tv)
@@ -177,6 +178,20 @@ func oneHotLimit[T Float](name string, n int, sh Shape, in limitInputs[T], pick 
 	return out
 }
 
+// requireOneHotLimits runs every output of the gate g (runAll) and checks that each is finite
+// and exactly its limit at the one-hot (or saturated) gate pick (oneHotLimit); what labels
+// the failures.
+func requireOneHotLimits[T Float](t *testing.T, what string, sh Shape, g gateArg, in limitInputs[T], pick func(n int) []bool) {
+	t.Helper()
+	for _, o := range runAll(t, sh, g, in) {
+		want := oneHotLimit(o.name, len(o.data), sh, in, pick)
+		for i, x := range o.data {
+			require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "%s %s[%d] = %v", what, o.name, i, x)
+			require.Equal(t, want[i], x, "%s %s[%d]: limit", what, o.name, i)
+		}
+	}
+}
+
 // TestExtremeTemperatures: at every accepted inverse temperature up to gatejet.MaxInvTau,
 // every channel and VJP (and the tower) of finite moderate inputs is finite; at large s the
 // gate is one-hot and each output is its exact limit; with tied logits, where the gate is not
@@ -184,8 +199,7 @@ func oneHotLimit[T Float](name string, n int, sh Shape, in limitInputs[T], pick 
 // and at s = 1e-300 the gate is uniform. Before the bound, s = 5.7e102 (s³ overflows) made
 // SecondVJP and HVPVJP dLogits NaN, and s = 1.35e154 (s²) Second, HVP and FirstVJP too.
 func TestExtremeTemperatures(t *testing.T) {
-	t.Run("float64", func(t *testing.T) { extremeTemperatures[float64](t) })
-	t.Run("float32", func(t *testing.T) { extremeTemperatures[float32](t) })
+	forFloats(t, extremeTemperatures[float64], extremeTemperatures[float32])
 }
 
 func extremeTemperatures[T Float](t *testing.T) {
@@ -204,13 +218,7 @@ func extremeTemperatures[T Float](t *testing.T) {
 			on[best] = true
 			return on
 		}
-		for _, o := range runAll(t, sh, gateArg{s: s}, in) {
-			want := oneHotLimit(o.name, len(o.data), sh, in, argmax)
-			for i, x := range o.data {
-				require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "s=%g %s[%d] = %v", s, o.name, i, x)
-				require.Equal(t, want[i], x, "s=%g %s[%d]: one-hot limit", s, o.name, i)
-			}
-		}
+		requireOneHotLimits(t, fmt.Sprintf("s=%g", s), sh, gateArg{s: s}, in, argmax)
 
 		// Tied maxima: atoms 0 and 1 share the largest logit, so ζ = (½, ½, 0, …) at any large
 		// s, which is the gate at s = 1 with the other atoms masked (−Inf).
@@ -251,10 +259,10 @@ func byName(outs []output) map[string]output {
 	return m
 }
 
-func maxAbs(x []float64) float64 {
+func maxAbs[T Float](x []T) float64 {
 	m := 0.0
 	for _, v := range x {
-		m = math.Max(m, math.Abs(v))
+		m = math.Max(m, math.Abs(float64(v)))
 	}
 	return m
 }
@@ -299,8 +307,7 @@ func requireScaled[T Float](t *testing.T, what string, f float64, got, ref []out
 // saturated) each output is α^order times its value at α = 1. Before the bound, α = 1e200
 // made LogisticSecond NaN (α² overflows, times σ” = 0).
 func TestExtremeLogisticSlopes(t *testing.T) {
-	t.Run("float64", func(t *testing.T) { extremeLogisticSlopes[float64](t) })
-	t.Run("float32", func(t *testing.T) { extremeLogisticSlopes[float32](t) })
+	forFloats(t, extremeLogisticSlopes[float64], extremeLogisticSlopes[float32])
 }
 
 func extremeLogisticSlopes[T Float](t *testing.T) {
@@ -319,13 +326,7 @@ func extremeLogisticSlopes[T Float](t *testing.T) {
 			}
 			return o
 		}
-		for _, o := range runAll(t, sh, gateArg{logistic: true, alpha: alpha, beta: beta}, in) {
-			want := oneHotLimit(o.name, len(o.data), sh, in, on)
-			for i, x := range o.data {
-				require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "α=%g %s[%d] = %v", a, o.name, i, x)
-				require.Equal(t, want[i], x, "α=%g %s[%d]: saturated limit", a, o.name, i)
-			}
-		}
+		requireOneHotLimits(t, fmt.Sprintf("α=%g", a), sh, gateArg{logistic: true, alpha: alpha, beta: beta}, in, on)
 
 		// l = 0: the gate is σ(β) whatever α, and its k-th derivative α^k·σ^(k)(β).
 		zero := in
@@ -351,8 +352,6 @@ func TestParameterBounds(t *testing.T) {
 		require.ErrorIs(t, err, gatejet.ErrTemperature, "s=%g", s)
 		require.ErrorContains(t, err, "MaxInvTau")
 		require.ErrorIs(t, Second(make([]float64, 36), l, d, sh, s), gatejet.ErrTemperature)
-		_, err = NewProgram[float64](ProgramSpec{K: 2, P: 1, InvTau: s})
-		require.ErrorIs(t, err, gatejet.ErrTemperature)
 	}
 	al, be := []float64{1, 1e200, 1, 1, 1, 1}, make([]float64, 6)
 	err := LogisticSecond(make([]float64, 36), l, d, sh, al, be)
@@ -362,85 +361,12 @@ func TestParameterBounds(t *testing.T) {
 	require.True(t, errors.As(err, &ge))
 	require.Equal(t, "alpha", ge.Arg)
 
-	// The float32 jets hold s² and α²: past 1e18 the float32 tower and program refuse.
-	l32, d32 := make([]float32, 6), make([]float32, 6)
-	require.ErrorIs(t, TowerChannels(nil, make([]float32, 6), nil, l32, d32, sh, 1e19), gatejet.ErrTemperature)
-	require.NoError(t, TowerChannels(nil, make([]float32, 6), nil, l32, d32, sh, 1e18))
-	require.ErrorIs(t, TowerLogisticChannels(nil, make([]float32, 6), nil, l32, d32, sh, []float64{1, 1, 1, 1, 1, -1e19}, be), gatejet.ErrParam)
-	_, err = NewProgram[float32](ProgramSpec{K: 2, P: 1, InvTau: 1e19})
-	require.ErrorIs(t, err, gatejet.ErrTemperature)
-	// β past float32's range met α·l overflowed to +Inf in the float32 jets: ∞ − ∞ = NaN where
-	// the gate is 0.
-	one := Shape{N: 1, K: 1, P: 1}
-	err = TowerLogisticChannels(nil, make([]float32, 1), nil, []float32{1e30}, []float32{1}, one, []float64{1e18}, []float64{-1e300})
-	require.ErrorIs(t, err, gatejet.ErrParam)
-	require.ErrorContains(t, err, "beta")
-	f := make([]float32, 1)
-	require.NoError(t, TowerLogisticChannels(nil, f, nil, []float32{1e30}, []float32{1}, one, []float64{1e18}, []float64{-math.MaxFloat32}))
-	require.Zero(t, f[0])
-	require.NoError(t, TowerChannels(nil, make([]float64, 6), nil, l, d, sh, 1e19))
 }
 
 // withMaxBytes sets gatejet.MaxBytes for the test.
 func withMaxBytes(t *testing.T, n int64) {
 	prev := gatejet.SetMaxBytes(n)
 	t.Cleanup(func() { gatejet.SetMaxBytes(prev) })
-}
-
-// TestProgramSizes: a program whose jets would not fit is refused before anything is
-// allocated, where K = 1<<40, P = 1<<40 ended the process (out of memory in Tower.Jet),
-// K = 1<<62 panicked in makeslice and K = 1<<17 allocated 128 GiB of jets.
-func TestProgramSizes(t *testing.T) {
-	for _, spec := range []ProgramSpec{
-		{K: 1 << 40, P: 1 << 40, InvTau: 1},
-		{K: 1 << 62, P: 1, InvTau: 1},
-		{K: 1 << 17, P: 1, InvTau: 1},
-		{K: math.MaxInt, P: math.MaxInt, InvTau: 1},
-		{K: 3, P: 1, InvTau: 1, Basis: fixedBasis(1, 1<<31), Decoder: make([]float64, 1), LatentPrimaries: true},
-		{K: 3, P: 1, InvTau: 1, Basis: fixedBasis(1, 1<<20), Decoder: make([]float64, 1)}, // ∂²Φ: 8 TiB
-		{K: 3, P: 1, InvTau: 1, Basis: fixedBasis(1, 1<<40), Decoder: make([]float64, 1)},
-		{K: 3, P: 1, InvTau: 1, Basis: fixedBasis(1<<40, 1<<20)},
-	} {
-		var err error
-		require.NotPanics(t, func() { _, err = NewProgram[float64](spec) }, "K=%d P=%d", spec.K, spec.P)
-		require.Error(t, err, "K=%d P=%d", spec.K, spec.P)
-		require.True(t, errors.Is(err, gatejet.ErrSize) || errors.Is(err, gatejet.ErrShape), "%v", err)
-	}
-	// The workspace is (K+3)·(K+K²) elements: K = 64 in float64 takes 67·4160·8 bytes.
-	need := int64(67 * 4160 * 8)
-	withMaxBytes(t, need)
-	_, err := NewProgram[float64](ProgramSpec{K: 64, P: 1, InvTau: 1})
-	require.NoError(t, err)
-	_, err = NewProgram[float32](ProgramSpec{K: 64, P: 1, InvTau: 1})
-	require.NoError(t, err)
-	gatejet.SetMaxBytes(need - 1)
-	_, err = NewProgram[float64](ProgramSpec{K: 64, P: 1, InvTau: 1})
-	require.ErrorIs(t, err, gatejet.ErrSize)
-	require.ErrorContains(t, err, "SetMaxBytes")
-	l, d := make([]float64, 64), make([]float64, 64)
-	require.ErrorIs(t, TowerChannels(make([]float64, 1), nil, nil, l, d, Shape{N: 1, K: 64, P: 1}, 1), gatejet.ErrSize)
-	require.NoError(t, TowerChannels[float64](nil, nil, nil, nil, nil, Shape{N: 0, K: 64, P: 1}, 1))
-}
-
-// TestJetSizes: a jet too large for gatejet.MaxBytes panics with an ErrSize error (as m < 0
-// panics), before allocating, where it ended the process.
-func TestJetSizes(t *testing.T) {
-	for _, f := range []func(){
-		func() { NewJet[float64](1 << 20) },
-		func() { NewJet[float32](math.MaxInt) },
-		func() { NewTower[float64](1 << 40) },
-		func() { NewTower[float64](1).Reset(1 << 32) },
-		func() { Constant[float64](1<<31, 1) },
-	} {
-		var v any
-		func() {
-			defer func() { v = recover() }()
-			f()
-		}()
-		err, ok := v.(error)
-		require.True(t, ok, "panic value %v", v)
-		require.ErrorIs(t, err, gatejet.ErrSize)
-	}
 }
 
 // TestKernelScratchSizes: a kernel whose per-goroutine scratch would exceed gatejet.MaxBytes
@@ -466,67 +392,6 @@ func TestKernelScratchSizes(t *testing.T) {
 	require.NoError(t, Second[float64](nil, nil, nil, Shape{N: 0, K: 1 << 40, P: 1 << 20}, 1))
 	_, ok := scratchLen(kSecond, math.MaxInt/2, 2, 8)
 	require.False(t, ok)
-}
-
-func fixedBasis(nb, d int) Basis {
-	return sizingBasis{nb: func() int { return nb }, d: func() int { return d }}
-}
-
-// sizingBasis is a Basis whose Len() and Dim() follow the given functions.
-type sizingBasis struct{ nb, d func() int }
-
-func (b sizingBasis) Len() int { return b.nb() }
-func (b sizingBasis) Dim() int { return b.d() }
-func (b sizingBasis) Eval(t []float64, phi, dphi, d2phi []float64) {
-	for i := 0; i < b.nb(); i++ {
-		phi[i] = 1 // indexes past phi once Len() has grown: the panic a changed size caused
-		if dphi != nil {
-			for j := range t {
-				dphi[i*len(t)+j] = 0
-			}
-		}
-	}
-}
-
-// TestBasisChangesSize: the Basis's sizes are read once, at NewProgram; a Basis whose Len()
-// grows afterwards makes RowLatent return ErrParam where it panicked (index out of range), and
-// one whose Len() changes between the calls NewProgram makes cannot make it allocate an
-// unchecked size.
-func TestBasisChangesSize(t *testing.T) {
-	nb := 2
-	b := sizingBasis{nb: func() int { return nb }, d: func() int { return 1 }}
-	for _, latent := range []bool{false, true} {
-		nb = 2
-		pr, err := NewProgram[float64](ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: b, Decoder: []float64{1, 2}, LatentPrimaries: latent})
-		require.NoError(t, err)
-		m := pr.Primaries()
-		require.NoError(t, pr.RowLatent(make([]float64, 1), make([]float64, m), nil, []float64{0, 1}, []float64{0.5, 0.25}))
-		nb = 3
-		require.NotPanics(t, func() {
-			err = pr.RowLatent(make([]float64, 1), make([]float64, m), nil, []float64{0, 1}, []float64{0.5, 0.25})
-		})
-		require.ErrorIs(t, err, gatejet.ErrParam)
-		var ge *gatejet.Error
-		require.True(t, errors.As(err, &ge))
-		require.Equal(t, "Basis", ge.Arg)
-	}
-	// Len() is 1 when checked and huge when used: read once, it is checked as used.
-	calls := 0
-	liar := sizingBasis{nb: func() int {
-		calls++
-		if calls == 1 {
-			return 1
-		}
-		return 1 << 40
-	}, d: func() int { return 1 }}
-	var pr *Program[float64]
-	var err error
-	require.NotPanics(t, func() {
-		pr, err = NewProgram[float64](ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: liar, Decoder: []float64{1}})
-	})
-	require.NoError(t, err)
-	require.Equal(t, 1, calls)
-	require.Len(t, pr.phi, 1)
 }
 
 // TestOverlapRefused: an output that shares memory with an input or with another output is
@@ -565,13 +430,10 @@ func TestOverlapRefused(t *testing.T) {
 		{"LogisticSecondVJP", "dDecoded", func() error { return LogisticSecondVJP(nil, o(12), l, d, gS, sh, al, be) }},
 		{"LogisticHVPVJP", "dV", func() error { return LogisticHVPVJP(nil, nil, o(6), l, d, v, gF, sh, al, be) }},
 		{"LogisticGaussNewtonVJP", "dLogits", func() error { return LogisticGaussNewtonVJP(o(6), nil, l, d, gN, sh, al, be) }},
-		{"TowerChannels", "first", func() error { return TowerChannels(nil, o(12), nil, l, d, sh, 1) }},
-		{"TowerLogisticChannels", "second", func() error { return TowerLogisticChannels(nil, nil, o(36), l, d, sh, al, be) }},
 
 		// Outputs against each other, the same slice included.
 		{"ValueVJP outputs", "dLogits", func() error { return ValueVJP(gF[:6], gF, arena[100:106], d, gV, sh, 1) }},
 		{"HVPVJP same output", "dLogits", func() error { return HVPVJP(v, nil, v, l, d, arena[100:106], gF, sh, 1) }},
-		{"TowerChannels outputs", "first", func() error { return TowerChannels(nil, gS[:12], gS, l, d, sh, 1) }},
 		// An output that is exactly an input.
 		{"FirstVJP g", "dDecoded", func() error { return FirstVJP(nil, gF, l, d, gF, sh, 1) }},
 		{"Value decoded tail", "dst", func() error { return Value(d[8:], l, d, sh, 1) }},
@@ -585,26 +447,10 @@ func TestOverlapRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			require.NotPanics(t, func() { err = tc.call() })
-			require.ErrorIs(t, err, gatejet.ErrParam)
-			var ge *gatejet.Error
-			require.True(t, errors.As(err, &ge))
+			ge := requireGatejetError(t, tc.call, gatejet.ErrParam)
 			require.Equal(t, tc.arg, ge.Arg)
-			require.ErrorContains(t, err, "overlaps")
+			require.ErrorContains(t, ge, "overlaps")
 		})
 	}
 
-	// The row program: outputs against its inputs and each other.
-	pr, err := NewProgram[float64](ProgramSpec{K: 3, P: 2, InvTau: 1})
-	require.NoError(t, err)
-	require.ErrorIs(t, pr.RowDecoded(nil, arena[0:6], nil, arena[4:7], d[:6]), gatejet.ErrParam)
-	require.ErrorIs(t, pr.RowDecoded(arena[0:2], arena[1:7], nil, l[:3], d[:6]), gatejet.ErrParam)
-	require.ErrorIs(t, pr.RowDecoded(nil, nil, arena[40:58], l[:3], arena[50:56]), gatejet.ErrParam)
-	require.NoError(t, pr.RowDecoded(arena[100:102], arena[110:116], arena[120:138], l[:3], d[:6]))
-	b := fixedBasis(1, 1)
-	prl, err := NewProgram[float64](ProgramSpec{K: 3, P: 2, InvTau: 1, Basis: b, Decoder: []float64{1, 2}})
-	require.NoError(t, err)
-	require.ErrorIs(t, prl.RowLatent(arena[0:2], nil, nil, arena[1:4], arena[10:13]), gatejet.ErrParam)
-	require.ErrorIs(t, prl.RowLatent(nil, arena[10:16], nil, arena[0:3], arena[15:18]), gatejet.ErrParam)
 }

@@ -34,80 +34,26 @@ func naiveLogisticValue(l, d []float64, sh Shape, alpha, beta []float64) []float
 	return out
 }
 
+// logisticChannel evaluates the logistic gate's channel name ("value", "first", "second",
+// "hvp", "gn") on the case.
 func logisticChannel(name string, c logisticCase) []float64 {
-	sh := c.sh
-	var out []float64
-	var err error
-	switch name {
-	case "value":
-		out = make([]float64, sh.ValueLen())
-		err = LogisticValue(out, c.l, c.d, sh, c.alpha, c.beta)
-	case "first":
-		out = make([]float64, sh.FirstLen())
-		err = LogisticFirst(out, c.l, c.d, sh, c.alpha, c.beta)
-	case "second":
-		out = make([]float64, sh.SecondLen())
-		err = LogisticSecond(out, c.l, c.d, sh, c.alpha, c.beta)
-	case "hvp":
-		out = make([]float64, sh.FirstLen())
-		err = LogisticHVP(out, c.l, c.d, c.v, sh, c.alpha, c.beta)
-	case "gn":
-		out = make([]float64, sh.GNLen())
-		err = LogisticGaussNewton(out, c.l, c.d, sh, c.alpha, c.beta)
-	}
-	if err != nil {
-		panic(err)
-	}
-	return out
+	l, d, v, sh, al, be := c.l, c.d, c.v, c.sh, c.alpha, c.beta
+	return evalChannel(name, sh, map[string]func([]float64) error{
+		"value":  func(o []float64) error { return LogisticValue(o, l, d, sh, al, be) },
+		"first":  func(o []float64) error { return LogisticFirst(o, l, d, sh, al, be) },
+		"second": func(o []float64) error { return LogisticSecond(o, l, d, sh, al, be) },
+		"hvp":    func(o []float64) error { return LogisticHVP(o, l, d, v, sh, al, be) },
+		"gn":     func(o []float64) error { return LogisticGaussNewton(o, l, d, sh, al, be) },
+	})
 }
 
 func TestLogisticChannelsAgainstFiniteDifferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, K := range testKs {
 		t.Run(fmt.Sprintf("K=%d", K), func(t *testing.T) {
-			N, P := 2, 3
-			c := newLogisticCase(rng, N, K, P)
-			sh := c.sh
-			require.Less(t, relErr(logisticChannel("value", c), naiveLogisticValue(c.l, c.d, sh, c.alpha, c.beta), 1), 1e-14)
-			J := fdJacobian(c.l, func() []float64 { return naiveLogisticValue(c.l, c.d, sh, c.alpha, c.beta) }, 1e-5)
-			first := logisticChannel("first", c)
-			want := make([]float64, sh.FirstLen())
-			for n := 0; n < N; n++ {
-				for a := 0; a < K; a++ {
-					for col := 0; col < P; col++ {
-						want[(n*K+a)*P+col] = J[n*K+a][n*P+col]
-					}
-				}
-			}
-			require.Less(t, relErr(first, want, 1e-3), 1e-8, "first")
-			J = fdJacobian(c.l, func() []float64 { return logisticChannel("first", c) }, 1e-5)
-			second := logisticChannel("second", c)
-			want = make([]float64, sh.SecondLen())
-			for n := 0; n < N; n++ {
-				for a := 0; a < K; a++ {
-					for b := 0; b < K; b++ {
-						for col := 0; col < P; col++ {
-							want[((n*K+a)*K+b)*P+col] = J[n*K+a][(n*K+b)*P+col]
-						}
-					}
-				}
-			}
-			require.Less(t, relErr(second, want, 1e-3), 1e-8, "second")
-			hvp := logisticChannel("hvp", c)
-			want = make([]float64, sh.FirstLen())
-			gnWant := make([]float64, sh.GNLen())
-			for n := 0; n < N; n++ {
-				for a := 0; a < K; a++ {
-					for b := 0; b < K; b++ {
-						for col := 0; col < P; col++ {
-							want[(n*K+a)*P+col] += second[((n*K+a)*K+b)*P+col] * c.v[n*K+b]
-							gnWant[(n*K+a)*K+b] += first[(n*K+a)*P+col] * first[(n*K+b)*P+col]
-						}
-					}
-				}
-			}
-			require.Less(t, relErr(hvp, want, 1e-12), 1e-13, "hvp")
-			require.Less(t, relErr(logisticChannel("gn", c), gnWant, 1e-12), 1e-13, "gn")
+			c := newLogisticCase(rng, 2, K, 3)
+			requireChannelsMatchFD(t, c.jetCase, func(name string) []float64 { return logisticChannel(name, c) },
+				func() []float64 { return naiveLogisticValue(c.l, c.d, c.sh, c.alpha, c.beta) }, 1e-13)
 		})
 	}
 }
@@ -141,14 +87,8 @@ func TestLogisticVJPsAgainstFiniteDifferences(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/K=%d", k.name, K), func(t *testing.T) {
 				c := newLogisticCase(rng, 2, K, 3)
 				g := randn(rng, k.outLen(c.sh), 1)
-				dl, dd, dv := make([]float64, c.sh.LogitsLen()), make([]float64, c.sh.DecodedLen()), make([]float64, c.sh.LogitsLen())
-				require.NoError(t, k.vjp(dl, dd, dv, c, g))
-				L := func() float64 { return dot(g, logisticChannel(k.name, c)) }
-				require.Less(t, relErr(dl, fdGrad(c.l, L, 1e-5), 1e-3), 1e-7, "dLogits")
-				require.Less(t, relErr(dd, fdGrad(c.d, L, 1e-5), 1e-3), 1e-7, "dDecoded")
-				if k.name == "hvp" {
-					require.Less(t, relErr(dv, fdGrad(c.v, L, 1e-5), 1e-3), 1e-7, "dV")
-				}
+				requireVJPMatchesFD(t, c.jetCase, k.name == "hvp", func(dl, dd, dv []float64) error { return k.vjp(dl, dd, dv, c, g) },
+					func() float64 { return dot(g, logisticChannel(k.name, c)) })
 			})
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet/internal/tower"
 )
 
 // The closed forms against the order-2 jet tower, the oracle: value, first and second agree to
@@ -35,7 +37,7 @@ func orcShape(K int) Shape {
 // one row is offset by 1e4.
 func orcInputs(sh Shape, seed uint64) (logits, decoded []float64) {
 	r := rand.New(rand.NewPCG(seed, uint64(sh.K)))
-	logits, decoded = progNormals(r, sh.N*sh.K, 1.5), progNormals(r, sh.N*sh.K*sh.P, 1)
+	logits, decoded = randn(r, sh.N*sh.K, 1.5), randn(r, sh.N*sh.K*sh.P, 1)
 	if sh.N >= 2 && sh.K >= 2 {
 		for k := 0; k < sh.K; k += 2 {
 			logits[sh.K+k] = math.Inf(-1)
@@ -81,7 +83,7 @@ func orcCompare(t *testing.T, name string, got, want []float64, w int, scale fun
 
 // orcRowMaxAbs returns, for row n, max |x| over that row's w values.
 func orcRowMaxAbs(x []float64, w int) func(n int) float64 {
-	return func(n int) float64 { return progMaxAbs(x[n*w : (n+1)*w]) }
+	return func(n int) float64 { return maxAbs(x[n*w : (n+1)*w]) }
 }
 
 func TestClosedFormEqualsTower(t *testing.T) {
@@ -89,15 +91,15 @@ func TestClosedFormEqualsTower(t *testing.T) {
 		sh := orcShape(K)
 		N, P := sh.N, sh.P
 		logits, decoded := orcInputs(sh, 17)
-		v := progNormals(rand.New(rand.NewPCG(5, uint64(K))), N*K, 1) // a direction / upstream
-		g := progNormals(rand.New(rand.NewPCG(6, uint64(K))), N*K*P, 1)
+		v := randn(rand.New(rand.NewPCG(5, uint64(K))), N*K, 1) // a direction / upstream
+		g := randn(rand.New(rand.NewPCG(6, uint64(K))), N*K*P, 1)
 		gv := g[:N*P]
 		dmax := orcRowMaxAbs(decoded, K*P)
 
 		for _, s := range []float64{1.3, 0.25} {
 			t.Run(fmt.Sprintf("softmax/K=%d/s=%v", K, s), func(t *testing.T) {
 				tv, tf, ts := make([]float64, N*P), make([]float64, N*K*P), make([]float64, N*K*K*P)
-				require.NoError(t, TowerChannels(tv, tf, ts, logits, decoded, sh, s))
+				require.NoError(t, tower.TowerChannels(tv, tf, ts, logits, decoded, tower.Shape(sh), s))
 				nat := func(j int) func(n int) float64 {
 					return func(n int) float64 { return math.Pow(s, float64(j)) * dmax(n) }
 				}
@@ -111,33 +113,15 @@ func TestClosedFormEqualsTower(t *testing.T) {
 				orcCompare(t, "Second", cs, ts, K*K*P, nat(2))
 
 				// HVP: Σ_b second[a][b][c]·v_b.
-				hv, want := make([]float64, N*K*P), make([]float64, N*K*P)
+				hv := make([]float64, N*K*P)
 				require.NoError(t, HVP(hv, logits, decoded, v, sh, s))
-				for n := 0; n < N; n++ {
-					for a := 0; a < K; a++ {
-						for b := 0; b < K; b++ {
-							for c := 0; c < P; c++ {
-								want[(n*K+a)*P+c] += ts[((n*K+a)*K+b)*P+c] * v[n*K+b]
-							}
-						}
-					}
-				}
 				vmax := orcRowMaxAbs(v, K)
-				orcCompare(t, "HVP", hv, want, K*P, func(n int) float64 { return nat(2)(n) * vmax(n) })
+				orcCompare(t, "HVP", hv, secondTimes(ts, v, sh), K*P, func(n int) float64 { return nat(2)(n) * vmax(n) })
 
 				// Gauss-Newton: Σ_c first[a][c]·first[b][c].
-				gn, wantGN := make([]float64, N*K*K), make([]float64, N*K*K)
+				gn := make([]float64, N*K*K)
 				require.NoError(t, GaussNewton(gn, logits, decoded, sh, s))
-				for n := 0; n < N; n++ {
-					for a := 0; a < K; a++ {
-						for b := 0; b < K; b++ {
-							for c := 0; c < P; c++ {
-								wantGN[(n*K+a)*K+b] += tf[(n*K+a)*P+c] * tf[(n*K+b)*P+c]
-							}
-						}
-					}
-				}
-				orcCompare(t, "GaussNewton", gn, wantGN, K*K, func(n int) float64 { return float64(P) * math.Pow(nat(1)(n), 2) })
+				orcCompare(t, "GaussNewton", gn, firstGram(tf, sh), K*K, func(n int) float64 { return float64(P) * math.Pow(nat(1)(n), 2) })
 
 				// Logit parts of the VJPs: dl_a = Σ_c first[a][c] g_c for the value channel and
 				// dl_b = Σ_{a,c} G[a][c] second[a][b][c] for the first channel.
@@ -171,14 +155,14 @@ func TestClosedFormEqualsTower(t *testing.T) {
 
 		t.Run(fmt.Sprintf("logistic/K=%d", K), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(8, uint64(K)))
-			alpha, beta := make([]float64, K), progNormals(r, K, 0.5)
+			alpha, beta := make([]float64, K), randn(r, K, 0.5)
 			amax := 0.0
 			for k := range alpha {
 				alpha[k] = (0.3 + 1.7*r.Float64()) * float64(1-2*(k%2))
 				amax = math.Max(amax, math.Abs(alpha[k]))
 			}
 			tv, tf, ts := make([]float64, N*P), make([]float64, N*K*P), make([]float64, N*K*K*P)
-			require.NoError(t, TowerLogisticChannels(tv, tf, ts, logits, decoded, sh, alpha, beta))
+			require.NoError(t, tower.TowerLogisticChannels(tv, tf, ts, logits, decoded, tower.Shape(sh), alpha, beta))
 			nat := func(j int) func(n int) float64 {
 				return func(n int) float64 { return math.Pow(amax, float64(j)) * dmax(n) }
 			}
@@ -207,12 +191,12 @@ func TestClosedFormEqualsTowerFloat32(t *testing.T) {
 	}
 	const s = 1.3
 	tv, tf, ts := make([]float32, sh.N*sh.P), make([]float32, sh.N*sh.K*sh.P), make([]float32, sh.N*sh.K*sh.K*sh.P)
-	require.NoError(t, TowerChannels(tv, tf, ts, l, d, sh, s))
+	require.NoError(t, tower.TowerChannels(tv, tf, ts, l, d, tower.Shape(sh), s))
 	cs := make([]float32, len(ts))
 	require.NoError(t, Second(cs, l, d, sh, s))
 	w := sh.K * sh.K * sh.P
 	for n := 0; n < sh.N; n++ {
-		scale := s * s * progMaxAbs(d[n*sh.K*sh.P:(n+1)*sh.K*sh.P])
+		scale := s * s * maxAbs(d[n*sh.K*sh.P:(n+1)*sh.K*sh.P])
 		for i := n * w; i < (n+1)*w; i++ {
 			require.InDelta(t, float64(ts[i]), float64(cs[i]), 1e-5*scale, "second[%d]", i)
 		}

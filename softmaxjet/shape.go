@@ -1,7 +1,6 @@
 package softmaxjet
 
 import (
-	"math"
 	"unsafe"
 
 	"github.com/gatejet/gatejet"
@@ -24,15 +23,7 @@ type Shape struct{ N, K, P int }
 
 // Check reports an ErrShape error unless N ≥ 0, K ≥ 1, P ≥ 1 and every buffer size the shape
 // implies fits in an int.
-func (sh Shape) Check(op string) error {
-	if sh.N < 0 || sh.K < 1 || sh.P < 1 {
-		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "want N ≥ 0, K ≥ 1, P ≥ 1, got N=%d K=%d P=%d", sh.N, sh.K, sh.P)
-	}
-	if _, ok := mulInts(sh.N, sh.K, sh.K, sh.P); !ok {
-		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "N·K·K·P overflows int (N=%d K=%d P=%d)", sh.N, sh.K, sh.P)
-	}
-	return nil
-}
+func (sh Shape) Check(op string) error { return check.BatchShape(op, sh.N, sh.K, sh.P) }
 
 // LogitsLen is the length of logits (and of a direction v): N·K.
 func (sh Shape) LogitsLen() int { return sh.N * sh.K }
@@ -51,20 +42,6 @@ func (sh Shape) SecondLen() int { return sh.N * sh.K * sh.K * sh.P }
 
 // GNLen is the length of the Gauss-Newton slabs: N·K·K.
 func (sh Shape) GNLen() int { return sh.N * sh.K * sh.K }
-
-func mulInts(xs ...int) (int, bool) {
-	p := 1
-	for _, x := range xs {
-		if x == 0 {
-			return 0, true
-		}
-		if x < 0 || p > math.MaxInt/x {
-			return 0, false
-		}
-		p *= x
-	}
-	return p, true
-}
 
 // buf names a slice argument, the length the shape requires of it and its memory.
 type buf struct {

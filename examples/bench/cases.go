@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet/internal/par"
+	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/ops"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -282,11 +283,11 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 		var ref []float64
 		if dt == tensor.Float64 {
 			out := make([]float64, sh.SecondLen())
-			tw, _, err = b.time(func() error { return softmaxjet.TowerChannels(nil, nil, out, l, d, sh, 1) })
+			tw, _, err = b.time(func() error { return tower.TowerChannels(nil, nil, out, l, d, tower.Shape(sh), 1) })
 			ref = out
 		} else {
 			out, l32, d32 := make([]float32, sh.SecondLen()), to32(l), to32(d)
-			tw, _, err = b.time(func() error { return softmaxjet.TowerChannels(nil, nil, out, l32, d32, sh, 1) })
+			tw, _, err = b.time(func() error { return tower.TowerChannels(nil, nil, out, l32, d32, tower.Shape(sh), 1) })
 			ref = make([]float64, len(out))
 			for i, x := range out {
 				ref[i] = float64(x)
@@ -452,7 +453,7 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	gf.close()
 
 	out := make([]float64, sh.FirstLen())
-	tw, _, err := b.time(func() error { return softmaxjet.TowerChannels(nil, out, nil, l, d, sh, 1) })
+	tw, _, err := b.time(func() error { return tower.TowerChannels(nil, out, nil, l, d, tower.Shape(sh), 1) })
 	if err != nil {
 		return err
 	}

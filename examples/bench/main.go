@@ -13,7 +13,7 @@
 //     limit of an operation that mostly writes; copy3 probe: dx = y + dy over the same three
 //     streams as the softmax backward (the faster of one and all goroutines); make() of the
 //     output alone: what the TapeMachine pays for the op's fresh output every run;
-//   - tower: softmaxjet.TowerChannels, the order-2 jet tower (O(K³·P) per row);
+//   - tower: TowerChannels of internal/tower, the order-2 jet tower (O(K³·P) per row);
 //   - Gorgonia autodiff: the first channel as the Jacobian of Gorgonia's own SoftMax +
 //     BatchedMatMul by reverse mode, one pass per output column (P passes give every row's
 //     Jacobian, rows being independent); Gorgonia cannot differentiate its softmax gradient,

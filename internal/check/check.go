@@ -1,5 +1,5 @@
-// Package check holds the argument checks that several gatejet packages share: the size of a
-// buffer against gatejet.MaxBytes, and overlap between slices.
+// Package check holds the argument checks that several gatejet packages share: a batch's
+// shape, the size of a buffer against gatejet.MaxBytes, and overlap between slices.
 package check
 
 import (
@@ -30,6 +30,19 @@ func Elems(dims ...int) (int, bool) {
 		p *= d
 	}
 	return p, true
+}
+
+// BatchShape reports an ErrShape error of operation op unless a batch of N rows, each gating K
+// atoms with P output columns, has N ≥ 0, K ≥ 1, P ≥ 1 and every buffer size it implies
+// (N·K·K·P at most) fits in an int.
+func BatchShape(op string, N, K, P int) error {
+	if N < 0 || K < 1 || P < 1 {
+		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "want N ≥ 0, K ≥ 1, P ≥ 1, got N=%d K=%d P=%d", N, K, P)
+	}
+	if _, ok := Elems(N, K, K, P); !ok {
+		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "N·K·K·P overflows int (N=%d K=%d P=%d)", N, K, P)
+	}
+	return nil
 }
 
 // Alloc checks that a buffer of elemSize-byte elements with the given dims can be allocated:

@@ -89,3 +89,17 @@ func TestAllocAllocatesNothing(t *testing.T) {
 		t.Fatalf("Alloc allocated %v times per call", allocs)
 	}
 }
+
+func TestBatchShape(t *testing.T) {
+	require.NoError(t, BatchShape("op", 0, 1, 1))
+	require.NoError(t, BatchShape("op", 0, math.MaxInt, math.MaxInt))
+	require.NoError(t, BatchShape("op", 4, 3, 2))
+	for _, s := range [][3]int{{-1, 1, 1}, {1, 0, 1}, {1, 1, 0}, {1 << 20, 1 << 20, 1 << 30}} {
+		err := BatchShape("op", s[0], s[1], s[2])
+		require.ErrorIs(t, err, gatejet.ErrShape, "%v", s)
+		var ge *gatejet.Error
+		require.True(t, errors.As(err, &ge))
+		require.Equal(t, "op", ge.Op)
+		require.Equal(t, "shape", ge.Arg)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
@@ -13,7 +14,7 @@ import (
 // (gatejet.MaxInvTau, gatejet.MaxLogisticAlpha), sizes beyond gatejet.MaxBytes found before
 // anything is allocated, and outputs that overlap other arguments.
 
-// growingBasis is a Basis whose Len() can be changed after NewProgram has read it.
+// growingBasis is a tower.Basis whose Len() can be changed after NewProgram has read it.
 type growingBasis struct{ nb *int }
 
 func (b growingBasis) Len() int { return *b.nb }
@@ -48,12 +49,12 @@ func init() {
 		l6, d12, v6 := buf(6), buf(12), buf(6)
 		alpha, beta := []float64{1, 2, 3}, []float64{0, 0, 0}
 		arena := buf(128)
-		program := func(spec softmaxjet.ProgramSpec) (any, error) {
-			p, err := softmaxjet.NewProgram[float64](spec)
+		program := func(spec tower.ProgramSpec) (any, error) {
+			p, err := tower.NewProgram[float64](spec)
 			return p, err
 		}
-		program32 := func(spec softmaxjet.ProgramSpec) (any, error) {
-			p, err := softmaxjet.NewProgram[float32](spec)
+		program32 := func(spec tower.ProgramSpec) (any, error) {
+			p, err := tower.NewProgram[float32](spec)
 			return p, err
 		}
 		shape := []int{3, 4}
@@ -72,14 +73,14 @@ func init() {
 				return only(softmaxjet.FirstVJP(buf(6), nil, l6, d12, buf(12), sh, math.MaxFloat64))
 			}, kind: T, op: "softmaxjet.FirstVJP", arg: "invTau"},
 			{name: "maths program invTau 1e200", call: func() (any, error) {
-				return program(softmaxjet.ProgramSpec{K: 2, P: 1, InvTau: 1e200})
-			}, kind: T, op: "softmaxjet.NewProgram", arg: "invTau"},
+				return program(tower.ProgramSpec{K: 2, P: 1, InvTau: 1e200})
+			}, kind: T, op: "tower.NewProgram", arg: "invTau"},
 			{name: "maths float32 program invTau beyond its jets", call: func() (any, error) {
-				return program32(softmaxjet.ProgramSpec{K: 2, P: 1, InvTau: 1e19})
-			}, kind: T, op: "softmaxjet.NewProgram", arg: "invTau"},
+				return program32(tower.ProgramSpec{K: 2, P: 1, InvTau: 1e19})
+			}, kind: T, op: "tower.NewProgram", arg: "invTau"},
 			{name: "maths float32 tower invTau beyond its jets", call: func() (any, error) {
-				return only(softmaxjet.TowerChannels(nil, make([]float32, 12), nil, make([]float32, 6), make([]float32, 12), sh, 1e30))
-			}, kind: T, op: "softmaxjet.TowerChannels", arg: "invTau"},
+				return only(tower.TowerChannels(nil, make([]float32, 12), nil, make([]float32, 6), make([]float32, 12), tower.Shape(sh), 1e30))
+			}, kind: T, op: "tower.TowerChannels", arg: "invTau"},
 			{name: "maths logistic alpha above MaxLogisticAlpha", call: func() (any, error) {
 				return only(softmaxjet.LogisticSecond(buf(36), l6, d12, sh, []float64{1, 1e200, 1}, beta))
 			}, kind: P, op: "softmaxjet.LogisticSecond", arg: "alpha"},
@@ -87,29 +88,29 @@ func init() {
 				return only(softmaxjet.LogisticHVPVJP(buf(6), nil, nil, l6, d12, v6, buf(12), sh, []float64{-1e101, 1, 1}, beta))
 			}, kind: P, op: "softmaxjet.LogisticHVPVJP", arg: "alpha"},
 			{name: "maths tower logistic alpha above MaxLogisticAlpha", call: func() (any, error) {
-				return only(softmaxjet.TowerLogisticChannels(buf(4), nil, nil, l6, d12, sh, []float64{1, 1, 1e101}, beta))
-			}, kind: P, op: "softmaxjet.TowerLogisticChannels", arg: "alpha"},
+				return only(tower.TowerLogisticChannels(buf(4), nil, nil, l6, d12, tower.Shape(sh), []float64{1, 1, 1e101}, beta))
+			}, kind: P, op: "tower.TowerLogisticChannels", arg: "alpha"},
 			{name: "maths program alpha above MaxLogisticAlpha", call: func() (any, error) {
-				return program(softmaxjet.ProgramSpec{K: 1, P: 1, Logistic: true, Alpha: []float64{1e150}, Beta: []float64{0}})
-			}, kind: P, op: "softmaxjet.NewProgram", arg: "alpha"},
+				return program(tower.ProgramSpec{K: 1, P: 1, Logistic: true, Alpha: []float64{1e150}, Beta: []float64{0}})
+			}, kind: P, op: "tower.NewProgram", arg: "alpha"},
 
 			// ---- sizes checked before allocating ----
 			{name: "maths program K=P=2^40", call: func() (any, error) {
-				return program(softmaxjet.ProgramSpec{K: 1 << 40, P: 1 << 40, InvTau: 1})
-			}, kind: S, op: "softmaxjet.NewProgram", arg: "shape"},
+				return program(tower.ProgramSpec{K: 1 << 40, P: 1 << 40, InvTau: 1})
+			}, kind: S, op: "tower.NewProgram", arg: "shape"},
 			{name: "maths program K=2^62", call: func() (any, error) {
-				return program(softmaxjet.ProgramSpec{K: 1 << 62, P: 1, InvTau: 1})
-			}, kind: S, op: "softmaxjet.NewProgram", arg: "shape"},
+				return program(tower.ProgramSpec{K: 1 << 62, P: 1, InvTau: 1})
+			}, kind: S, op: "tower.NewProgram", arg: "shape"},
 			{name: "maths program K=2^17 jets", call: func() (any, error) {
-				return program(softmaxjet.ProgramSpec{K: 1 << 17, P: 1, InvTau: 1})
-			}, kind: S, op: "softmaxjet.NewProgram", arg: "shape"},
+				return program(tower.ProgramSpec{K: 1 << 17, P: 1, InvTau: 1})
+			}, kind: S, op: "tower.NewProgram", arg: "shape"},
 			{name: "maths program basis buffers", call: func() (any, error) {
-				return program(softmaxjet.ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: hugeBasis{}, Decoder: []float64{1}})
-			}, kind: S, op: "softmaxjet.NewProgram", arg: "Basis"},
+				return program(tower.ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: hugeBasis{}, Decoder: []float64{1}})
+			}, kind: S, op: "tower.NewProgram", arg: "Basis"},
 			{name: "maths tower workspace over MaxBytes", setup: maxBytes(1 << 20), call: func() (any, error) {
 				const K = 64 // 67 jets of 64 + 64² float64s: 2.1 MiB
-				return only(softmaxjet.TowerChannels(buf(1), nil, nil, buf(K), buf(K), softmaxjet.Shape{N: 1, K: K, P: 1}, 1))
-			}, kind: S, op: "softmaxjet.TowerChannels", arg: "shape"},
+				return only(tower.TowerChannels(buf(1), nil, nil, buf(K), buf(K), tower.Shape{N: 1, K: K, P: 1}, 1))
+			}, kind: S, op: "tower.TowerChannels", arg: "shape"},
 			{name: "maths kernel scratch over MaxBytes", setup: maxBytes(1 << 10), call: func() (any, error) {
 				s := softmaxjet.Shape{N: 1, K: 16, P: 16}
 				return only(softmaxjet.Second(buf(s.SecondLen()), buf(s.LogitsLen()), buf(s.DecodedLen()), s, 1))
@@ -120,13 +121,13 @@ func init() {
 			}, kind: S, op: "backward.SoftmaxBackward", arg: "shape"},
 			{name: "maths program basis changed its Len", call: func() (any, error) {
 				nb := 2
-				p, err := softmaxjet.NewProgram[float64](softmaxjet.ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: growingBasis{&nb}, Decoder: []float64{1, 2}})
+				p, err := tower.NewProgram[float64](tower.ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: growingBasis{&nb}, Decoder: []float64{1, 2}})
 				if err != nil {
 					return p, err
 				}
 				nb = 3
 				return only(p.RowLatent(buf(1), nil, nil, []float64{0, 1}, []float64{0.5, 0.25}))
-			}, kind: P, op: "softmaxjet.Program.RowLatent", arg: "Basis"},
+			}, kind: P, op: "tower.Program.RowLatent", arg: "Basis"},
 
 			// ---- overlapping outputs ----
 			{name: "maths kernel dst over logits", call: func() (any, error) {
@@ -148,15 +149,15 @@ func init() {
 				return only(softmaxjet.LogisticHVPVJP(arena[0:6], nil, arena[5:11], l6, d12, v6, buf(12), sh, alpha, beta))
 			}, kind: P, op: "softmaxjet.LogisticHVPVJP", arg: "dLogits"},
 			{name: "maths tower second over decoded", call: func() (any, error) {
-				return only(softmaxjet.TowerChannels(nil, nil, arena[0:36], l6, arena[30:42], sh, 1))
-			}, kind: P, op: "softmaxjet.TowerChannels", arg: "second"},
+				return only(tower.TowerChannels(nil, nil, arena[0:36], l6, arena[30:42], tower.Shape(sh), 1))
+			}, kind: P, op: "tower.TowerChannels", arg: "second"},
 			{name: "maths program row first over logits", call: func() (any, error) {
-				p, err := softmaxjet.NewProgram[float64](softmaxjet.ProgramSpec{K: 3, P: 2, InvTau: 1})
+				p, err := tower.NewProgram[float64](tower.ProgramSpec{K: 3, P: 2, InvTau: 1})
 				if err != nil {
 					return p, err
 				}
 				return only(p.RowDecoded(nil, arena[0:6], nil, arena[5:8], buf(6)))
-			}, kind: P, op: "softmaxjet.Program.RowDecoded", arg: "first"},
+			}, kind: P, op: "tower.Program.RowDecoded", arg: "first"},
 			{name: "maths backward dx partly over y", call: func() (any, error) {
 				return only(backward.SoftmaxBackward(arena[5:17], arena[0:12], buf(12), shape, -1))
 			}, kind: P, op: "backward.SoftmaxBackward", arg: "dx"},

@@ -14,6 +14,7 @@ import (
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/ops"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -326,13 +327,13 @@ func catalogue() []badCase {
 			return only(softmaxjet.LogisticHVP(d12, l6, d12, v6, sh, alpha, []float64{0, nan, 0}))
 		}, kind: NF, op: "softmaxjet.LogisticHVP", arg: "beta"},
 		{name: "program K = 0", call: func() (any, error) {
-			p, err := softmaxjet.NewProgram[float64](softmaxjet.ProgramSpec{K: 0, P: 1, InvTau: 1})
+			p, err := tower.NewProgram[float64](tower.ProgramSpec{K: 0, P: 1, InvTau: 1})
 			return p, err
-		}, kind: E, op: "softmaxjet.NewProgram", arg: "shape"},
+		}, kind: E, op: "tower.NewProgram", arg: "shape"},
 		{name: "program invTau 0", call: func() (any, error) {
-			p, err := softmaxjet.NewProgram[float32](softmaxjet.ProgramSpec{K: 2, P: 1})
+			p, err := tower.NewProgram[float32](tower.ProgramSpec{K: 2, P: 1})
 			return p, err
-		}, kind: T, op: "softmaxjet.NewProgram", arg: "invTau"},
+		}, kind: T, op: "tower.NewProgram", arg: "invTau"},
 
 		// ---- backward kernels ----
 		{name: "kernel backward rank 0", call: func() (any, error) {

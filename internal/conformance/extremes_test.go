@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/ops"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -554,7 +555,7 @@ func TestEmptyBatch(t *testing.T) {
 			"SecondVJP":      func() error { return softmaxjet.SecondVJP(e, e, e, e, e, sh, 1) },
 			"HVPVJP":         func() error { return softmaxjet.HVPVJP(e, e, e, e, e, e, e, sh, 1) },
 			"LogisticSecond": func() error { return softmaxjet.LogisticSecond(e, e, e, sh, []float64{1, 2, 3}, []float64{0, 0, 0}) },
-			"TowerChannels":  func() error { return softmaxjet.TowerChannels(e, e, e, e, e, sh, 1) },
+			"TowerChannels":  func() error { return tower.TowerChannels(e, e, e, e, e, tower.Shape(sh), 1) },
 			"SoftmaxBackward [0,3]": func() error {
 				return backward.SoftmaxBackward(e, e, e, []int{0, 3}, 1)
 			},

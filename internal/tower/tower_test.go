@@ -1,4 +1,4 @@
-package softmaxjet_test
+package tower_test
 
 import (
 	"fmt"
@@ -8,16 +8,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gatejet/gatejet/softmaxjet"
+	"github.com/gatejet/gatejet/internal/tower"
 )
 
-type jet = softmaxjet.Jet[float64]
+type jet = tower.Jet[float64]
 
 // twVars returns jets of the primaries x_0 … x_{m-1} at the given values.
 func twVars(x ...float64) []*jet {
 	vs := make([]*jet, len(x))
 	for i, v := range x {
-		vs[i] = softmaxjet.Variable(len(x), i, v)
+		vs[i] = tower.Variable(len(x), i, v)
 	}
 	return vs
 }
@@ -46,23 +46,23 @@ func TestJetHandComputed(t *testing.T) {
 		g    []float64
 		h    [][]float64
 	}{
-		{"x+y", func(x, y *jet) *jet { return softmaxjet.NewJet[float64](2).Add(x, y) }, a + b, []float64{1, 1}, [][]float64{{0, 0}, {0, 0}}},
-		{"x-y", func(x, y *jet) *jet { return softmaxjet.NewJet[float64](2).Sub(x, y) }, a - b, []float64{1, -1}, [][]float64{{0, 0}, {0, 0}}},
-		{"3x", func(x, y *jet) *jet { return softmaxjet.NewJet[float64](2).Scale(x, 3) }, 3 * a, []float64{3, 0}, [][]float64{{0, 0}, {0, 0}}},
-		{"x+2y", func(x, y *jet) *jet { return softmaxjet.NewJet[float64](2).AddScaled(x, 2, y) }, a + 2*b, []float64{1, 2}, [][]float64{{0, 0}, {0, 0}}},
-		{"xy", func(x, y *jet) *jet { return softmaxjet.NewJet[float64](2).Mul(x, y) }, a * b, []float64{b, a}, [][]float64{{0, 1}, {1, 0}}},
-		{"x²", func(x, y *jet) *jet { return softmaxjet.NewJet[float64](2).Mul(x, x) }, a * a, []float64{2 * a, 0}, [][]float64{{2, 0}, {0, 0}}},
+		{"x+y", func(x, y *jet) *jet { return tower.NewJet[float64](2).Add(x, y) }, a + b, []float64{1, 1}, [][]float64{{0, 0}, {0, 0}}},
+		{"x-y", func(x, y *jet) *jet { return tower.NewJet[float64](2).Sub(x, y) }, a - b, []float64{1, -1}, [][]float64{{0, 0}, {0, 0}}},
+		{"3x", func(x, y *jet) *jet { return tower.NewJet[float64](2).Scale(x, 3) }, 3 * a, []float64{3, 0}, [][]float64{{0, 0}, {0, 0}}},
+		{"x+2y", func(x, y *jet) *jet { return tower.NewJet[float64](2).AddScaled(x, 2, y) }, a + 2*b, []float64{1, 2}, [][]float64{{0, 0}, {0, 0}}},
+		{"xy", func(x, y *jet) *jet { return tower.NewJet[float64](2).Mul(x, y) }, a * b, []float64{b, a}, [][]float64{{0, 1}, {1, 0}}},
+		{"x²", func(x, y *jet) *jet { return tower.NewJet[float64](2).Mul(x, x) }, a * a, []float64{2 * a, 0}, [][]float64{{2, 0}, {0, 0}}},
 		{"x²y", func(x, y *jet) *jet {
-			z := softmaxjet.NewJet[float64](2).Mul(x, x)
+			z := tower.NewJet[float64](2).Mul(x, x)
 			return z.Mul(z, y)
 		}, a * a * b, []float64{2 * a * b, a * a}, [][]float64{{2 * b, 2 * a}, {2 * a, 0}}},
 		{"exp(xy)", func(x, y *jet) *jet {
-			z := softmaxjet.NewJet[float64](2).Mul(x, y)
+			z := tower.NewJet[float64](2).Mul(x, y)
 			return z.Exp(z)
 		}, math.Exp(a * b), []float64{b * math.Exp(a*b), a * math.Exp(a*b)},
 			[][]float64{{b * b * math.Exp(a*b), (1 + a*b) * math.Exp(a*b)}, {(1 + a*b) * math.Exp(a*b), a * a * math.Exp(a*b)}}},
 		{"1/(x+y²)", func(x, y *jet) *jet {
-			z := softmaxjet.NewJet[float64](2).Mul(y, y)
+			z := tower.NewJet[float64](2).Mul(y, y)
 			z.Add(z, x)
 			return z.Recip(z)
 		}, 1 / (a + b*b), []float64{-1 / math.Pow(a+b*b, 2), -2 * b / math.Pow(a+b*b, 2)},
@@ -71,7 +71,7 @@ func TestJetHandComputed(t *testing.T) {
 				{4 * b / math.Pow(a+b*b, 3), 8*b*b/math.Pow(a+b*b, 3) - 2/math.Pow(a+b*b, 2)},
 			}},
 		{"σ(2x−y)", func(x, y *jet) *jet {
-			z := softmaxjet.NewJet[float64](2).AddScaled(softmaxjet.NewJet[float64](2).Scale(x, 2), -1, y)
+			z := tower.NewJet[float64](2).AddScaled(tower.NewJet[float64](2).Scale(x, 2), -1, y)
 			return z.Logistic(z)
 		}, sig(2*a - b), func() []float64 {
 			s := sig(2*a - b)
@@ -83,7 +83,7 @@ func TestJetHandComputed(t *testing.T) {
 			return [][]float64{{4 * d2, -2 * d2}, {-2 * d2, d2}}
 		}()},
 		{"compose sin", func(x, y *jet) *jet {
-			z := softmaxjet.NewJet[float64](2).Mul(x, y)
+			z := tower.NewJet[float64](2).Mul(x, y)
 			u := z.V
 			return z.Compose(z, math.Sin(u), math.Cos(u), -math.Sin(u))
 		}, math.Sin(a * b), []float64{b * math.Cos(a*b), a * math.Cos(a*b)},
@@ -98,36 +98,36 @@ func TestJetHandComputed(t *testing.T) {
 }
 
 func TestJetConstructors(t *testing.T) {
-	c := softmaxjet.Constant(3, 2.5)
+	c := tower.Constant(3, 2.5)
 	assert.Equal(t, 2.5, c.V)
 	assert.Equal(t, []float64{0, 0, 0}, c.G)
 	assert.Equal(t, make([]float64, 9), c.H)
-	v := softmaxjet.Variable(3, 1, -4.0)
+	v := tower.Variable(3, 1, -4.0)
 	assert.Equal(t, -4.0, v.V)
 	assert.Equal(t, []float64{0, 1, 0}, v.G)
 	assert.Equal(t, make([]float64, 9), v.H)
-	z := softmaxjet.NewJet[float32](0)
+	z := tower.NewJet[float32](0)
 	assert.Equal(t, 0, z.M())
 	z.SetConst(7)
 	assert.Equal(t, float32(7), z.V)
-	w := softmaxjet.NewJet[float64](3).Set(v)
+	w := tower.NewJet[float64](3).Set(v)
 	assert.Equal(t, v, w)
 	w.G[0] = 9
 	assert.Equal(t, 0.0, v.G[0], "Set copies")
 }
 
 func TestJetPanicsOnMisuse(t *testing.T) {
-	assert.Panics(t, func() { softmaxjet.NewJet[float64](-1) })
-	assert.Panics(t, func() { softmaxjet.Variable(2, 2, 1.0) })
-	assert.Panics(t, func() { softmaxjet.Variable(2, -1, 1.0) })
+	assert.Panics(t, func() { tower.NewJet[float64](-1) })
+	assert.Panics(t, func() { tower.Variable(2, 2, 1.0) })
+	assert.Panics(t, func() { tower.Variable(2, -1, 1.0) })
 	assert.Panics(t, func() {
-		softmaxjet.NewJet[float64](2).Mul(softmaxjet.NewJet[float64](2), softmaxjet.NewJet[float64](3))
+		tower.NewJet[float64](2).Mul(tower.NewJet[float64](2), tower.NewJet[float64](3))
 	})
 	assert.Panics(t, func() {
-		softmaxjet.NewJet[float64](2).Add(softmaxjet.NewJet[float64](3), softmaxjet.NewJet[float64](3))
+		tower.NewJet[float64](2).Add(tower.NewJet[float64](3), tower.NewJet[float64](3))
 	})
 	assert.Panics(t, func() { (&jet{G: make([]float64, 2), H: make([]float64, 3)}).SetConst(1) })
-	assert.Panics(t, func() { softmaxjet.NewTower[float64](-1) })
+	assert.Panics(t, func() { tower.NewTower[float64](-1) })
 }
 
 // twExpr is a test expression of three primaries, as a jet program and as plain float64:
@@ -135,16 +135,16 @@ func TestJetPanicsOnMisuse(t *testing.T) {
 //	f(x) = exp(x0·x1)/(1 + x2²) · σ(x0 − 2·x2) − 3·x1·x2 + x0
 func twExpr(z *jet, x []*jet) *jet {
 	m := z.M()
-	t1 := softmaxjet.NewJet[float64](m).Mul(x[0], x[1])
+	t1 := tower.NewJet[float64](m).Mul(x[0], x[1])
 	t1.Exp(t1)
-	t2 := softmaxjet.NewJet[float64](m).Mul(x[2], x[2])
-	t2.AddScaled(softmaxjet.Constant(m, 1.0), 1, t2)
+	t2 := tower.NewJet[float64](m).Mul(x[2], x[2])
+	t2.AddScaled(tower.Constant(m, 1.0), 1, t2)
 	t2.Recip(t2)
-	t3 := softmaxjet.NewJet[float64](m).AddScaled(x[0], -2, x[2])
+	t3 := tower.NewJet[float64](m).AddScaled(x[0], -2, x[2])
 	t3.Logistic(t3)
 	z.Mul(t1, t2)
 	z.Mul(z, t3)
-	t4 := softmaxjet.NewJet[float64](m).Mul(x[1], x[2])
+	t4 := tower.NewJet[float64](m).Mul(x[1], x[2])
 	z.AddScaled(z, -3, t4)
 	return z.Add(z, x[0])
 }
@@ -157,7 +157,7 @@ func TestJetAgainstFiniteDifferences(t *testing.T) {
 	const h = 1e-5
 	for _, x0 := range [][]float64{{0.3, -0.8, 0.5}, {-1.2, 0.4, -0.9}, {0.05, 1.1, 2.0}} {
 		m := len(x0)
-		at := func(x []float64) *jet { return twExpr(softmaxjet.NewJet[float64](m), twVars(x...)) }
+		at := func(x []float64) *jet { return twExpr(tower.NewJet[float64](m), twVars(x...)) }
 		j := at(x0)
 		require.InDelta(t, twExprPlain(x0), j.V, 1e-14)
 		for i := 0; i < m; i++ {
@@ -183,10 +183,10 @@ func TestJetAgainstFiniteDifferences(t *testing.T) {
 
 func TestJetAliasing(t *testing.T) {
 	x := twVars(0.7, -0.3, 1.1)
-	a := softmaxjet.NewJet[float64](3).Mul(x[0], x[1])
+	a := tower.NewJet[float64](3).Mul(x[0], x[1])
 	a.Exp(a)
 	a.Add(a, x[2])
-	b := softmaxjet.NewJet[float64](3).Mul(x[2], x[2])
+	b := tower.NewJet[float64](3).Mul(x[2], x[2])
 	b.AddScaled(b, 0.5, x[0])
 	b.Logistic(b)
 	b.Add(b, a)
@@ -206,13 +206,13 @@ func TestJetAliasing(t *testing.T) {
 	}
 	for _, o := range ops {
 		t.Run(o.name, func(t *testing.T) {
-			want := o.op(softmaxjet.NewJet[float64](3), a, b)
-			z := softmaxjet.NewJet[float64](3).Set(a)
+			want := o.op(tower.NewJet[float64](3), a, b)
+			z := tower.NewJet[float64](3).Set(a)
 			assert.Equal(t, want, o.op(z, z, b), "z aliases the first operand")
-			z = softmaxjet.NewJet[float64](3).Set(b)
+			z = tower.NewJet[float64](3).Set(b)
 			assert.Equal(t, want, o.op(z, a, z), "z aliases the second operand")
-			sq := o.op(softmaxjet.NewJet[float64](3), a, a)
-			z = softmaxjet.NewJet[float64](3).Set(a)
+			sq := o.op(tower.NewJet[float64](3), a, a)
+			z = tower.NewJet[float64](3).Set(a)
 			assert.Equal(t, sq, o.op(z, z, z), "z aliases both operands")
 		})
 	}
@@ -220,10 +220,10 @@ func TestJetAliasing(t *testing.T) {
 
 func TestJetFloat32MatchesFloat64(t *testing.T) {
 	x := []float64{0.3, -0.8, 0.5}
-	j64 := twExpr(softmaxjet.NewJet[float64](3), twVars(x...))
+	j64 := twExpr(tower.NewJet[float64](3), twVars(x...))
 	// The same expression in float32 through the Tower arena.
-	tw := softmaxjet.NewTower[float32](3)
-	v := []*softmaxjet.Jet[float32]{tw.Variable(0, 0.3), tw.Variable(1, -0.8), tw.Variable(2, 0.5)}
+	tw := tower.NewTower[float32](3)
+	v := []*tower.Jet[float32]{tw.Variable(0, 0.3), tw.Variable(1, -0.8), tw.Variable(2, 0.5)}
 	t1 := tw.Jet().Mul(v[0], v[1])
 	t1.Exp(t1)
 	t2 := tw.Jet().Mul(v[2], v[2])
@@ -245,7 +245,7 @@ func TestJetFloat32MatchesFloat64(t *testing.T) {
 }
 
 func TestTowerArena(t *testing.T) {
-	tw := softmaxjet.NewTower[float64](3)
+	tw := tower.NewTower[float64](3)
 	require.Equal(t, 3, tw.M())
 	a := tw.Variable(2, 4)
 	require.Equal(t, 1, tw.Len())
@@ -273,7 +273,7 @@ func TestTowerArena(t *testing.T) {
 	// Steady state: a whole expression evaluated again in a reset arena allocates nothing.
 	eval := func() {
 		tw.Reset(4)
-		x := []*softmaxjet.Jet[float64]{tw.Variable(0, 0.1), tw.Variable(1, 0.2), tw.Variable(2, 0.3), tw.Variable(3, 0.4)}
+		x := []*tower.Jet[float64]{tw.Variable(0, 0.1), tw.Variable(1, 0.2), tw.Variable(2, 0.3), tw.Variable(3, 0.4)}
 		den := tw.Constant(0)
 		for _, xi := range x {
 			den.Add(den, tw.Jet().Exp(xi))
@@ -291,13 +291,13 @@ func TestTowerArena(t *testing.T) {
 
 // ExampleTowerChannels evaluates the jet of one row with two atoms and one output column.
 func ExampleTowerChannels() {
-	sh := softmaxjet.Shape{N: 1, K: 2, P: 1}
+	sh := tower.Shape{N: 1, K: 2, P: 1}
 	logits := []float64{0, math.Log(3)} // ζ = softmax(l) = (1/4, 3/4)
 	decoded := []float64{1, 3}          // decoded[k][0]
 	value := make([]float64, sh.N*sh.P)
 	first := make([]float64, sh.N*sh.K*sh.P)
 	second := make([]float64, sh.N*sh.K*sh.K*sh.P)
-	if err := softmaxjet.TowerChannels(value, first, second, logits, decoded, sh, 1); err != nil {
+	if err := tower.TowerChannels(value, first, second, logits, decoded, sh, 1); err != nil {
 		fmt.Println(err)
 		return
 	}

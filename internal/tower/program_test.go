@@ -1,7 +1,6 @@
-package softmaxjet
+package tower
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -762,12 +761,7 @@ func TestTowerErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var err error
-			require.NotPanics(t, func() { err = tc.call() })
-			require.ErrorIs(t, err, tc.kind)
-			var e *gatejet.Error
-			require.True(t, errors.As(err, &e))
-			require.Contains(t, e.Op, "softmaxjet.Tower")
+			require.Contains(t, requireGatejetError(t, tc.call, tc.kind).Op, "tower.Tower")
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package softmaxjet
+package tower
 
 import (
 	"math"
@@ -110,7 +110,7 @@ type Program[T Float] struct {
 // makes RowLatent return ErrParam.
 func NewProgram[T Float](spec ProgramSpec) (*Program[T], error) {
 	var zero T
-	pl, err := progCheckSpec("softmaxjet.NewProgram", spec, int(unsafe.Sizeof(zero)))
+	pl, err := progCheckSpec("tower.NewProgram", spec, int(unsafe.Sizeof(zero)))
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 		return pl, err
 	}
 	if spec.Logistic {
-		if err := checkGate(op, spec.K, spec.Alpha, spec.Beta); err != nil {
+		if err := gatejet.CheckLogisticGate(op, spec.K, spec.Alpha, spec.Beta); err != nil {
 			return pl, err
 		}
 	} else if err := gatejet.CheckInvTau(op, spec.InvTau); err != nil {
@@ -143,8 +143,7 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 		}
 	}
 	pl.m = spec.K
-	jets := sizeSum{n: 3} // x, den, rcp
-	jets.add(spec.K)      // the gates
+	jets := []int{3, spec.K} // x, den, rcp; the gates
 	if spec.Basis == nil {
 		if spec.LatentPrimaries {
 			return pl, gatejet.Errorf(gatejet.ErrParam, op, "LatentPrimaries", "latent primaries need a Basis")
@@ -158,20 +157,18 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 		if nb < 1 || d < 0 {
 			return pl, gatejet.Errorf(gatejet.ErrParam, op, "Basis", "want Len() ≥ 1 and Dim() ≥ 0, got Len() = %d, Dim() = %d", nb, d)
 		}
-		if want, ok := mulInts(nb, spec.P); !ok || len(spec.Decoder) != want {
+		if want, ok := check.Elems(nb, spec.P); !ok || len(spec.Decoder) != want {
 			return pl, gatejet.Errorf(gatejet.ErrSize, op, "Decoder", "want Basis.Len()·P = %d·%d values, got %d", nb, spec.P, len(spec.Decoder))
 		}
 		if spec.LatentPrimaries {
-			kd, ok := mulInts(spec.K, d)
+			kd, ok := check.Elems(spec.K, d)
 			if !ok || kd > math.MaxInt-spec.K {
 				return pl, gatejet.Errorf(gatejet.ErrShape, op, "Basis", "K + K·d overflows int (K=%d d=%d)", spec.K, d)
 			}
 			pl.m += kd
-			jets.add(nb)     // Φ_b(t_k)
-			jets.add(2)      // dj, prod
-			jets.add(spec.P) // ẑ_c
+			jets = append(jets, nb, 2, spec.P) // Φ_b(t_k); dj, prod; ẑ_c
 		}
-		if _, ok := mulInts(pl.m, pl.m, spec.P); !ok {
+		if _, ok := check.Elems(pl.m, pl.m, spec.P); !ok {
 			return pl, gatejet.Errorf(gatejet.ErrShape, op, "", "m·m·P overflows int (m=%d P=%d)", pl.m, spec.P)
 		}
 		// The basis's buffers in float64 (∂²Φ and ∂Φ; t and Φ are smaller), the decoder in T
@@ -185,11 +182,12 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 			}
 		}
 	}
-	if !jets.ok() {
+	nj, ok := addInts(jets...)
+	if !ok {
 		return pl, gatejet.Errorf(gatejet.ErrSize, op, "shape", "the number of jets overflows int")
 	}
 	// The jets: m + m² elements each, in one arena (Tower).
-	if _, err := check.Alloc(op, "shape", size, jets.n, pl.m, pl.m+1); err != nil {
+	if _, err := check.Alloc(op, "shape", size, nj, pl.m, pl.m+1); err != nil {
 		return pl, err
 	}
 	return pl, nil
@@ -287,7 +285,7 @@ func (pr *Program[T]) Primaries() int { return pr.m }
 // (ErrParam); the program's Basis, if any, is not used. Wrong lengths are ErrSize; an output
 // that overlaps another argument is ErrParam.
 func (pr *Program[T]) RowDecoded(value, first, second, logits, decoded []T) error {
-	const op = "softmaxjet.Program.RowDecoded"
+	const op = "tower.Program.RowDecoded"
 	if pr.latent {
 		return gatejet.Errorf(gatejet.ErrParam, op, "", "the program's primaries include latent coordinates; use RowLatent")
 	}
@@ -311,7 +309,7 @@ func (pr *Program[T]) RowDecoded(value, first, second, logits, decoded []T) erro
 // whose Len() and Dim() are still those NewProgram read (ErrParam otherwise). Wrong lengths
 // are ErrSize; an output that overlaps another argument is ErrParam.
 func (pr *Program[T]) RowLatent(value, first, second, logits, latent []T) error {
-	const op = "softmaxjet.Program.RowLatent"
+	const op = "tower.Program.RowLatent"
 	if pr.basis == nil {
 		return gatejet.Errorf(gatejet.ErrParam, op, "", "the program has no Basis; use RowDecoded")
 	}
@@ -359,9 +357,9 @@ func progCheckLens[T Float](op string, K, P, m int, value, first, second, logits
 
 // progCheckOverlap reports an ErrParam error if an output (nil allowed) overlaps an input or
 // another output; lengths are already checked.
-func progCheckOverlap[T Float](op string, value, first, second, logits []T, inName string, in []T) error {
-	return checkOverlap(op, opt("value", value, 0), opt("first", first, 0), opt("second", second, 0),
-		need("logits", logits, 0), need(inName, in, 0))
+func progCheckOverlap[T Float](op string, value, first, second, logits []T, inName string, x []T) error {
+	return checkDisjoint(op, outSlot("value", value, 0), outSlot("first", first, 0), outSlot("second", second, 0),
+		in("logits", logits, 0), in(inName, x, 0))
 }
 
 // progRowDecoded evaluates one row from decoded values; lengths are the caller's business.
@@ -539,7 +537,7 @@ func (pr *Program[T]) progRowLatent(value, first, second, latent []T) {
 // 0 < invTau ≤ gatejet.MaxInvTau (≤ 1e18 for float32, whose jets hold invTau²). Non-finite
 // data propagate within their row (see Program).
 func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, invTau float64) error {
-	const op = "softmaxjet.TowerChannels"
+	const op = "tower.TowerChannels"
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
 		return err
 	}
@@ -555,14 +553,14 @@ func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Sh
 // gatejet.MaxLogisticAlpha, 1e18 for float32, and for float32 |beta[k]| within float32's
 // range (ErrParam otherwise).
 func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	const op = "softmaxjet.TowerLogisticChannels"
+	const op = "tower.TowerLogisticChannels"
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
 		return err
 	}
-	if err := checkGate(op, sh.K, alpha, beta); err != nil {
+	if err := gatejet.CheckLogisticGate(op, sh.K, alpha, beta); err != nil {
 		return err
 	}
-	if err := checkParamOverlap(op, alpha, beta, opt("value", value, 0), opt("first", first, 0), opt("second", second, 0)); err != nil {
+	if err := checkGateDisjoint(op, alpha, beta, outSlot("value", value, 0), outSlot("first", first, 0), outSlot("second", second, 0)); err != nil {
 		return err
 	}
 	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Logistic: true, Alpha: alpha, Beta: beta})
@@ -571,8 +569,8 @@ func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []
 // towerRun checks that no output overlaps another argument and, for a batch with rows, the
 // size of a row program's workspace, then runs towerBatch.
 func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec) error {
-	if err := checkOverlap(op, opt("value", value, 0), opt("first", first, 0), opt("second", second, 0),
-		need("logits", logits, 0), need("decoded", decoded, 0)); err != nil {
+	if err := checkDisjoint(op, outSlot("value", value, 0), outSlot("first", first, 0), outSlot("second", second, 0),
+		in("logits", logits, 0), in("decoded", decoded, 0)); err != nil {
 		return err
 	}
 	var zero T
@@ -601,7 +599,7 @@ var towerProgPool sync.Pool
 // the number of cores.
 func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec, pl progPlan) {
 	K, P := sh.K, sh.P
-	rowWork, ok := mulInts(K, K, K, P)
+	rowWork, ok := check.Elems(K, K, K, P)
 	if !ok {
 		rowWork = math.MaxInt
 	}
@@ -631,6 +629,10 @@ func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, sp
 // towerCheckBatch validates a batch's shape and buffer lengths (outputs may be nil) with the
 // same rules, and errors, as the closed forms.
 func towerCheckBatch[T Float](op string, value, first, second, logits, decoded []T, sh Shape) error {
-	return validate(op, sh, opt("value", value, sh.ValueLen()), opt("first", first, sh.FirstLen()), opt("second", second, sh.SecondLen()),
-		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()))
+	if err := sh.Check(op); err != nil {
+		return err
+	}
+	N, K, P := sh.N, sh.K, sh.P
+	return checkLens(op, sh, outSlot("value", value, N*P), outSlot("first", first, N*K*P), outSlot("second", second, N*K*K*P),
+		in("logits", logits, N*K), in("decoded", decoded, N*K*P))
 }

@@ -1,4 +1,4 @@
-package softmaxjet
+package tower
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 // the general, slow and obviously-correct way to get first and second derivatives: every
 // quantity carries its value, its gradient and its Hessian with respect to all m primaries,
 // and every operation propagates all three by the truncated chain and product rules. The
-// closed forms of this package are checked against it.
+// closed forms of package softmaxjet are checked against it.
 //
 // All arithmetic is done in the element type T, in a fixed order, so that a float32 tower is
 // the float32 algorithm and a float64 tower the float64 one.
@@ -37,7 +37,7 @@ type Jet[T Float] struct {
 // before allocating, if the jet's m + m² elements would exceed gatejet.MaxBytes (the panic
 // value is then an ErrSize *gatejet.Error): an allocation that large would end the process.
 func NewJet[T Float](m int) *Jet[T] {
-	towerCheckWidth[T]("softmaxjet.NewJet", m)
+	towerCheckWidth[T]("tower.NewJet", m)
 	buf := make([]T, m+m*m)
 	return &Jet[T]{G: buf[:m:m], H: buf[m:]}
 }
@@ -71,7 +71,7 @@ func (z *Jet[T]) SetConst(c T) *Jet[T] {
 func (z *Jet[T]) SetVar(i int, v T) *Jet[T] {
 	m := towerWidth1(z)
 	if i < 0 || i >= m {
-		panic(fmt.Sprintf("softmaxjet: Jet.SetVar: primary %d out of range [0, %d)", i, m))
+		panic(fmt.Sprintf("tower: Jet.SetVar: primary %d out of range [0, %d)", i, m))
 	}
 	z.SetConst(v)
 	z.G[i] = 1
@@ -248,7 +248,7 @@ func towerMirror[T Float](h []T, m int) {
 // gatejet.MaxBytes.
 func towerCheckWidth[T Float](op string, m int) {
 	if m < 0 {
-		panic(fmt.Sprintf("softmaxjet: jet width m = %d is negative", m))
+		panic(fmt.Sprintf("tower: jet width m = %d is negative", m))
 	}
 	var zero T
 	if _, err := check.Alloc(op, "m", int(unsafe.Sizeof(zero)), m, m+1); err != nil {
@@ -260,7 +260,7 @@ func towerCheckWidth[T Float](op string, m int) {
 func towerWidth1[T Float](z *Jet[T]) int {
 	m := len(z.G)
 	if len(z.H) != m*m {
-		panic(fmt.Sprintf("softmaxjet: malformed jet: len(G) = %d but len(H) = %d, want %d", m, len(z.H), m*m))
+		panic(fmt.Sprintf("tower: malformed jet: len(G) = %d but len(H) = %d, want %d", m, len(z.H), m*m))
 	}
 	return m
 }
@@ -268,7 +268,7 @@ func towerWidth1[T Float](z *Jet[T]) int {
 func towerWidth2[T Float](z, a *Jet[T]) int {
 	m := towerWidth1(z)
 	if len(a.G) != m || len(a.H) != m*m {
-		panic(fmt.Sprintf("softmaxjet: jet width mismatch: %d and %d (len(H) = %d)", m, len(a.G), len(a.H)))
+		panic(fmt.Sprintf("tower: jet width mismatch: %d and %d (len(H) = %d)", m, len(a.G), len(a.H)))
 	}
 	return m
 }
@@ -301,7 +301,7 @@ type towerSlot[T Float] struct {
 // m < 0 or if one jet's m + m² elements would exceed gatejet.MaxBytes; the number of jets
 // handed out is the caller's to bound.
 func NewTower[T Float](m int) *Tower[T] {
-	towerCheckWidth[T]("softmaxjet.NewTower", m)
+	towerCheckWidth[T]("tower.NewTower", m)
 	return &Tower[T]{m: m}
 }
 
@@ -314,7 +314,7 @@ func (tw *Tower[T]) Len() int { return tw.used }
 // Reset releases every jet handed out and sets the width of the jets handed out from now on
 // to m. Memory is kept and reused. It panics as NewTower does.
 func (tw *Tower[T]) Reset(m int) {
-	towerCheckWidth[T]("softmaxjet.Tower.Reset", m)
+	towerCheckWidth[T]("tower.Tower.Reset", m)
 	tw.m = m
 	tw.used = 0
 }
