@@ -376,13 +376,13 @@ func TestKernelScratchSizes(t *testing.T) {
 	l, d := make([]float64, sh.LogitsLen()), make([]float64, sh.DecodedLen())
 	dst := make([]float64, sh.SecondLen())
 	for _, size := range []int{4, 8} {
-		for kind := kValue; kind <= kLogisticGaussNewtonVJP; kind++ {
-			n, ok := scratchLen(kind, sh.K, sh.P, size)
+		for _, ws := range []workspace{{}, {second: true}, {k: 4, p: 3}, {k: 1, p: 1, kp: 2}, {logistic: true, kp: 2}} {
+			n, ok := scratchLen(ws, sh.K, sh.P, size)
 			require.True(t, ok)
 			require.Positive(t, n)
 		}
 	}
-	n, _ := scratchLen(kSecond, sh.K, sh.P, 8)
+	n, _ := scratchLen(workspace{second: true}, sh.K, sh.P, 8)
 	withMaxBytes(t, int64(8*n))
 	require.NoError(t, Second(dst, l, d, sh, 1))
 	gatejet.SetMaxBytes(int64(8*n - 1))
@@ -390,7 +390,7 @@ func TestKernelScratchSizes(t *testing.T) {
 	require.ErrorIs(t, err, gatejet.ErrSize)
 	require.ErrorContains(t, err, "softmaxjet.Second")
 	require.NoError(t, Second[float64](nil, nil, nil, Shape{N: 0, K: 1 << 40, P: 1 << 20}, 1))
-	_, ok := scratchLen(kSecond, math.MaxInt/2, 2, 8)
+	_, ok := scratchLen(workspace{second: true}, math.MaxInt/2, 2, 8)
 	require.False(t, ok)
 }
 

@@ -124,7 +124,7 @@ func LogisticValue[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []fl
 	if err := validateLogistic(op, sh, alpha, beta, out("dst", dst, sh.ValueLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kLogisticValue, sh)
+	j, err := newJob[T](op, logisticValueRows[T]{}, workspace{logistic: true, p: 1}, sh)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,9 @@ func LogisticValue[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []fl
 	return nil
 }
 
-func logisticValueRows[T Float](j *job[T], lo, hi int) {
+type logisticValueRows[T Float] struct{}
+
+func (logisticValueRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
@@ -163,7 +165,7 @@ func LogisticFirst[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []fl
 	if err := validateLogistic(op, sh, alpha, beta, out("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kLogisticFirst, sh)
+	j, err := newJob[T](op, logisticFirstRows[T]{}, workspace{logistic: true}, sh)
 	if err != nil {
 		return err
 	}
@@ -172,7 +174,9 @@ func LogisticFirst[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []fl
 	return nil
 }
 
-func logisticFirstRows[T Float](j *job[T], lo, hi int) {
+type logisticFirstRows[T Float] struct{}
+
+func (logisticFirstRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
@@ -189,7 +193,7 @@ func LogisticSecond[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []f
 	if err := validateLogistic(op, sh, alpha, beta, out("dst", dst, sh.SecondLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kLogisticSecond, sh)
+	j, err := newJob[T](op, logisticSecondRows[T]{}, workspace{logistic: true}, sh)
 	if err != nil {
 		return err
 	}
@@ -198,7 +202,9 @@ func LogisticSecond[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []f
 	return nil
 }
 
-func logisticSecondRows[T Float](j *job[T], lo, hi int) {
+type logisticSecondRows[T Float] struct{}
+
+func (logisticSecondRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
@@ -223,7 +229,7 @@ func LogisticHVP[T Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []f
 	if err := validateLogistic(op, sh, alpha, beta, out("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kLogisticHVP, sh)
+	j, err := newJob[T](op, logisticHVPRows[T]{}, workspace{logistic: true, k: 1}, sh)
 	if err != nil {
 		return err
 	}
@@ -232,7 +238,9 @@ func LogisticHVP[T Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []f
 	return nil
 }
 
-func logisticHVPRows[T Float](j *job[T], lo, hi int) {
+type logisticHVPRows[T Float] struct{}
+
+func (logisticHVPRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
@@ -252,7 +260,7 @@ func LogisticGaussNewton[T Float](dst, logits, decoded []T, sh Shape, alpha, bet
 	if err := validateLogistic(op, sh, alpha, beta, out("dst", dst, sh.GNLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kLogisticGaussNewton, sh)
+	j, err := newJob[T](op, logisticGaussNewtonRows[T]{}, workspace{logistic: true, kp: 1}, sh)
 	if err != nil {
 		return err
 	}
@@ -261,7 +269,9 @@ func LogisticGaussNewton[T Float](dst, logits, decoded []T, sh Shape, alpha, bet
 	return nil
 }
 
-func logisticGaussNewtonRows[T Float](j *job[T], lo, hi int) {
+type logisticGaussNewtonRows[T Float] struct{}
+
+func (logisticGaussNewtonRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
@@ -283,7 +293,7 @@ func LogisticValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.ValueLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kLogisticValueVJP, sh)
+	j, err := newJob[T](op, logisticValueVJPRows[T]{}, workspace{logistic: true}, sh)
 	if err != nil {
 		return err
 	}
@@ -292,7 +302,9 @@ func LogisticValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 	return nil
 }
 
-func logisticValueVJPRows[T Float](j *job[T], lo, hi int) {
+type logisticValueVJPRows[T Float] struct{}
+
+func (logisticValueVJPRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
@@ -322,7 +334,7 @@ func LogisticFirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.FirstLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kLogisticFirstVJP, sh)
+	j, err := newJob[T](op, logisticFirstVJPRows[T]{}, workspace{logistic: true}, sh)
 	if err != nil {
 		return err
 	}
@@ -331,7 +343,9 @@ func LogisticFirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 	return nil
 }
 
-func logisticFirstVJPRows[T Float](j *job[T], lo, hi int) {
+type logisticFirstVJPRows[T Float] struct{}
+
+func (logisticFirstVJPRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
@@ -376,7 +390,7 @@ func LogisticSecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sh
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.SecondLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kLogisticSecondVJP, sh)
+	j, err := newJob[T](op, logisticSecondVJPRows[T]{}, workspace{logistic: true}, sh)
 	if err != nil {
 		return err
 	}
@@ -385,7 +399,9 @@ func LogisticSecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sh
 	return nil
 }
 
-func logisticSecondVJPRows[T Float](j *job[T], lo, hi int) {
+type logisticSecondVJPRows[T Float] struct{}
+
+func (logisticSecondVJPRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
@@ -405,7 +421,7 @@ func LogisticHVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, s
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen()), need("g", g, sh.FirstLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kLogisticHVPVJP, sh)
+	j, err := newJob[T](op, logisticHVPVJPRows[T]{}, workspace{logistic: true, k: 1}, sh)
 	if err != nil {
 		return err
 	}
@@ -414,7 +430,9 @@ func LogisticHVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, s
 	return nil
 }
 
-func logisticHVPVJPRows[T Float](j *job[T], lo, hi int) {
+type logisticHVPVJPRows[T Float] struct{}
+
+func (logisticHVPVJPRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
@@ -443,7 +461,7 @@ func LogisticGaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, 
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.GNLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kLogisticGaussNewtonVJP, sh)
+	j, err := newJob[T](op, logisticGaussNewtonVJPRows[T]{}, workspace{logistic: true, kp: 2}, sh)
 	if err != nil {
 		return err
 	}
@@ -452,7 +470,9 @@ func LogisticGaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, 
 	return nil
 }
 
-func logisticGaussNewtonVJPRows[T Float](j *job[T], lo, hi int) {
+type logisticGaussNewtonVJPRows[T Float] struct{}
+
+func (logisticGaussNewtonVJPRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()

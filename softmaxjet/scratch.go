@@ -28,52 +28,39 @@ func getScratch(n int) *scratch {
 
 func (s *scratch) release() { scratchPool.Put(s) }
 
-// scratchLen is the length of the float64 scratch that one goroutine running kernel kind
-// over rows of K atoms and P columns of size-byte elements takes from the pool: the one
-// declaration of that size, used by the rows functions (newRowSoftmax, newRowLogistic), which
-// carve their buffers from it, and by newJob, which checks it against gatejet.MaxBytes before
-// anything is allocated. ok is false if it overflows int.
-func scratchLen(kind kernel, K, P, size int) (n int, ok bool) {
+// workspace is the float64 scratch that one goroutine running a kernel's rows takes from the
+// pool, beyond its gate's row buffers (softmax: z padded, m and e; logistic: σ and its three
+// scaled derivatives): k·K + p·P + kp·K·P float64s, and, for the second channel, its
+// coefficients and centred values in the element type (newSecondRow). Each kernel states its
+// own where it makes its job; its rows function carves exactly that.
+type workspace struct {
+	logistic bool
+	k, p, kp int
+	second   bool
+}
+
+// scratchLen is the length of the float64 scratch of workspace ws over rows of K atoms and P
+// columns of size-byte elements: the one declaration of that size, checked by newJob against
+// gatejet.MaxBytes before anything is allocated. ok is false if it overflows int.
+func scratchLen(ws workspace, K, P, size int) (n int, ok bool) {
 	var t sizeSum
 	Kp := padK(K)
-	if kind < kLogisticValue {
+	if ws.logistic {
+		t.add(4, K)
+	} else {
 		t.add(Kp) // z, padded
 		t.add(P)  // m
 		t.add(K, P)
-	} else {
-		t.add(4, K) // σ and its three scaled derivatives
 	}
-	switch kind {
-	case kSecond: // newSecondRow
+	if ws.second { // newSecondRow
 		t.add(2, Kp)            // nsz, diag
 		t.addBytes(K, Kp, size) // c, in the element type
 		t.addBytes(K, P, size)  // e, in the element type
 		t.add(7)                // e's alignment to 64 bytes
-	case kHVP:
-		t.add(3, K)
-		t.add(P)
-	case kValueVJP:
-		t.add(K)
-	case kFirstVJP, kGaussNewtonVJP:
-		t.add(K)
-		t.add(P)
-		t.add(K, P)
-	case kSecondVJP:
-		t.add(2, K, P)
-		t.add(P)
-		t.add(K)
-	case kHVPVJP:
-		t.add(4, K)
-		t.add(3, P)
-	case kLogisticValue:
-		t.add(P)
-	case kLogisticHVP, kLogisticHVPVJP:
-		t.add(K)
-	case kLogisticGaussNewton:
-		t.add(K, P)
-	case kLogisticGaussNewtonVJP:
-		t.add(2, K, P)
 	}
+	t.add(ws.k, K)
+	t.add(ws.p, P)
+	t.add(ws.kp, K, P)
 	return t.n, t.ok()
 }
 
@@ -134,40 +121,14 @@ func asT[T Float](b []float64, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
-// kernel selects the rows function a job runs.
-type kernel uint8
-
-const (
-	kValue kernel = iota
-	kFirst
-	kSecond
-	kHVP
-	kGaussNewton
-	kValueVJP
-	kFirstVJP
-	kSecondVJP
-	kHVPVJP
-	kGaussNewtonVJP
-	kLogisticValue
-	kLogisticFirst
-	kLogisticSecond
-	kLogisticHVP
-	kLogisticGaussNewton
-	kLogisticValueVJP
-	kLogisticFirstVJP
-	kLogisticSecondVJP
-	kLogisticHVPVJP
-	kLogisticGaussNewtonVJP
-)
-
 // job carries one kernel call's arguments to par.For through a method value bound once, when
 // the job is made: a closure built per call would escape to the heap and cost an allocation
 // per call. Jobs of float32 and float64 are pooled; those of types defined on them are made
 // afresh (one allocation per call).
 type job[T Float] struct {
-	kind        kernel
-	o0, o1, o2  []T // outputs: dst, or dLogits, dDecoded, dV (nil: skipped)
-	l, d, v, g  []T // logits, decoded, direction, upstream gradient
+	k           kernel[T] // the kernel whose rows the job runs
+	o0, o1, o2  []T       // outputs: dst, or dLogits, dDecoded, dV (nil: skipped)
+	l, d, v, g  []T       // logits, decoded, direction, upstream gradient
 	K, P        int
 	scratch     int       // float64s of scratch a goroutine takes (scratchLen)
 	s           float64   // inverse temperature (softmax gate)
@@ -175,51 +136,14 @@ type job[T Float] struct {
 	run         func(lo, hi int)
 }
 
-// do runs rows [lo, hi) of the job's kernel.
-func (j *job[T]) do(lo, hi int) {
-	switch j.kind {
-	case kValue:
-		valueRows(j, lo, hi)
-	case kFirst:
-		firstRows(j, lo, hi)
-	case kSecond:
-		secondRows(j, lo, hi)
-	case kHVP:
-		hvpRows(j, lo, hi)
-	case kGaussNewton:
-		gaussNewtonRows(j, lo, hi)
-	case kValueVJP:
-		valueVJPRows(j, lo, hi)
-	case kFirstVJP:
-		firstVJPRows(j, lo, hi)
-	case kSecondVJP:
-		secondVJPRows(j, lo, hi)
-	case kHVPVJP:
-		hvpVJPRows(j, lo, hi)
-	case kGaussNewtonVJP:
-		gaussNewtonVJPRows(j, lo, hi)
-	case kLogisticValue:
-		logisticValueRows(j, lo, hi)
-	case kLogisticFirst:
-		logisticFirstRows(j, lo, hi)
-	case kLogisticSecond:
-		logisticSecondRows(j, lo, hi)
-	case kLogisticHVP:
-		logisticHVPRows(j, lo, hi)
-	case kLogisticGaussNewton:
-		logisticGaussNewtonRows(j, lo, hi)
-	case kLogisticValueVJP:
-		logisticValueVJPRows(j, lo, hi)
-	case kLogisticFirstVJP:
-		logisticFirstVJPRows(j, lo, hi)
-	case kLogisticSecondVJP:
-		logisticSecondVJPRows(j, lo, hi)
-	case kLogisticHVPVJP:
-		logisticHVPVJPRows(j, lo, hi)
-	case kLogisticGaussNewtonVJP:
-		logisticGaussNewtonVJPRows(j, lo, hi)
-	}
+// kernel is one kernel's rows function. Each kernel is a type of no size, so that making a
+// job of it allocates nothing (a func value of a generic function would be a closure).
+type kernel[T Float] interface {
+	rows(j *job[T], lo, hi int)
 }
+
+// do runs rows [lo, hi) of the job's kernel.
+func (j *job[T]) do(lo, hi int) { j.k.rows(j, lo, hi) }
 
 var jobPool32, jobPool64 sync.Pool
 
@@ -234,15 +158,15 @@ func jobPool[T Float]() *sync.Pool {
 	return nil
 }
 
-// newJob returns a job of the given kernel over rows of K atoms and P columns, or, before
-// anything is allocated, an ErrSize error if a goroutine's scratch (scratchLen) would exceed
-// gatejet.MaxBytes. An empty batch runs no row and needs none.
-func newJob[T Float](op string, kind kernel, sh Shape) (*job[T], error) {
+// newJob returns a job running kernel k, with workspace ws, over rows of K atoms and P columns,
+// or, before anything is allocated, an ErrSize error if a goroutine's scratch (scratchLen)
+// would exceed gatejet.MaxBytes. An empty batch runs no row and needs none.
+func newJob[T Float](op string, k kernel[T], ws workspace, sh Shape) (*job[T], error) {
 	var n int
 	if sh.N > 0 {
 		var zero T
 		var ok bool
-		n, ok = scratchLen(kind, sh.K, sh.P, int(unsafe.Sizeof(zero)))
+		n, ok = scratchLen(ws, sh.K, sh.P, int(unsafe.Sizeof(zero)))
 		if !ok {
 			return nil, gatejet.Errorf(gatejet.ErrSize, op, "shape", "the per-row workspace for K=%d P=%d overflows int", sh.K, sh.P)
 		}
@@ -258,7 +182,7 @@ func newJob[T Float](op string, kind kernel, sh Shape) (*job[T], error) {
 		j = new(job[T])
 		j.run = j.do
 	}
-	j.kind, j.K, j.P, j.scratch = kind, sh.K, sh.P, n
+	j.k, j.K, j.P, j.scratch = k, sh.K, sh.P, n
 	return j, nil
 }
 

@@ -89,7 +89,7 @@ func Value[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.ValueLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kValue, sh)
+	j, err := newJob[T](op, valueRows[T]{}, workspace{}, sh)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,9 @@ func Value[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	return nil
 }
 
-func valueRows[T Float](j *job[T], lo, hi int) {
+type valueRows[T Float] struct{}
+
+func (valueRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
@@ -118,7 +120,7 @@ func First[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kFirst, sh)
+	j, err := newJob[T](op, firstRows[T]{}, workspace{}, sh)
 	if err != nil {
 		return err
 	}
@@ -127,7 +129,9 @@ func First[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	return nil
 }
 
-func firstRows[T Float](j *job[T], lo, hi int) {
+type firstRows[T Float] struct{}
+
+func (firstRows[T]) rows(j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
 	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
@@ -164,7 +168,7 @@ func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.SecondLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kSecond, sh)
+	j, err := newJob[T](op, secondRows[T]{}, workspace{second: true}, sh)
 	if err != nil {
 		return err
 	}
@@ -181,7 +185,9 @@ func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 // the coefficients once a pair into a matrix c, not once a block in the block loop, which
 // then spends a broadcast and four instructions of bookkeeping a block beside the arithmetic
 // and the stores (slab_amd64.s).
-func secondRows[T Float](j *job[T], lo, hi int) {
+type secondRows[T Float] struct{}
+
+func (secondRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	r := newSecondRow[T](j.scratch, K, P, j.s)
 	defer r.sc.release()
@@ -388,7 +394,7 @@ func HVP[T Float](dst, logits, decoded, v []T, sh Shape, invTau float64) error {
 	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kHVP, sh)
+	j, err := newJob[T](op, hvpRows[T]{}, workspace{k: 3, p: 1}, sh)
 	if err != nil {
 		return err
 	}
@@ -397,7 +403,9 @@ func HVP[T Float](dst, logits, decoded, v []T, sh Shape, invTau float64) error {
 	return nil
 }
 
-func hvpRows[T Float](j *job[T], lo, hi int) {
+type hvpRows[T Float] struct{}
+
+func (hvpRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
 	s2 := j.s * j.s
 	r := newRowSoftmax(j.scratch, K, P)
@@ -451,7 +459,7 @@ func GaussNewton[T Float](dst, logits, decoded []T, sh Shape, invTau float64) er
 	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.GNLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kGaussNewton, sh)
+	j, err := newJob[T](op, gaussNewtonRows[T]{}, workspace{}, sh)
 	if err != nil {
 		return err
 	}
@@ -460,7 +468,9 @@ func GaussNewton[T Float](dst, logits, decoded []T, sh Shape, invTau float64) er
 	return nil
 }
 
-func gaussNewtonRows[T Float](j *job[T], lo, hi int) {
+type gaussNewtonRows[T Float] struct{}
+
+func (gaussNewtonRows[T]) rows(j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
 	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()

@@ -34,7 +34,7 @@ func ValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.ValueLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kValueVJP, sh)
+	j, err := newJob[T](op, valueVJPRows[T]{}, workspace{k: 1}, sh)
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,9 @@ func ValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 	return nil
 }
 
-func valueVJPRows[T Float](j *job[T], lo, hi int) {
+type valueVJPRows[T Float] struct{}
+
+func (valueVJPRows[T]) rows(j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
 	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
@@ -89,7 +91,7 @@ func FirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.FirstLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kFirstVJP, sh)
+	j, err := newJob[T](op, firstVJPRows[T]{}, workspace{k: 1, p: 1, kp: 1}, sh)
 	if err != nil {
 		return err
 	}
@@ -98,7 +100,9 @@ func FirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 	return nil
 }
 
-func firstVJPRows[T Float](j *job[T], lo, hi int) {
+type firstVJPRows[T Float] struct{}
+
+func (firstVJPRows[T]) rows(j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
 	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
@@ -172,7 +176,7 @@ func SecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, inv
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.SecondLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kSecondVJP, sh)
+	j, err := newJob[T](op, secondVJPRows[T]{}, workspace{k: 1, p: 1, kp: 2}, sh)
 	if err != nil {
 		return err
 	}
@@ -181,7 +185,9 @@ func SecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, inv
 	return nil
 }
 
-func secondVJPRows[T Float](j *job[T], lo, hi int) {
+type secondVJPRows[T Float] struct{}
+
+func (secondVJPRows[T]) rows(j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
 	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
@@ -290,7 +296,7 @@ func HVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape,
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen()), need("g", g, sh.FirstLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kHVPVJP, sh)
+	j, err := newJob[T](op, hvpVJPRows[T]{}, workspace{k: 4, p: 3}, sh)
 	if err != nil {
 		return err
 	}
@@ -299,7 +305,9 @@ func HVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape,
 	return nil
 }
 
-func hvpVJPRows[T Float](j *job[T], lo, hi int) {
+type hvpVJPRows[T Float] struct{}
+
+func (hvpVJPRows[T]) rows(j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
 	s2 := s * s
 	r := newRowSoftmax(j.scratch, K, P)
@@ -378,7 +386,7 @@ func GaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape
 		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.GNLen())); err != nil {
 		return err
 	}
-	j, err := newJob[T](op, kGaussNewtonVJP, sh)
+	j, err := newJob[T](op, gaussNewtonVJPRows[T]{}, workspace{k: 1, p: 1, kp: 1}, sh)
 	if err != nil {
 		return err
 	}
@@ -387,7 +395,9 @@ func GaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape
 	return nil
 }
 
-func gaussNewtonVJPRows[T Float](j *job[T], lo, hi int) {
+type gaussNewtonVJPRows[T Float] struct{}
+
+func (gaussNewtonVJPRows[T]) rows(j *job[T], lo, hi int) {
 	K, P, s := j.K, j.P, j.s
 	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
