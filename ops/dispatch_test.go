@@ -141,7 +141,7 @@ func TestEveryOpRunsOnTheBackend(t *testing.T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	require.Empty(t, f.bad, "every Call must satisfy its kernel's convention")
-	for _, k := range cudaops.Kernels() {
+	for _, k := range cudaops.DeviceKernels() {
 		require.Positive(t, f.kernels[k.String()], "kernel %s was never launched", k)
 	}
 }

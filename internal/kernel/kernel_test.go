@@ -1,0 +1,113 @@
+package kernel
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet"
+)
+
+// TestTable: every declaration is complete, names are unique and the built-in IDs follow the
+// table's order (init checks the last, a table test the rest).
+func TestTable(t *testing.T) {
+	ids := All()
+	require.Len(t, ids, int(numBuiltin)-1)
+	seen := map[string]bool{}
+	for _, id := range ids {
+		s := id.Spec()
+		require.NotNil(t, s)
+		require.False(t, seen[s.Name], "%s twice", s.Name)
+		seen[s.Name] = true
+		got, ok := ByName(s.Name)
+		require.True(t, ok)
+		require.Equal(t, id, got)
+		require.NotNil(t, s.F64, s.Name)
+		require.NotNil(t, s.F32, s.Name)
+		require.NotNil(t, s.Device, "%s: every built-in kernel has device entry points", s.Name)
+	}
+	for _, g := range []*Gate{SoftmaxGate, LogisticGate} {
+		for c := Value; c < NumChannels; c++ {
+			for _, vjp := range []bool{false, true} {
+				s := g.Kernel(c, vjp).Spec()
+				require.Same(t, g, s.Gate)
+				require.Equal(t, c, s.Channel)
+				require.Equal(t, vjp, s.VJP)
+				want := g.Name + "_" + channels[c].suffix
+				if vjp {
+					want += "_vjp"
+					require.Equal(t, append(c.in(), c.Out()), s.In, "a VJP takes the forward's inputs and G")
+					require.Equal(t, c.in(), s.Out, "and writes their gradients")
+					require.Equal(t, uint8(1<<len(s.Out)-1), s.Skippable)
+				}
+				require.Equal(t, want, s.Name)
+			}
+		}
+	}
+	require.Equal(t, []ID{JetValue, JetSecondVJP, LogisticHVP, SoftmaxForward, SiLUBackwardGrad},
+		[]ID{SoftmaxGate.Kernel(Value, false), SoftmaxGate.Kernel(Second, true), LogisticGate.Kernel(HVP, false),
+			mustByName(t, "softmax_forward"), Activations[2].Kernel(BackwardGrad)})
+	require.Equal(t, []string{"SOFTMAX_JET", "LOGISTIC_JET", "AXIS", "ELEMENTWISE"}, Modules())
+	require.Nil(t, ID(0).Spec())
+	require.Equal(t, NoFamily, ID(60000).Family())
+	require.Equal(t, "kernel(60000)", ID(60000).String())
+	require.Zero(t, ID(60000).NumIn())
+}
+
+func mustByName(t *testing.T, name string) ID {
+	id, ok := ByName(name)
+	require.True(t, ok, name)
+	return id
+}
+
+func TestDims(t *testing.T) {
+	ints := []int{2, 3, 5}
+	for d, want := range map[Dim]int{NK: 6, NKP: 30, NP: 10, NKKP: 90, NKK: 18, Whole: 30} {
+		n, ok := d.Len(ints)
+		require.True(t, ok)
+		require.Equal(t, want, n, "%d", d)
+	}
+	_, ok := NKKP.Len([]int{math.MaxInt / 4, 3, 5})
+	require.False(t, ok)
+	require.Equal(t, []int{2, 3, 3, 5}, NKKP.Shape(2, 3, 5))
+	require.Equal(t, 48, WidthKKP.Of(4, 3))
+}
+
+func TestArgs(t *testing.T) {
+	for _, tc := range []struct {
+		id     ID
+		ints   []int
+		floats []float64
+		kind   error
+	}{
+		{60000, []int{1}, nil, gatejet.ErrParam},
+		{JetValue, []int{1, 2}, []float64{1}, gatejet.ErrParam},
+		{JetValue, []int{1, -2, 3}, []float64{1}, gatejet.ErrShape},
+		{JetValue, []int{1, 2, 0}, []float64{1}, gatejet.ErrShape},
+		{JetValue, []int{1, 2, 3}, nil, gatejet.ErrParam},
+		{LogisticValue, []int{1, 2, 3}, []float64{1, 2, 3}, gatejet.ErrParam},
+		{ReLUForward, []int{4}, []float64{1}, gatejet.ErrParam},
+	} {
+		_, err := tc.id.Args("op", tc.ints, tc.floats)
+		require.True(t, errors.Is(err, tc.kind), "%v %v %v: %v", tc.id, tc.ints, tc.floats, err)
+	}
+	_, err := LogisticValue.Args("op", []int{0, 2, 3}, []float64{1, 2, 3, 4})
+	require.NoError(t, err, "N = 0 is an empty call")
+	// Run refuses before the CPU function could index a missing float.
+	var o Operands[float64]
+	err = Run("op", LogisticValue, &o, []int{1, 2, 3}, []float64{1})
+	require.ErrorIs(t, err, gatejet.ErrParam)
+}
+
+func TestRegisterRefusesIncompleteGates(t *testing.T) {
+	require.Panics(t, func() { Register(&Gate{Name: "x", Title: "X"}) }, "no CPU functions")
+	require.Panics(t, func() { Register(SoftmaxGate) }, "registered twice")
+	require.Panics(t, func() {
+		regMu.Lock()
+		defer regMu.Unlock()
+		registerLocked([]Spec{{Name: "jet_value", Family: Elementwise, In: []Dim{Whole}, Out: []Dim{Whole},
+			F64: softmaxForward[float64], F32: softmaxForward[float32]}})
+	}, "a name declared twice")
+}
