@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "4217569bce8cda5b19c2ba8ba04df9caed62d21802c2eed5a510ff69e2e914af"
+const kernelSourceSHA256 = "3571e7feb6ab2cdbe3564efee35ca21837bb38ca6833b016b382cdbe0c78590d"
