@@ -222,6 +222,42 @@ GJ_DEV void gj_gn_upstream(const T* M, const double* f, const double* X, double*
     __syncthreads();                                                             \
   }
 
+// Shared skeleton of the Gauss-Newton kernels (softmax and logistic gate): per row GATE (the
+// gate and its factors), then GJ_GN_LOOP over the tiles X that LOAD fills from the row Dr.
+#define GJ_GN_ROWS(GATE, LOAD, FA)              \
+  double* X = GJ_TAKE(sp, K * st);              \
+  T* G = (T*)A.out[0];                          \
+  GJ_ROWS {                                     \
+    GATE;                                       \
+    const T* Dr = D + row * K * P;              \
+    T* Gr = G + row * K * K;                    \
+    GJ_GN_LOOP(LOAD, FA, Gr)                    \
+  }
+
+// Shared skeleton of the value-channel VJPs (softmax and logistic gate): per row GATE (the gate
+// z), per tile the K×cw tile X that LOAD fills from the row Dr, then gj_value_vjp_tile; at the
+// end of the row dl_a = DLFAC · Σ_c G_c X[a][c] (DLFAC an expression in a).
+#define GJ_VALUE_VJP_ROWS(GATE, LOAD, DLFAC)                                    \
+  double* X = GJ_TAKE(sp, K * st);                                              \
+  double* gt = GJ_TAKE(sp, CT);                                                 \
+  double* acc = GJ_TAKE(sp, K);                                                 \
+  const T* Gv = (const T*)A.in[2];                                              \
+  T* dL = (T*)A.out[0];                                                         \
+  T* dD = (T*)A.out[1];                                                         \
+  GJ_ROWS {                                                                     \
+    GATE;                                                                       \
+    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;                             \
+    const T* Dr = D + row * K * P;                                              \
+    const T* Gr = Gv + row * P;                                                 \
+    T* dDr = dD + row * K * P;                                                  \
+    GJ_TILES {                                                                  \
+      LOAD;                                                                     \
+      gj_value_vjp_tile(Gr, z, X, gt, acc, dDr, K, P, c0, cw, st);              \
+    }                                                                           \
+    for (gj_ll a = t; a < K; a += nt) dL[row * K + a] = (T)((DLFAC) * acc[a]);  \
+    __syncthreads();                                                            \
+  }
+
 // ---------------------------------------------------------------- softmax-gate row jets
 #if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_SOFTMAX_JET)
 
@@ -338,16 +374,10 @@ GJ_DEV void jet_hvp_body(const GjArgs& A) {
 template <typename T>
 GJ_DEV void jet_gauss_newton_body(const GjArgs& A) {
   GJ_SOFTMAX_PROLOGUE
-  double* X = GJ_TAKE(sp, K * st);
-  T* G = (T*)A.out[0];
-  GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);
-    const T* Dr = D + row * K * P;
-    T* Gr = G + row * K * K;
 #define GJ_FA(i) (s * z[i])
-    GJ_GN_LOOP(gj_tile_e(Dr, K, P, c0, cw, st, z, X, (double*)0), GJ_FA, Gr)
+  GJ_GN_ROWS(gj_softmax_gate(L + row * K, K, s, z, red, kp),
+             gj_tile_e(Dr, K, P, c0, cw, st, z, X, (double*)0), GJ_FA)
 #undef GJ_FA
-  }
 }
 
 // The first-channel VJP of one tile, given e and the upstream tile Gt (both K×cw, stride st):
@@ -391,25 +421,8 @@ GJ_DEV void gj_first_vjp_tile(const double* z, const double* e, const double* Gt
 template <typename T>
 GJ_DEV void jet_value_vjp_body(const GjArgs& A) {
   GJ_SOFTMAX_PROLOGUE
-  double* e = GJ_TAKE(sp, K * st);
-  double* gt = GJ_TAKE(sp, CT);
-  double* acc = GJ_TAKE(sp, K);
-  const T* Gv = (const T*)A.in[2];
-  T* dL = (T*)A.out[0];
-  T* dD = (T*)A.out[1];
-  GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);
-    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
-    const T* Dr = D + row * K * P;
-    const T* Gr = Gv + row * P;
-    T* dDr = dD + row * K * P;
-    GJ_TILES {
-      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
-      gj_value_vjp_tile(Gr, z, e, gt, acc, dDr, K, P, c0, cw, st);
-    }
-    for (gj_ll a = t; a < K; a += nt) dL[row * K + a] = (T)(s * z[a] * acc[a]);
-    __syncthreads();
-  }
+  GJ_VALUE_VJP_ROWS(gj_softmax_gate(L + row * K, K, s, z, red, kp),
+                    gj_tile_e(Dr, K, P, c0, cw, st, z, X, (double*)0), s * z[a])
 }
 
 // Shared skeleton of the softmax-gate VJPs that end in the first-channel VJP: per row the gate,
@@ -732,16 +745,10 @@ GJ_DEV void logistic_second_body(const GjArgs& A) {
 template <typename T>
 GJ_DEV void logistic_gauss_newton_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
-  double* X = GJ_TAKE(sp, K * st);
-  T* G = (T*)A.out[0];
-  GJ_ROWS {
-    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
-    const T* Dr = D + row * K * P;
-    T* Gr = G + row * K * K;
 #define GJ_FA(i) (d1[i])
-    GJ_GN_LOOP(gj_tile_copy(Dr, K, P, c0, cw, st, X), GJ_FA, Gr)
+  GJ_GN_ROWS(gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3), gj_tile_copy(Dr, K, P, c0, cw, st, X),
+             GJ_FA)
 #undef GJ_FA
-  }
 }
 
 // acc[a] += Σ_c X[a][c]·Y[a][c] over a tile (thread per atom); no sync.
@@ -756,25 +763,8 @@ GJ_DEV void gj_acc_rowdot(double* acc, const double* X, const double* Y, gj_ll K
 template <typename T>
 GJ_DEV void logistic_value_vjp_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
-  double* Dt = GJ_TAKE(sp, K * st);
-  double* gt = GJ_TAKE(sp, CT);
-  double* acc = GJ_TAKE(sp, K);
-  const T* Gv = (const T*)A.in[2];
-  T* dL = (T*)A.out[0];
-  T* dD = (T*)A.out[1];
-  GJ_ROWS {
-    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
-    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
-    const T* Dr = D + row * K * P;
-    const T* Gr = Gv + row * P;
-    T* dDr = dD + row * K * P;
-    GJ_TILES {
-      gj_tile_copy(Dr, K, P, c0, cw, st, Dt);
-      gj_value_vjp_tile(Gr, z, Dt, gt, acc, dDr, K, P, c0, cw, st);
-    }
-    for (gj_ll a = t; a < K; a += nt) dL[row * K + a] = (T)(d1[a] * acc[a]);
-    __syncthreads();
-  }
+  GJ_VALUE_VJP_ROWS(gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3),
+                    gj_tile_copy(Dr, K, P, c0, cw, st, X), d1[a])
 }
 
 // Shared skeleton of the diagonal logistic VJPs: per tile, Dt = D and Ut = the upstream tile

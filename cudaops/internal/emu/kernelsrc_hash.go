@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "3571e7feb6ab2cdbe3564efee35ca21837bb38ca6833b016b382cdbe0c78590d"
+const kernelSourceSHA256 = "32fb1562ad47d753641841db8d2c36096be3d1e831e415038c2d1a63b8528d0d"
