@@ -284,45 +284,48 @@ func (d *deviceCall) free() {
 	d.all = nil
 }
 
-// upload allocates device buffers for c and copies its inputs (and logistic α, β) to them.
-func (b *DeviceBackend) upload(c *Call) (*deviceCall, error) {
+// put allocates n bytes for d (an empty slice gets a distinct valid pointer) and, unless host is
+// nil, copies n bytes from host to them; what names the data in the error.
+func (b *DeviceBackend) put(d *deviceCall, host unsafe.Pointer, n int64, what string) (cu.DevicePtr, error) {
+	p, err := d.alloc(n)
+	if err != nil {
+		return p, deviceErrorCause(err, "%s: allocating %d bytes", b.Name(), n)
+	}
+	if host != nil && n > 0 {
+		if err := cu.MemcpyHtoD(p, host, n); err != nil {
+			return p, deviceErrorCause(err, "%s: copying %s to the device", b.Name(), what)
+		}
+	}
+	return p, nil
+}
+
+// upload allocates device buffers for c and copies its inputs (and logistic α, β) to them. On
+// an error it frees what it allocated.
+func (b *DeviceBackend) upload(c *Call) (_ *deviceCall, err error) {
 	d := &deviceCall{}
-	ins, outs := hostBufs(c)
-	for _, h := range ins {
-		host, n := h.p, h.n
-		p, err := d.alloc(n)
+	defer func() {
 		if err != nil {
 			d.free()
-			return nil, deviceErrorCause(err, "%s: allocating %d bytes", b.Name(), n)
 		}
-		if n > 0 {
-			if err := cu.MemcpyHtoD(p, host, n); err != nil {
-				d.free()
-				return nil, deviceErrorCause(err, "%s: copying an input to the device", b.Name())
-			}
+	}()
+	var p cu.DevicePtr
+	ins, outs := hostBufs(c)
+	for _, h := range ins {
+		if p, err = b.put(d, h.p, h.n, "an input"); err != nil {
+			return nil, err
 		}
 		d.in = append(d.in, p)
 	}
 	for _, h := range outs {
-		n := h.n
-		p, err := d.alloc(n)
-		if err != nil {
-			d.free()
-			return nil, deviceErrorCause(err, "%s: allocating %d bytes", b.Name(), n)
+		if p, err = b.put(d, nil, h.n, "an output"); err != nil {
+			return nil, err
 		}
 		d.out = append(d.out, p)
 	}
 	if c.Kernel.Spec().Device.Floats == kernel.FloatsArray {
-		n := int64(8 * len(c.Floats))
-		p, err := d.alloc(n)
-		if err == nil {
-			err = cu.MemcpyHtoD(p, unsafe.Pointer(&c.Floats[0]), n)
+		if d.floats, err = b.put(d, unsafe.Pointer(&c.Floats[0]), int64(8*len(c.Floats)), "the gate parameters"); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			d.free()
-			return nil, deviceErrorCause(err, "%s: gate parameters", b.Name())
-		}
-		d.floats = p
 	}
 	return d, nil
 }
@@ -360,20 +363,31 @@ func (b *DeviceBackend) Launch(c *Call) error {
 		if err != nil {
 			return err
 		}
-		d, err := b.upload(c)
-		if err != nil {
-			return err
-		}
-		defer d.free()
-		p := makeParams(c, cfg, d.in, d.out, d.floats)
-		if err := fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, paramPointers(&p)); err != nil {
-			return deviceErrorCause(err, "%s: launching %s (grid %d, block %d, shared %d)", b.Name(), cfg.Func, cfg.Grid, cfg.Block, cfg.SharedBytes)
-		}
-		if err := cu.Synchronize(); err != nil {
-			return deviceErrorCause(err, "%s: %s failed", b.Name(), cfg.Func)
-		}
-		b.launches.Add(1)
-		return b.download(c, d)
+		return b.withUpload(c, fn, cfg, func(d *deviceCall, run func() error) error {
+			if err := run(); err != nil {
+				return deviceErrorCause(err, "%s: launching %s (grid %d, block %d, shared %d)", b.Name(), cfg.Func, cfg.Grid, cfg.Block, cfg.SharedBytes)
+			}
+			if err := cu.Synchronize(); err != nil {
+				return deviceErrorCause(err, "%s: %s failed", b.Name(), cfg.Func)
+			}
+			b.launches.Add(1)
+			return b.download(c, d)
+		})
+	})
+}
+
+// withUpload uploads c's inputs (b.upload), calls f with the device copy and a function that
+// launches fn on it under cfg (asynchronously, on the default stream), and frees the device copy
+// when f returns. The caller holds the context (withContext).
+func (b *DeviceBackend) withUpload(c *Call, fn cu.Function, cfg launch.Config, f func(d *deviceCall, run func() error) error) error {
+	d, err := b.upload(c)
+	if err != nil {
+		return err
+	}
+	defer d.free()
+	p := makeParams(c, cfg, d.in, d.out, d.floats)
+	return f(d, func() error {
+		return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, paramPointers(&p))
 	})
 }
 
@@ -431,37 +445,31 @@ func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error)
 		if err != nil {
 			return err
 		}
-		d, err := b.upload(c)
-		if err != nil {
-			return err
-		}
-		defer d.free()
-		p := makeParams(c, cfg, d.in, d.out, d.floats)
-		run := func() error {
-			return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, paramPointers(&p))
-		}
-		if t.Kernel, err = timeEvents(reps, run); err != nil {
-			return deviceErrorCause(err, "%s: timing %s", b.Name(), cfg.Func)
-		}
-		b.launches.Add(int64(reps + 1))
-		if err := b.download(c, d); err != nil {
-			return err
-		}
-		if copyBytes > 0 {
-			src, err := d.alloc(copyBytes)
-			if err != nil {
-				return deviceErrorCause(err, "%s: allocating the copy reference", b.Name())
+		return b.withUpload(c, fn, cfg, func(d *deviceCall, run func() error) error {
+			var err error
+			if t.Kernel, err = timeEvents(reps, run); err != nil {
+				return deviceErrorCause(err, "%s: timing %s", b.Name(), cfg.Func)
 			}
-			dst, err := d.alloc(copyBytes)
-			if err != nil {
-				return deviceErrorCause(err, "%s: allocating the copy reference", b.Name())
+			b.launches.Add(int64(reps + 1))
+			if err := b.download(c, d); err != nil {
+				return err
 			}
-			t.CopyLen = copyBytes
-			if t.Copy, err = timeEvents(reps, func() error { return cu.MemcpyDtoD(dst, src, copyBytes) }); err != nil {
-				return deviceErrorCause(err, "%s: timing the copy", b.Name())
+			if copyBytes > 0 {
+				src, err := d.alloc(copyBytes)
+				if err != nil {
+					return deviceErrorCause(err, "%s: allocating the copy reference", b.Name())
+				}
+				dst, err := d.alloc(copyBytes)
+				if err != nil {
+					return deviceErrorCause(err, "%s: allocating the copy reference", b.Name())
+				}
+				t.CopyLen = copyBytes
+				if t.Copy, err = timeEvents(reps, func() error { return cu.MemcpyDtoD(dst, src, copyBytes) }); err != nil {
+					return deviceErrorCause(err, "%s: timing the copy", b.Name())
+				}
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	return t, err
 }
@@ -493,19 +501,13 @@ func (b *DeviceBackend) TimeSource(src, entry string, options []string, cfg laun
 		if err != nil {
 			return deviceErrorCause(err, "%s: function %s", b.Name(), entry)
 		}
-		d, err := b.upload(c)
-		if err != nil {
-			return err
-		}
-		defer d.free()
-		p := makeParams(c, cfg, d.in, d.out, d.floats)
-		run := func() error {
-			return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, paramPointers(&p))
-		}
-		if elapsed, err = timeEvents(reps, run); err != nil {
-			return deviceErrorCause(err, "%s: timing %s", b.Name(), entry)
-		}
-		return b.download(c, d)
+		return b.withUpload(c, fn, cfg, func(d *deviceCall, run func() error) error {
+			var err error
+			if elapsed, err = timeEvents(reps, run); err != nil {
+				return deviceErrorCause(err, "%s: timing %s", b.Name(), entry)
+			}
+			return b.download(c, d)
+		})
 	})
 	return elapsed, err
 }

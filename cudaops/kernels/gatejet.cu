@@ -116,14 +116,21 @@ GJ_DEV double gj_gate_mean(const T* v, const double* z, gj_ll K, double* red, gj
   return gj_tree_sum(red, kp);
 }
 
+// Σ_k z_k D[k][c] summed in k order: the gate mean of column c of one row D [K,P].
+template <typename T>
+GJ_DEV double gj_gate_dot(const double* z, const T* D, gj_ll c, gj_ll K, gj_ll P) {
+  double m = 0.0;
+  for (gj_ll k = 0; k < K; ++k) m += z[k] * (double)D[k * P + c];
+  return m;
+}
+
 // The centred tile e[a][c] = D[a][c0+c] − m_c for c < cw, m_c = Σ_k ζ_k D[k][c0+c] summed in k
 // order; m_c is also stored in m[c] when m is not null. D is one row [K,P]. No trailing sync.
 template <typename T>
 GJ_DEV void gj_tile_e(const T* D, gj_ll K, gj_ll P, gj_ll c0, gj_ll cw, gj_ll st, const double* z,
                       double* e, double* m) {
   for (gj_ll c = threadIdx.x; c < cw; c += blockDim.x) {
-    double mc = 0.0;
-    for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)D[k * P + c0 + c];
+    const double mc = gj_gate_dot(z, D, c0 + c, K, P);
     if (m) m[c] = mc;
     for (gj_ll a = 0; a < K; ++a) e[a * st + c] = (double)D[a * P + c0 + c] - mc;
   }
@@ -136,6 +143,43 @@ GJ_DEV void gj_tile_copy(const T* X, gj_ll K, gj_ll stride, gj_ll c0, gj_ll cw, 
   for (gj_u j = threadIdx.x; j < n; j += blockDim.x) {
     gj_u a = j / w, c = j - a * w;
     dst[a * st + c] = (double)X[a * stride + c0 + c];
+  }
+}
+
+// The value-channel VJP of one tile, given the K×cw tile X (stride st) that the caller is
+// filling: gt_c = Gv[c0+c], then, after a sync, dD[k][c] = z_k gt_c and acc[a] += Σ_c gt_c X[a][c].
+// Gv and dD are one row ([P] and [K,P]). Ends synchronised.
+template <typename T>
+GJ_DEV void gj_value_vjp_tile(const T* Gv, const double* z, const double* X, double* gt, double* acc,
+                              T* dD, gj_ll K, gj_ll P, gj_ll c0, gj_ll cw, gj_ll st) {
+  const gj_ll t = threadIdx.x, nt = blockDim.x;
+  for (gj_ll c = t; c < cw; c += nt) gt[c] = (double)Gv[c0 + c];
+  __syncthreads();
+  const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
+  for (gj_u j = t; j < n; j += nt) {
+    gj_u k = j / w, c = j - k * w;
+    dD[k * P + c0 + c] = (T)(z[k] * gt[c]);
+  }
+  for (gj_ll a = t; a < K; a += nt) {
+    double x = acc[a];
+    for (gj_ll c = 0; c < cw; ++c) x += gt[c] * X[a * st + c];
+    acc[a] = x;
+  }
+  __syncthreads();
+}
+
+// Ut[a][c] = scale · Σ_b (M_ab + M_ba) f_b X[b][c] for a < K, c < cw (X and Ut tiles of stride st,
+// M one row [K,K]): the first-channel upstream of a Gauss-Newton VJP, for H[a][b] =
+// Σ_c f_a X[a][c] f_b X[b][c]. No sync.
+template <typename T>
+GJ_DEV void gj_gn_upstream(const T* M, const double* f, const double* X, double* Ut, gj_ll K, gj_ll cw,
+                           gj_ll st, double scale) {
+  const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
+  for (gj_u j = threadIdx.x; j < n; j += blockDim.x) {
+    gj_u a = j / w, c = j - a * w;
+    double x = 0.0;
+    for (gj_ll b = 0; b < K; ++b) x += ((double)M[a * K + b] + (double)M[b * K + a]) * f[b] * X[b * st + c];
+    Ut[a * st + c] = scale * x;
   }
 }
 
@@ -178,49 +222,79 @@ GJ_DEV void gj_tile_copy(const T* X, gj_ll K, gj_ll stride, gj_ll c0, gj_ll cw, 
     __syncthreads();                                                             \
   }
 
+// Shared skeleton of the Gauss-Newton kernels (softmax and logistic gate): per row GATE (the
+// gate and its factors), then GJ_GN_LOOP over the tiles X that LOAD fills from the row Dr.
+#define GJ_GN_ROWS(GATE, LOAD, FA)              \
+  double* X = GJ_TAKE(sp, K * st);              \
+  T* G = (T*)A.out[0];                          \
+  GJ_ROWS {                                     \
+    GATE;                                       \
+    const T* Dr = D + row * K * P;              \
+    T* Gr = G + row * K * K;                    \
+    GJ_GN_LOOP(LOAD, FA, Gr)                    \
+  }
+
+// Shared skeleton of the value-channel VJPs (softmax and logistic gate): per row GATE (the gate
+// z), per tile the K×cw tile X that LOAD fills from the row Dr, then gj_value_vjp_tile; at the
+// end of the row dl_a = DLFAC · Σ_c G_c X[a][c] (DLFAC an expression in a).
+#define GJ_VALUE_VJP_ROWS(GATE, LOAD, DLFAC)                                    \
+  double* X = GJ_TAKE(sp, K * st);                                              \
+  double* gt = GJ_TAKE(sp, CT);                                                 \
+  double* acc = GJ_TAKE(sp, K);                                                 \
+  const T* Gv = (const T*)A.in[2];                                              \
+  T* dL = (T*)A.out[0];                                                         \
+  T* dD = (T*)A.out[1];                                                         \
+  GJ_ROWS {                                                                     \
+    GATE;                                                                       \
+    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;                             \
+    const T* Dr = D + row * K * P;                                              \
+    const T* Gr = Gv + row * P;                                                 \
+    T* dDr = dD + row * K * P;                                                  \
+    GJ_TILES {                                                                  \
+      LOAD;                                                                     \
+      gj_value_vjp_tile(Gr, z, X, gt, acc, dDr, K, P, c0, cw, st);              \
+    }                                                                           \
+    for (gj_ll a = t; a < K; a += nt) dL[row * K + a] = (T)((DLFAC) * acc[a]);  \
+    __syncthreads();                                                            \
+  }
+
 // ---------------------------------------------------------------- softmax-gate row jets
 #if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_SOFTMAX_JET)
 
+// The start of every softmax-gate kernel: the gate ζ (z) and the tree scratch (red) are carved
+// first; L the logits, D the decoded values, s the inverse temperature.
+#define GJ_SOFTMAX_PROLOGUE              \
+  GJ_JET_PROLOGUE                        \
+  double* z = GJ_TAKE(sp, K);            \
+  double* red = GJ_TAKE(sp, kp);         \
+  const T* L = (const T*)A.in[0];        \
+  const T* D = (const T*)A.in[1];        \
+  const double s = A.s;                  \
+  (void)s;
+
 template <typename T>
 GJ_DEV void jet_value_body(const GjArgs& A) {
-  GJ_JET_PROLOGUE
-  double* z = GJ_TAKE(sp, K);
-  double* red = GJ_TAKE(sp, kp);
-  const T* L = (const T*)A.in[0];
-  const T* D = (const T*)A.in[1];
+  GJ_SOFTMAX_PROLOGUE
   T* V = (T*)A.out[0];
   GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, A.s, z, red, kp);
+    gj_softmax_gate(L + row * K, K, s, z, red, kp);
     const T* Dr = D + row * K * P;
-    for (gj_ll c = t; c < P; c += nt) {
-      double mc = 0.0;
-      for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)Dr[k * P + c];
-      V[row * P + c] = (T)mc;
-    }
+    for (gj_ll c = t; c < P; c += nt) V[row * P + c] = (T)gj_gate_dot(z, Dr, c, K, P);
     __syncthreads();
   }
 }
 
 template <typename T>
 GJ_DEV void jet_first_body(const GjArgs& A) {
-  GJ_JET_PROLOGUE
-  double* z = GJ_TAKE(sp, K);
-  double* red = GJ_TAKE(sp, kp);
+  GJ_SOFTMAX_PROLOGUE
   double* m = GJ_TAKE(sp, CT);
-  const T* L = (const T*)A.in[0];
-  const T* D = (const T*)A.in[1];
   T* F = (T*)A.out[0];
-  const double s = A.s;
   GJ_ROWS {
     gj_softmax_gate(L + row * K, K, s, z, red, kp);
     const T* Dr = D + row * K * P;
     T* Fr = F + row * K * P;
     GJ_TILES {
-      for (gj_ll c = t; c < cw; c += nt) {
-        double mc = 0.0;
-        for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)Dr[k * P + c0 + c];
-        m[c] = mc;
-      }
+      for (gj_ll c = t; c < cw; c += nt) m[c] = gj_gate_dot(z, Dr, c0 + c, K, P);
       __syncthreads();
       const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
       for (gj_u j = t; j < n; j += nt) {
@@ -235,16 +309,12 @@ GJ_DEV void jet_first_body(const GjArgs& A) {
 
 template <typename T>
 GJ_DEV void jet_second_body(const GjArgs& A) {
-  GJ_JET_PROLOGUE
-  double* z = GJ_TAKE(sp, K);
-  double* red = GJ_TAKE(sp, kp);
+  GJ_SOFTMAX_PROLOGUE
   double* e = GJ_TAKE(sp, K * st);
-  const T* L = (const T*)A.in[0];
-  const T* D = (const T*)A.in[1];
   T* S = (T*)A.out[0];
-  const double s2 = A.s * A.s;
+  const double s2 = s * s;
   GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, A.s, z, red, kp);
+    gj_softmax_gate(L + row * K, K, s, z, red, kp);
     const T* Dr = D + row * K * P;
     T* Sr = S + row * K * K * P;
     GJ_TILES {
@@ -266,19 +336,15 @@ GJ_DEV void jet_second_body(const GjArgs& A) {
 
 template <typename T>
 GJ_DEV void jet_hvp_body(const GjArgs& A) {
-  GJ_JET_PROLOGUE
-  double* z = GJ_TAKE(sp, K);
-  double* red = GJ_TAKE(sp, kp);
+  GJ_SOFTMAX_PROLOGUE
   double* u = GJ_TAKE(sp, K);
   double* m = GJ_TAKE(sp, CT);
   double* w = GJ_TAKE(sp, CT);
-  const T* L = (const T*)A.in[0];
-  const T* D = (const T*)A.in[1];
   const T* V = (const T*)A.in[2];
   T* H = (T*)A.out[0];
-  const double s2 = A.s * A.s;
+  const double s2 = s * s;
   GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, A.s, z, red, kp);
+    gj_softmax_gate(L + row * K, K, s, z, red, kp);
     const T* Vr = V + row * K;
     const double vbar = gj_gate_mean(Vr, z, K, red, kp);
     for (gj_ll b = t; b < K; b += nt) u[b] = (double)Vr[b] - vbar;
@@ -287,8 +353,8 @@ GJ_DEV void jet_hvp_body(const GjArgs& A) {
     T* Hr = H + row * K * P;
     GJ_TILES {
       for (gj_ll c = t; c < cw; c += nt) {
-        double mc = 0.0, wc = 0.0;
-        for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)Dr[k * P + c0 + c];
+        const double mc = gj_gate_dot(z, Dr, c0 + c, K, P);
+        double wc = 0.0;
         for (gj_ll b = 0; b < K; ++b) wc += z[b] * u[b] * ((double)Dr[b * P + c0 + c] - mc);
         m[c] = mc;
         w[c] = wc;
@@ -307,22 +373,11 @@ GJ_DEV void jet_hvp_body(const GjArgs& A) {
 
 template <typename T>
 GJ_DEV void jet_gauss_newton_body(const GjArgs& A) {
-  GJ_JET_PROLOGUE
-  double* z = GJ_TAKE(sp, K);
-  double* red = GJ_TAKE(sp, kp);
-  double* X = GJ_TAKE(sp, K * st);
-  const T* L = (const T*)A.in[0];
-  const T* D = (const T*)A.in[1];
-  T* G = (T*)A.out[0];
-  const double s = A.s;
-  GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);
-    const T* Dr = D + row * K * P;
-    T* Gr = G + row * K * K;
+  GJ_SOFTMAX_PROLOGUE
 #define GJ_FA(i) (s * z[i])
-    GJ_GN_LOOP(gj_tile_e(Dr, K, P, c0, cw, st, z, X, (double*)0), GJ_FA, Gr)
+  GJ_GN_ROWS(gj_softmax_gate(L + row * K, K, s, z, red, kp),
+             gj_tile_e(Dr, K, P, c0, cw, st, z, X, (double*)0), GJ_FA)
 #undef GJ_FA
-  }
 }
 
 // The first-channel VJP of one tile, given e and the upstream tile Gt (both K×cw, stride st):
@@ -365,78 +420,43 @@ GJ_DEV void gj_first_vjp_tile(const double* z, const double* e, const double* Gt
 
 template <typename T>
 GJ_DEV void jet_value_vjp_body(const GjArgs& A) {
-  GJ_JET_PROLOGUE
-  double* z = GJ_TAKE(sp, K);
-  double* red = GJ_TAKE(sp, kp);
-  double* e = GJ_TAKE(sp, K * st);
-  double* gt = GJ_TAKE(sp, CT);
-  double* acc = GJ_TAKE(sp, K);
-  const T* L = (const T*)A.in[0];
-  const T* D = (const T*)A.in[1];
-  const T* Gv = (const T*)A.in[2];
-  T* dL = (T*)A.out[0];
-  T* dD = (T*)A.out[1];
-  const double s = A.s;
-  GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);
-    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
-    const T* Dr = D + row * K * P;
-    const T* Gr = Gv + row * P;
-    T* dDr = dD + row * K * P;
-    GJ_TILES {
-      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
-      for (gj_ll c = t; c < cw; c += nt) gt[c] = (double)Gr[c0 + c];
-      __syncthreads();
-      const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
-      for (gj_u j = t; j < n; j += nt) {
-        gj_u k = j / w, c = j - k * w;
-        dDr[k * P + c0 + c] = (T)(z[k] * gt[c]);
-      }
-      for (gj_ll a = t; a < K; a += nt) {
-        double x = acc[a];
-        for (gj_ll c = 0; c < cw; ++c) x += gt[c] * e[a * st + c];
-        acc[a] = x;
-      }
-      __syncthreads();
-    }
-    for (gj_ll a = t; a < K; a += nt) dL[row * K + a] = (T)(s * z[a] * acc[a]);
-    __syncthreads();
-  }
+  GJ_SOFTMAX_PROLOGUE
+  GJ_VALUE_VJP_ROWS(gj_softmax_gate(L + row * K, K, s, z, red, kp),
+                    gj_tile_e(Dr, K, P, c0, cw, st, z, X, (double*)0), s * z[a])
 }
+
+// Shared skeleton of the softmax-gate VJPs that end in the first-channel VJP: per row the gate,
+// per tile e and the first-channel upstream tile Ut (UPSTREAM fills it, K×cw with stride st, and
+// ends synchronised), then gj_first_vjp_tile; dl_b = s² ζ_b (acc_b − Σ_c ρ_c).
+#define GJ_FIRST_VJP_ROWS(UPSTREAM)                                                          \
+  double* e = GJ_TAKE(sp, K * st);                                                           \
+  double* Ut = GJ_TAKE(sp, K * st);                                                          \
+  double* gam = GJ_TAKE(sp, CT);                                                             \
+  double* rho = GJ_TAKE(sp, CT);                                                             \
+  double* acc = GJ_TAKE(sp, K);                                                              \
+  double* rsum = GJ_TAKE(sp, 1);                                                             \
+  T* dL = (T*)A.out[0];                                                                      \
+  T* dD = (T*)A.out[1];                                                                      \
+  GJ_ROWS {                                                                                  \
+    gj_softmax_gate(L + row * K, K, s, z, red, kp);                                          \
+    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;                                          \
+    if (t == 0) *rsum = 0.0;                                                                 \
+    const T* Dr = D + row * K * P;                                                           \
+    GJ_TILES {                                                                               \
+      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);                                     \
+      UPSTREAM;                                                                              \
+      gj_first_vjp_tile(z, e, Ut, gam, rho, acc, rsum, dD + row * K * P, K, P, c0, cw, st, s); \
+    }                                                                                        \
+    const double r = *rsum;                                                                  \
+    for (gj_ll b = t; b < K; b += nt) dL[row * K + b] = (T)(s * s * z[b] * (acc[b] - r));    \
+    __syncthreads();                                                                         \
+  }
 
 template <typename T>
 GJ_DEV void jet_first_vjp_body(const GjArgs& A) {
-  GJ_JET_PROLOGUE
-  double* z = GJ_TAKE(sp, K);
-  double* red = GJ_TAKE(sp, kp);
-  double* e = GJ_TAKE(sp, K * st);
-  double* Gt = GJ_TAKE(sp, K * st);
-  double* gam = GJ_TAKE(sp, CT);
-  double* rho = GJ_TAKE(sp, CT);
-  double* acc = GJ_TAKE(sp, K);
-  double* rsum = GJ_TAKE(sp, 1);
-  const T* L = (const T*)A.in[0];
-  const T* D = (const T*)A.in[1];
+  GJ_SOFTMAX_PROLOGUE
   const T* G = (const T*)A.in[2];
-  T* dL = (T*)A.out[0];
-  T* dD = (T*)A.out[1];
-  const double s = A.s;
-  GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);
-    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
-    if (t == 0) *rsum = 0.0;
-    const T* Dr = D + row * K * P;
-    const T* Gr = G + row * K * P;
-    GJ_TILES {
-      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
-      gj_tile_copy(Gr, K, P, c0, cw, st, Gt);
-      __syncthreads();
-      gj_first_vjp_tile(z, e, Gt, gam, rho, acc, rsum, dD + row * K * P, K, P, c0, cw, st, s);
-    }
-    const double r = *rsum;
-    for (gj_ll b = t; b < K; b += nt) dL[row * K + b] = (T)(s * s * z[b] * (acc[b] - r));
-    __syncthreads();
-  }
+  GJ_FIRST_VJP_ROWS(gj_tile_copy(G + row * K * P, K, P, c0, cw, st, Ut); __syncthreads())
 }
 
 // Second-channel VJP. With H_abc = G_abc + G_bac, per tile and column:
@@ -445,20 +465,16 @@ GJ_DEV void jet_first_vjp_body(const GjArgs& A) {
 //   dl_j = s³ ζ_j (acc_j − Σ_k ζ_k acc_k).
 template <typename T>
 GJ_DEV void jet_second_vjp_body(const GjArgs& A) {
-  GJ_JET_PROLOGUE
-  double* z = GJ_TAKE(sp, K);
-  double* red = GJ_TAKE(sp, kp);
+  GJ_SOFTMAX_PROLOGUE
   double* e = GJ_TAKE(sp, K * st);
   double* q = GJ_TAKE(sp, K * st);
   double* tt = GJ_TAKE(sp, K * st);
   double* Qc = GJ_TAKE(sp, CT);
   double* acc = GJ_TAKE(sp, K);
-  const T* L = (const T*)A.in[0];
-  const T* D = (const T*)A.in[1];
   const T* G = (const T*)A.in[2];
   T* dL = (T*)A.out[0];
   T* dD = (T*)A.out[1];
-  const double s = A.s, s2 = s * s;
+  const double s2 = s * s;
   GJ_ROWS {
     gj_softmax_gate(L + row * K, K, s, z, red, kp);
     for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
@@ -513,9 +529,7 @@ GJ_DEV void jet_second_vjp_body(const GjArgs& A) {
 //   dl_b = s³ ζ_b (u_b A_b − Σ_c [w_c (G[b][c] − γ_c) + e[b][c] γ'_c] − Σ_c (ρ'_c − w_c γ_c))
 template <typename T>
 GJ_DEV void jet_hvp_vjp_body(const GjArgs& A) {
-  GJ_JET_PROLOGUE
-  double* z = GJ_TAKE(sp, K);
-  double* red = GJ_TAKE(sp, kp);
+  GJ_SOFTMAX_PROLOGUE
   double* u = GJ_TAKE(sp, K);
   double* e = GJ_TAKE(sp, K * st);
   double* Gt = GJ_TAKE(sp, K * st);
@@ -527,14 +541,12 @@ GJ_DEV void jet_hvp_vjp_body(const GjArgs& A) {
   double* accA = GJ_TAKE(sp, K);
   double* accB = GJ_TAKE(sp, K);
   double* sums = GJ_TAKE(sp, 2);
-  const T* L = (const T*)A.in[0];
-  const T* D = (const T*)A.in[1];
   const T* V = (const T*)A.in[2];
   const T* G = (const T*)A.in[3];
   T* dL = (T*)A.out[0];
   T* dD = (T*)A.out[1];
   T* dV = (T*)A.out[2];
-  const double s = A.s, s2 = s * s;
+  const double s2 = s * s;
   GJ_ROWS {
     gj_softmax_gate(L + row * K, K, s, z, red, kp);
     const T* Vr = V + row * K;
@@ -611,45 +623,9 @@ GJ_DEV void jet_hvp_vjp_body(const GjArgs& A) {
 // then the first-channel VJP.
 template <typename T>
 GJ_DEV void jet_gauss_newton_vjp_body(const GjArgs& A) {
-  GJ_JET_PROLOGUE
-  double* z = GJ_TAKE(sp, K);
-  double* red = GJ_TAKE(sp, kp);
-  double* e = GJ_TAKE(sp, K * st);
-  double* Gf = GJ_TAKE(sp, K * st);
-  double* gam = GJ_TAKE(sp, CT);
-  double* rho = GJ_TAKE(sp, CT);
-  double* acc = GJ_TAKE(sp, K);
-  double* rsum = GJ_TAKE(sp, 1);
-  const T* L = (const T*)A.in[0];
-  const T* D = (const T*)A.in[1];
+  GJ_SOFTMAX_PROLOGUE
   const T* M = (const T*)A.in[2];
-  T* dL = (T*)A.out[0];
-  T* dD = (T*)A.out[1];
-  const double s = A.s;
-  GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);
-    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
-    if (t == 0) *rsum = 0.0;
-    const T* Dr = D + row * K * P;
-    const T* Mr = M + row * K * K;
-    GJ_TILES {
-      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
-      __syncthreads();
-      const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
-      for (gj_u j = t; j < n; j += nt) {
-        gj_u a = j / w, c = j - a * w;
-        double x = 0.0;
-        for (gj_ll b = 0; b < K; ++b)
-          x += ((double)Mr[a * K + b] + (double)Mr[b * K + a]) * z[b] * e[b * st + c];
-        Gf[a * st + c] = s * x;
-      }
-      __syncthreads();
-      gj_first_vjp_tile(z, e, Gf, gam, rho, acc, rsum, dD + row * K * P, K, P, c0, cw, st, s);
-    }
-    const double r = *rsum;
-    for (gj_ll b = t; b < K; b += nt) dL[row * K + b] = (T)(s * s * z[b] * (acc[b] - r));
-    __syncthreads();
-  }
+  GJ_FIRST_VJP_ROWS(__syncthreads(); gj_gn_upstream(M + row * K * K, z, e, Ut, K, cw, st, s); __syncthreads())
 }
 
 #endif  // softmax-gate row jets
@@ -700,11 +676,7 @@ GJ_DEV void logistic_value_body(const GjArgs& A) {
   GJ_ROWS {
     gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
     const T* Dr = D + row * K * P;
-    for (gj_ll c = t; c < P; c += nt) {
-      double mc = 0.0;
-      for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)Dr[k * P + c];
-      V[row * P + c] = (T)mc;
-    }
+    for (gj_ll c = t; c < P; c += nt) V[row * P + c] = (T)gj_gate_dot(z, Dr, c, K, P);
     __syncthreads();
   }
 }
@@ -773,16 +745,10 @@ GJ_DEV void logistic_second_body(const GjArgs& A) {
 template <typename T>
 GJ_DEV void logistic_gauss_newton_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
-  double* X = GJ_TAKE(sp, K * st);
-  T* G = (T*)A.out[0];
-  GJ_ROWS {
-    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
-    const T* Dr = D + row * K * P;
-    T* Gr = G + row * K * K;
 #define GJ_FA(i) (d1[i])
-    GJ_GN_LOOP(gj_tile_copy(Dr, K, P, c0, cw, st, X), GJ_FA, Gr)
+  GJ_GN_ROWS(gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3), gj_tile_copy(Dr, K, P, c0, cw, st, X),
+             GJ_FA)
 #undef GJ_FA
-  }
 }
 
 // acc[a] += Σ_c X[a][c]·Y[a][c] over a tile (thread per atom); no sync.
@@ -797,37 +763,8 @@ GJ_DEV void gj_acc_rowdot(double* acc, const double* X, const double* Y, gj_ll K
 template <typename T>
 GJ_DEV void logistic_value_vjp_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
-  double* Dt = GJ_TAKE(sp, K * st);
-  double* gt = GJ_TAKE(sp, CT);
-  double* acc = GJ_TAKE(sp, K);
-  const T* Gv = (const T*)A.in[2];
-  T* dL = (T*)A.out[0];
-  T* dD = (T*)A.out[1];
-  GJ_ROWS {
-    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
-    for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
-    const T* Dr = D + row * K * P;
-    const T* Gr = Gv + row * P;
-    T* dDr = dD + row * K * P;
-    GJ_TILES {
-      gj_tile_copy(Dr, K, P, c0, cw, st, Dt);
-      for (gj_ll c = t; c < cw; c += nt) gt[c] = (double)Gr[c0 + c];
-      __syncthreads();
-      const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
-      for (gj_u j = t; j < n; j += nt) {
-        gj_u k = j / w, c = j - k * w;
-        dDr[k * P + c0 + c] = (T)(z[k] * gt[c]);
-      }
-      for (gj_ll a = t; a < K; a += nt) {
-        double x = acc[a];
-        for (gj_ll c = 0; c < cw; ++c) x += gt[c] * Dt[a * st + c];
-        acc[a] = x;
-      }
-      __syncthreads();
-    }
-    for (gj_ll a = t; a < K; a += nt) dL[row * K + a] = (T)(d1[a] * acc[a]);
-    __syncthreads();
-  }
+  GJ_VALUE_VJP_ROWS(gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3),
+                    gj_tile_copy(Dr, K, P, c0, cw, st, X), d1[a])
 }
 
 // Shared skeleton of the diagonal logistic VJPs: per tile, Dt = D and Ut = the upstream tile
@@ -894,21 +831,8 @@ template <typename T>
 GJ_DEV void logistic_gauss_newton_vjp_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
   const T* M = (const T*)A.in[2];
-#define GJ_GF_TILE                                                                \
-  __syncthreads();                                                                \
-  {                                                                               \
-    const T* Mr = M + row * K * K;                                                \
-    const gj_u n2 = (gj_u)(K * cw), w2 = (gj_u)cw;                                \
-    for (gj_u j = t; j < n2; j += nt) {                                           \
-      gj_u a = j / w2, c = j - a * w2;                                            \
-      double x = 0.0;                                                             \
-      for (gj_ll b = 0; b < K; ++b)                                               \
-        x += ((double)Mr[a * K + b] + (double)Mr[b * K + a]) * d1[b] * Dt[b * st + c]; \
-      Ut[a * st + c] = x;                                                         \
-    }                                                                             \
-  }
-  GJ_LOGISTIC_DIAG_VJP(GJ_GF_TILE, d1[a], dL[row * K + a] = (T)(d2[a] * acc[a]))
-#undef GJ_GF_TILE
+  GJ_LOGISTIC_DIAG_VJP(__syncthreads(); gj_gn_upstream(M + row * K * K, d1, Dt, Ut, K, cw, st, 1.0), d1[a],
+                       dL[row * K + a] = (T)(d2[a] * acc[a]))
 }
 
 #endif  // logistic-gate row jets
@@ -916,29 +840,40 @@ GJ_DEV void logistic_gauss_newton_vjp_body(const GjArgs& A) {
 // ---------------------------------------------------------------- softmax-family backward
 #if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_AXIS)
 
+// The layout of the axis kernels: one block per (outer index o, slab of W = tile consecutive inner
+// indices), its B = W·R threads R rows of W lanes (thread t is lane t % W of row t / W); red1 and
+// red2 hold one double per thread. GJ_SLABS runs over the block's (o, slab) pairs; in one,
+// GJ_SLAB_COLUMN gives the thread's inner index i, whether it has a column (live) and the offset
+// of the column's first element (base; element j of the axis is at base + j·inner).
+#define GJ_AXIS_PROLOGUE                                         \
+  GJ_SMEM_DECL;                                                  \
+  const gj_ll outer = A.i0, n = A.i1, inner = A.i2, W = A.tile;  \
+  const gj_ll t = threadIdx.x, R = blockDim.x / W;               \
+  const gj_ll lane = t % W, r = t / W;                           \
+  double* sp = gj_smem;                                          \
+  double* red1 = GJ_TAKE(sp, blockDim.x);                        \
+  double* red2 = GJ_TAKE(sp, blockDim.x);                        \
+  const gj_ll slabs = (inner + W - 1) / W, total = outer * slabs;
+#define GJ_SLABS for (gj_ll blk = blockIdx.x; blk < total; blk += gridDim.x)
+#define GJ_SLAB_COLUMN                                              \
+  const gj_ll o = blk / slabs, i = (blk - o * slabs) * W + lane;    \
+  const bool live = i < inner && r < R;                             \
+  const gj_ll base = o * n * inner + i;
+
 // One block per (outer index, slab of W = tile consecutive inner indices); the block's
 // B = W·R threads are R rows of W lanes. Pass 1: each thread sums its strided share of the axis
 // (j = r, r+R, …) in order, then a fixed tree over the R partials; pass 2 writes the outputs.
 // KIND: 0 softmax, 1 log-softmax, 2 softmax grad, 3 log-softmax grad.
 template <typename T, int KIND>
 GJ_DEV void axis_body(const GjArgs& A) {
-  GJ_SMEM_DECL;
-  const gj_ll outer = A.i0, n = A.i1, inner = A.i2, W = A.tile;
-  const gj_ll t = threadIdx.x, R = blockDim.x / W;
-  const gj_ll lane = t % W, r = t / W;
-  double* sp = gj_smem;
-  double* red1 = GJ_TAKE(sp, blockDim.x);
-  double* red2 = GJ_TAKE(sp, blockDim.x);
+  GJ_AXIS_PROLOGUE
   const T* Y = (const T*)A.in[0];
   const T* DY = (const T*)A.in[1];
   const T* G = KIND >= 2 ? (const T*)A.in[2] : (const T*)0;
   T* O1 = (T*)A.out[0];
   T* O2 = KIND >= 2 ? (T*)A.out[1] : (T*)0;
-  const gj_ll slabs = (inner + W - 1) / W, total = outer * slabs;
-  for (gj_ll blk = blockIdx.x; blk < total; blk += gridDim.x) {
-    const gj_ll o = blk / slabs, i = (blk - o * slabs) * W + lane;
-    const bool live = i < inner && r < R;
-    const gj_ll base = o * n * inner + i;
+  GJ_SLABS {
+    GJ_SLAB_COLUMN
     double s1 = 0.0, s2 = 0.0;
     if (live) {
       for (gj_ll j = r; j < n; j += R) {
@@ -1006,20 +941,11 @@ GJ_DEV void log_softmax_backward_grad_body(const GjArgs& A) { axis_body<T, 3>(A)
 // LOG: 0 softmax, 1 log-softmax.
 template <typename T, int LOG>
 GJ_DEV void axis_forward_body(const GjArgs& A) {
-  GJ_SMEM_DECL;
-  const gj_ll outer = A.i0, n = A.i1, inner = A.i2, W = A.tile;
-  const gj_ll t = threadIdx.x, R = blockDim.x / W;
-  const gj_ll lane = t % W, r = t / W;
-  double* sp = gj_smem;
-  double* red1 = GJ_TAKE(sp, blockDim.x);
-  double* red2 = GJ_TAKE(sp, blockDim.x);
+  GJ_AXIS_PROLOGUE
   const T* X = (const T*)A.in[0];
   T* Y = (T*)A.out[0];
-  const gj_ll slabs = (inner + W - 1) / W, total = outer * slabs;
-  for (gj_ll blk = blockIdx.x; blk < total; blk += gridDim.x) {
-    const gj_ll o = blk / slabs, i = (blk - o * slabs) * W + lane;
-    const bool live = i < inner && r < R;
-    const gj_ll base = o * n * inner + i;
+  GJ_SLABS {
+    GJ_SLAB_COLUMN
     double m = gj_neg_inf();
     if (live) {
       for (gj_ll j = r; j < n; j += R) {

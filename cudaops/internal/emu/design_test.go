@@ -38,13 +38,13 @@ func TestEveryKernelCompiled(t *testing.T) {
 	}
 }
 
-// TestEmulatorCompilesTheEmbeddedSource: emu.cpp includes gatejet_cu.h, and that file is byte
-// for byte the source the device backend hands to NVRTC.
+// TestEmulatorCompilesTheEmbeddedSource: emu.cpp includes kernels/gatejet.cu itself, and that
+// file is byte for byte the source the device backend hands to NVRTC.
 func TestEmulatorCompilesTheEmbeddedSource(t *testing.T) {
 	cpp, err := os.ReadFile("emu.cpp")
 	require.NoError(t, err)
-	require.Contains(t, string(cpp), `#include "gatejet_cu.h"`)
-	cu, err := os.ReadFile("gatejet_cu.h")
+	require.Contains(t, string(cpp), `#include "../../kernels/gatejet.cu"`)
+	cu, err := os.ReadFile("../../kernels/gatejet.cu")
 	require.NoError(t, err)
 	require.Equal(t, string(cu), cudaops.KernelSource)
 	for _, k := range cudaops.DeviceKernels() {

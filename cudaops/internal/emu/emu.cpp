@@ -1,9 +1,8 @@
 // The host build of cudaops/kernels/gatejet.cu: the emulation header, then the kernel source
-// (gatejet_cu.h, a byte-for-byte copy of the text NVRTC compiles, tested), then the fiber
-// scheduler that runs a launch.
+// itself (the very text NVRTC compiles), then the fiber scheduler that runs a launch.
 #define GJ_EMU 1
 #include "cuda_emu.hpp"
-#include "gatejet_cu.h"  // a copy of cudaops/kernels/gatejet.cu: see kernelcopy.go
+#include "../../kernels/gatejet.cu"  // rebuilt when it changes: see kernelsrc.go
 
 #include <stddef.h>
 #include <sys/mman.h>

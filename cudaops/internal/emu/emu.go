@@ -2,9 +2,9 @@
 
 // Package emu runs the CUDA kernels of cudaops/kernels/gatejet.cu on the host.
 //
-// emu.cpp compiles the kernel source (gatejet_cu.h, a byte-for-byte copy of
-// kernels/gatejet.cu that `go generate` writes and TestKernelCopyIsCurrent checks) after
-// cuda_emu.hpp, a small emulation of the CUDA execution model: every thread of a block is a
+// emu.cpp compiles the kernel source itself (kernels/gatejet.cu; kernelsrc_hash.go, which
+// `go generate` writes and TestKernelSourceHashIsCurrent checks, makes a source change
+// rebuild it) after cuda_emu.hpp, a small emulation of the CUDA execution model: every thread of a block is a
 // fiber that runs until it reaches __syncthreads, a barrier completes only when every thread
 // reached the same barrier by the same call path (divergence is an error), the order in which threads run between barriers is selectable
 // (Schedule), and dynamic shared memory is poisoned with NaN before each block and
