@@ -1,10 +1,6 @@
 package gatejet
 
-import (
-	"errors"
-	"fmt"
-	"math"
-)
+import "errors"
 
 // Sentinel errors: the kinds of failure every gatejet function reports. Match them with
 // errors.Is; each returned error is an *Error that wraps exactly one of them.
@@ -70,11 +66,6 @@ func (e *Error) Unwrap() error {
 	return e.Kind
 }
 
-// Errorf builds an *Error of the given kind; the detail is formatted with fmt.Sprintf.
-func Errorf(kind error, op, arg, format string, args ...any) *Error {
-	return &Error{Op: op, Arg: arg, Detail: fmt.Sprintf(format, args...), Kind: kind}
-}
-
 // MaxInvTau is the largest inverse temperature s = 1/τ that gatejet accepts. The channels
 // and their products scale as s, s² and s³ (s³: the reverse modes of the second channel, of
 // the Hessian-vector product and of the Gauss-Newton slabs): with s ≤ 1e100, s³ ≤ 1e300
@@ -83,44 +74,8 @@ func Errorf(kind error, op, arg, format string, args ...any) *Error {
 // overflows, and ∞·0 is NaN). At s = 1e100 any logit gap above 1e-97 makes a gate one-hot.
 const MaxInvTau = 1e100
 
-// CheckInvTau reports an ErrTemperature *Error unless 0 < invTau ≤ MaxInvTau.
-func CheckInvTau(op string, invTau float64) error {
-	if !(invTau > 0) || math.IsInf(invTau, 1) {
-		return Errorf(ErrTemperature, op, "invTau", "want 0 < invTau < +Inf, got %v", invTau)
-	}
-	if invTau > MaxInvTau {
-		return Errorf(ErrTemperature, op, "invTau", "want invTau ≤ gatejet.MaxInvTau = %g, got %v", MaxInvTau, invTau)
-	}
-	return nil
-}
-
 // MaxLogisticAlpha is the largest slope |α| a logistic gate ζ = σ(α·l + β) accepts: its
 // derivatives in l scale as α, α² and α³ (the reverse mode of its second channel), and with
 // |α| ≤ 1e100 those stay finite, so a saturated gate gives its exact zero curvature rather
 // than ∞·0 = NaN.
 const MaxLogisticAlpha = 1e100
-
-// CheckLogisticGate validates the per-atom parameters of a logistic gate over k atoms: alpha
-// and beta of length k (ErrParam otherwise), finite (ErrNonFinite otherwise), and
-// |alpha[i]| ≤ MaxLogisticAlpha (ErrParam otherwise). The error names the argument.
-func CheckLogisticGate(op string, k int, alpha, beta []float64) error {
-	for _, p := range []struct {
-		name string
-		v    []float64
-	}{{"alpha", alpha}, {"beta", beta}} {
-		if len(p.v) != k {
-			return Errorf(ErrParam, op, p.name, "want one value per atom (K=%d), got %d", k, len(p.v))
-		}
-		for i, x := range p.v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return Errorf(ErrNonFinite, op, p.name, "%s[%d] = %v", p.name, i, x)
-			}
-		}
-	}
-	for i, a := range alpha {
-		if math.Abs(a) > MaxLogisticAlpha {
-			return Errorf(ErrParam, op, "alpha", "want |alpha[%d]| ≤ gatejet.MaxLogisticAlpha = %g, got %v", i, MaxLogisticAlpha, a)
-		}
-	}
-	return nil
-}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/par"
 )
 
@@ -294,7 +295,7 @@ func checkSame[T Float](op string, x []T, arg string, buf []T, optional bool) er
 		return nil
 	}
 	if len(buf) != len(x) {
-		return gatejet.Errorf(gatejet.ErrSize, op, arg, "len(%s) = %d, want len(x) = %d", arg, len(buf), len(x))
+		return check.Errorf(gatejet.ErrSize, op, arg, "len(%s) = %d, want len(x) = %d", arg, len(buf), len(x))
 	}
 	return nil
 }

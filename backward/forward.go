@@ -69,7 +69,7 @@ func checkForwardArgs[T Float](op string, shape []int, axis int, y, x []T) (layo
 	// Every element is read before its own output is written and no other, so y == x works
 	// in place; a shifted overlap would read outputs as inputs.
 	if check.Overlap(y, x) && unsafe.SliceData(y) != unsafe.SliceData(x) {
-		return l, gatejet.Errorf(gatejet.ErrParam, op, "y", "y overlaps x other than as the same slice")
+		return l, check.Errorf(gatejet.ErrParam, op, "y", "y overlaps x other than as the same slice")
 	}
 	return l, nil
 }

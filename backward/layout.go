@@ -41,23 +41,23 @@ func AxisLayout(op string, shape []int, axis int) (outer, n, inner int, err erro
 func newLayout(op string, shape []int, axis int) (layout, error) {
 	rank := len(shape)
 	if rank < 1 || rank > maxRank {
-		return layout{}, gatejet.Errorf(gatejet.ErrRank, op, "shape", "want rank 1 to %d, got %d", maxRank, rank)
+		return layout{}, check.Errorf(gatejet.ErrRank, op, "shape", "want rank 1 to %d, got %d", maxRank, rank)
 	}
 	nonzero := 1 // product of the nonzero dims, checked for overflow
 	for i, d := range shape {
 		if d < 0 {
-			return layout{}, gatejet.Errorf(gatejet.ErrShape, op, "shape", "dim %d is %d, want ≥ 0", i, d)
+			return layout{}, check.Errorf(gatejet.ErrShape, op, "shape", "dim %d is %d, want ≥ 0", i, d)
 		}
 		if d == 0 {
 			continue
 		}
 		if nonzero > math.MaxInt/d {
-			return layout{}, gatejet.Errorf(gatejet.ErrShape, op, "shape", "element count of %v overflows int", shape)
+			return layout{}, check.Errorf(gatejet.ErrShape, op, "shape", "element count of %v overflows int", shape)
 		}
 		nonzero *= d
 	}
 	if axis < -rank || axis >= rank {
-		return layout{}, gatejet.Errorf(gatejet.ErrAxis, op, "axis", "want %d ≤ axis < %d, got %d", -rank, rank, axis)
+		return layout{}, check.Errorf(gatejet.ErrAxis, op, "axis", "want %d ≤ axis < %d, got %d", -rank, rank, axis)
 	}
 	if axis < 0 {
 		axis += rank
@@ -77,7 +77,7 @@ func newLayout(op string, shape []int, axis int) (layout, error) {
 // checkLen reports an ErrSize error naming arg unless got == want.
 func checkLen(op, arg string, got, want int) error {
 	if got != want {
-		return gatejet.Errorf(gatejet.ErrSize, op, arg, "len(%s) = %d, want %d", arg, got, want)
+		return check.Errorf(gatejet.ErrSize, op, arg, "len(%s) = %d, want %d", arg, got, want)
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func checkAlias[T Float](op, outName string, out []T, inName string, in []T) err
 	if !check.Overlap(out, in) || unsafe.SliceData(out) == unsafe.SliceData(in) {
 		return nil
 	}
-	return gatejet.Errorf(gatejet.ErrParam, op, outName, "%s partly overlaps %s: an output may be the same slice as an input or share no memory with it", outName, inName)
+	return check.Errorf(gatejet.ErrParam, op, outName, "%s partly overlaps %s: an output may be the same slice as an input or share no memory with it", outName, inName)
 }
 
 // checkOutputs checks the two outputs of a double backward (either may be nil): they must not
@@ -115,7 +115,7 @@ func checkAlias[T Float](op, outName string, out []T, inName string, in []T) err
 // forward input or output, named xName), dy and g, or share no memory with it.
 func checkOutputs[T Float](op, o0Name string, o0 []T, o1Name string, o1 []T, xName string, x, dy, g []T) error {
 	if check.Overlap(o0, o1) {
-		return gatejet.Errorf(gatejet.ErrParam, op, o0Name, "%s overlaps %s: the two outputs must share no memory", o0Name, o1Name)
+		return check.Errorf(gatejet.ErrParam, op, o0Name, "%s overlaps %s: the two outputs must share no memory", o0Name, o1Name)
 	}
 	for _, o := range [...]struct {
 		name string

@@ -183,7 +183,7 @@ const runOp = "cudaops.Run"
 
 // deviceError0 builds an ErrDevice error of operation cudaops.Run.
 func deviceError0(format string, args ...any) error {
-	return gatejet.Errorf(gatejet.ErrDevice, runOp, "", format, args...)
+	return check.Errorf(gatejet.ErrDevice, runOp, "", format, args...)
 }
 
 // LaunchError is the error Run returns (ModeRequired) or records (ModeAuto, see
@@ -271,7 +271,7 @@ func Run(c *Call) (Path, error) {
 // runCPU runs c with its kernel's CPU function.
 func runCPU(c *Call) error {
 	if c == nil {
-		return gatejet.Errorf(gatejet.ErrParam, runOp, "", "nil call")
+		return check.Errorf(gatejet.ErrParam, runOp, "", "nil call")
 	}
 	switch c.DType {
 	case Float64:
@@ -279,7 +279,7 @@ func runCPU(c *Call) error {
 	case Float32:
 		return kernel.Run(runOp, c.Kernel, &c.F32, c.Ints, c.Floats)
 	}
-	return gatejet.Errorf(gatejet.ErrDType, runOp, "DType", "%v: want Float64 or Float32, got %v", c.Kernel, c.DType)
+	return check.Errorf(gatejet.ErrDType, runOp, "DType", "%v: want Float64 or Float32, got %v", c.Kernel, c.DType)
 }
 
 // launchOn checks c and launches it on b, with scratch for the outputs the caller left nil;
@@ -289,7 +289,7 @@ func launchOn(b Backend, c *Call) error {
 		return err
 	}
 	if !c.Kernel.OnDevice() {
-		return gatejet.Errorf(gatejet.ErrDevice, runOp, "Kernel", "%v has no device kernel (it runs on the CPU only)", c.Kernel)
+		return check.Errorf(gatejet.ErrDevice, runOp, "Kernel", "%v has no device kernel (it runs on the CPU only)", c.Kernel)
 	}
 	var filled uint8
 	var err error
@@ -328,7 +328,7 @@ func fillScratch[T Float](c *Call, o *Operands[T]) (filled uint8, err error) {
 		}
 		n, ok := d.Len(c.Ints)
 		if !ok {
-			return filled, gatejet.Errorf(gatejet.ErrShape, runOp, "Ints", "%v: sizes %v overflow int", c.Kernel, c.Ints)
+			return filled, check.Errorf(gatejet.ErrShape, runOp, "Ints", "%v: sizes %v overflow int", c.Kernel, c.Ints)
 		}
 		var z T
 		if _, err := check.Alloc(runOp, "scratch", int(unsafe.Sizeof(z)), n); err != nil {
@@ -348,12 +348,12 @@ func runRequired(c *Call) (Path, error) {
 		if c != nil {
 			k = c.Kernel
 		}
-		return PathGPU, gatejet.Errorf(gatejet.ErrDevice, runOp, "",
+		return PathGPU, check.Errorf(gatejet.ErrDevice, runOp, "",
 			"mode required but no GPU backend is registered (kernel %v)", k)
 	}
 	if c == nil {
 		nDevErr.Add(1)
-		return PathGPU, gatejet.Errorf(gatejet.ErrParam, runOp, "", "nil call")
+		return PathGPU, check.Errorf(gatejet.ErrParam, runOp, "", "nil call")
 	}
 	if err := launchOn(b, c); err != nil {
 		nDevErr.Add(1)

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
@@ -184,7 +185,7 @@ func NewCall[T Float](k Kernel, in, out [][]T, ints []int, floats []float64) *Ca
 // against it (kernel.ID.Args).
 func (c *Call) spec(op string) (*kernel.Spec, error) {
 	if c == nil {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, "", "nil call")
+		return nil, check.Errorf(gatejet.ErrParam, op, "", "nil call")
 	}
 	return c.Kernel.Args(op, c.Ints, c.Floats)
 }
@@ -194,7 +195,7 @@ func lengths(c *Call, dims []kernel.Dim) ([]int, error) {
 	for i, d := range dims {
 		n, ok := d.Len(c.Ints)
 		if !ok {
-			return nil, gatejet.Errorf(gatejet.ErrShape, "cudaops.Call", "Ints", "%v: sizes %v overflow int", c.Kernel, c.Ints)
+			return nil, check.Errorf(gatejet.ErrShape, "cudaops.Call", "Ints", "%v: sizes %v overflow int", c.Kernel, c.Ints)
 		}
 		out[i] = n
 	}
@@ -227,7 +228,7 @@ func (c *Call) OutputElements() int {
 // slices, such as device-resident Gorgonia values. Errors are as Check's.
 func (c *Call) Lengths() (in, out []int, err error) {
 	if c == nil {
-		return nil, nil, gatejet.Errorf(gatejet.ErrParam, "cudaops.Call", "", "nil call")
+		return nil, nil, check.Errorf(gatejet.ErrParam, "cudaops.Call", "", "nil call")
 	}
 	sp, err := c.Kernel.Sizes("cudaops.Call", c.Ints)
 	if err != nil {
@@ -255,16 +256,16 @@ func (c *Call) Check() error {
 	switch c.DType {
 	case Float64:
 		if !empty(&c.F32) {
-			return gatejet.Errorf(gatejet.ErrDType, op, "F32", "%v: a Float64 call with float32 operands", c.Kernel)
+			return check.Errorf(gatejet.ErrDType, op, "F32", "%v: a Float64 call with float32 operands", c.Kernel)
 		}
 		err = checkLens(c, sp, &c.F64)
 	case Float32:
 		if !empty(&c.F64) {
-			return gatejet.Errorf(gatejet.ErrDType, op, "F64", "%v: a Float32 call with float64 operands", c.Kernel)
+			return check.Errorf(gatejet.ErrDType, op, "F64", "%v: a Float32 call with float64 operands", c.Kernel)
 		}
 		err = checkLens(c, sp, &c.F32)
 	default:
-		return gatejet.Errorf(gatejet.ErrDType, op, "DType", "%v: want Float64 or Float32, got %v", c.Kernel, c.DType)
+		return check.Errorf(gatejet.ErrDType, op, "DType", "%v: want Float64 or Float32, got %v", c.Kernel, c.DType)
 	}
 	if err != nil {
 		return err
@@ -304,12 +305,12 @@ func checkLens[T Float](c *Call, sp *kernel.Spec, o *Operands[T]) error {
 			arg := side.name + "[" + strconv.Itoa(i) + "]"
 			if i >= len(want) {
 				if s != nil {
-					return gatejet.Errorf(gatejet.ErrSize, op, arg, "%v takes %d %s operands", c.Kernel, len(want), side.name)
+					return check.Errorf(gatejet.ErrSize, op, arg, "%v takes %d %s operands", c.Kernel, len(want), side.name)
 				}
 				continue
 			}
 			if len(s) != want[i] {
-				return gatejet.Errorf(gatejet.ErrSize, op, arg, "%v with Ints %v: want length %d, got %d", c.Kernel, c.Ints, want[i], len(s))
+				return check.Errorf(gatejet.ErrSize, op, arg, "%v with Ints %v: want length %d, got %d", c.Kernel, c.Ints, want[i], len(s))
 			}
 		}
 	}

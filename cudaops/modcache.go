@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops/kernels"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // Compiler compiles CUDA C source to PTX. The device backend (build tag cuda) uses NVRTC;
@@ -102,11 +103,11 @@ func (c *ModuleCache[M]) Arch() Arch {
 func (c *ModuleCache[M]) usable(op string) error {
 	switch {
 	case c == nil:
-		return gatejet.Errorf(gatejet.ErrParam, op, "", "nil *ModuleCache")
+		return check.Errorf(gatejet.ErrParam, op, "", "nil *ModuleCache")
 	case c.comp == nil:
-		return gatejet.Errorf(gatejet.ErrParam, op, "comp", "the cache was made without a Compiler (NewModuleCache)")
+		return check.Errorf(gatejet.ErrParam, op, "comp", "the cache was made without a Compiler (NewModuleCache)")
 	case c.load == nil:
-		return gatejet.Errorf(gatejet.ErrParam, op, "load", "the cache was made without a load function (NewModuleCache)")
+		return check.Errorf(gatejet.ErrParam, op, "load", "the cache was made without a load function (NewModuleCache)")
 	}
 	return nil
 }
@@ -120,7 +121,7 @@ func (c *ModuleCache[M]) Get(k Kernel, dt DType) (M, error) {
 		return zero, err
 	}
 	if moduleOf(k) == "" || (dt != Float32 && dt != Float64) {
-		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "no module for kernel %v, dtype %v", k, dt)
+		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "no module for kernel %v, dtype %v", k, dt)
 	}
 	return c.get(ModuleKey{Module: moduleOf(k), DType: dt, Arch: c.arch})
 }
@@ -133,20 +134,20 @@ func (c *ModuleCache[M]) get(key ModuleKey) (M, error) {
 		return m, nil
 	}
 	if key.Arch != c.arch {
-		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "module %s is for %s, the device is %s", key, key.Arch, c.arch)
+		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "module %s is for %s, the device is %s", key, key.Arch, c.arch)
 	}
 	c.compiles++
 	ptx, err := c.comp.Compile(KernelSource, key.String()+".cu", CompileOptions(key))
 	if err != nil {
-		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "compiling %s: %v", key, err)
+		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "compiling %s: %v", key, err)
 	}
 	if got := PTXTarget(ptx); got != c.arch {
-		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "",
+		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "",
 			"refusing module %s: its PTX targets %q, the device is %s", key, string(got), c.arch)
 	}
 	m, err := c.load(key, ptx)
 	if err != nil {
-		return zero, gatejet.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "loading %s: %v", key, err)
+		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "loading %s: %v", key, err)
 	}
 	c.mods[key] = m
 	return m, nil
@@ -165,7 +166,7 @@ func (c *ModuleCache[M]) Prewarm(kernels ...Kernel) error {
 	var keys []ModuleKey
 	for _, k := range kernels {
 		if moduleOf(k) == "" {
-			return gatejet.Errorf(gatejet.ErrParam, "cudaops.Prewarm", "kernels", "kernel %v has no device entry points", k)
+			return check.Errorf(gatejet.ErrParam, "cudaops.Prewarm", "kernels", "kernel %v has no device entry points", k)
 		}
 		for _, dt := range []DType{Float32, Float64} {
 			key := ModuleKey{Module: moduleOf(k), DType: dt, Arch: c.arch}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // Mode is the process-wide GPU residency policy that Run applies to every Call.
@@ -53,7 +54,7 @@ func ParseMode(s string) (Mode, error) {
 	case "required":
 		return ModeRequired, nil
 	}
-	return ModeAuto, gatejet.Errorf(gatejet.ErrParam, "cudaops.ParseMode", "mode",
+	return ModeAuto, check.Errorf(gatejet.ErrParam, "cudaops.ParseMode", "mode",
 		`want "off", "auto" or "required", got %q`, s)
 }
 
@@ -75,7 +76,7 @@ func modeFromEnv(v string, set bool) (Mode, error) {
 	}
 	m, err := ParseMode(v)
 	if err != nil {
-		return ModeAuto, gatejet.Errorf(gatejet.ErrParam, "cudaops", EnvVar,
+		return ModeAuto, check.Errorf(gatejet.ErrParam, "cudaops", EnvVar,
 			`want "off", "auto" or "required", got %q; using "auto"`, v)
 	}
 	return m, nil

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	pkgerrors "github.com/pkg/errors"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +21,7 @@ func (c causer) Error() string { return "causer" }
 func (c causer) Cause() error  { return c.cause }
 
 func TestOpError(t *testing.T) {
-	ge := gatejet.Errorf(ErrNotSPD, "graphs.LogDetPlusRidge", "H", "row 0")
+	ge := check.Errorf(ErrNotSPD, "graphs.LogDetPlusRidge", "H", "row 0")
 	require.Nil(t, OpError(nil))
 	require.Nil(t, OpError(errors.New("plain")))
 	require.Same(t, ge, OpError(ge))

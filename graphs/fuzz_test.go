@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // Fuzz targets for the plain-slice helpers: arbitrary (finite or not) values and
@@ -56,7 +57,7 @@ func requireKind(t *testing.T, err error, kind error, op string) {
 	}
 }
 
-func validInvTau(s float64) bool { return gatejet.CheckInvTau("", s) == nil }
+func validInvTau(s float64) bool { return check.InvTau("", s) == nil }
 
 func addFuzzSeeds(f *testing.F) {
 	mx, tiny := math.MaxFloat64, math.SmallestNonzeroFloat64

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/ops"
 	"gorgonia.org/gorgonia"
 )
@@ -34,7 +35,7 @@ func GaussNewtonSlabs(logits, decoded *gorgonia.Node, invTau float64, opts ...op
 func GaussNewtonLogDet(logits, decoded *gorgonia.Node, invTau, lambda float64, opts ...ops.Option) (*gorgonia.Node, error) {
 	const op = "graphs.GaussNewtonLogDet"
 	if !(lambda > 0) || math.IsInf(lambda, 1) {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, "lambda",
+		return nil, check.Errorf(gatejet.ErrParam, op, "lambda",
 			"want 0 < lambda < +Inf (the Gauss-Newton slabs are singular), got %v", lambda)
 	}
 	h, err := GaussNewtonSlabs(logits, decoded, invTau, opts...)
@@ -58,7 +59,7 @@ func GaussNewtonLogDet(logits, decoded *gorgonia.Node, invTau, lambda float64, o
 func CurvaturePenalty(logits, decoded *gorgonia.Node, invTau, weight float64, opts ...ops.Option) (*gorgonia.Node, error) {
 	const op = "graphs.CurvaturePenalty"
 	if math.IsNaN(weight) || math.IsInf(weight, 0) {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, "weight", "want a finite weight, got %v", weight)
+		return nil, check.Errorf(gatejet.ErrParam, op, "weight", "want a finite weight, got %v", weight)
 	}
 	first, err := ops.SoftmaxJetFirst(logits, decoded, invTau, opts...)
 	if err != nil {

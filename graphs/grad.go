@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -55,23 +56,23 @@ func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 
 func checkGrad(cost *gorgonia.Node, wrt gorgonia.Nodes) error {
 	if cost == nil {
-		return gatejet.Errorf(gatejet.ErrParam, opGrad, "cost", "nil node")
+		return check.Errorf(gatejet.ErrParam, opGrad, "cost", "nil node")
 	}
 	if !cost.IsScalar() {
-		return gatejet.Errorf(gatejet.ErrRank, opGrad, "cost", "want a scalar cost, got shape %v", cost.Shape())
+		return check.Errorf(gatejet.ErrRank, opGrad, "cost", "want a scalar cost, got shape %v", cost.Shape())
 	}
 	if dt := cost.Dtype(); dt != tensor.Float64 && dt != tensor.Float32 {
-		return gatejet.Errorf(gatejet.ErrDType, opGrad, "cost", "want float64 or float32, got %v", dt)
+		return check.Errorf(gatejet.ErrDType, opGrad, "cost", "want float64 or float32, got %v", dt)
 	}
 	if len(wrt) == 0 {
-		return gatejet.Errorf(gatejet.ErrParam, opGrad, "wrt", "no nodes to differentiate with respect to")
+		return check.Errorf(gatejet.ErrParam, opGrad, "wrt", "no nodes to differentiate with respect to")
 	}
 	for i, n := range wrt {
 		switch {
 		case n == nil:
-			return gatejet.Errorf(gatejet.ErrParam, opGrad, "wrt", "node %d is nil", i)
+			return check.Errorf(gatejet.ErrParam, opGrad, "wrt", "node %d is nil", i)
 		case n.Graph() != cost.Graph():
-			return gatejet.Errorf(gatejet.ErrParam, opGrad, "wrt", "node %d (%s) is not in the cost's graph", i, nodeName(n))
+			return check.Errorf(gatejet.ErrParam, opGrad, "wrt", "node %d (%s) is not in the cost's graph", i, nodeName(n))
 		}
 	}
 	return nil
@@ -163,7 +164,7 @@ func backprop(cost *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, error) {
 		}
 		gn, err := reduceAdd(grads[n])
 		if err != nil {
-			return nil, gatejet.Errorf(ErrNotDifferentiable, opGrad, nodeName(n),
+			return nil, check.Errorf(ErrNotDifferentiable, opGrad, nodeName(n),
 				"summing the gradients that reach it: %v", err)
 		}
 		sum[n] = gn
@@ -173,7 +174,7 @@ func backprop(cost *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, error) {
 		}
 		cg, err := symDiff(op, kids[n], n, gn)
 		if err != nil {
-			return nil, gatejet.Errorf(ErrNotDifferentiable, opGrad, nodeName(n),
+			return nil, check.Errorf(ErrNotDifferentiable, opGrad, nodeName(n),
 				"op %v: SymDiff: %v", n.Op(), err)
 		}
 		for i, c := range kids[n] {
@@ -181,7 +182,7 @@ func backprop(cost *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, error) {
 				continue
 			}
 			if i >= len(cg) || cg[i] == nil {
-				return nil, gatejet.Errorf(ErrNotDifferentiable, opGrad, nodeName(n),
+				return nil, check.Errorf(ErrNotDifferentiable, opGrad, nodeName(n),
 					"op %v: SymDiff gave no gradient for its differentiable input %d", n.Op(), i)
 			}
 			grads[c] = append(grads[c], cg[i])
@@ -206,13 +207,13 @@ func notDifferentiable(n *gorgonia.Node, i int, order gorgonia.Nodes, kids map[*
 			}
 			below[m] = true
 			if reaches[m] && (k >= len(diffs[m]) || !diffs[m][k]) {
-				return gatejet.Errorf(ErrNotDifferentiable, opGrad, "wrt",
+				return check.Errorf(ErrNotDifferentiable, opGrad, "wrt",
 					"node %d (%s) reaches the cost only through op %v of node %s, which cannot be differentiated with respect to its input %d (%s)",
 					i, nodeName(n), m.Op(), nodeName(m), k, nodeName(c))
 			}
 		}
 	}
-	return gatejet.Errorf(gatejet.ErrParam, opGrad, "wrt",
+	return check.Errorf(gatejet.ErrParam, opGrad, "wrt",
 		"the cost does not depend on node %d (%s)", i, nodeName(n))
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/strided"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -192,7 +193,7 @@ func GradCheck(cost *gorgonia.Node, wrt gorgonia.Nodes, opts ...Option) (*Report
 	cfg := config{}
 	for i, o := range opts {
 		if o == nil {
-			return nil, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "opts", "option %d is nil", i)
+			return nil, check.Errorf(gatejet.ErrParam, opGradCheck, "opts", "option %d is nil", i)
 		}
 		o(&cfg)
 	}
@@ -223,7 +224,7 @@ func GradCheck(cost *gorgonia.Node, wrt gorgonia.Nodes, opts ...Option) (*Report
 	}
 	for i, a := range analytic {
 		if len(a) != accs[i].size {
-			return nil, gatejet.Errorf(ErrMachine, opGradCheck, nodeName(wrt[i]),
+			return nil, check.Errorf(ErrMachine, opGradCheck, nodeName(wrt[i]),
 				"gradient has %d elements, the node's value has %d", len(a), accs[i].size)
 		}
 	}
@@ -265,7 +266,7 @@ func GradCheck(cost *gorgonia.Node, wrt gorgonia.Nodes, opts ...Option) (*Report
 		if nr.Failed > 0 && nr.Worst.Ratio > worstRatio {
 			worstRatio = nr.Worst.Ratio
 			w := nr.Worst
-			worstErr = gatejet.Errorf(ErrGradient, opGradCheck, nr.Name,
+			worstErr = check.Errorf(ErrGradient, opGradCheck, nr.Name,
 				"%d of %d checked elements outside tolerance; worst at %v (flat %d): analytic %.10g, numeric %.10g, |diff| %.3g > atol+rtol·max = %.3g (%s machine, %v, h=%g)",
 				nr.Failed, nr.Checked, w.Coord, w.Index, w.Analytic, w.Numeric, w.AbsErr,
 				cfg.atol+cfg.rtol*math.Max(math.Abs(w.Analytic), math.Abs(w.Numeric)),
@@ -323,39 +324,39 @@ func compare(i int, a, num, rtol, atol float64) Element {
 
 func checkGradArgs(cost *gorgonia.Node, wrt gorgonia.Nodes, cfg *config) (tensor.Dtype, error) {
 	if cost == nil {
-		return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "cost", "nil node")
+		return tensor.Dtype{}, check.Errorf(gatejet.ErrParam, opGradCheck, "cost", "nil node")
 	}
 	if !cost.IsScalar() {
-		return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrRank, opGradCheck, "cost",
+		return tensor.Dtype{}, check.Errorf(gatejet.ErrRank, opGradCheck, "cost",
 			"want a scalar cost, got shape %v", cost.Shape())
 	}
 	dt := cost.Dtype()
 	if dt != tensor.Float64 && dt != tensor.Float32 {
-		return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrDType, opGradCheck, "cost",
+		return tensor.Dtype{}, check.Errorf(gatejet.ErrDType, opGradCheck, "cost",
 			"want float64 or float32, got %v", dt)
 	}
 	if len(wrt) == 0 {
-		return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "wrt", "no nodes to check")
+		return tensor.Dtype{}, check.Errorf(gatejet.ErrParam, opGradCheck, "wrt", "no nodes to check")
 	}
 	seen := make(map[*gorgonia.Node]bool, len(wrt))
 	for i, n := range wrt {
 		switch {
 		case n == nil:
-			return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "wrt", "node %d is nil", i)
+			return tensor.Dtype{}, check.Errorf(gatejet.ErrParam, opGradCheck, "wrt", "node %d is nil", i)
 		case n.Graph() != cost.Graph():
-			return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "wrt",
+			return tensor.Dtype{}, check.Errorf(gatejet.ErrParam, opGradCheck, "wrt",
 				"node %d (%s) is not in the cost's graph", i, nodeName(n))
 		case n.Op() != nil:
-			return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "wrt",
+			return tensor.Dtype{}, check.Errorf(gatejet.ErrParam, opGradCheck, "wrt",
 				"node %d (%s) is not an input node (it has op %v)", i, nodeName(n), n.Op())
 		case n.Dtype() != dt:
-			return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrDType, opGradCheck, "wrt",
+			return tensor.Dtype{}, check.Errorf(gatejet.ErrDType, opGradCheck, "wrt",
 				"node %d (%s) has dtype %v, the cost %v", i, nodeName(n), n.Dtype(), dt)
 		case n.Value() == nil:
-			return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "wrt",
+			return tensor.Dtype{}, check.Errorf(gatejet.ErrParam, opGradCheck, "wrt",
 				"node %d (%s) has no value bound", i, nodeName(n))
 		case seen[n]:
-			return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "wrt",
+			return tensor.Dtype{}, check.Errorf(gatejet.ErrParam, opGradCheck, "wrt",
 				"node %d (%s) appears twice", i, nodeName(n))
 		}
 		seen[n] = true
@@ -367,7 +368,7 @@ func checkGradArgs(cost *gorgonia.Node, wrt gorgonia.Nodes, cfg *config) (tensor
 		}
 	}
 	if !(cfg.step > 0) || math.IsInf(cfg.step, 0) {
-		return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "step",
+		return tensor.Dtype{}, check.Errorf(gatejet.ErrParam, opGradCheck, "step",
 			"want 0 < h < +Inf, got %v", cfg.step)
 	}
 	if !cfg.tolSet {
@@ -377,11 +378,11 @@ func checkGradArgs(cost *gorgonia.Node, wrt gorgonia.Nodes, cfg *config) (tensor
 		}
 	}
 	if !(cfg.rtol >= 0) || !(cfg.atol >= 0) || math.IsInf(cfg.rtol, 0) || math.IsInf(cfg.atol, 0) {
-		return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "tolerance",
+		return tensor.Dtype{}, check.Errorf(gatejet.ErrParam, opGradCheck, "tolerance",
 			"want finite rtol, atol ≥ 0, got rtol=%v atol=%v", cfg.rtol, cfg.atol)
 	}
 	if cfg.machine != Tape && cfg.machine != Lisp {
-		return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrParam, opGradCheck, "machine",
+		return tensor.Dtype{}, check.Errorf(gatejet.ErrParam, opGradCheck, "machine",
 			"unknown machine %v", cfg.machine)
 	}
 	return dt, nil
@@ -418,11 +419,11 @@ func newAccessor(n *gorgonia.Node) (*accessor, error) {
 		if t.IsMaterializable() {
 			m, ok := t.Materialize().(*tensor.Dense)
 			if !ok {
-				return nil, gatejet.Errorf(gatejet.ErrParam, opGradCheck, nodeName(n),
+				return nil, check.Errorf(gatejet.ErrParam, opGradCheck, nodeName(n),
 					"cannot materialise the view bound to the node")
 			}
 			if err := gorgonia.Let(n, m); err != nil {
-				return nil, gatejet.Errorf(gatejet.ErrParam, opGradCheck, nodeName(n),
+				return nil, check.Errorf(gatejet.ErrParam, opGradCheck, nodeName(n),
 					"rebinding the materialised view: %v", err)
 			}
 			t = m
@@ -439,7 +440,7 @@ func newAccessor(n *gorgonia.Node) (*accessor, error) {
 		case tensor.Float32:
 			a.f32 = t.Float32s()
 		default:
-			return nil, gatejet.Errorf(gatejet.ErrDType, opGradCheck, nodeName(n),
+			return nil, check.Errorf(gatejet.ErrDType, opGradCheck, nodeName(n),
 				"want float64 or float32 data, got %v", t.Dtype())
 		}
 	case *gorgonia.F64:
@@ -447,7 +448,7 @@ func newAccessor(n *gorgonia.Node) (*accessor, error) {
 	case *gorgonia.F32:
 		a.s32, a.size = t, 1
 	default:
-		return nil, gatejet.Errorf(gatejet.ErrParam, opGradCheck, nodeName(n),
+		return nil, check.Errorf(gatejet.ErrParam, opGradCheck, nodeName(n),
 			"bound value of type %T is not supported (want *tensor.Dense, *gorgonia.F64 or *gorgonia.F32)", v)
 	}
 	a.orig = make([]float64, a.size)
@@ -614,7 +615,7 @@ func machineError(what string, err error) error {
 	if ge := OpError(err); ge != nil {
 		kind = ge.Kind
 	}
-	return gatejet.Errorf(kind, opGradCheck, "cost", "%s: %v", what, err)
+	return check.Errorf(kind, opGradCheck, "cost", "%s: %v", what, err)
 }
 
 // runVM runs a machine, turning panics from Gorgonia into errors.
@@ -634,7 +635,7 @@ func tapeGradients(cost *gorgonia.Node, wrt gorgonia.Nodes) ([][]float64, float6
 		if ge := OpError(err); ge != nil {
 			kind = ge.Kind
 		}
-		return nil, 0, gatejet.Errorf(kind, opGradCheck, "wrt", "%v", err)
+		return nil, 0, check.Errorf(kind, opGradCheck, "wrt", "%v", err)
 	}
 	roots := append(gorgonia.Nodes{cost}, grads...)
 	m, err := newTape(cost.Graph().SubgraphRoots(roots...))
@@ -647,12 +648,12 @@ func tapeGradients(cost *gorgonia.Node, wrt gorgonia.Nodes) ([][]float64, float6
 	}
 	c, ok := scalarOf(cost.Value())
 	if !ok {
-		return nil, 0, gatejet.Errorf(ErrMachine, opGradCheck, "cost", "cost value %v is not a scalar", cost.Value())
+		return nil, 0, check.Errorf(ErrMachine, opGradCheck, "cost", "cost value %v is not a scalar", cost.Value())
 	}
 	out := make([][]float64, len(grads))
 	for i, gn := range grads {
 		if out[i], ok = floatsOf(gn.Value()); !ok {
-			return nil, 0, gatejet.Errorf(ErrMachine, opGradCheck, nodeName(wrt[i]),
+			return nil, 0, check.Errorf(ErrMachine, opGradCheck, nodeName(wrt[i]),
 				"gradient value %T is not readable", gn.Value())
 		}
 	}
@@ -662,7 +663,7 @@ func tapeGradients(cost *gorgonia.Node, wrt gorgonia.Nodes) ([][]float64, float6
 func newTape(g *gorgonia.ExprGraph) (m gorgonia.VM, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = gatejet.Errorf(ErrMachine, opGradCheck, "cost", "compiling the tape machine: %v", r)
+			err = check.Errorf(ErrMachine, opGradCheck, "cost", "compiling the tape machine: %v", r)
 		}
 	}()
 	return gorgonia.NewTapeMachine(g), nil
@@ -671,7 +672,7 @@ func newTape(g *gorgonia.ExprGraph) (m gorgonia.VM, err error) {
 func newLisp(g *gorgonia.ExprGraph, opts ...gorgonia.VMOpt) (m gorgonia.VM, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = gatejet.Errorf(ErrMachine, opGradCheck, "cost", "starting the lisp machine: %v", r)
+			err = check.Errorf(ErrMachine, opGradCheck, "cost", "starting the lisp machine: %v", r)
 		}
 	}()
 	return gorgonia.NewLispMachine(g, opts...), nil
@@ -706,7 +707,7 @@ func lispGradients(cost *gorgonia.Node, wrt gorgonia.Nodes) ([][]float64, float6
 		return nil, 0, err
 	}
 	if n := lispCrasher(sub); n != nil {
-		return nil, 0, gatejet.Errorf(ErrMachine, opGradCheck, "cost",
+		return nil, 0, check.Errorf(ErrMachine, opGradCheck, "cost",
 			"the LispMachine cannot differentiate node %s (%v): Gorgonia v0.9.18's reverse pass of a Repeat panics in a goroutine of its own, which would end the process; check this graph on the Tape machine",
 			nodeName(n), n.Op())
 	}
@@ -718,17 +719,17 @@ func lispGradients(cost *gorgonia.Node, wrt gorgonia.Nodes) ([][]float64, float6
 	err := runLisp(sub, func() error {
 		var ok bool
 		if c, ok = scalarOf(cost.Value()); !ok {
-			return gatejet.Errorf(ErrMachine, opGradCheck, "cost", "cost value %v is not a scalar", cost.Value())
+			return check.Errorf(ErrMachine, opGradCheck, "cost", "cost value %v is not a scalar", cost.Value())
 		}
 		out = make([][]float64, len(wrt))
 		for i, n := range wrt {
 			gv, err := n.Grad()
 			if err != nil {
-				return gatejet.Errorf(ErrMachine, opGradCheck, nodeName(n),
+				return check.Errorf(ErrMachine, opGradCheck, nodeName(n),
 					"no gradient after the lisp machine's reverse pass: %v", err)
 			}
 			if out[i], ok = floatsOf(gv); !ok {
-				return gatejet.Errorf(ErrMachine, opGradCheck, nodeName(n),
+				return check.Errorf(ErrMachine, opGradCheck, nodeName(n),
 					"gradient value %T is not readable", gv)
 			}
 		}
@@ -778,7 +779,7 @@ func newEvaluator(cost *gorgonia.Node, kind Machine) (func() (float64, error), f
 	read := func() (float64, error) {
 		c, ok := scalarOf(cost.Value())
 		if !ok {
-			return 0, gatejet.Errorf(ErrMachine, opGradCheck, "cost", "cost value %v is not a scalar", cost.Value())
+			return 0, check.Errorf(ErrMachine, opGradCheck, "cost", "cost value %v is not a scalar", cost.Value())
 		}
 		return c, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/stretchr/testify/require"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -110,7 +111,7 @@ func (e *selfJoin) Unwrap() []error {
 }
 
 func TestOpErrorCycles(t *testing.T) {
-	ge := gatejet.Errorf(ErrNotSPD, "graphs.LogDetPlusRidge", "H", "row 0")
+	ge := check.Errorf(ErrNotSPD, "graphs.LogDetPlusRidge", "H", "row 0")
 	require.Nil(t, OpError(&selfJoin{}))
 	require.Nil(t, OpError(&selfJoin{twice: true}), "2^depth paths: the step budget bounds them")
 	require.Same(t, ge, OpError(&selfJoin{ge: ge}))

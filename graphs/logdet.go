@@ -7,6 +7,7 @@ import (
 
 	"github.com/chewxy/hm"
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/strided"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -39,7 +40,7 @@ const opLogDet = "graphs.LogDetPlusRidge"
 // NaN or an infinity gives NaN (and a NaN gradient) for that row only.
 func LogDetPlusRidge(H *gorgonia.Node, lambda float64) (*gorgonia.Node, error) {
 	if !(lambda >= 0) || math.IsInf(lambda, 1) {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opLogDet, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda)
+		return nil, check.Errorf(gatejet.ErrParam, opLogDet, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda)
 	}
 	dt, err := floatNode(opLogDet, "H", H)
 	if err != nil {
@@ -47,10 +48,10 @@ func LogDetPlusRidge(H *gorgonia.Node, lambda float64) (*gorgonia.Node, error) {
 	}
 	s := H.Shape()
 	if len(s) != 3 {
-		return nil, gatejet.Errorf(gatejet.ErrRank, opLogDet, "H", "want rank 3 [n,K,K], got shape %v", s)
+		return nil, check.Errorf(gatejet.ErrRank, opLogDet, "H", "want rank 3 [n,K,K], got shape %v", s)
 	}
 	if s[0] <= 0 || s[1] <= 0 || s[1] != s[2] {
-		return nil, gatejet.Errorf(gatejet.ErrShape, opLogDet, "H", "want [n,K,K] with n, K ≥ 1, got %v", s)
+		return nil, check.Errorf(gatejet.ErrShape, opLogDet, "H", "want [n,K,K] with n, K ≥ 1, got %v", s)
 	}
 	return gorgonia.ApplyOp(&logDetOp{lambda: lambda, n: s[0], k: s[1], dt: dt}, H)
 }
@@ -80,16 +81,16 @@ func (op *logDetOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 // is [n].
 func (op *logDetOp) checkShapes(in []gorgonia.DimSizer, arity int) error {
 	if len(in) != arity {
-		return gatejet.Errorf(gatejet.ErrParam, opLogDet, "", "want %d inputs, got %d", arity, len(in))
+		return check.Errorf(gatejet.ErrParam, opLogDet, "", "want %d inputs, got %d", arity, len(in))
 	}
 	s, ok := in[0].(tensor.Shape)
 	if !ok || !s.Eq(tensor.Shape{op.n, op.k, op.k}) {
-		return gatejet.Errorf(gatejet.ErrShape, opLogDet, "H", "want [%d,%d,%d], got %v", op.n, op.k, op.k, in[0])
+		return check.Errorf(gatejet.ErrShape, opLogDet, "H", "want [%d,%d,%d], got %v", op.n, op.k, op.k, in[0])
 	}
 	if arity == 2 {
 		g, ok := in[1].(tensor.Shape)
 		if !ok || g.TotalSize() != op.n {
-			return gatejet.Errorf(gatejet.ErrShape, opLogDet, "grad", "want [%d], got %v", op.n, in[1])
+			return check.Errorf(gatejet.ErrShape, opLogDet, "grad", "want [%d], got %v", op.n, in[1])
 		}
 	}
 	return nil
@@ -97,7 +98,7 @@ func (op *logDetOp) checkShapes(in []gorgonia.DimSizer, arity int) error {
 
 func (op *logDetOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	if len(in) != 1 {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opLogDet, "", "want 1 input, got %d", len(in))
+		return nil, check.Errorf(gatejet.ErrParam, opLogDet, "", "want 1 input, got %d", len(in))
 	}
 	h, err := op.matrices(in[0])
 	if err != nil {
@@ -127,7 +128,7 @@ func (op *logDetOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func (op *logDetOp) notSPD(r, pivot int, work []float64) error {
-	return gatejet.Errorf(ErrNotSPD, opLogDet, "H",
+	return check.Errorf(ErrNotSPD, opLogDet, "H",
 		"row %d: sym(H)+%gI has a non-positive pivot %g at %d (K=%d)", r, op.lambda, work[pivot*op.k+pivot], pivot, op.k)
 }
 
@@ -135,7 +136,7 @@ func (op *logDetOp) notSPD(r, pivot int, work []float64) error {
 func (op *logDetOp) matrices(v gorgonia.Value) ([]float64, error) {
 	h, ok := floatsOf(v)
 	if !ok || len(h) != op.n*op.k*op.k {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opLogDet, "H",
+		return nil, check.Errorf(gatejet.ErrParam, opLogDet, "H",
 			"want a float %v value with %d elements, got %T", tensor.Shape{op.n, op.k, op.k}, op.n*op.k*op.k, v)
 	}
 	return h, nil
@@ -244,7 +245,7 @@ func (op *logDetOp) DiffWRT(int) []bool { return []bool{true} }
 // SymDiff: dH[r] = grad[r]·(sym(H[r]) + λI)⁻¹.
 func (op *logDetOp) SymDiff(in gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	if len(in) != 1 {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opLogDet, "", "want 1 input, got %d", len(in))
+		return nil, check.Errorf(gatejet.ErrParam, opLogDet, "", "want 1 input, got %d", len(in))
 	}
 	dh, err := gorgonia.ApplyOp(&logDetGradOp{op}, in[0], grad)
 	if err != nil {
@@ -261,7 +262,7 @@ func (op *logDetOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, out *
 	}
 	g, ok := floatsOf(up)
 	if !ok || len(g) != op.n {
-		return gatejet.Errorf(gatejet.ErrShape, opLogDet, "output", "gradient %T is not [%d]", up, op.n)
+		return check.Errorf(gatejet.ErrShape, opLogDet, "output", "gradient %T is not [%d]", up, op.n)
 	}
 	h, err := op.matrices(in[0].Value())
 	if err != nil {
@@ -295,7 +296,7 @@ func (op *logDetGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error
 
 func (op *logDetGradOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	if len(in) != 2 {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opLogDet, "", "want 2 inputs, got %d", len(in))
+		return nil, check.Errorf(gatejet.ErrParam, opLogDet, "", "want 2 inputs, got %d", len(in))
 	}
 	h, err := op.f.matrices(in[0])
 	if err != nil {
@@ -303,7 +304,7 @@ func (op *logDetGradOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	g, ok := floatsOf(in[1])
 	if !ok || len(g) != op.f.n {
-		return nil, gatejet.Errorf(gatejet.ErrShape, opLogDet, "grad", "want [%d], got %T", op.f.n, in[1])
+		return nil, check.Errorf(gatejet.ErrShape, opLogDet, "grad", "want [%d], got %T", op.f.n, in[1])
 	}
 	dh, err := op.f.gradient(h, g)
 	if err != nil {
@@ -333,7 +334,7 @@ func (op *logDetGradOp) DiffWRT(int) []bool { return []bool{true, true} }
 
 // SymDiff: the second derivative of the log-det is not implemented.
 func (op *logDetGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, gatejet.Errorf(gatejet.ErrParam, opLogDet, "",
+	return nil, check.Errorf(gatejet.ErrParam, opLogDet, "",
 		"the gradient of LogDetPlusRidge is not differentiable (second derivative not implemented)")
 }
 

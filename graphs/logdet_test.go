@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
@@ -265,9 +266,9 @@ func TestLogDetPlusRidgePivot(t *testing.T) {
 		op := &logDetOp{lambda: 0.5, n: 1, k: tc.k, dt: tensor.Float64}
 		_, err := op.Do(denseOf(tensor.Float64, []int{1, tc.k, tc.k}, h))
 		require.ErrorIs(t, err, ErrNotSPD)
-		require.EqualError(t, err, gatejet.Errorf(ErrNotSPD, opLogDet, "H", "%s", tc.want).Error())
+		require.EqualError(t, err, check.Errorf(ErrNotSPD, opLogDet, "H", "%s", tc.want).Error())
 		_, err = (&logDetGradOp{op}).Do(denseOf(tensor.Float64, []int{1, tc.k, tc.k}, h), denseOf(tensor.Float64, []int{1}, []float64{1}))
-		require.EqualError(t, err, gatejet.Errorf(ErrNotSPD, opLogDet, "H", "%s", tc.want).Error())
+		require.EqualError(t, err, check.Errorf(ErrNotSPD, opLogDet, "H", "%s", tc.want).Error())
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/chewxy/hm"
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/strided"
 	"github.com/gatejet/gatejet/ops"
 	"gorgonia.org/gorgonia"
@@ -37,23 +38,23 @@ func SoftArgmin(costs *gorgonia.Node, invTau float64) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := gatejet.CheckInvTau(opSoftArgmin, invTau); err != nil {
+	if err := check.InvTau(opSoftArgmin, invTau); err != nil {
 		return nil, err
 	}
 	if dt == tensor.Float32 && invTau > math.MaxFloat32 {
 		// The gradient multiplies by −invTau in the costs' dtype, where it would be −Inf
 		// (and 0·Inf = NaN where p is 0).
-		return nil, gatejet.Errorf(gatejet.ErrTemperature, opSoftArgmin, "invTau",
+		return nil, check.Errorf(gatejet.ErrTemperature, opSoftArgmin, "invTau",
 			"with Float32 costs want invTau ≤ %g (the largest float32), got %v", math.MaxFloat32, invTau)
 	}
 	shp := costs.Shape()
 	if len(shp) < 1 || len(shp) > 8 {
-		return nil, gatejet.Errorf(gatejet.ErrRank, opSoftArgmin, "costs",
+		return nil, check.Errorf(gatejet.ErrRank, opSoftArgmin, "costs",
 			"want rank 1 to 8, got shape %v", shp)
 	}
 	for _, d := range shp {
 		if d <= 0 {
-			return nil, gatejet.Errorf(gatejet.ErrShape, opSoftArgmin, "costs",
+			return nil, check.Errorf(gatejet.ErrShape, opSoftArgmin, "costs",
 				"want positive dims, got shape %v", shp)
 		}
 	}
@@ -74,29 +75,29 @@ func (op softArgminOp) Type() hm.Type {
 
 func (op softArgminOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if len(in) != 1 {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "", "want 1 input, got %d", len(in))
+		return nil, check.Errorf(gatejet.ErrParam, opSoftArgmin, "", "want 1 input, got %d", len(in))
 	}
 	s, ok := in[0].(tensor.Shape)
 	if !ok {
-		return nil, gatejet.Errorf(gatejet.ErrShape, opSoftArgmin, "costs", "want a tensor.Shape, got %T", in[0])
+		return nil, check.Errorf(gatejet.ErrShape, opSoftArgmin, "costs", "want a tensor.Shape, got %T", in[0])
 	}
 	return s.Clone(), nil
 }
 
 func (op softArgminOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	if len(in) != 1 {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "", "want 1 input, got %d", len(in))
+		return nil, check.Errorf(gatejet.ErrParam, opSoftArgmin, "", "want 1 input, got %d", len(in))
 	}
 	c, ok := in[0].(*tensor.Dense)
 	if !ok {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "costs", "want a *tensor.Dense, got %T", in[0])
+		return nil, check.Errorf(gatejet.ErrParam, opSoftArgmin, "costs", "want a *tensor.Dense, got %T", in[0])
 	}
 	if c.IsMaterializable() {
 		c = c.Materialize().(*tensor.Dense)
 	}
 	shp := c.Shape()
 	if len(shp) < 1 {
-		return nil, gatejet.Errorf(gatejet.ErrRank, opSoftArgmin, "costs", "want rank ≥ 1, got a scalar")
+		return nil, check.Errorf(gatejet.ErrRank, opSoftArgmin, "costs", "want rank ≥ 1, got a scalar")
 	}
 	switch c.Dtype() {
 	case tensor.Float64:
@@ -104,7 +105,7 @@ func (op softArgminOp) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 	case tensor.Float32:
 		return softArgminDense[float32](c, op.invTau)
 	}
-	return nil, gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", c.Dtype())
+	return nil, check.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", c.Dtype())
 }
 
 // softArgminDense returns softmax(−s·c) along the last axis of c (dtype T, not a view, in
@@ -140,7 +141,7 @@ func (op softArgminOp) DiffWRT(int) []bool { return []bool{true} }
 // SymDiff: dc = −s·SoftmaxBackward(p, dp) along the last axis.
 func (op softArgminOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	if len(in) != 1 {
-		return nil, gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "", "want 1 input, got %d", len(in))
+		return nil, check.Errorf(gatejet.ErrParam, opSoftArgmin, "", "want 1 input, got %d", len(in))
 	}
 	dx, err := ops.SoftmaxBackward(out, grad, -1)
 	if err != nil {
@@ -161,12 +162,12 @@ func (op softArgminOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, ou
 	}
 	p, ok := out.Value().(*tensor.Dense)
 	if !ok {
-		return gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "p", "output value is %T", out.Value())
+		return check.Errorf(gatejet.ErrParam, opSoftArgmin, "p", "output value is %T", out.Value())
 	}
 	dp, ok1 := dpV.(*tensor.Dense)
 	dc, ok2 := dcV.(*tensor.Dense)
 	if !ok1 || !ok2 {
-		return gatejet.Errorf(gatejet.ErrParam, opSoftArgmin, "", "gradients are %T and %T, want *tensor.Dense", dpV, dcV)
+		return check.Errorf(gatejet.ErrParam, opSoftArgmin, "", "gradients are %T and %T, want *tensor.Dense", dpV, dcV)
 	}
 	if p.IsMaterializable() {
 		p = p.Materialize().(*tensor.Dense)
@@ -180,7 +181,7 @@ func (op softArgminOp) DoDiff(_ gorgonia.ExecutionContext, in gorgonia.Nodes, ou
 	case tensor.Float32:
 		return accumulateSoftArgminVJP[float32](dc, p, dp, op.invTau)
 	}
-	return gatejet.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", p.Dtype())
+	return check.Errorf(gatejet.ErrDType, opSoftArgmin, "costs", "want Float64 or Float32, got %v", p.Dtype())
 }
 
 // accumulateSoftArgminVJP adds −s·SoftmaxBackward(p, dp) into dc, each read and written in
@@ -195,7 +196,7 @@ func accumulateSoftArgminVJP[T backward.Float](dc, p, dp *tensor.Dense, invTau f
 		return err
 	}
 	if len(dpv) != len(pv) || dc.Shape().TotalSize() != len(pv) {
-		return gatejet.Errorf(gatejet.ErrShape, opSoftArgmin, "", "p %v, its gradient %v and the costs' gradient %v differ",
+		return check.Errorf(gatejet.ErrShape, opSoftArgmin, "", "p %v, its gradient %v and the costs' gradient %v differ",
 			p.Shape(), dp.Shape(), dc.Shape())
 	}
 	tmp := make([]T, len(pv))
@@ -223,7 +224,7 @@ func softArgminRows[T backward.Float](op string, p, c []T, k int, s float64) err
 		return nil
 	}
 	if k <= 0 || len(c)%k != 0 || len(p) != len(c) {
-		return gatejet.Errorf(gatejet.ErrShape, op, "costs", "want rows of %d costs in %d values, and as many probabilities, got %d", k, len(c), len(p))
+		return check.Errorf(gatejet.ErrShape, op, "costs", "want rows of %d costs in %d values, and as many probabilities, got %d", k, len(c), len(p))
 	}
 	// The logits are float64 whatever T: p holds them when it is []float64.
 	x, direct := any(p).([]float64)
@@ -284,7 +285,7 @@ func scalarConst(dt tensor.Dtype, x float64) *gorgonia.Node {
 // finite.
 func SoftArgminProbs(costs []float64, invTau float64) ([]float64, error) {
 	const op = "graphs.SoftArgminProbs"
-	if err := gatejet.CheckInvTau(op, invTau); err != nil {
+	if err := check.InvTau(op, invTau); err != nil {
 		return nil, err
 	}
 	p := make([]float64, len(costs))
@@ -306,11 +307,11 @@ func SoftArgminProbs(costs []float64, invTau float64) ([]float64, error) {
 // differ.
 func SoftArgminVJP(probs, v []float64, invTau float64) ([]float64, error) {
 	const op = "graphs.SoftArgminVJP"
-	if err := gatejet.CheckInvTau(op, invTau); err != nil {
+	if err := check.InvTau(op, invTau); err != nil {
 		return nil, err
 	}
 	if len(v) != len(probs) {
-		return nil, gatejet.Errorf(gatejet.ErrSize, op, "v", "want length %d (probs), got %d", len(probs), len(v))
+		return nil, check.Errorf(gatejet.ErrSize, op, "v", "want length %d (probs), got %d", len(probs), len(v))
 	}
 	dot := 0.0
 	for i, p := range probs {
@@ -369,14 +370,14 @@ func Argmin(costs []float64) int {
 func NaturalGradient(probs, grad []float64, lambda float64) ([]float64, error) {
 	const op = "graphs.NaturalGradient"
 	if len(grad) != len(probs) {
-		return nil, gatejet.Errorf(gatejet.ErrSize, op, "grad", "want length %d (probs), got %d", len(probs), len(grad))
+		return nil, check.Errorf(gatejet.ErrSize, op, "grad", "want length %d (probs), got %d", len(probs), len(grad))
 	}
 	if !(lambda >= 0) || math.IsInf(lambda, 1) {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda)
+		return nil, check.Errorf(gatejet.ErrParam, op, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda)
 	}
 	for i, p := range probs {
 		if p < 0 {
-			return nil, gatejet.Errorf(gatejet.ErrParam, op, "probs", "probs[%d] = %v is negative", i, p)
+			return nil, check.Errorf(gatejet.ErrParam, op, "probs", "probs[%d] = %v is negative", i, p)
 		}
 	}
 	x := make([]float64, len(probs))

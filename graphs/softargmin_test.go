@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
@@ -54,7 +55,7 @@ func TestSoftArgminProbs(t *testing.T) {
 
 	_, err := SoftArgminProbs([]float64{1}, 0)
 	require.ErrorIs(t, err, gatejet.ErrTemperature)
-	require.EqualError(t, err, gatejet.Errorf(gatejet.ErrTemperature, "graphs.SoftArgminProbs", "invTau",
+	require.EqualError(t, err, check.Errorf(gatejet.ErrTemperature, "graphs.SoftArgminProbs", "invTau",
 		"want 0 < invTau < +Inf, got 0").Error())
 }
 

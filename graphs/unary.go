@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -15,11 +16,11 @@ import (
 // error for a nil node, an ErrDType error unless the dtype is Float64 or Float32.
 func floatNode(op, arg string, n *gorgonia.Node) (tensor.Dtype, error) {
 	if n == nil {
-		return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrParam, op, arg, "nil node")
+		return tensor.Dtype{}, check.Errorf(gatejet.ErrParam, op, arg, "nil node")
 	}
 	dt := n.Dtype()
 	if dt != tensor.Float64 && dt != tensor.Float32 {
-		return tensor.Dtype{}, gatejet.Errorf(gatejet.ErrDType, op, arg, "want Float64 or Float32, got %v", dt)
+		return tensor.Dtype{}, check.Errorf(gatejet.ErrDType, op, arg, "want Float64 or Float32, got %v", dt)
 	}
 	return dt, nil
 }
@@ -30,16 +31,16 @@ func floatNode(op, arg string, n *gorgonia.Node) (tensor.Dtype, error) {
 // node without a gradient is an ErrParam error.
 func unaryGrads(op, arg string, in gorgonia.Nodes, out *gorgonia.Node) (up, dIn gorgonia.Value, err error) {
 	if len(in) != 1 {
-		return nil, nil, gatejet.Errorf(gatejet.ErrParam, op, "", "want 1 input, got %d", len(in))
+		return nil, nil, check.Errorf(gatejet.ErrParam, op, "", "want 1 input, got %d", len(in))
 	}
 	if in[0] == nil || out == nil {
-		return nil, nil, gatejet.Errorf(gatejet.ErrParam, op, "", "nil node")
+		return nil, nil, check.Errorf(gatejet.ErrParam, op, "", "nil node")
 	}
 	if up, err = out.Grad(); err != nil {
-		return nil, nil, gatejet.Errorf(gatejet.ErrParam, op, "output", "no gradient: %v", err)
+		return nil, nil, check.Errorf(gatejet.ErrParam, op, "output", "no gradient: %v", err)
 	}
 	if dIn, err = in[0].Grad(); err != nil {
-		return nil, nil, gatejet.Errorf(gatejet.ErrParam, op, arg, "no gradient: %v", err)
+		return nil, nil, check.Errorf(gatejet.ErrParam, op, arg, "no gradient: %v", err)
 	}
 	return up, dIn, nil
 }

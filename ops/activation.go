@@ -110,7 +110,7 @@ func newActivationBackward(a activation, x, dy *gorgonia.Node, opts []Option) (*
 		return nil, err
 	}
 	if !dy.Shape().Eq(s) {
-		return nil, gatejet.Errorf(gatejet.ErrShape, name, "dy", "want the shape of x %v, got %v", s, dy.Shape())
+		return nil, check.Errorf(gatejet.ErrShape, name, "dy", "want the shape of x %v, got %v", s, dy.Shape())
 	}
 	if err := checkOutput(name, dt, s); err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func newActivationBackward(a activation, x, dy *gorgonia.Node, opts []Option) (*
 
 func elementwiseShape(name, argName string, s tensor.Shape) (tensor.Shape, error) {
 	if len(s) == 0 {
-		return nil, gatejet.Errorf(gatejet.ErrRank, name, argName, "want rank ≥ 1, got a scalar")
+		return nil, check.Errorf(gatejet.ErrRank, name, argName, "want rank ≥ 1, got a scalar")
 	}
 	if err := checkPositiveDims(name, argName, s); err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func computeAct[T float](op *actOp, out *tensor.Dense, ts []*tensor.Dense) error
 	for i, t := range ts {
 		in[i] = data[T](t, n)
 		if check.Overlap(dst, in[i]) {
-			return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
+			return check.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 		}
 	}
 	switch op.stage {
@@ -287,7 +287,7 @@ func (op *actOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 		}
 		return retVal, nil
 	}
-	return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "the double backward is not differentiable")
+	return nil, check.Errorf(gatejet.ErrParam, op.name(), "", "the double backward is not differentiable")
 }
 
 // DoDiff is the LispMachine's reverse step: for the forward map it adds f's backward of the
@@ -303,7 +303,7 @@ func (op *actOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 	}
 	up, err := output.Grad()
 	if err != nil {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "output", "no gradient: %v", err)
+		return check.Errorf(gatejet.ErrParam, op.name(), "output", "no gradient: %v", err)
 	}
 	vals := make([]gorgonia.Value, 0, 3)
 	for _, n := range inputs {

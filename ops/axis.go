@@ -41,7 +41,7 @@ func newAxisBackward(name string, log bool, y, dy *gorgonia.Node, axis int, opts
 	}
 	ys, dys := y.Shape(), dy.Shape()
 	if len(ys) > 0 && !ys.Eq(dys) {
-		return nil, gatejet.Errorf(gatejet.ErrShape, name, "dy", "want the shape of y %v, got %v", ys, dys)
+		return nil, check.Errorf(gatejet.ErrShape, name, "dy", "want the shape of y %v, got %v", ys, dys)
 	}
 	sa, err := newSoftmaxAxis(name, "y", log, ys, axis, dt)
 	if err != nil {
@@ -90,7 +90,7 @@ func (op *axisOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 // sameShapes checks that there are arity inputs, all of the given shape.
 func sameShapes(name string, shape tensor.Shape, ds []gorgonia.DimSizer, arity int) (tensor.Shape, error) {
 	if len(ds) != arity {
-		return nil, gatejet.Errorf(gatejet.ErrParam, name, "", "want %d inputs, got %d", arity, len(ds))
+		return nil, check.Errorf(gatejet.ErrParam, name, "", "want %d inputs, got %d", arity, len(ds))
 	}
 	for i := range ds {
 		s, err := shapeOf(name, ds, i)
@@ -98,7 +98,7 @@ func sameShapes(name string, shape tensor.Shape, ds []gorgonia.DimSizer, arity i
 			return nil, err
 		}
 		if !s.Eq(shape) {
-			return nil, gatejet.Errorf(gatejet.ErrShape, name, "", "input %d: want shape %v, got %v", i, shape, s)
+			return nil, check.Errorf(gatejet.ErrShape, name, "", "input %d: want shape %v, got %v", i, shape, s)
 		}
 	}
 	return shape.Clone(), nil
@@ -121,7 +121,7 @@ func (op *axisOp) String() string { return fmt.Sprintf("%s{axis=%d}", op.name(),
 // values checks n values of the op's dtype and shape.
 func values(name string, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Value, names ...string) ([]*tensor.Dense, error) {
 	if len(vals) != len(names) {
-		return nil, gatejet.Errorf(gatejet.ErrParam, name, "", "want %d inputs, got %d", len(names), len(vals))
+		return nil, check.Errorf(gatejet.ErrParam, name, "", "want %d inputs, got %d", len(names), len(vals))
 	}
 	ts := make([]*tensor.Dense, len(vals))
 	for i, v := range vals {
@@ -147,7 +147,7 @@ func (op *axisOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value)
 
 func (op *axisOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 	if len(vals) != 2 {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want 2 inputs, got %d", len(vals))
+		return check.Errorf(gatejet.ErrParam, op.name(), "", "want 2 inputs, got %d", len(vals))
 	}
 	y, err := dense(op.name(), "y", vals[0], op.dt, op.shape)
 	if err != nil {
@@ -167,7 +167,7 @@ func axisBackward[T float](op *axisOp, out, yt, dyt *tensor.Dense) error {
 	n := op.shape.TotalSize()
 	dx, y, dy := data[T](out, n), data[T](yt, n), data[T](dyt, n)
 	if check.Overlap(dx, y) || check.Overlap(dx, dy) {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
+		return check.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	return runAxisBackward(&op.run, op.log, op.ints, dx, y, dy)
 }
@@ -223,7 +223,7 @@ func (op *axisOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, o
 	}
 	up, err := output.Grad()
 	if err != nil {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "output", "no gradient: %v", err)
+		return check.Errorf(gatejet.ErrParam, op.name(), "output", "no gradient: %v", err)
 	}
 	ts, err := values(op.name(), op.dt, op.shape, []gorgonia.Value{inputs[0].Value(), inputs[1].Value(), up}, "y", "dy", "grad")
 	if err != nil {
@@ -256,7 +256,7 @@ func accumulate(name string, dt tensor.Dtype, shape tensor.Shape, inputs gorgoni
 	for i, n := range inputs {
 		g, err := n.Grad()
 		if err != nil {
-			return gatejet.Errorf(gatejet.ErrParam, name, names[i], "no gradient to accumulate into: %v", err)
+			return check.Errorf(gatejet.ErrParam, name, names[i], "no gradient to accumulate into: %v", err)
 		}
 		if err := strided.AddInto(name, names[i], g, dt, shape, grads[i]); err != nil {
 			return err
@@ -335,7 +335,7 @@ func axisGrad[T float](op *axisGradOp, out *tensor.Dense, ts []*tensor.Dense) er
 	n := f.shape.TotalSize()
 	dst, y, dy, g := data[T](out, n), data[T](ts[0], n), data[T](ts[1], n), data[T](ts[2], n)
 	if check.Overlap(dst, y) || check.Overlap(dst, dy) || check.Overlap(dst, g) {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
+		return check.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	var outs [2][]T
 	outs[op.wrt] = dst
@@ -347,7 +347,7 @@ func (op *axisGradOp) DiffWRT(inputs int) []bool { return diffMask(inputs, false
 
 // SymDiff reports that the double backward is not differentiable.
 func (op *axisGradOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "the double backward is not differentiable")
+	return nil, check.Errorf(gatejet.ErrParam, op.name(), "", "the double backward is not differentiable")
 }
 
 // DoDiff accepts a zero output gradient and reports an error otherwise (see nonDiff).

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -44,7 +45,7 @@ type gate struct {
 // newGate validates floats for a gate over K atoms and returns the gate, holding a copy.
 func newGate(op string, k *kernel.Gate, K int, floats []float64) (*gate, error) {
 	if want := k.NumFloats(K); len(floats) != want {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, "", "%s wants %d parameters for K=%d, got %d", k.Title, want, K, len(floats))
+		return nil, check.Errorf(gatejet.ErrParam, op, "", "%s wants %d parameters for K=%d, got %d", k.Title, want, K, len(floats))
 	}
 	if err := k.Check(op, K, floats); err != nil {
 		return nil, err
@@ -61,7 +62,7 @@ func softmaxParams(invTau float64) gateParams {
 // apart (each of length K), so that an error names the one at fault.
 func logisticParams(alpha, beta []float64) gateParams {
 	return func(op string, K int) ([]float64, error) {
-		if err := gatejet.CheckLogisticGate(op, K, alpha, beta); err != nil {
+		if err := check.LogisticGate(op, K, alpha, beta); err != nil {
 			return nil, err
 		}
 		return append(append(make([]float64, 0, 2*K), alpha...), beta...), nil

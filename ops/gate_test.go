@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -29,7 +30,7 @@ var testExpGate = &kernel.Gate{
 	Params: []kernel.Param{{Name: "s"}},
 	Check: func(op string, _ int, f []float64) error {
 		if math.IsNaN(f[0]) || math.IsInf(f[0], 0) {
-			return gatejet.Errorf(gatejet.ErrParam, op, "s", "want a finite s, got %v", f[0])
+			return check.Errorf(gatejet.ErrParam, op, "s", "want a finite s, got %v", f[0])
 		}
 		return nil
 	},
@@ -46,7 +47,7 @@ func (g expGate[T]) rows(sh softmaxjet.Shape, l, d []T, f func(n int, z [4][]flo
 		return err
 	}
 	if len(l) != sh.LogitsLen() || len(d) != sh.DecodedLen() {
-		return gatejet.Errorf(gatejet.ErrSize, "expGate", "", "want logits %d and decoded %d, got %d and %d",
+		return check.Errorf(gatejet.ErrSize, "expGate", "", "want logits %d and decoded %d, got %d and %d",
 			sh.LogitsLen(), sh.DecodedLen(), len(l), len(d))
 	}
 	K, P := sh.K, sh.P

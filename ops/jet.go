@@ -140,17 +140,17 @@ func jetShape(op string, c channel, ls, ds, vs tensor.Shape) (softmaxjet.Shape, 
 		return softmaxjet.Shape{}, err
 	}
 	if ds[0] != ls[0] {
-		return softmaxjet.Shape{}, gatejet.Errorf(gatejet.ErrShape, op, "decoded", "want n = %d rows like logits %v, got shape %v", ls[0], ls, ds)
+		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "decoded", "want n = %d rows like logits %v, got shape %v", ls[0], ls, ds)
 	}
 	if ds[1] != ls[1] {
-		return softmaxjet.Shape{}, gatejet.Errorf(gatejet.ErrShape, op, "decoded", "want K = %d atoms like logits %v, got shape %v", ls[1], ls, ds)
+		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "decoded", "want K = %d atoms like logits %v, got shape %v", ls[1], ls, ds)
 	}
 	if c.HasV() {
 		if err := checkRank(op, "v", vs, 2, "[n,K]"); err != nil {
 			return softmaxjet.Shape{}, err
 		}
 		if !vs.Eq(ls) {
-			return softmaxjet.Shape{}, gatejet.Errorf(gatejet.ErrShape, op, "v", "want the shape of logits %v, got %v", ls, vs)
+			return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "v", "want the shape of logits %v, got %v", ls, vs)
 		}
 	}
 	for _, a := range []struct {
@@ -228,7 +228,7 @@ func (op *jetOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 
 func (op *jetOp) inferBatch(ds []gorgonia.DimSizer) (softmaxjet.Shape, error) {
 	if len(ds) != op.Arity() {
-		return softmaxjet.Shape{}, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(ds))
+		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(ds))
 	}
 	ls, err := shapeOf(op.name(), ds, 0)
 	if err != nil {
@@ -277,7 +277,7 @@ func jetValues(op string, f *jetOp, vals []gorgonia.Value, upShape tensor.Shape)
 		want++
 	}
 	if len(vals) != want {
-		return in, gatejet.Errorf(gatejet.ErrParam, op, "", "want %d inputs, got %d", want, len(vals))
+		return in, check.Errorf(gatejet.ErrParam, op, "", "want %d inputs, got %d", want, len(vals))
 	}
 	var err error
 	if in.l, err = dense(op, "logits", vals[0], dt, f.lShape); err != nil {
@@ -333,7 +333,7 @@ func computeJet[T float](op *jetOp, out *tensor.Dense, in jetInputs) error {
 		v = data[T](in.v, sh.LogitsLen())
 	}
 	if check.Overlap(dst, l) || check.Overlap(dst, d) || check.Overlap(dst, v) {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
+		return check.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	return runForward(&op.run, op.g, op.c, dst, l, d, v, sh)
 }
@@ -371,7 +371,7 @@ func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 	}
 	up, err := output.Grad()
 	if err != nil {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "output", "no gradient: %v", err)
+		return check.Errorf(gatejet.ErrParam, op.name(), "output", "no gradient: %v", err)
 	}
 	vals := make([]gorgonia.Value, 0, len(inputs)+1)
 	for _, n := range inputs {
@@ -401,7 +401,7 @@ func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 	for i, n := range inputs {
 		g, err := n.Grad()
 		if err != nil {
-			return gatejet.Errorf(gatejet.ErrParam, op.name(), names[i], "no gradient to accumulate into: %v", err)
+			return check.Errorf(gatejet.ErrParam, op.name(), names[i], "no gradient to accumulate into: %v", err)
 		}
 		if err := strided.AddInto(op.name(), names[i], g, op.dt, shapes[i], grads[i]); err != nil {
 			return err
@@ -467,7 +467,7 @@ func (op *jetVJPOp) wrtShape() tensor.Shape {
 // applies the op; an op built with ReuseOutput (inherited) is applied once.
 func (op *jetVJPOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if len(ds) != op.Arity() {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(ds))
+		return nil, check.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", op.Arity(), len(ds))
 	}
 	sh, err := op.fwd.inferBatch(ds[:len(ds)-1])
 	if err != nil {
@@ -478,7 +478,7 @@ func (op *jetVJPOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 		return nil, err
 	}
 	if want := tensor.Shape(outShape(op.fwd.c, sh.N, sh.K, sh.P)); !us.Eq(want) {
-		return nil, gatejet.Errorf(gatejet.ErrShape, op.name(), "grad", "want %v, got %v", want, us)
+		return nil, check.Errorf(gatejet.ErrShape, op.name(), "grad", "want %v, got %v", want, us)
 	}
 	return op.claim(op.name(), op.wrtShape(), nil)
 }
@@ -531,7 +531,7 @@ func computeJetVJP[T float](op *jetVJPOp, out *tensor.Dense, in jetInputs) error
 	}
 	dst := data[T](out, out.Shape().TotalSize())
 	if check.Overlap(dst, l) || check.Overlap(dst, d) || check.Overlap(dst, v) || check.Overlap(dst, up) {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
+		return check.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	var outs [3][]T
 	outs[op.wrt] = dst
@@ -551,7 +551,7 @@ func (op *jetVJPOp) DiffWRT(inputs int) []bool {
 // that the other channels' VJPs are not differentiable.
 func (op *jetVJPOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	if op.fwd.c != chValue {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op.name(), "",
+		return nil, check.Errorf(gatejet.ErrParam, op.name(), "",
 			"the gradient of the %s channel is not differentiable (only the value channel's is)", op.fwd.c)
 	}
 	if err := checkDiffNodes(op.name(), op.Arity(), inputs, grad); err != nil {

@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // An Option configures an op when its node is built. Every constructor of this package
@@ -50,7 +51,7 @@ func applyOptions(op string, opts []Option) (options, error) {
 	var o options
 	for _, f := range opts {
 		if f == nil {
-			return o, gatejet.Errorf(gatejet.ErrParam, op, "opts", "nil Option")
+			return o, check.Errorf(gatejet.ErrParam, op, "opts", "nil Option")
 		}
 		f(&o)
 	}
@@ -73,7 +74,7 @@ func (s *seam) claim(name string, shape tensor.Shape, err error) (tensor.Shape, 
 	if err != nil || s.out == nil || s.out.applied.CompareAndSwap(false, true) {
 		return shape, err
 	}
-	return nil, gatejet.Errorf(gatejet.ErrParam, name, "",
+	return nil, check.Errorf(gatejet.ErrParam, name, "",
 		"the op was built with ReuseOutput and already makes a node: its output buffer belongs to that node, so the op cannot make another (build the other node with the constructor)")
 }
 

@@ -74,7 +74,7 @@ type softmaxAxis struct {
 // [-rank, rank), an output of that shape within gatejet.MaxBytes) and returns its layout.
 func newSoftmaxAxis(name, arg string, log bool, s tensor.Shape, axis int, dt tensor.Dtype) (softmaxAxis, error) {
 	if len(s) == 0 {
-		return softmaxAxis{}, gatejet.Errorf(gatejet.ErrRank, name, arg, "want rank 1 to 8, got a scalar")
+		return softmaxAxis{}, check.Errorf(gatejet.ErrRank, name, arg, "want rank 1 to 8, got a scalar")
 	}
 	outer, n, inner, err := backward.AxisLayout(name, []int(s), axis)
 	if err != nil {
@@ -161,7 +161,7 @@ func softmaxForward[T float](op *softmaxOp, out, xt *tensor.Dense) error {
 	n := b.shape.TotalSize()
 	y, x := data[T](out, n), data[T](xt, n)
 	if check.Overlap(y, x) {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
+		return check.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
 	}
 	k := cudaops.KernelSoftmaxForward
 	if b.log {
@@ -209,7 +209,7 @@ func (op *softmaxOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes
 	}
 	up, err := output.Grad()
 	if err != nil {
-		return gatejet.Errorf(gatejet.ErrParam, op.name(), "output", "no gradient: %v", err)
+		return check.Errorf(gatejet.ErrParam, op.name(), "output", "no gradient: %v", err)
 	}
 	b := &op.softmaxAxis
 	ts, err := values(op.name(), b.dt, b.shape, []gorgonia.Value{output.Value(), up}, "y", "grad")

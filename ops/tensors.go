@@ -47,27 +47,27 @@ func checkArgs(op string, args ...arg) (tensor.Dtype, error) {
 	graphArg := ""
 	for i, a := range args {
 		if a.n == nil {
-			return dt, gatejet.Errorf(gatejet.ErrParam, op, a.name, "nil node")
+			return dt, check.Errorf(gatejet.ErrParam, op, a.name, "nil node")
 		}
 		if ag := a.n.Graph(); ag != nil {
 			if g == nil {
 				g, graphArg = ag, a.name
 			} else if ag != g {
-				return dt, gatejet.Errorf(gatejet.ErrParam, op, a.name, "node belongs to another graph than %s", graphArg)
+				return dt, check.Errorf(gatejet.ErrParam, op, a.name, "node belongs to another graph than %s", graphArg)
 			}
 		}
 		d, ok := nodeDtype(a.n)
 		if !ok || (d != tensor.Float64 && d != tensor.Float32) {
-			return dt, gatejet.Errorf(gatejet.ErrDType, op, a.name, "want float64 or float32, got type %v", a.n.Type())
+			return dt, check.Errorf(gatejet.ErrDType, op, a.name, "want float64 or float32, got type %v", a.n.Type())
 		}
 		if i == 0 {
 			dt = d
 		} else if d != dt {
-			return dt, gatejet.Errorf(gatejet.ErrDType, op, a.name, "want %v like %s, got %v", dt, args[0].name, d)
+			return dt, check.Errorf(gatejet.ErrDType, op, a.name, "want %v like %s, got %v", dt, args[0].name, d)
 		}
 	}
 	if g == nil {
-		return dt, gatejet.Errorf(gatejet.ErrParam, op, args[0].name, "no argument belongs to a graph (all are free constants)")
+		return dt, check.Errorf(gatejet.ErrParam, op, args[0].name, "no argument belongs to a graph (all are free constants)")
 	}
 	return dt, nil
 }
@@ -75,7 +75,7 @@ func checkArgs(op string, args ...arg) (tensor.Dtype, error) {
 // checkRank reports an ErrRank error unless the node has the given rank.
 func checkRank(op, name string, s tensor.Shape, rank int, layout string) error {
 	if len(s) != rank {
-		return gatejet.Errorf(gatejet.ErrRank, op, name, "want rank %d %s, got shape %v", rank, layout, s)
+		return check.Errorf(gatejet.ErrRank, op, name, "want rank %d %s, got shape %v", rank, layout, s)
 	}
 	return nil
 }
@@ -85,7 +85,7 @@ func checkRank(op, name string, s tensor.Shape, rank int, layout string) error {
 func checkPositiveDims(op, name string, s tensor.Shape) error {
 	for _, d := range s {
 		if d < 1 {
-			return gatejet.Errorf(gatejet.ErrShape, op, name, "want every dim ≥ 1 (Gorgonia holds no empty tensors), got shape %v", s)
+			return check.Errorf(gatejet.ErrShape, op, name, "want every dim ≥ 1 (Gorgonia holds no empty tensors), got shape %v", s)
 		}
 	}
 	return nil
@@ -94,11 +94,11 @@ func checkPositiveDims(op, name string, s tensor.Shape) error {
 // shapeOf extracts the shape of the i-th DimSizer passed to InferShape.
 func shapeOf(op string, ds []gorgonia.DimSizer, i int) (tensor.Shape, error) {
 	if i >= len(ds) {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, "", "want at least %d inputs, got %d", i+1, len(ds))
+		return nil, check.Errorf(gatejet.ErrParam, op, "", "want at least %d inputs, got %d", i+1, len(ds))
 	}
 	s, ok := ds[i].(tensor.Shape)
 	if !ok {
-		return nil, gatejet.Errorf(gatejet.ErrShape, op, "", "input %d: want a tensor.Shape, got %T", i, ds[i])
+		return nil, check.Errorf(gatejet.ErrShape, op, "", "input %d: want a tensor.Shape, got %T", i, ds[i])
 	}
 	return s, nil
 }
@@ -117,13 +117,13 @@ func fnType(ts ...hm.Type) hm.Type { return hm.NewFnType(ts...) }
 func dense(op, name string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, error) {
 	t, ok := v.(*tensor.Dense)
 	if !ok {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, name, "want a *tensor.Dense value, got %T", v)
+		return nil, check.Errorf(gatejet.ErrParam, op, name, "want a *tensor.Dense value, got %T", v)
 	}
 	if t.Dtype() != dt {
-		return nil, gatejet.Errorf(gatejet.ErrDType, op, name, "want %v, got %v", dt, t.Dtype())
+		return nil, check.Errorf(gatejet.ErrDType, op, name, "want %v, got %v", dt, t.Dtype())
 	}
 	if !t.Shape().Eq(shape) {
-		return nil, gatejet.Errorf(gatejet.ErrShape, op, name, "want shape %v, got %v", shape, t.Shape())
+		return nil, check.Errorf(gatejet.ErrShape, op, name, "want shape %v, got %v", shape, t.Shape())
 	}
 	if t.IsMaterializable() || t.RequiresIterator() || !t.DataOrder().IsRowMajor() {
 		// Materialising allocates a copy of the value: checked like any buffer.
@@ -132,12 +132,12 @@ func dense(op, name string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shap
 		}
 		m, ok := t.Materialize().(*tensor.Dense)
 		if !ok || m.RequiresIterator() || !m.DataOrder().IsRowMajor() {
-			return nil, gatejet.Errorf(gatejet.ErrParam, op, name, "cannot lay the value out row-major")
+			return nil, check.Errorf(gatejet.ErrParam, op, name, "cannot lay the value out row-major")
 		}
 		t = m
 	}
 	if t.DataSize() < shape.TotalSize() {
-		return nil, gatejet.Errorf(gatejet.ErrSize, op, name, "want %d elements, got %d", shape.TotalSize(), t.DataSize())
+		return nil, check.Errorf(gatejet.ErrSize, op, name, "want %d elements, got %d", shape.TotalSize(), t.DataSize())
 	}
 	return t, nil
 }
@@ -147,16 +147,16 @@ func dense(op, name string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shap
 func output(op string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, error) {
 	t, ok := v.(*tensor.Dense)
 	if !ok {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, "prealloc", "want a *tensor.Dense, got %T", v)
+		return nil, check.Errorf(gatejet.ErrParam, op, "prealloc", "want a *tensor.Dense, got %T", v)
 	}
 	if t.Dtype() != dt {
-		return nil, gatejet.Errorf(gatejet.ErrDType, op, "prealloc", "want %v, got %v", dt, t.Dtype())
+		return nil, check.Errorf(gatejet.ErrDType, op, "prealloc", "want %v, got %v", dt, t.Dtype())
 	}
 	if !t.Shape().Eq(shape) {
-		return nil, gatejet.Errorf(gatejet.ErrShape, op, "prealloc", "want shape %v, got %v", shape, t.Shape())
+		return nil, check.Errorf(gatejet.ErrShape, op, "prealloc", "want shape %v, got %v", shape, t.Shape())
 	}
 	if t.IsMaterializable() || t.RequiresIterator() || !t.DataOrder().IsRowMajor() || t.DataSize() < shape.TotalSize() {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, "prealloc", "want a contiguous row-major tensor that is not a view")
+		return nil, check.Errorf(gatejet.ErrParam, op, "prealloc", "want a contiguous row-major tensor that is not a view")
 	}
 	return t, nil
 }
@@ -198,16 +198,16 @@ func data[T float](t *tensor.Dense, size int) []T {
 // that a careless direct call is an ErrParam error rather than a nil dereference.
 func checkDiffNodes(op string, want int, inputs gorgonia.Nodes, more ...*gorgonia.Node) error {
 	if len(inputs) != want {
-		return gatejet.Errorf(gatejet.ErrParam, op, "", "want %d inputs, got %d", want, len(inputs))
+		return check.Errorf(gatejet.ErrParam, op, "", "want %d inputs, got %d", want, len(inputs))
 	}
 	for i, n := range inputs {
 		if n == nil {
-			return gatejet.Errorf(gatejet.ErrParam, op, "inputs", "input %d is a nil node", i)
+			return check.Errorf(gatejet.ErrParam, op, "inputs", "input %d is a nil node", i)
 		}
 	}
 	for _, n := range more {
 		if n == nil {
-			return gatejet.Errorf(gatejet.ErrParam, op, "", "nil node")
+			return check.Errorf(gatejet.ErrParam, op, "", "nil node")
 		}
 	}
 	return nil
@@ -249,7 +249,7 @@ func writeFloats(h hash.Hash, name string, fs []float64) {
 // rather than a silently wrong gradient.
 func nonDiff(name string, output *gorgonia.Node) error {
 	if output == nil {
-		return gatejet.Errorf(gatejet.ErrParam, name, "output", "nil node")
+		return check.Errorf(gatejet.ErrParam, name, "output", "nil node")
 	}
 	g, err := output.Grad()
 	if err != nil {
@@ -257,19 +257,19 @@ func nonDiff(name string, output *gorgonia.Node) error {
 	}
 	t, ok := g.(*tensor.Dense)
 	if !ok {
-		return gatejet.Errorf(gatejet.ErrParam, name, "", "not differentiable (gradient %T)", g)
+		return check.Errorf(gatejet.ErrParam, name, "", "not differentiable (gradient %T)", g)
 	}
 	switch s := t.Data().(type) {
 	case []float64:
 		for _, x := range s {
 			if x != 0 {
-				return gatejet.Errorf(gatejet.ErrParam, name, "", "not differentiable, but its output's gradient is not zero")
+				return check.Errorf(gatejet.ErrParam, name, "", "not differentiable, but its output's gradient is not zero")
 			}
 		}
 	case []float32:
 		for _, x := range s {
 			if x != 0 {
-				return gatejet.Errorf(gatejet.ErrParam, name, "", "not differentiable, but its output's gradient is not zero")
+				return check.Errorf(gatejet.ErrParam, name, "", "not differentiable, but its output's gradient is not zero")
 			}
 		}
 	}

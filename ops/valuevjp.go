@@ -5,6 +5,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // The gradients of the value channel's VJP, so that a loss built on SoftmaxJetValue or
@@ -93,7 +94,7 @@ func (b *nodeBuilder) reshape(n *gorgonia.Node, shape ...int) *gorgonia.Node {
 	}
 	r, err := gorgonia.Reshape(n, shape)
 	if err != nil {
-		b.err = gatejet.Errorf(gatejet.ErrShape, b.op, "", "reshape %v to %v: %v", n.Shape(), shape, err)
+		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "reshape %v to %v: %v", n.Shape(), shape, err)
 	}
 	return r
 }
@@ -108,7 +109,7 @@ func (b *nodeBuilder) batchedMatMul(x, y *gorgonia.Node) *gorgonia.Node {
 	}
 	r, err := gorgonia.BatchedMatMul(x, y)
 	if err != nil {
-		b.err = gatejet.Errorf(gatejet.ErrShape, b.op, "", "batched product of %v and %v: %v", x.Shape(), y.Shape(), err)
+		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "batched product of %v and %v: %v", x.Shape(), y.Shape(), err)
 	}
 	return r
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 )
 
 // fuzzReader turns fuzz bytes into sizes and values, with a bias towards the awkward ones.
@@ -96,7 +97,7 @@ func FuzzJetKernels(f *testing.F) {
 			HVPVJP(dl, dd, dv, l, d, v, hvp, sh, invTau),
 			GaussNewtonVJP(dl, dd, l, d, gn, sh, invTau),
 		}
-		validTau := gatejet.CheckInvTau("", invTau) == nil
+		validTau := check.InvTau("", invTau) == nil
 		for i, err := range errs {
 			if (err == nil) != validTau {
 				t.Fatalf("kernel %d: invTau=%v err=%v", i, invTau, err)

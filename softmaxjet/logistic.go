@@ -3,7 +3,6 @@ package softmaxjet
 import (
 	"math"
 
-	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 )
 
@@ -34,10 +33,10 @@ func logisticDerivs(x float64) (s0, s1, s2, s3 float64) {
 	return
 }
 
-// checkGate validates the gate parameters (gatejet.CheckLogisticGate: lengths, finite values,
+// checkGate validates the gate parameters (check.LogisticGate: lengths, finite values,
 // |α| ≤ gatejet.MaxLogisticAlpha).
 func checkGate(op string, K int, alpha, beta []float64) error {
-	return gatejet.CheckLogisticGate(op, K, alpha, beta)
+	return check.LogisticGate(op, K, alpha, beta)
 }
 
 // validateLogistic checks the shape, the buffer lengths and the gate, then that no output

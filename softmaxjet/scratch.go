@@ -168,7 +168,7 @@ func newJob[T Float](op string, k kernel[T], ws workspace, sh Shape) (*job[T], e
 		var ok bool
 		n, ok = scratchLen(ws, sh.K, sh.P, int(unsafe.Sizeof(zero)))
 		if !ok {
-			return nil, gatejet.Errorf(gatejet.ErrSize, op, "shape", "the per-row workspace for K=%d P=%d overflows int", sh.K, sh.P)
+			return nil, check.Errorf(gatejet.ErrSize, op, "shape", "the per-row workspace for K=%d P=%d overflows int", sh.K, sh.P)
 		}
 		if _, err := check.Alloc(op, "shape", 8, n, 1); err != nil {
 			return nil, err

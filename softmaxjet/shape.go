@@ -86,7 +86,7 @@ func validate(op string, sh Shape, bufs ...buf) error {
 			continue
 		}
 		if b.got != b.want {
-			return gatejet.Errorf(gatejet.ErrSize, op, b.name, "want %d elements for N=%d K=%d P=%d, got %d", b.want, sh.N, sh.K, sh.P, b.got)
+			return check.Errorf(gatejet.ErrSize, op, b.name, "want %d elements for N=%d K=%d P=%d, got %d", b.want, sh.N, sh.K, sh.P, b.got)
 		}
 	}
 	return nil
@@ -113,14 +113,14 @@ func checkOverlap(op string, bufs ...buf) error {
 
 // overlapError is the ErrParam error of an output that shares memory with another argument.
 func overlapError(op, out, other string) error {
-	return gatejet.Errorf(gatejet.ErrParam, op, out, "%s overlaps %s: an output must share no memory with the other arguments", out, other)
+	return check.Errorf(gatejet.ErrParam, op, out, "%s overlaps %s: an output must share no memory with the other arguments", out, other)
 }
 
 func validateSoftmax(op string, sh Shape, invTau float64, bufs ...buf) error {
 	if err := validate(op, sh, bufs...); err != nil {
 		return err
 	}
-	if err := gatejet.CheckInvTau(op, invTau); err != nil {
+	if err := check.InvTau(op, invTau); err != nil {
 		return err
 	}
 	return checkOverlap(op, bufs...)

@@ -25,6 +25,7 @@ import (
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/nvrtccomp"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
@@ -49,7 +50,7 @@ func (k *Kernel) CUDAFuncName() string {
 }
 
 func deviceErr(format string, args ...any) error {
-	return gatejet.Errorf(gatejet.ErrDevice, "cudadoer.CUDADo", "", format, args...)
+	return check.Errorf(gatejet.ErrDevice, "cudadoer.CUDADo", "", format, args...)
 }
 
 func dtypeOf(v G.Value) (cudaops.DType, error) {
@@ -59,7 +60,7 @@ func dtypeOf(v G.Value) (cudaops.DType, error) {
 	case tensor.Float64:
 		return cudaops.Float64, nil
 	}
-	return cudaops.DTypeInvalid, gatejet.Errorf(gatejet.ErrDType, "cudadoer.CUDADo", "", "want float32 or float64, got %v", v.Dtype())
+	return cudaops.DTypeInvalid, check.Errorf(gatejet.ErrDType, "cudadoer.CUDADo", "", "want float32 or float64, got %v", v.Dtype())
 }
 
 // CUDADo implements gorgonia.CUDADoer: it runs the kernel with inputs (device values, in the
@@ -91,11 +92,11 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 		return deviceErr("nil *Kernel")
 	}
 	if !k.Kernel.OnDevice() {
-		return gatejet.Errorf(gatejet.ErrParam, "cudadoer.CUDADo", "Kernel", "kernel %v has no device entry points", k.Kernel)
+		return check.Errorf(gatejet.ErrParam, "cudadoer.CUDADo", "Kernel", "kernel %v has no device entry points", k.Kernel)
 	}
 	for i, v := range inputs {
 		if v == nil {
-			return gatejet.Errorf(gatejet.ErrParam, "cudadoer.CUDADo", fmt.Sprintf("inputs[%d]", i), "nil value")
+			return check.Errorf(gatejet.ErrParam, "cudadoer.CUDADo", fmt.Sprintf("inputs[%d]", i), "nil value")
 		}
 	}
 	machine, ok := extern.(G.CUDAMachine)
@@ -116,7 +117,7 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	}
 	for i, v := range inputs {
 		if v.Size() != inLens[i] || v.Dtype() != inputs[0].Dtype() {
-			return gatejet.Errorf(gatejet.ErrSize, "cudadoer.CUDADo", fmt.Sprintf("inputs[%d]", i), "%s: want %d %v, got %d %v", k.Kernel, inLens[i], inputs[0].Dtype(), v.Size(), v.Dtype())
+			return check.Errorf(gatejet.ErrSize, "cudadoer.CUDADo", fmt.Sprintf("inputs[%d]", i), "%s: want %d %v, got %d %v", k.Kernel, inLens[i], inputs[0].Dtype(), v.Size(), v.Dtype())
 		}
 	}
 	suffix := "f64"
@@ -172,7 +173,7 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	for i, v := range outs {
 		if v != nil {
 			if v.Size() != outLens[i] || v.Dtype() != inputs[0].Dtype() {
-				return gatejet.Errorf(gatejet.ErrSize, "cudadoer.CUDADo", fmt.Sprintf("outs[%d]", i), "%s: want %d %v, got %d %v", k.Kernel, outLens[i], inputs[0].Dtype(), v.Size(), v.Dtype())
+				return check.Errorf(gatejet.ErrSize, "cudadoer.CUDADo", fmt.Sprintf("outs[%d]", i), "%s: want %d %v, got %d %v", k.Kernel, outLens[i], inputs[0].Dtype(), v.Size(), v.Dtype())
 			}
 			out[i] = uint64(v.Uintptr())
 			continue

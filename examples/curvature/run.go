@@ -71,7 +71,7 @@ const op = "curvature"
 
 // badFlag is an ErrParam *gatejet.Error whose argument is the flag (or flags) at fault.
 func badFlag(flags, format string, args ...any) error {
-	return gatejet.Errorf(gatejet.ErrParam, op, flags, format, args...)
+	return check.Errorf(gatejet.ErrParam, op, flags, format, args...)
 }
 
 // minNormal is the smallest normal float64: below it a value keeps fewer than 53 bits.

@@ -37,10 +37,10 @@ func Elems(dims ...int) (int, bool) {
 // (N·K·K·P at most) fits in an int.
 func BatchShape(op string, N, K, P int) error {
 	if N < 0 || K < 1 || P < 1 {
-		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "want N ≥ 0, K ≥ 1, P ≥ 1, got N=%d K=%d P=%d", N, K, P)
+		return Errorf(gatejet.ErrShape, op, "shape", "want N ≥ 0, K ≥ 1, P ≥ 1, got N=%d K=%d P=%d", N, K, P)
 	}
 	if _, ok := Elems(N, K, K, P); !ok {
-		return gatejet.Errorf(gatejet.ErrShape, op, "shape", "N·K·K·P overflows int (N=%d K=%d P=%d)", N, K, P)
+		return Errorf(gatejet.ErrShape, op, "shape", "N·K·K·P overflows int (N=%d K=%d P=%d)", N, K, P)
 	}
 	return nil
 }
@@ -62,9 +62,9 @@ func Alloc(op, arg string, elemSize int, dims ...int) (int, error) {
 
 func allocError(op, arg string, elemSize int, dims []int, n int, ok bool, limit int64) error {
 	if !ok {
-		return gatejet.Errorf(gatejet.ErrSize, op, arg, "%v elements overflow int", dims)
+		return Errorf(gatejet.ErrSize, op, arg, "%v elements overflow int", dims)
 	}
-	return gatejet.Errorf(gatejet.ErrSize, op, arg,
+	return Errorf(gatejet.ErrSize, op, arg,
 		"%v = %d elements of %d bytes (%s) exceed the limit of %s (gatejet.SetMaxBytes)",
 		dims, n, elemSize, Bytes(float64(n)*float64(elemSize)), Bytes(float64(limit)))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/ops"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -59,7 +60,7 @@ type ctor struct {
 
 func isFloat(dt tensor.Dtype) bool { return dt == f64 || dt == f32 }
 
-func validInvTau(s float64) bool { return gatejet.CheckInvTau("", s) == nil }
+func validInvTau(s float64) bool { return check.InvTau("", s) == nil }
 
 func positiveDims(s []int) bool {
 	for _, d := range s {

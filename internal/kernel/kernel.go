@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
@@ -318,18 +319,18 @@ func ByName(name string) (ID, bool) {
 func (id ID) Sizes(op string, ints []int) (*Spec, error) {
 	sp := id.Spec()
 	if sp == nil {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, "Kernel", "unknown kernel %v", id)
+		return nil, check.Errorf(gatejet.ErrParam, op, "Kernel", "unknown kernel %v", id)
 	}
 	if want := sp.Family.NumInts(); len(ints) != want {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, "Ints", "%v wants %d sizes, got %d", id, want, len(ints))
+		return nil, check.Errorf(gatejet.ErrParam, op, "Ints", "%v wants %d sizes, got %d", id, want, len(ints))
 	}
 	for _, x := range ints {
 		if x < 0 {
-			return nil, gatejet.Errorf(gatejet.ErrShape, op, "Ints", "%v: negative size in %v", id, ints)
+			return nil, check.Errorf(gatejet.ErrShape, op, "Ints", "%v: negative size in %v", id, ints)
 		}
 	}
 	if sp.Family == RowJet && (ints[1] < 1 || ints[2] < 1) {
-		return nil, gatejet.Errorf(gatejet.ErrShape, op, "Ints", "%v: want K ≥ 1 and P ≥ 1, got K=%d P=%d", id, ints[1], ints[2])
+		return nil, check.Errorf(gatejet.ErrShape, op, "Ints", "%v: want K ≥ 1 and P ≥ 1, got K=%d P=%d", id, ints[1], ints[2])
 	}
 	return sp, nil
 }
@@ -347,7 +348,7 @@ func (id ID) Args(op string, ints []int, floats []float64) (*Spec, error) {
 		want = sp.Gate.NumFloats(ints[1])
 	}
 	if len(floats) != want {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, "Floats", "%v wants %d floats, got %d", id, want, len(floats))
+		return nil, check.Errorf(gatejet.ErrParam, op, "Floats", "%v wants %d floats, got %d", id, want, len(floats))
 	}
 	return sp, nil
 }

@@ -1,8 +1,8 @@
 package kernel
 
 import (
-	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
@@ -52,7 +52,7 @@ var SoftmaxGate = &Gate{
 	Name:   "jet",
 	Title:  "SoftmaxJet",
 	Params: []Param{{Name: "invTau"}},
-	Check:  func(op string, _ int, f []float64) error { return gatejet.CheckInvTau(op, f[0]) },
+	Check:  func(op string, _ int, f []float64) error { return check.InvTau(op, f[0]) },
 	CPU:    GateCPU(newSoftmax[float64], newSoftmax[float32]),
 	Device: &GateDevice{Module: "SOFTMAX_JET", Floats: ScalarS, Shared: [2 * NumChannels]Shared{
 		{K: 1, Kp: 1, Width: WidthCols},                         // value
@@ -74,7 +74,7 @@ var LogisticGate = &Gate{
 	Title:  "LogisticJet",
 	Params: []Param{{Name: "alpha", PerAtom: true}, {Name: "beta", PerAtom: true}},
 	Check: func(op string, K int, f []float64) error {
-		return gatejet.CheckLogisticGate(op, K, f[:K], f[K:])
+		return check.LogisticGate(op, K, f[:K], f[K:])
 	},
 	CPU: GateCPU(newLogistic[float64], newLogistic[float32]),
 	Device: &GateDevice{Module: "LOGISTIC_JET", Floats: FloatsArray, Shared: [2 * NumChannels]Shared{

@@ -7,6 +7,7 @@ package strided
 
 import (
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -21,21 +22,21 @@ type Float interface{ ~float32 | ~float64 }
 // a mask or strides that do not fit the shape, ErrSize for backing data too short.
 func Offsets(op, arg string, t *tensor.Dense) ([]int, error) {
 	if t.IsMaterializable() {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, arg, "a view cannot be indexed directly; materialise it first")
+		return nil, check.Errorf(gatejet.ErrParam, op, arg, "a view cannot be indexed directly; materialise it first")
 	}
 	if t.IsMasked() {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, arg, "masked tensors are not supported")
+		return nil, check.Errorf(gatejet.ErrParam, op, arg, "masked tensors are not supported")
 	}
 	shape, strides := []int(t.Shape()), t.Strides()
 	n := t.Shape().TotalSize()
 	if len(shape) == 0 || n <= 1 {
 		if t.DataSize() < n {
-			return nil, gatejet.Errorf(gatejet.ErrSize, op, arg, "want %d elements, got %d", n, t.DataSize())
+			return nil, check.Errorf(gatejet.ErrSize, op, arg, "want %d elements, got %d", n, t.DataSize())
 		}
 		return nil, nil
 	}
 	if len(strides) != len(shape) {
-		return nil, gatejet.Errorf(gatejet.ErrParam, op, arg, "shape %v has strides %v", shape, strides)
+		return nil, check.Errorf(gatejet.ErrParam, op, arg, "shape %v has strides %v", shape, strides)
 	}
 	rowMajor, want := true, 1
 	for d := len(shape) - 1; d >= 0; d-- {
@@ -47,7 +48,7 @@ func Offsets(op, arg string, t *tensor.Dense) ([]int, error) {
 	size := t.DataSize()
 	if rowMajor {
 		if size < n {
-			return nil, gatejet.Errorf(gatejet.ErrSize, op, arg, "want %d elements, got %d", n, size)
+			return nil, check.Errorf(gatejet.ErrSize, op, arg, "want %d elements, got %d", n, size)
 		}
 		return nil, nil
 	}
@@ -56,7 +57,7 @@ func Offsets(op, arg string, t *tensor.Dense) ([]int, error) {
 	o := 0
 	for i := range off {
 		if o < 0 || o >= size {
-			return nil, gatejet.Errorf(gatejet.ErrSize, op, arg,
+			return nil, check.Errorf(gatejet.ErrSize, op, arg,
 				"strides %v of shape %v reach element %d of %d", strides, shape, o, size)
 		}
 		off[i] = o
@@ -99,7 +100,7 @@ func backing[T Float](op, arg string, t *tensor.Dense) ([]T, error) {
 			}
 		}
 	}
-	return nil, gatejet.Errorf(gatejet.ErrDType, op, arg, "unexpected dtype %v", t.Dtype())
+	return nil, check.Errorf(gatejet.ErrDType, op, arg, "unexpected dtype %v", t.Dtype())
 }
 
 // Logical returns the elements of t (dtype T, not a view) in logical row-major order: its
@@ -133,14 +134,14 @@ func Logical[T Float](op, arg string, t *tensor.Dense) ([]T, error) {
 func AddInto(op, arg string, dst gorgonia.Value, dt tensor.Dtype, shape tensor.Shape, src *tensor.Dense) error {
 	d, ok := dst.(*tensor.Dense)
 	if !ok || d == nil {
-		return gatejet.Errorf(gatejet.ErrParam, op, arg, "cannot accumulate the gradient: want a *tensor.Dense, got %T", dst)
+		return check.Errorf(gatejet.ErrParam, op, arg, "cannot accumulate the gradient: want a *tensor.Dense, got %T", dst)
 	}
 	if d.Dtype() != dt || !d.Shape().Eq(shape) {
-		return gatejet.Errorf(gatejet.ErrParam, op, arg,
+		return check.Errorf(gatejet.ErrParam, op, arg,
 			"cannot accumulate the gradient: want %v %v, got %v %v", dt, shape, d.Dtype(), d.Shape())
 	}
 	if src == nil || src.Dtype() != dt || src.Shape().TotalSize() != shape.TotalSize() {
-		return gatejet.Errorf(gatejet.ErrParam, op, arg, "the gradient to add is not %d elements of %v", shape.TotalSize(), dt)
+		return check.Errorf(gatejet.ErrParam, op, arg, "the gradient to add is not %d elements of %v", shape.TotalSize(), dt)
 	}
 	switch dt {
 	case tensor.Float64:
@@ -148,7 +149,7 @@ func AddInto(op, arg string, dst gorgonia.Value, dt tensor.Dtype, shape tensor.S
 	case tensor.Float32:
 		return addInto[float32](op, arg, d, src)
 	}
-	return gatejet.Errorf(gatejet.ErrParam, op, arg, "cannot accumulate a gradient of dtype %v", dt)
+	return check.Errorf(gatejet.ErrParam, op, arg, "cannot accumulate a gradient of dtype %v", dt)
 }
 
 func addInto[T Float](op, arg string, dst, src *tensor.Dense) error {

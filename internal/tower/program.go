@@ -97,7 +97,7 @@ type Program[T Float] struct {
 
 // NewProgram validates spec and returns a Program for element type T. Errors: ErrShape for
 // K < 1, P < 1 or sizes that overflow; ErrTemperature for an invalid InvTau (softmax, see
-// gatejet.CheckInvTau; for float32, whose jets hold InvTau², also InvTau > 1e18); ErrParam
+// check.InvTau; for float32, whose jets hold InvTau², also InvTau > 1e18); ErrParam
 // for Alpha or Beta of the wrong length or |Alpha[k]| beyond gatejet.MaxLogisticAlpha (1e18
 // for float32, where |Beta[k]| must also be within float32's range) (logistic), a Basis with Len() < 1 or Dim() < 0, LatentPrimaries
 // without a Basis or a Decoder without one; ErrNonFinite for a non-finite Alpha or Beta;
@@ -131,10 +131,10 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 		return pl, err
 	}
 	if spec.Logistic {
-		if err := gatejet.CheckLogisticGate(op, spec.K, spec.Alpha, spec.Beta); err != nil {
+		if err := check.LogisticGate(op, spec.K, spec.Alpha, spec.Beta); err != nil {
 			return pl, err
 		}
-	} else if err := gatejet.CheckInvTau(op, spec.InvTau); err != nil {
+	} else if err := check.InvTau(op, spec.InvTau); err != nil {
 		return pl, err
 	}
 	if size == 4 {
@@ -146,30 +146,30 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 	jets := []int{3, spec.K} // x, den, rcp; the gates
 	if spec.Basis == nil {
 		if spec.LatentPrimaries {
-			return pl, gatejet.Errorf(gatejet.ErrParam, op, "LatentPrimaries", "latent primaries need a Basis")
+			return pl, check.Errorf(gatejet.ErrParam, op, "LatentPrimaries", "latent primaries need a Basis")
 		}
 		if spec.Decoder != nil {
-			return pl, gatejet.Errorf(gatejet.ErrParam, op, "Decoder", "a Decoder needs a Basis")
+			return pl, check.Errorf(gatejet.ErrParam, op, "Decoder", "a Decoder needs a Basis")
 		}
 	} else {
 		pl.nb, pl.d = spec.Basis.Len(), spec.Basis.Dim()
 		nb, d := pl.nb, pl.d
 		if nb < 1 || d < 0 {
-			return pl, gatejet.Errorf(gatejet.ErrParam, op, "Basis", "want Len() ≥ 1 and Dim() ≥ 0, got Len() = %d, Dim() = %d", nb, d)
+			return pl, check.Errorf(gatejet.ErrParam, op, "Basis", "want Len() ≥ 1 and Dim() ≥ 0, got Len() = %d, Dim() = %d", nb, d)
 		}
 		if want, ok := check.Elems(nb, spec.P); !ok || len(spec.Decoder) != want {
-			return pl, gatejet.Errorf(gatejet.ErrSize, op, "Decoder", "want Basis.Len()·P = %d·%d values, got %d", nb, spec.P, len(spec.Decoder))
+			return pl, check.Errorf(gatejet.ErrSize, op, "Decoder", "want Basis.Len()·P = %d·%d values, got %d", nb, spec.P, len(spec.Decoder))
 		}
 		if spec.LatentPrimaries {
 			kd, ok := check.Elems(spec.K, d)
 			if !ok || kd > math.MaxInt-spec.K {
-				return pl, gatejet.Errorf(gatejet.ErrShape, op, "Basis", "K + K·d overflows int (K=%d d=%d)", spec.K, d)
+				return pl, check.Errorf(gatejet.ErrShape, op, "Basis", "K + K·d overflows int (K=%d d=%d)", spec.K, d)
 			}
 			pl.m += kd
 			jets = append(jets, nb, 2, spec.P) // Φ_b(t_k); dj, prod; ẑ_c
 		}
 		if _, ok := check.Elems(pl.m, pl.m, spec.P); !ok {
-			return pl, gatejet.Errorf(gatejet.ErrShape, op, "", "m·m·P overflows int (m=%d P=%d)", pl.m, spec.P)
+			return pl, check.Errorf(gatejet.ErrShape, op, "", "m·m·P overflows int (m=%d P=%d)", pl.m, spec.P)
 		}
 		// The basis's buffers in float64 (∂²Φ and ∂Φ; t and Φ are smaller), the decoder in T
 		// and the decoded values in T.
@@ -184,7 +184,7 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 	}
 	nj, ok := addInts(jets...)
 	if !ok {
-		return pl, gatejet.Errorf(gatejet.ErrSize, op, "shape", "the number of jets overflows int")
+		return pl, check.Errorf(gatejet.ErrSize, op, "shape", "the number of jets overflows int")
 	}
 	// The jets: m + m² elements each, in one arena (Tower).
 	if _, err := check.Alloc(op, "shape", size, nj, pl.m, pl.m+1); err != nil {
@@ -204,18 +204,18 @@ const maxJet32Param = 1e18
 func checkJet32(op string, spec ProgramSpec) error {
 	if !spec.Logistic {
 		if spec.InvTau > maxJet32Param {
-			return gatejet.Errorf(gatejet.ErrTemperature, op, "invTau", "want invTau ≤ %g for float32 jets (their Hessians hold invTau²), got %v", maxJet32Param, spec.InvTau)
+			return check.Errorf(gatejet.ErrTemperature, op, "invTau", "want invTau ≤ %g for float32 jets (their Hessians hold invTau²), got %v", maxJet32Param, spec.InvTau)
 		}
 		return nil
 	}
 	for k, a := range spec.Alpha {
 		if math.Abs(a) > maxJet32Param {
-			return gatejet.Errorf(gatejet.ErrParam, op, "alpha", "want |alpha[%d]| ≤ %g for float32 jets (their Hessians hold alpha²), got %v", k, maxJet32Param, a)
+			return check.Errorf(gatejet.ErrParam, op, "alpha", "want |alpha[%d]| ≤ %g for float32 jets (their Hessians hold alpha²), got %v", k, maxJet32Param, a)
 		}
 	}
 	for k, b := range spec.Beta {
 		if math.Abs(b) > math.MaxFloat32 {
-			return gatejet.Errorf(gatejet.ErrParam, op, "beta", "want |beta[%d]| ≤ %g for float32 jets, got %v", k, math.MaxFloat32, b)
+			return check.Errorf(gatejet.ErrParam, op, "beta", "want |beta[%d]| ≤ %g for float32 jets, got %v", k, math.MaxFloat32, b)
 		}
 	}
 	return nil
@@ -287,14 +287,14 @@ func (pr *Program[T]) Primaries() int { return pr.m }
 func (pr *Program[T]) RowDecoded(value, first, second, logits, decoded []T) error {
 	const op = "tower.Program.RowDecoded"
 	if pr.latent {
-		return gatejet.Errorf(gatejet.ErrParam, op, "", "the program's primaries include latent coordinates; use RowLatent")
+		return check.Errorf(gatejet.ErrParam, op, "", "the program's primaries include latent coordinates; use RowLatent")
 	}
 	K, P := pr.k, pr.p
 	if err := progCheckLens(op, K, P, K, value, first, second, logits); err != nil {
 		return err
 	}
 	if len(decoded) != K*P {
-		return gatejet.Errorf(gatejet.ErrSize, op, "decoded", "want K·P = %d values, got %d", K*P, len(decoded))
+		return check.Errorf(gatejet.ErrSize, op, "decoded", "want K·P = %d values, got %d", K*P, len(decoded))
 	}
 	if err := progCheckOverlap(op, value, first, second, logits, "decoded", decoded); err != nil {
 		return err
@@ -311,21 +311,21 @@ func (pr *Program[T]) RowDecoded(value, first, second, logits, decoded []T) erro
 func (pr *Program[T]) RowLatent(value, first, second, logits, latent []T) error {
 	const op = "tower.Program.RowLatent"
 	if pr.basis == nil {
-		return gatejet.Errorf(gatejet.ErrParam, op, "", "the program has no Basis; use RowDecoded")
+		return check.Errorf(gatejet.ErrParam, op, "", "the program has no Basis; use RowDecoded")
 	}
 	K, P := pr.k, pr.p
 	if err := progCheckLens(op, K, P, pr.m, value, first, second, logits); err != nil {
 		return err
 	}
 	if len(latent) != K*pr.d {
-		return gatejet.Errorf(gatejet.ErrSize, op, "latent", "want K·d = %d values, got %d", K*pr.d, len(latent))
+		return check.Errorf(gatejet.ErrSize, op, "latent", "want K·d = %d values, got %d", K*pr.d, len(latent))
 	}
 	if err := progCheckOverlap(op, value, first, second, logits, "latent", latent); err != nil {
 		return err
 	}
 	// The buffers Eval fills were sized from Len() and Dim() at NewProgram.
 	if nb, d := pr.basis.Len(), pr.basis.Dim(); nb != pr.nb || d != pr.d {
-		return gatejet.Errorf(gatejet.ErrParam, op, "Basis", "Len() = %d and Dim() = %d, but %d and %d at NewProgram: a Basis must keep its sizes", nb, d, pr.nb, pr.d)
+		return check.Errorf(gatejet.ErrParam, op, "Basis", "Len() = %d and Dim() = %d, but %d and %d at NewProgram: a Basis must keep its sizes", nb, d, pr.nb, pr.d)
 	}
 	pr.progGates(logits)
 	if !pr.latent {
@@ -349,7 +349,7 @@ func progCheckLens[T Float](op string, K, P, m int, value, first, second, logits
 			continue
 		}
 		if len(b.s) != b.want {
-			return gatejet.Errorf(gatejet.ErrSize, op, b.name, "want %d values, got %d", b.want, len(b.s))
+			return check.Errorf(gatejet.ErrSize, op, b.name, "want %d values, got %d", b.want, len(b.s))
 		}
 	}
 	return nil
@@ -541,7 +541,7 @@ func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Sh
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
 		return err
 	}
-	if err := gatejet.CheckInvTau(op, invTau); err != nil {
+	if err := check.InvTau(op, invTau); err != nil {
 		return err
 	}
 	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, InvTau: invTau})
@@ -557,7 +557,7 @@ func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
 		return err
 	}
-	if err := gatejet.CheckLogisticGate(op, sh.K, alpha, beta); err != nil {
+	if err := check.LogisticGate(op, sh.K, alpha, beta); err != nil {
 		return err
 	}
 	if err := checkGateDisjoint(op, alpha, beta, outSlot("value", value, 0), outSlot("first", first, 0), outSlot("second", second, 0)); err != nil {

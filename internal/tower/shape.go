@@ -72,7 +72,7 @@ func checkLens(op string, sh Shape, slots ...slot) error {
 		if s.output && s.isNil || s.len == s.want {
 			continue
 		}
-		return gatejet.Errorf(gatejet.ErrSize, op, s.name, "want %d elements for N=%d K=%d P=%d, got %d", s.want, sh.N, sh.K, sh.P, s.len)
+		return check.Errorf(gatejet.ErrSize, op, s.name, "want %d elements for N=%d K=%d P=%d, got %d", s.want, sh.N, sh.K, sh.P, s.len)
 	}
 	return nil
 }
@@ -110,5 +110,5 @@ func checkGateDisjoint(op string, alpha, beta []float64, slots ...slot) error {
 }
 
 func overlapErr(op, out, other string) error {
-	return gatejet.Errorf(gatejet.ErrParam, op, out, "%s overlaps %s: an output must share no memory with the other arguments", out, other)
+	return check.Errorf(gatejet.ErrParam, op, out, "%s overlaps %s: an output must share no memory with the other arguments", out, other)
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
@@ -132,7 +133,7 @@ func LaunchScheduled(c *cudaops.Call, o launch.Options, sched Schedule) (Result,
 		if errors.Is(err, gatejet.ErrDevice) || isGatejet(err) {
 			return Result{}, err
 		}
-		return Result{}, gatejet.Errorf(gatejet.ErrDevice, "emu.Launch", "", "%v: %v", c.Kernel, err)
+		return Result{}, check.Errorf(gatejet.ErrDevice, "emu.Launch", "", "%v: %v", c.Kernel, err)
 	}
 	res := Result{Config: cfg}
 	if cfg.Grid == 0 {
@@ -172,7 +173,7 @@ func LaunchScheduled(c *cudaops.Call, o launch.Options, sched Schedule) (Result,
 		C.int(sched), &hw, &errbuf[0], C.int(len(errbuf)))
 	res.HighWater = int(hw)
 	if rc != 0 {
-		return res, gatejet.Errorf(gatejet.ErrDevice, "emu.Launch", "", "%s (grid %d, block %d, shared %d B, tile %d): %s",
+		return res, check.Errorf(gatejet.ErrDevice, "emu.Launch", "", "%s (grid %d, block %d, shared %d B, tile %d): %s",
 			cfg.Func, cfg.Grid, cfg.Block, cfg.SharedBytes, cfg.Tile, C.GoString(&errbuf[0]))
 	}
 	copyBack()
