@@ -34,7 +34,8 @@ var testExpGate = &kernel.Gate{
 		}
 		return nil
 	},
-	CPU: kernel.GateCPU(newExpGate[float64], newExpGate[float32]),
+	CPU:    kernel.GateCPU(newExpGate[float64], newExpGate[float32]),
+	Sample: func(_ int, u, _ func() float64) []float64 { return []float64{u() - 0.5} },
 }
 
 func init() { kernel.Register(testExpGate) }

@@ -73,6 +73,9 @@ type Gate struct {
 	CPU GateFuncs
 	// Device is how the gate's device kernels are built, or nil for a gate on the CPU only.
 	Device *GateDevice
+	// Sample returns typical floats for K atoms from uniform draws u ∈ [0, 1) and normal
+	// draws z: the parameters tests and benchmarks call the gate's kernels with.
+	Sample func(K int, u, z func() float64) []float64
 
 	first ID // the ID of <Name>_value; set by Register
 }
@@ -116,7 +119,7 @@ func (g *Gate) Kernel(c Channel, vjp bool) ID {
 // Register adds the gate's ten kernels to the table. It panics if the gate is incomplete or
 // registered twice (a programming error, reached at package initialisation).
 func Register(g *Gate) {
-	if g.CPU.f64[0] == nil || g.Check == nil || g.Name == "" || g.Title == "" {
+	if g.CPU.f64[0] == nil || g.Check == nil || g.Sample == nil || g.Name == "" || g.Title == "" {
 		panic("kernel: incomplete gate " + g.Name)
 	}
 	regMu.Lock()

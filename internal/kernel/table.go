@@ -54,6 +54,7 @@ var SoftmaxGate = &Gate{
 	Params: []Param{{Name: "invTau"}},
 	Check:  func(op string, _ int, f []float64) error { return check.InvTau(op, f[0]) },
 	CPU:    GateCPU(newSoftmax[float64], newSoftmax[float32]),
+	Sample: func(_ int, u, _ func() float64) []float64 { return []float64{0.5 + 1.5*u()} },
 	Device: &GateDevice{Module: "SOFTMAX_JET", Floats: ScalarS, Shared: [2 * NumChannels]Shared{
 		{K: 1, Kp: 1, Width: WidthCols},                         // value
 		{K: 1, Kp: 1, Cols: 1, Width: WidthKP},                  // first
@@ -77,6 +78,18 @@ var LogisticGate = &Gate{
 		return check.LogisticGate(op, K, f[:K], f[K:])
 	},
 	CPU: GateCPU(newLogistic[float64], newLogistic[float32]),
+	// α ∈ ±[0.5, 2], β ~ N(0, 1).
+	Sample: func(K int, u, z func() float64) []float64 {
+		f := make([]float64, 2*K)
+		for i := range K {
+			a := 0.5 + 1.5*u()
+			if u() < 0.5 {
+				a = -a
+			}
+			f[i], f[K+i] = a, z()
+		}
+		return f
+	},
 	Device: &GateDevice{Module: "LOGISTIC_JET", Floats: FloatsArray, Shared: [2 * NumChannels]Shared{
 		{K: 4, Width: WidthCols},                 // value
 		{K: 4, Width: WidthKP},                   // first
@@ -233,4 +246,6 @@ func init() {
 		ReLUForward.String() != "relu_forward" {
 		panic("kernel: the built-in IDs do not follow the table's order")
 	}
+	// Gates added later register here, after the kernels that have constants: they are
+	// reached through their Gate value (Gate.Kernel), not through constants.
 }

@@ -8,14 +8,13 @@ import (
 
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/golden"
-	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // New returns a Call of kernel k with element type dt, the given Ints and random inputs:
 // logits ~ 1.5·N(0,1), everything else ~ N(0,1); axis backward kernels get y a softmax (or
 // log-softmax) output along n, as a real backward would, and the forward kernels x ~ 4·N(0,1); activations get x spread over [-8, 8] with a few
-// exact zeros. Floats: invTau in [0.5, 2] (softmax jets) or α ∈ ±[0.5, 2], β ~ N(0,1)
-// (logistic jets). Outputs are zeroed slices. Work is set to the output element count.
+// exact zeros. Floats: the gate's Sample (softmax: invTau in [0.5, 2]; logistic:
+// α ∈ ±[0.5, 2], β ~ N(0,1)). Outputs are zeroed slices. Work is set to the output element count.
 func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaops.Call {
 	c := &cudaops.Call{Kernel: k, DType: dt, Ints: append([]int(nil), ints...)}
 	inSizes, outSizes, err := c.Lengths()
@@ -35,21 +34,8 @@ func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaop
 		}
 	}
 	switch {
-	case k.Family() == cudaops.FamilyRowJet && k.Spec().Gate == kernel.SoftmaxGate:
-		c.Floats = []float64{0.5 + 1.5*rng.Float64()}
-	case k.Family() == cudaops.FamilyRowJet && k.Spec().Gate == kernel.LogisticGate:
-		K := ints[1]
-		c.Floats = make([]float64, 2*K)
-		for i := 0; i < K; i++ {
-			a := 0.5 + 1.5*rng.Float64()
-			if rng.IntN(2) == 0 {
-				a = -a
-			}
-			c.Floats[i] = a
-			c.Floats[K+i] = rng.NormFloat64()
-		}
-	case k.Family() == cudaops.FamilyRowJet:
-		panic("testcase: no parameters known for the gate of " + k.String())
+	case jet:
+		c.Floats = k.Spec().Gate.Sample(ints[1], rng.Float64, rng.NormFloat64)
 	case k.Family() == cudaops.FamilyAxis:
 		if k == cudaops.KernelSoftmaxForward || k == cudaops.KernelLogSoftmaxForward {
 			for j := range in64[0] {
