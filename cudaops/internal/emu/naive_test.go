@@ -255,10 +255,13 @@ func TestJetsMatchMathMD(t *testing.T) {
 			l, D := c.F64.In[0], c.F64.In[1]
 			for n := 0; n < N; n++ {
 				var T rowTensors
-				if gate == kernel.SoftmaxGate {
+				switch gate {
+				case kernel.SoftmaxGate:
 					T = softmaxTensors(l[n*K:(n+1)*K], D[n*K*P:(n+1)*K*P], K, P, c.Floats[0])
-				} else {
+				case kernel.LogisticGate:
 					T = logisticTensors(l[n*K:(n+1)*K], D[n*K*P:(n+1)*K*P], K, P, c.Floats[:K], c.Floats[K:])
+				default:
+					t.Fatalf("%s: no plain contractions of gate %s here: add its tensors", k, gate.Name)
 				}
 				var in, out [][]float64
 				for _, x := range c.F64.In[2:len(k.Spec().In)] {
