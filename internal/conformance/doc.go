@@ -1,8 +1,9 @@
 // Package conformance holds gatejet's cross-package conformance tests: "nothing silently
 // wrong". It has no non-test code.
 //
-//   - catalogue_test.go: a table of distinct bad inputs to every public constructor and
-//     kernel (ops, softmaxjet, backward, cudaops, graphs). Each must return an error that
+//   - catalogue_test.go and catalogue_{bounds,graphs,maths,ops,softmax}_test.go: a table of
+//     distinct bad inputs to every public constructor and kernel (ops, softmaxjet, backward,
+//     cudaops, graphs). Each must return an error that
 //     matches the documented sentinel with errors.Is, is a *gatejet.Error naming the argument
 //     at fault and the operation, and never panics.
 //   - fuzz_test.go: FuzzOpConstructors and FuzzOpsRun, with seed corpora under
@@ -21,8 +22,8 @@
 //     by internal/golden) against softmaxjet and backward called directly and through cpuref,
 //     and against the Gorgonia ops with their gradients on both machines, at 1e-12.
 //
-// A bug found here and not yet fixed is kept as a skipped test in known_bugs_test.go; once
-// fixed it becomes an ordinary test of the file it belongs to.
+// A bug found here is fixed, and its case stays as an ordinary test of the file it belongs to;
+// none is skipped.
 //
 // Tests that change process-wide state (the cudaops mode, the registered backend, break-even
 // values, the par settings) restore it in t.Cleanup and do not run in parallel.
