@@ -23,7 +23,7 @@
 //     and against the Gorgonia ops with their gradients on both machines, at 1e-12.
 //
 // A bug found here is fixed, and its case stays as an ordinary test of the file it belongs to;
-// none is skipped.
+// no known bug is kept as a skipped test.
 //
 // Tests that change process-wide state (the cudaops mode, the registered backend, break-even
 // values, the par settings) restore it in t.Cleanup and do not run in parallel.
