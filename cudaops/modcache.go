@@ -11,6 +11,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops/kernels"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // Compiler compiles CUDA C source to PTX. The device backend (build tag cuda) uses NVRTC;
@@ -54,7 +55,7 @@ func moduleOf(k Kernel) string {
 // architecture, no fused multiply-add contraction (so that float64 results round like the
 // CPU's), the family's kernels and the element type.
 func CompileOptions(k ModuleKey) []string {
-	return kernels.Options(string(k.Arch), k.Module, k.DType == Float32)
+	return kernels.Options(string(k.Arch), k.Module, kernel.ModuleKernels(k.Module), k.DType == Float32)
 }
 
 var ptxTarget = regexp.MustCompile(`(?m)^\s*\.target\s+([A-Za-z0-9_]+)`)

@@ -74,8 +74,11 @@ func TestModuleCacheCompilesOncePerKey(t *testing.T) {
 	require.EqualValues(t, 2, comp.calls.Load())
 	require.EqualValues(t, 2, loads.Load())
 	require.Equal(t, 2, c.Compiles())
-	require.Equal(t, []string{"--gpu-architecture=sm_90", "--fmad=false", "-DGJ_FAMILY_SOFTMAX_JET", "-DGJ_WANT_F64"}, comp.opts[0])
-	require.Equal(t, []string{"--gpu-architecture=sm_90", "--fmad=false", "-DGJ_FAMILY_SOFTMAX_JET", "-DGJ_WANT_F32"}, comp.opts[1])
+	entries := "-DGJ_ENTRIES=GJ_ENTRY(jet_value) GJ_ENTRY(jet_first) GJ_ENTRY(jet_second) GJ_ENTRY(jet_hvp) " +
+		"GJ_ENTRY(jet_gauss_newton) GJ_ENTRY(jet_value_vjp) GJ_ENTRY(jet_first_vjp) GJ_ENTRY(jet_second_vjp) " +
+		"GJ_ENTRY(jet_hvp_vjp) GJ_ENTRY(jet_gauss_newton_vjp)"
+	require.Equal(t, []string{"--gpu-architecture=sm_90", "--fmad=false", "-DGJ_FAMILY_SOFTMAX_JET", entries, "-DGJ_WANT_F64"}, comp.opts[0])
+	require.Equal(t, []string{"--gpu-architecture=sm_90", "--fmad=false", "-DGJ_FAMILY_SOFTMAX_JET", entries, "-DGJ_WANT_F32"}, comp.opts[1])
 	require.Len(t, c.Loaded(), 2)
 	require.NoError(t, c.Close())
 	require.EqualValues(t, 2, unloads.Load())

@@ -2,7 +2,8 @@
 //
 // The same text is compiled three ways:
 //   - by NVRTC at run time (build tag `cuda`), for the device's own architecture, with
-//     -DGJ_FAMILY_<F> and -DGJ_WANT_F32 / -DGJ_WANT_F64 choosing what one module holds;
+//     -DGJ_FAMILY_<F>, -DGJ_ENTRIES=… and -DGJ_WANT_F32 / -DGJ_WANT_F64 choosing what one
+//     module holds;
 //   - by the host C++ compiler inside cudaops/internal/emu (-DGJ_EMU, everything enabled),
 //     after a header that emulates threadIdx, blockIdx, blockDim, gridDim, __syncthreads and
 //     dynamic shared memory, so that `go test ./...` runs these very kernels without a GPU.
@@ -1100,21 +1101,13 @@ GJ_ACT_BODIES(silu, 2)
 #endif  // activations
 
 // ---------------------------------------------------------------- entry points
-// X-macro lists of the kernels of each family; entry point names are gj_<kernel>_f32/_f64.
-#define GJ_SOFTMAX_JET_KERNELS(X)                                                            \
-  X(jet_value) X(jet_first) X(jet_second) X(jet_hvp) X(jet_gauss_newton) X(jet_value_vjp)    \
-  X(jet_first_vjp) X(jet_second_vjp) X(jet_hvp_vjp) X(jet_gauss_newton_vjp)
-#define GJ_LOGISTIC_JET_KERNELS(X)                                                           \
-  X(logistic_value) X(logistic_first) X(logistic_second) X(logistic_hvp)                     \
-  X(logistic_gauss_newton) X(logistic_value_vjp) X(logistic_first_vjp)                       \
-  X(logistic_second_vjp) X(logistic_hvp_vjp) X(logistic_gauss_newton_vjp)
-#define GJ_AXIS_KERNELS(X)                                                                   \
-  X(softmax_backward) X(log_softmax_backward) X(softmax_backward_grad)                       \
-  X(log_softmax_backward_grad)                                                               \
-  /* forward */ X(softmax_forward) X(log_softmax_forward)
-#define GJ_ELEMENTWISE_KERNELS(X)                                                            \
-  X(relu_forward) X(relu_backward) X(relu_backward_grad) X(gelu_forward) X(gelu_backward)    \
-  X(gelu_backward_grad) X(silu_forward) X(silu_backward) X(silu_backward_grad)
+// The entry points to instantiate come from the kernel table (internal/kernel), the one list
+// of kernels: GJ_ENTRIES is GJ_ENTRY(<kernel>) for each kernel of the module being compiled,
+// given by the compiler options (kernels.Options) under NVRTC and by the generated
+// cudaops/internal/emu/kernel_entries.h in the emulator. Entry points are gj_<kernel>_f32/_f64.
+#ifndef GJ_ENTRIES
+#error "GJ_ENTRIES (the module's kernels, from the kernel table) is not defined"
+#endif
 
 // Entry points take the GjArgs fields as 13 separate 8-byte parameters (the launchers pass
 // every parameter as one 64-bit value) and pack them for the body.
@@ -1141,15 +1134,4 @@ GJ_ACT_BODIES(silu, 2)
 #endif
 #define GJ_ENTRY(name) GJ_ENTRY_F32(name) GJ_ENTRY_F64(name)
 
-#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_SOFTMAX_JET)
-GJ_SOFTMAX_JET_KERNELS(GJ_ENTRY)
-#endif
-#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_LOGISTIC_JET)
-GJ_LOGISTIC_JET_KERNELS(GJ_ENTRY)
-#endif
-#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_AXIS)
-GJ_AXIS_KERNELS(GJ_ENTRY)
-#endif
-#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_ELEMENTWISE)
-GJ_ELEMENTWISE_KERNELS(GJ_ENTRY)
-#endif
+GJ_ENTRIES

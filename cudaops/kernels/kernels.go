@@ -4,22 +4,39 @@
 // (cudaops/internal/emu) without a GPU.
 package kernels
 
-import _ "embed"
+import (
+	_ "embed"
+	"strings"
+)
 
 // Source is gatejet.cu.
 //
 //go:embed gatejet.cu
 var Source string
 
-// Options returns the NVRTC options of a module holding one family's kernels for one element
-// type, compiled for the real architecture arch (e.g. "sm_90"): code for the device's own
-// architecture, no contraction of a*b+c into fused multiply-adds (float64 results then round
-// as on the CPU; the math library's own exp/tanh still use FMA internally), only the module's
-// kernels and only the element type's entry points.
-func Options(arch, module string, float32 bool) []string {
+// Options returns the NVRTC options of a module holding the kernels named entries (the
+// kernel table's kernels of module) for one element type, compiled for the real architecture
+// arch (e.g. "sm_90"): code for the device's own architecture, no contraction of a*b+c into
+// fused multiply-adds (float64 results then round as on the CPU; the math library's own
+// exp/tanh still use FMA internally), only the module's code and only the element type's
+// entry points of those kernels.
+func Options(arch, module string, entries []string, float32 bool) []string {
 	want := "-DGJ_WANT_F64"
 	if float32 {
 		want = "-DGJ_WANT_F32"
 	}
-	return []string{"--gpu-architecture=" + arch, "--fmad=false", "-DGJ_FAMILY_" + module, want}
+	return []string{"--gpu-architecture=" + arch, "--fmad=false", "-DGJ_FAMILY_" + module,
+		"-DGJ_ENTRIES=" + Entries(entries), want}
+}
+
+// Entries is the definition of GJ_ENTRIES for the kernels named: GJ_ENTRY(name) for each.
+func Entries(names []string) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("GJ_ENTRY(" + n + ")")
+	}
+	return b.String()
 }

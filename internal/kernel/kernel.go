@@ -366,6 +366,17 @@ func Run[T Float](op string, id ID, o *Operands[T], ints []int, floats []float64
 	return any(sp.F32).(CPU[T])(o, ints, floats)
 }
 
+// ModuleKernels returns the names of the kernels of device module m, in ID order.
+func ModuleKernels(m string) []string {
+	var out []string
+	for _, id := range All() {
+		if d := id.Spec().Device; d != nil && d.Module == m {
+			out = append(out, id.Spec().Name)
+		}
+	}
+	return out
+}
+
 // Modules returns the device modules of the table (Device.Module), in the order of their
 // first kernel.
 func Modules() []string {

@@ -47,9 +47,6 @@ func TestEmulatorCompilesTheEmbeddedSource(t *testing.T) {
 	cu, err := os.ReadFile("../../kernels/gatejet.cu")
 	require.NoError(t, err)
 	require.Equal(t, string(cu), cudaops.KernelSource)
-	for _, k := range cudaops.DeviceKernels() {
-		require.Contains(t, cudaops.KernelSource, "X("+k.String()+")", "%s missing from the entry-point lists", k)
-	}
 }
 
 // TestEmulatorBarrier: the emulated __syncthreads really orders a block's shared-memory writes

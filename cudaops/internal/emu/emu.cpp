@@ -2,6 +2,7 @@
 // itself (the very text NVRTC compiles), then the fiber scheduler that runs a launch.
 #define GJ_EMU 1
 #include "cuda_emu.hpp"
+#include "kernel_entries.h"  // GJ_ENTRIES, from the kernel table (generated)
 #include "../../kernels/gatejet.cu"  // rebuilt when it changes: see kernelsrc.go
 
 #include <stddef.h>
@@ -326,11 +327,11 @@ struct gj_table_entry {
   gj_entry fn;
 };
 
-#define GJ_TABLE_ROW(name) {"gj_" #name "_f32", gj_##name##_f32}, {"gj_" #name "_f64", gj_##name##_f64},
+// GJ_ENTRIES again, each entry point now a row of the emulator's table.
+#undef GJ_ENTRY
+#define GJ_ENTRY(name) {"gj_" #name "_f32", gj_##name##_f32}, {"gj_" #name "_f64", gj_##name##_f64},
 static const gj_table_entry gj_table[] = {
-    GJ_SOFTMAX_JET_KERNELS(GJ_TABLE_ROW) GJ_LOGISTIC_JET_KERNELS(GJ_TABLE_ROW)
-        GJ_AXIS_KERNELS(GJ_TABLE_ROW) GJ_ELEMENTWISE_KERNELS(GJ_TABLE_ROW){
-            "gj_emu_selftest_barrier", gj_emu_selftest_barrier},
+    GJ_ENTRIES{"gj_emu_selftest_barrier", gj_emu_selftest_barrier},
     {"gj_emu_selftest_divergent", gj_emu_selftest_divergent},
     {"gj_emu_selftest_helper_divergent", gj_emu_selftest_helper_divergent},
     {"gj_emu_selftest_macro_divergent", gj_emu_selftest_macro_divergent},

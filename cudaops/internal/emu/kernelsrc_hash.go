@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "32fb1562ad47d753641841db8d2c36096be3d1e831e415038c2d1a63b8528d0d"
+const kernelSourceSHA256 = "127648b84cb2f6a94203c858fb974549df2419fa1b02b5ce064174813d5d50ea"

@@ -21,16 +21,9 @@ import (
 
 var entryRE = regexp.MustCompile(`(?m)^\s*\.(?:visible\s+)?\.entry\s+([A-Za-z0-9_]+)`)
 
-// familyKernels parses the family's X-macro list of kernel names from the source.
+// familyKernels returns the kernels of a module, from the kernel table.
 func familyKernels(t *testing.T, family string) []string {
-	// The list is one macro: its lines end in a backslash, except the last.
-	re := regexp.MustCompile(`#define GJ_` + family + `_KERNELS\(X\)((?:[^\n]*\\\n)*[^\n]*)`)
-	m := re.FindStringSubmatch(kernels.Source)
-	require.NotNil(t, m, family)
-	var out []string
-	for _, x := range regexp.MustCompile(`X\(([a-z_]+)\)`).FindAllStringSubmatch(m[1], -1) {
-		out = append(out, x[1])
-	}
+	out := kernel.ModuleKernels(family)
 	require.NotEmpty(t, out, family)
 	return out
 }
@@ -72,7 +65,7 @@ func compileModule(m module, arch string) (string, string, error) {
 	v, _ := ptxCache.LoadOrStore(name, &ptxResult{})
 	r := v.(*ptxResult)
 	r.once.Do(func() {
-		r.ptx, r.err = Compiler{}.Compile(kernels.Source, name, kernels.Options(arch, m.family, m.f32))
+		r.ptx, r.err = Compiler{}.Compile(kernels.Source, name, kernels.Options(arch, m.family, kernel.ModuleKernels(m.family), m.f32))
 	})
 	return name, r.ptx, r.err
 }
