@@ -145,24 +145,46 @@ func dot(e elem) {
 	RET()
 }
 
+// writeSoftmax generates writeSoftmaxAVX64 and writeSoftmaxAVX32, dx_i = y_i·(dy_i − av).
 func writeSoftmax(e elem) {
-	Implement(e.name("writeSoftmax"))
-	Attributes(NOSPLIT)
 	if e.bits == 64 {
-		Comment("dx_i = y_i·(dy_i − av) for the first len(dx) &^ 3 elements.")
+		write(e, "writeSoftmax", "w", "dx_i = y_i·(dy_i − av) for the first len(dx) &^ 3 elements.")
 	} else {
-		Comment("writeSoftmaxAVX64 for float32 data: computed in float64, rounded once to float32.")
+		write(e, "writeSoftmax", "w", "writeSoftmaxAVX64 for float32 data: computed in float64, rounded once to float32.")
 	}
+}
+
+// writeRow generates writeRowAVX64 and writeRowAVX32, dx_i = y_i·(dy_i − a_i).
+func writeRow(e elem) {
+	if e.bits == 64 {
+		write(e, "writeRow", "x", "dx_i = y_i·(dy_i − a_i) for the first len(dx) &^ 3 columns.")
+	} else {
+		write(e, "writeRow", "x", "writeRowAVX64 for float32 rows: computed in float64, rounded once.")
+	}
+}
+
+// write is writeSoftmax, with the float64 av broadcast in Y0, and writeRow, with the float64
+// slice a at R8: dx_i = y_i·(dy_i − av) or y_i·(dy_i − a_i), labels prefixed by label.
+func write(e elem, base, label string, doc ...string) {
+	Implement(e.name(base))
+	Attributes(NOSPLIT)
+	Comment(doc...)
 	Load(Param("dx").Base(), RDI)
 	Load(Param("dx").Len(), RCX)
 	Load(Param("y").Base(), RSI)
 	Load(Param("dy").Base(), RDX)
-	VBROADCASTSD(addr(Param("av")), Y0)
+	var sub Op = Y0
+	if base == "writeRow" {
+		Load(Param("a").Base(), R8)
+		sub = f64.at(R8, RAX)
+	} else {
+		VBROADCASTSD(addr(Param("av")), Y0)
+	}
 	ANDQ(I8(-4), RCX)
 	XORQ(RAX, RAX)
-	loop4(e, "w", func() {
+	loop4(e, label, func() {
 		e.load(e.at(RDX, RAX), Y1)
-		VSUBPD(Y0, Y1, Y1)
+		VSUBPD(sub, Y1, Y1)
 		e.mul(e.at(RSI, RAX), Y1, Y2)
 		e.store(Y1, e.at(RDI, RAX))
 	})
@@ -201,31 +223,6 @@ func dotRows4(e elem) {
 			VADDPD(Y1, Y0, Y0)
 		}
 		VMOVUPD(Y0, f64.at(RDI, RAX))
-	})
-	VZEROUPPER()
-	RET()
-}
-
-func writeRow(e elem) {
-	Implement(e.name("writeRow"))
-	Attributes(NOSPLIT)
-	if e.bits == 64 {
-		Comment("dx_i = y_i·(dy_i − a_i) for the first len(dx) &^ 3 columns.")
-	} else {
-		Comment("writeRowAVX64 for float32 rows: computed in float64, rounded once.")
-	}
-	Load(Param("dx").Base(), RDI)
-	Load(Param("dx").Len(), RCX)
-	Load(Param("y").Base(), RSI)
-	Load(Param("dy").Base(), RDX)
-	Load(Param("a").Base(), R8)
-	ANDQ(I8(-4), RCX)
-	XORQ(RAX, RAX)
-	loop4(e, "x", func() {
-		e.load(e.at(RDX, RAX), Y1)
-		VSUBPD(f64.at(R8, RAX), Y1, Y1)
-		e.mul(e.at(RSI, RAX), Y1, Y2)
-		e.store(Y1, e.at(RDI, RAX))
 	})
 	VZEROUPPER()
 	RET()

@@ -115,18 +115,34 @@ func centreAVX64() {
 	Load(Param("P"), R10)
 	MOVQ(R10, R13)
 	ANDQ(I8(-4), R13)
+	overRows(l, func() {}, func() {
+		VMOVUPD(f64.at(RSI, RCX), Y1)
+		VSUBPD(f64.at(RDX, RCX), Y1, Y1)
+		VMOVUPD(Y1, f64.at(RDI, RCX))
+	}, func() {
+		VMOVSD(f64.at(RSI, RCX), X1)
+		VSUBSD(f64.at(RDX, RCX), X1, X1)
+		VMOVSD(X1, f64.at(RDI, RCX))
+	}, func() {
+		LEAQ(f64.at(RDI, R10), RDI)
+		LEAQ(f64.at(RSI, R10), RSI)
+	})
+}
 
+// overRows is the loop of centreAVX64 and hvpOut over K rows (BX, counted down) of P columns
+// (R10, whole vectors of four up to R13): for each row start, then vec for each four columns
+// from CX, tail for each column left, and next to move the row pointers on.
+func overRows(l func(string) string, start, vec, tail, next func()) {
 	Label(l("a"))
 	TESTQ(RBX, RBX)
 	JZ(LabelRef(l("done")))
+	start()
 	XORQ(RCX, RCX)
 	TESTQ(R13, R13)
 	JZ(LabelRef(l("tail")))
 
 	Label(l("vec"))
-	VMOVUPD(f64.at(RSI, RCX), Y1)
-	VSUBPD(f64.at(RDX, RCX), Y1, Y1)
-	VMOVUPD(Y1, f64.at(RDI, RCX))
+	vec()
 	ADDQ(U8(4), RCX)
 	CMPQ(RCX, R13)
 	JB(LabelRef(l("vec")))
@@ -134,15 +150,12 @@ func centreAVX64() {
 	Label(l("tail"))
 	CMPQ(RCX, R10)
 	JAE(LabelRef(l("next")))
-	VMOVSD(f64.at(RSI, RCX), X1)
-	VSUBSD(f64.at(RDX, RCX), X1, X1)
-	VMOVSD(X1, f64.at(RDI, RCX))
+	tail()
 	INCQ(RCX)
 	JMP(LabelRef(l("tail")))
 
 	Label(l("next"))
-	LEAQ(f64.at(RDI, R10), RDI)
-	LEAQ(f64.at(RSI, R10), RSI)
+	next()
 	DECQ(RBX)
 	JMP(LabelRef(l("a")))
 
@@ -249,45 +262,25 @@ func hvpOut(e elem) {
 	MOVQ(R10, R13)
 	ANDQ(I8(-4), R13)
 
-	Label(l("a"))
-	TESTQ(RBX, RBX)
-	JZ(LabelRef(l("done")))
-	VBROADCASTSD(mem(R8, 0), Y0)
-	VBROADCASTSD(mem(R9, 0), Y2)
-	XORQ(RCX, RCX)
-	TESTQ(R13, R13)
-	JZ(LabelRef(l("tail")))
-
-	Label(l("vec"))
-	VMOVUPD(f64.at(RSI, RCX), Y1)
-	VMULPD(Y2, Y1, Y1)
-	VSUBPD(f64.at(RDX, RCX), Y1, Y1)
-	VMULPD(Y0, Y1, Y1)
-	e.store(Y1, e.at(RDI, RCX))
-	ADDQ(U8(4), RCX)
-	CMPQ(RCX, R13)
-	JB(LabelRef(l("vec")))
-
-	Label(l("tail"))
-	CMPQ(RCX, R10)
-	JAE(LabelRef(l("next")))
-	VMOVSD(f64.at(RSI, RCX), X1)
-	VMULSD(X2, X1, X1)
-	VSUBSD(f64.at(RDX, RCX), X1, X1)
-	VMULSD(X0, X1, X1)
-	e.storeScalar(X1, e.at(RDI, RCX))
-	INCQ(RCX)
-	JMP(LabelRef(l("tail")))
-
-	Label(l("next"))
-	LEAQ(e.at(RDI, R10), RDI)
-	LEAQ(f64.at(RSI, R10), RSI)
-	ADDQ(U8(8), R8)
-	ADDQ(U8(8), R9)
-	DECQ(RBX)
-	JMP(LabelRef(l("a")))
-
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
+	overRows(l, func() {
+		VBROADCASTSD(mem(R8, 0), Y0)
+		VBROADCASTSD(mem(R9, 0), Y2)
+	}, func() {
+		VMOVUPD(f64.at(RSI, RCX), Y1)
+		VMULPD(Y2, Y1, Y1)
+		VSUBPD(f64.at(RDX, RCX), Y1, Y1)
+		VMULPD(Y0, Y1, Y1)
+		e.store(Y1, e.at(RDI, RCX))
+	}, func() {
+		VMOVSD(f64.at(RSI, RCX), X1)
+		VMULSD(X2, X1, X1)
+		VSUBSD(f64.at(RDX, RCX), X1, X1)
+		VMULSD(X0, X1, X1)
+		e.storeScalar(X1, e.at(RDI, RCX))
+	}, func() {
+		LEAQ(e.at(RDI, R10), RDI)
+		LEAQ(f64.at(RSI, R10), RSI)
+		ADDQ(U8(8), R8)
+		ADDQ(U8(8), R9)
+	})
 }

@@ -170,71 +170,74 @@ func row(e elem) {
 			self := e.variantLabel(n + nt)
 			Label(self)
 			rowBlock(ln, n, st)
-			ADDQ(R9, R8)
-			ADDQ(U8(32*n), RCX)
-			CMPQ(RCX, R12)
-			JB(LabelRef(self))
-			JMP(LabelRef(l("rundone")))
+			nextBlock(e, U8(32*n), self)
 		}
 	}
 
-	Label(l("gnt"))
-	Commentf("any P·%d a multiple of 32: whole vectors, non-temporal", e.size)
-	ln.bcast(mem(R8, 0), Y0)
-	LEAQ(memx(0, R11, RCX, 1), RSI)
-	LEAQ(memx(0, RDI, RCX, 1), RDX)
-	XORQ(RAX, RAX)
-
-	Label(l("gntv"))
-	ln.movu(memx(0, R14, RAX, 1), Y1)
-	ln.add(memx(0, RSI, RAX, 1), Y1, Y1)
-	ln.mul(Y0, Y1, Y1)
-	ln.movnt(Y1, memx(0, RDX, RAX, 1))
-	ADDQ(U8(32), RAX)
-	CMPQ(RAX, R13)
-	JB(LabelRef(l("gntv")))
-	ADDQ(R9, R8)
-	ADDQ(R10, RCX)
-	CMPQ(RCX, R12)
-	JB(LabelRef(l("gnt")))
-	JMP(LabelRef(l("rundone")))
-
-	Label(l("g"))
-	Comment("any P: whole vectors, then one lane at a time")
-	ln.bcast(mem(R8, 0), Y0)
-	LEAQ(memx(0, R11, RCX, 1), RSI)
-	LEAQ(memx(0, RDI, RCX, 1), RDX)
-	XORQ(RAX, RAX)
-	TESTQ(R13, R13)
-	JZ(LabelRef(l("gt")))
-
-	Label(l("gv"))
-	ln.movu(memx(0, R14, RAX, 1), Y1)
-	ln.add(memx(0, RSI, RAX, 1), Y1, Y1)
-	ln.mul(Y0, Y1, Y1)
-	ln.movu(Y1, memx(0, RDX, RAX, 1))
-	ADDQ(U8(32), RAX)
-	CMPQ(RAX, R13)
-	JB(LabelRef(l("gv")))
-
-	Label(l("gt"))
-	CMPQ(RAX, R10)
-	JAE(LabelRef(l("gnext")))
-	ln.movs(memx(0, R14, RAX, 1), X1)
-	ln.adds(memx(0, RSI, RAX, 1), X1, X1)
-	ln.muls(X0, X1, X1)
-	ln.movs(X1, memx(0, RDX, RAX, 1))
-	ADDQ(U8(e.size), RAX)
-	JMP(LabelRef(l("gt")))
-
-	Label(l("gnext"))
-	ADDQ(R9, R8)
-	ADDQ(R10, RCX)
-	CMPQ(RCX, R12)
-	JB(LabelRef(l("g")))
-	JMP(LabelRef(l("rundone")))
+	rowAny(e, ln, true)
+	rowAny(e, ln, false)
 
 	Label(l("done"))
 	VZEROUPPER()
 	RET()
+}
+
+// nextBlock moves R8 to the next block's coefficient and CX on by step, and goes back to top
+// while CX < R12 (the run's end), then to the end of the run.
+func nextBlock(e elem, step Op, top string) {
+	ADDQ(R9, R8)
+	ADDQ(step, RCX)
+	CMPQ(RCX, R12)
+	JB(LabelRef(top))
+	JMP(LabelRef(e.lbl("r", "rundone")))
+}
+
+// rowAny is the block loop for any P (variants 8 and 0): whole vectors, non-temporal with nt
+// (then P·size is a multiple of 32), else followed by one lane at a time.
+func rowAny(e elem, ln lanes, nt bool) {
+	l := func(s string) string { return e.lbl("r", s) }
+	top, vec := l("g"), l("gv")
+	st := func(a, b Op) { ln.movu(a, b) }
+	if nt {
+		top, vec = l("gnt"), l("gntv")
+		st = ln.movnt
+	}
+	Label(top)
+	if nt {
+		Commentf("any P·%d a multiple of 32: whole vectors, non-temporal", e.size)
+	} else {
+		Comment("any P: whole vectors, then one lane at a time")
+	}
+	ln.bcast(mem(R8, 0), Y0)
+	LEAQ(memx(0, R11, RCX, 1), RSI)
+	LEAQ(memx(0, RDI, RCX, 1), RDX)
+	XORQ(RAX, RAX)
+	if !nt {
+		TESTQ(R13, R13)
+		JZ(LabelRef(l("gt")))
+	}
+
+	Label(vec)
+	ln.movu(memx(0, R14, RAX, 1), Y1)
+	ln.add(memx(0, RSI, RAX, 1), Y1, Y1)
+	ln.mul(Y0, Y1, Y1)
+	st(Y1, memx(0, RDX, RAX, 1))
+	ADDQ(U8(32), RAX)
+	CMPQ(RAX, R13)
+	JB(LabelRef(vec))
+
+	if !nt {
+		Label(l("gt"))
+		CMPQ(RAX, R10)
+		JAE(LabelRef(l("gnext")))
+		ln.movs(memx(0, R14, RAX, 1), X1)
+		ln.adds(memx(0, RSI, RAX, 1), X1, X1)
+		ln.muls(X0, X1, X1)
+		ln.movs(X1, memx(0, RDX, RAX, 1))
+		ADDQ(U8(e.size), RAX)
+		JMP(LabelRef(l("gt")))
+
+		Label(l("gnext"))
+	}
+	nextBlock(e, R10, top)
 }
