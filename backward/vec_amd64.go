@@ -8,6 +8,10 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
+// vec_amd64.s is generated from _asm/main.go (avo), the float32 and float64 twins of each
+// loop from one Go function.
+//go:generate sh -c "cd _asm && go run . -out ../vec_amd64.s"
+
 // The stride-1 (last-axis) softmax backward in AVX (vec_amd64.s): the same operations in the
 // same order as the Go loops, four float64 lanes at a time, so the same bits.
 

@@ -8,6 +8,10 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
+// slab_amd64.s is generated from _asm (avo), the float32 and float64 twins of each loop from
+// one Go function.
+//go:generate sh -c "cd _asm && go run . -out ../slab_amd64.s"
+
 // The second channel's row in AVX (slab_amd64.s): coefAVX64/coefAVX32 compute secondCoefs
 // four lanes at a time and the row's K×K coefficients once into a matrix c in the element
 // type; rowAVX64/rowAVX32 then write the blocks with the same operations in the same order
