@@ -28,6 +28,10 @@
 // The per-atom logistic gate ζ_k = σ(α_k·l_k + β_k) has a diagonal jet and the same set of
 // functions with the Logistic prefix.
 //
+// Gate is the ten kernels of one gate as one type: Softmax{InvTau} and Logistic{Alpha, Beta}
+// implement it with the functions above, so code that runs a channel for any gate (the ops,
+// gatejet's kernel table) is written once; a new gate implements it (docs/adding-a-gate.md).
+//
 // The seed algorithm builds the same channels from K exp-jets each carrying a K×K Hessian,
 // O(K³·P) per row. That algorithm is kept, outside this package's API, in internal/tower: a
 // run-time-sized order-2 Taylor tower that also takes the atoms' latent coordinates as
