@@ -4,6 +4,7 @@ package cudaops
 
 import (
 	"fmt"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -107,14 +108,36 @@ func OpenDevice(ordinal int) (*DeviceBackend, error) {
 		lim:  launch.Limits{MaxSharedBytes: attrs[0], MaxGridX: attrs[1]},
 		fns:  map[string]cu.Function{},
 	}
-	b.mods = NewModuleCache(b.arch, Compiler(nvrtccomp.Compiler{}),
-		func(_ ModuleKey, ptx string) (cu.Module, error) { return cu.LoadData(ptx) },
+	b.mods = NewModuleCache(b.arch, Compiler(nvrtccomp.Compiler{}), loadModule,
 		func(m cu.Module) error { return m.Unload() })
 	return b, nil
 }
 
 // errNilBackend is the error of the methods of a nil *DeviceBackend that return errors.
 func errNilBackend() error { return deviceError0("nil *DeviceBackend") }
+
+// loadModule loads a module image (CUBIN or PTX) into the current context; a driver older than
+// the PTX is an ErrDevice error that says what to upgrade.
+func loadModule(key ModuleKey, image string) (cu.Module, error) {
+	m, err := cu.LoadData(image)
+	if code, ok := cuResultCode(err); ok && code == nvrtccomp.CudaErrorUnsupportedPTXVersion {
+		return m, DriverTooOld(key, cu.Version(), nvrtccomp.Version())
+	}
+	return m, err
+}
+
+// cuResultCode returns the CUresult of an error of package cu (whose error type is an
+// unexported integer type).
+func cuResultCode(err error) (int64, bool) {
+	if err == nil {
+		return 0, false
+	}
+	v := reflect.ValueOf(err)
+	if v.Type().PkgPath() != "gorgonia.org/cu" || v.Kind() < reflect.Int || v.Kind() > reflect.Int64 {
+		return 0, false
+	}
+	return v.Int(), true
+}
 
 // Name returns "cuda:<device name>:<arch>" ("cuda:<nil>" for a nil *DeviceBackend).
 func (b *DeviceBackend) Name() string {

@@ -23,8 +23,84 @@ type Compiler interface {
 }
 
 // Arch is a device's compute capability written as NVRTC spells a real architecture, e.g.
-// "sm_90" for compute capability 9.0.
+// "sm_90" for compute capability 9.0, or a virtual architecture, "compute_90", whose code is
+// PTX that the driver compiles for the device.
 type Arch string
+
+// ArchLister is a Compiler that says which real architectures it compiles for (NVRTC's
+// nvrtcGetSupportedArchs).
+type ArchLister interface {
+	SupportedArchs() ([]string, error)
+}
+
+// CUBINCompiler is a Compiler that also returns the device code of a real architecture
+// (nvrtcGetCUBIN), which the driver loads without compiling PTX.
+type CUBINCompiler interface {
+	CompileCUBIN(src, name string, options []string) (ptx, cubin string, err error)
+}
+
+// archNumber is the number of an architecture, 90 for "sm_90", "sm_90a" and "compute_90";
+// ok is false for a name that is neither form.
+func archNumber(a Arch) (int, bool) {
+	s := string(a)
+	switch {
+	case strings.HasPrefix(s, "sm_"):
+		s = s[3:]
+	case strings.HasPrefix(s, "compute_"):
+		s = s[8:]
+	default:
+		return 0, false
+	}
+	n, i := 0, 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		n = 10*n + int(s[i]-'0')
+	}
+	return n, i > 0
+}
+
+// RealArch is the real architecture of a: "sm_90" for "compute_90" (the .target of its PTX).
+func RealArch(a Arch) Arch {
+	if n, ok := archNumber(a); ok {
+		return Arch("sm_" + strconv.Itoa(n))
+	}
+	return a
+}
+
+// TargetArch picks what a module for a device of architecture device is compiled for, given
+// the real architectures the compiler supports (nil: it does not say): the device's own
+// architecture when the compiler supports it (real code, as a CUBIN where the compiler gives
+// one); otherwise the newest supported architecture older than the device, as the virtual
+// compute_XX (PTX, which the driver compiles for the newer device: PTX is
+// forward-compatible). A device older than every supported architecture is an ErrDevice
+// error: nothing this compiler makes runs on it.
+func TargetArch(device Arch, supported []string) (Arch, error) {
+	const op = "cudaops.TargetArch"
+	d, ok := archNumber(device)
+	if !ok {
+		return "", check.Errorf(gatejet.ErrDevice, op, "device", "not an architecture: %q", string(device))
+	}
+	if len(supported) == 0 {
+		return device, nil
+	}
+	best := -1
+	for _, s := range supported {
+		n, ok := archNumber(Arch(s))
+		if !ok {
+			continue
+		}
+		if n == d {
+			return Arch("sm_" + strconv.Itoa(d)), nil
+		}
+		if n < d && n > best {
+			best = n
+		}
+	}
+	if best < 0 {
+		return "", check.Errorf(gatejet.ErrDevice, op, "device",
+			"the device is %s, older than every architecture the compiler supports (%s … %s)", device, supported[0], supported[len(supported)-1])
+	}
+	return Arch("compute_" + strconv.Itoa(best)), nil
+}
 
 // ArchOf returns the Arch of compute capability major.minor.
 func ArchOf(major, minor int) Arch { return Arch("sm_" + strconv.Itoa(major) + strconv.Itoa(minor)) }
@@ -70,14 +146,17 @@ func PTXTarget(ptx string) Arch {
 }
 
 // ModuleCache compiles and loads modules once per ModuleKey, for one device. It refuses any
-// module whose PTX targets another architecture than the device's: such code would either
-// fail to load or be JIT-compiled for the wrong machine, silently. It is safe for concurrent
+// module whose PTX targets another architecture than its target (the device's own, or the
+// older one TargetArch picked): such code would either fail to load or be compiled for the
+// wrong machine, silently. It is safe for concurrent
 // use; M is the loaded-module type (a cu.Module on the device).
 type ModuleCache[M any] struct {
-	arch   Arch
-	comp   Compiler
-	load   func(key ModuleKey, ptx string) (M, error)
-	unload func(M) error
+	arch      Arch  // the device's
+	target    Arch  // what modules are compiled for (TargetArch)
+	targetErr error // why there is no target
+	comp      Compiler
+	load      func(key ModuleKey, ptx string) (M, error)
+	unload    func(M) error
 
 	mu       sync.Mutex
 	mods     map[ModuleKey]M
@@ -87,8 +166,29 @@ type ModuleCache[M any] struct {
 // NewModuleCache returns a cache for a device of architecture arch, compiling with comp and
 // loading with load; unload (may be nil) releases a module on Close. A cache without comp or
 // load compiles nothing: its Get and Prewarm return ErrParam errors.
+//
+// Modules are compiled for TargetArch of the device and the architectures comp supports (when
+// it is an ArchLister), and loaded from a CUBIN when the target is the device's own
+// architecture and comp is a CUBINCompiler, from PTX otherwise; load receives that image.
 func NewModuleCache[M any](arch Arch, comp Compiler, load func(ModuleKey, string) (M, error), unload func(M) error) *ModuleCache[M] {
-	return &ModuleCache[M]{arch: arch, comp: comp, load: load, unload: unload, mods: map[ModuleKey]M{}}
+	c := &ModuleCache[M]{arch: arch, target: arch, comp: comp, load: load, unload: unload, mods: map[ModuleKey]M{}}
+	if l, ok := comp.(ArchLister); ok {
+		supported, err := l.SupportedArchs()
+		if err == nil {
+			c.target, err = TargetArch(arch, supported)
+		}
+		c.targetErr = err
+	}
+	return c
+}
+
+// Target is the architecture the cache's modules are compiled for: the device's, or the
+// virtual architecture of an older one (see TargetArch); "" for a nil *ModuleCache.
+func (c *ModuleCache[M]) Target() Arch {
+	if c == nil {
+		return ""
+	}
+	return c.target
 }
 
 // Arch is the architecture the cache compiles for ("" for a nil *ModuleCache).
@@ -109,6 +209,8 @@ func (c *ModuleCache[M]) usable(op string) error {
 		return check.Errorf(gatejet.ErrParam, op, "comp", "the cache was made without a Compiler (NewModuleCache)")
 	case c.load == nil:
 		return check.Errorf(gatejet.ErrParam, op, "load", "the cache was made without a load function (NewModuleCache)")
+	case c.targetErr != nil:
+		return check.Errorf(gatejet.ErrDevice, op, "", "no architecture to compile for: %v", c.targetErr)
 	}
 	return nil
 }
@@ -124,7 +226,7 @@ func (c *ModuleCache[M]) Get(k Kernel, dt DType) (M, error) {
 	if moduleOf(k) == "" || (dt != Float32 && dt != Float64) {
 		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "no module for kernel %v, dtype %v", k, dt)
 	}
-	return c.get(ModuleKey{Module: moduleOf(k), DType: dt, Arch: c.arch})
+	return c.get(ModuleKey{Module: moduleOf(k), DType: dt, Arch: c.target})
 }
 
 func (c *ModuleCache[M]) get(key ModuleKey) (M, error) {
@@ -134,19 +236,26 @@ func (c *ModuleCache[M]) get(key ModuleKey) (M, error) {
 	if m, ok := c.mods[key]; ok {
 		return m, nil
 	}
-	if key.Arch != c.arch {
-		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "module %s is for %s, the device is %s", key, key.Arch, c.arch)
+	if key.Arch != c.target {
+		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "module %s is for %s, the cache compiles for %s", key, key.Arch, c.target)
 	}
 	c.compiles++
-	ptx, err := c.comp.Compile(KernelSource, key.String()+".cu", CompileOptions(key))
+	var ptx, image string
+	var err error
+	if cc, ok := c.comp.(CUBINCompiler); ok && key.Arch == c.arch {
+		ptx, image, err = cc.CompileCUBIN(KernelSource, key.String()+".cu", CompileOptions(key))
+	} else {
+		ptx, err = c.comp.Compile(KernelSource, key.String()+".cu", CompileOptions(key))
+		image = ptx
+	}
 	if err != nil {
 		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "compiling %s: %v", key, err)
 	}
-	if got := PTXTarget(ptx); got != c.arch {
+	if got := PTXTarget(ptx); got != RealArch(c.target) {
 		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "",
-			"refusing module %s: its PTX targets %q, the device is %s", key, string(got), c.arch)
+			"refusing module %s: its PTX targets %q, not %s", key, string(got), RealArch(c.target))
 	}
-	m, err := c.load(key, ptx)
+	m, err := c.load(key, image)
 	if err != nil {
 		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "loading %s: %v", key, err)
 	}
@@ -170,7 +279,7 @@ func (c *ModuleCache[M]) Prewarm(kernels ...Kernel) error {
 			return check.Errorf(gatejet.ErrParam, "cudaops.Prewarm", "kernels", "kernel %v has no device entry points", k)
 		}
 		for _, dt := range []DType{Float32, Float64} {
-			key := ModuleKey{Module: moduleOf(k), DType: dt, Arch: c.arch}
+			key := ModuleKey{Module: moduleOf(k), DType: dt, Arch: c.target}
 			if !seen[key] {
 				seen[key] = true
 				keys = append(keys, key)
@@ -240,4 +349,15 @@ func EntryPoints(key ModuleKey) []string {
 		}
 	}
 	return out
+}
+
+// DriverTooOld is the error of a module the driver refused as PTX of a newer ISA than it
+// knows (CUDA_ERROR_UNSUPPORTED_PTX_VERSION): the compiler is newer than the driver. driver is
+// the driver's CUDA version as cuDriverGetVersion reports it (11080 for 11.8), compiler the
+// compiler's ("11.8").
+func DriverTooOld(key ModuleKey, driver int, compiler string) error {
+	return check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "",
+		"loading %s: the NVIDIA driver (CUDA %d.%d) refuses PTX from NVRTC %s, which is newer: "+
+			"upgrade the driver to one for CUDA %s or later, or use an NVRTC no newer than CUDA %d.%d",
+		key, driver/1000, driver%1000/10, compiler, compiler, driver/1000, driver%1000/10)
 }

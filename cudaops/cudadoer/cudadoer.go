@@ -144,7 +144,15 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 		return deviceErr("device %d: %v", d, err)
 	}
 	ds := k.Kernel.Spec().Device
-	key := cudaops.ModuleKey{Module: ds.Module, DType: dt, Arch: cudaops.ArchOf(major, minor)}
+	supported, err := nvrtccomp.SupportedArchs()
+	if err != nil {
+		return deviceErr("%v", err)
+	}
+	target, err := cudaops.TargetArch(cudaops.ArchOf(major, minor), supported)
+	if err != nil {
+		return err
+	}
+	key := cudaops.ModuleKey{Module: ds.Module, DType: dt, Arch: target}
 	entry := cudaops.EntryPoint(k.Kernel, dt)
 	fqn := key.String() + "." + entry
 	if !eng.HasFunc(fqn) {
@@ -152,8 +160,8 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 		if err != nil {
 			return deviceErr("%v", err)
 		}
-		if got := cudaops.PTXTarget(ptx); got != key.Arch {
-			return deviceErr("refusing module %s: its PTX targets %q", key, string(got))
+		if got, want := cudaops.PTXTarget(ptx), cudaops.RealArch(target); got != want {
+			return deviceErr("refusing module %s: its PTX targets %q, not %s", key, string(got), want)
 		}
 		if err := eng.LoadCUDAFunc(key.String(), ptx, cudaops.EntryPoints(key)); err != nil {
 			return deviceErr("loading %s: %v", key, err)

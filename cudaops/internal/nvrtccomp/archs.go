@@ -5,6 +5,7 @@ package nvrtccomp
 /*
 #cgo LDFLAGS: -lnvrtc
 #include <nvrtc.h>
+#include <cuda.h>
 */
 import "C"
 
@@ -31,3 +32,12 @@ func SupportedArchs() ([]string, error) {
 	}
 	return out, nil
 }
+
+// SupportedArchs is the package's SupportedArchs, as the method a module cache asks its
+// compiler for (cudaops.ArchLister).
+func (Compiler) SupportedArchs() ([]string, error) { return SupportedArchs() }
+
+// CudaErrorUnsupportedPTXVersion is the driver's CUDA_ERROR_UNSUPPORTED_PTX_VERSION (cuda.h,
+// read at build time; no driver is loaded): PTX of a newer ISA than the driver knows, made
+// by a newer toolkit.
+const CudaErrorUnsupportedPTXVersion = C.CUDA_ERROR_UNSUPPORTED_PTX_VERSION
