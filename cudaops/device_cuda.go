@@ -62,6 +62,10 @@ func deviceErrorCause(cause error, format string, args ...any) error {
 // current on a locked OS thread.
 type DeviceBackend struct {
 	mu       sync.Mutex
+	stream   cu.Stream             // the backend's stream (made on first use); guarded by mu
+	hasStrm  bool                  // guarded by mu
+	devMem   *pool[cu.DevicePtr]   // device buffers of calls, reused
+	hostMem  *pool[unsafe.Pointer] // pinned staging buffers, reused
 	dev      cu.Device
 	ctx      cu.CUContext
 	name     string
@@ -108,10 +112,17 @@ func OpenDevice(ordinal int) (*DeviceBackend, error) {
 		lim:  launch.Limits{MaxSharedBytes: attrs[0], MaxGridX: attrs[1]},
 		fns:  map[string]cu.Function{},
 	}
+	b.devMem = &pool[cu.DevicePtr]{alloc: cu.MemAlloc, release: cu.MemFree, maxIdle: MaxIdleDeviceBytes}
+	b.hostMem = &pool[unsafe.Pointer]{alloc: allocPinned, release: freePinned, maxIdle: MaxIdleDeviceBytes}
 	b.mods = NewModuleCache(b.arch, Compiler(nvrtccomp.Compiler{}), loadModule,
 		func(m cu.Module) error { return m.Unload() })
 	return b, nil
 }
+
+// MaxIdleDeviceBytes bounds the device memory, and separately the pinned host memory, that a
+// DeviceBackend keeps between calls for reuse (its pools); what a call returns beyond it is
+// freed.
+const MaxIdleDeviceBytes = 1 << 30
 
 // errNilBackend is the error of the methods of a nil *DeviceBackend that return errors.
 func errNilBackend() error { return deviceError0("nil *DeviceBackend") }
@@ -188,6 +199,13 @@ func (b *DeviceBackend) withContext(f func() error) error {
 	defer runtime.UnlockOSThread()
 	if err := cu.SetCurrentContext(b.ctx); err != nil {
 		return deviceErrorCause(err, "%s: setting the context", b.Name())
+	}
+	if !b.hasStrm {
+		st, err := cu.MakeStream(cu.NonBlocking)
+		if err != nil {
+			return deviceErrorCause(err, "%s: making a stream", b.Name())
+		}
+		b.stream, b.hasStrm = st, true
 	}
 	return f()
 }
@@ -282,40 +300,64 @@ func operandBufs[T Float](c *Call, o *Operands[T]) (in, out []hostBuf) {
 	return in, out
 }
 
-// deviceCall is a Call's buffers in device memory.
+// deviceCall is a Call's buffers in device memory, from the backend's pool, and the pinned
+// staging buffers of its copies; free returns them all (after the stream is synchronised).
 type deviceCall struct {
+	b       *DeviceBackend
 	in, out []cu.DevicePtr
 	floats  cu.DevicePtr
-	all     []cu.DevicePtr
+	dev     []pooled[cu.DevicePtr]
+	staging []pooled[unsafe.Pointer]
+}
+
+type pooled[B any] struct {
+	b     B
+	class int64
 }
 
 func (d *deviceCall) alloc(bytes int64) (cu.DevicePtr, error) {
-	if bytes == 0 {
-		bytes = 8 // a distinct valid pointer for an empty slice
-	}
-	p, err := cu.MemAlloc(bytes)
+	p, c, err := d.b.devMem.get(bytes) // an empty slice still gets a distinct valid pointer
 	if err == nil {
-		d.all = append(d.all, p)
+		d.dev = append(d.dev, pooled[cu.DevicePtr]{p, c})
 	}
 	return p, err
 }
 
-func (d *deviceCall) free() {
-	for _, p := range d.all {
-		_ = cu.MemFree(p)
+// stage returns pinned host memory of n bytes for one copy of the call.
+func (d *deviceCall) stage(n int64) (unsafe.Pointer, error) {
+	p, c, err := d.b.hostMem.get(n)
+	if err == nil {
+		d.staging = append(d.staging, pooled[unsafe.Pointer]{p, c})
 	}
-	d.all = nil
+	return p, err
 }
 
-// put allocates n bytes for d (an empty slice gets a distinct valid pointer) and, unless host is
-// nil, copies n bytes from host to them; what names the data in the error.
+// free gives the call's buffers back to the pools. The stream must be idle (synchronised).
+func (d *deviceCall) free() {
+	for _, x := range d.dev {
+		_ = d.b.devMem.put(x.b, x.class)
+	}
+	for _, x := range d.staging {
+		_ = d.b.hostMem.put(x.b, x.class)
+	}
+	d.dev, d.staging = nil, nil
+}
+
+// put allocates n bytes for d and, unless host is nil, copies n bytes from host to them through
+// pinned staging memory, asynchronously on the backend's stream; what names the data in the
+// error.
 func (b *DeviceBackend) put(d *deviceCall, host unsafe.Pointer, n int64, what string) (cu.DevicePtr, error) {
 	p, err := d.alloc(n)
 	if err != nil {
 		return p, deviceErrorCause(err, "%s: allocating %d bytes", b.Name(), n)
 	}
 	if host != nil && n > 0 {
-		if err := cu.MemcpyHtoD(p, host, n); err != nil {
+		st, err := d.stage(n)
+		if err != nil {
+			return p, deviceErrorCause(err, "%s: pinned staging of %d bytes", b.Name(), n)
+		}
+		copy(unsafe.Slice((*byte)(st), n), unsafe.Slice((*byte)(host), n))
+		if err := cu.MemcpyHtoDAsync(p, st, n, b.stream); err != nil {
 			return p, deviceErrorCause(err, "%s: copying %s to the device", b.Name(), what)
 		}
 	}
@@ -325,9 +367,10 @@ func (b *DeviceBackend) put(d *deviceCall, host unsafe.Pointer, n int64, what st
 // upload allocates device buffers for c and copies its inputs (and logistic α, β) to them. On
 // an error it frees what it allocated.
 func (b *DeviceBackend) upload(c *Call) (_ *deviceCall, err error) {
-	d := &deviceCall{}
+	d := &deviceCall{b: b}
 	defer func() {
 		if err != nil {
+			_ = b.stream.Synchronize() // the copies already queued read the staging buffers
 			d.free()
 		}
 	}()
@@ -353,15 +396,30 @@ func (b *DeviceBackend) upload(c *Call) (_ *deviceCall, err error) {
 	return d, nil
 }
 
+// download copies the call's outputs back: device to pinned staging on the stream, one
+// synchronisation, then staging to the host slices.
 func (b *DeviceBackend) download(c *Call, d *deviceCall) error {
 	_, outs := hostBufs(c)
+	staged := make([]unsafe.Pointer, len(outs))
 	for i, h := range outs {
-		host, n := h.p, h.n
-		if n == 0 {
+		if h.n == 0 {
 			continue
 		}
-		if err := cu.MemcpyDtoH(host, d.out[i], n); err != nil {
+		st, err := d.stage(h.n)
+		if err != nil {
+			return deviceErrorCause(err, "%s: pinned staging of %d bytes", b.Name(), h.n)
+		}
+		if err := cu.MemcpyDtoHAsync(st, d.out[i], h.n, b.stream); err != nil {
 			return deviceErrorCause(err, "%s: copying an output to the host", b.Name())
+		}
+		staged[i] = st
+	}
+	if err := b.stream.Synchronize(); err != nil {
+		return deviceErrorCause(err, "%s: copying the outputs to the host", b.Name())
+	}
+	for i, h := range outs {
+		if staged[i] != nil {
+			copy(unsafe.Slice((*byte)(h.p), h.n), unsafe.Slice((*byte)(staged[i]), h.n))
 		}
 	}
 	return nil
@@ -390,27 +448,28 @@ func (b *DeviceBackend) Launch(c *Call) error {
 			if err := run(); err != nil {
 				return deviceErrorCause(err, "%s: launching %s (grid %d, block %d, shared %d)", b.Name(), cfg.Func, cfg.Grid, cfg.Block, cfg.SharedBytes)
 			}
-			if err := cu.Synchronize(); err != nil {
-				return deviceErrorCause(err, "%s: %s failed", b.Name(), cfg.Func)
-			}
 			b.launches.Add(1)
-			return b.download(c, d)
+			return b.download(c, d) // synchronises the stream: a kernel fault surfaces here
 		})
 	})
 }
 
 // withUpload uploads c's inputs (b.upload), calls f with the device copy and a function that
-// launches fn on it under cfg (asynchronously, on the default stream), and frees the device copy
-// when f returns. The caller holds the context (withContext).
+// launches fn on it under cfg (asynchronously, on the backend's stream, after the copies), and
+// gives the buffers back when f returns, the stream synchronised. The caller holds the context
+// (withContext).
 func (b *DeviceBackend) withUpload(c *Call, fn cu.Function, cfg launch.Config, f func(d *deviceCall, run func() error) error) error {
 	d, err := b.upload(c)
 	if err != nil {
 		return err
 	}
-	defer d.free()
+	defer func() {
+		_ = b.stream.Synchronize()
+		d.free()
+	}()
 	p := makeParams(c, cfg, d.in, d.out, d.floats)
 	return f(d, func() error {
-		return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, paramPointers(&p))
+		return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, b.stream, paramPointers(&p))
 	})
 }
 
@@ -420,6 +479,17 @@ func (b *DeviceBackend) Close() error {
 		b.closed = true
 		err := b.mods.Close()
 		b.fns = map[string]cu.Function{}
+		for _, drain := range []func() error{b.devMem.drain, b.hostMem.drain} {
+			if derr := drain(); derr != nil && err == nil {
+				err = derr
+			}
+		}
+		if b.hasStrm {
+			if serr := b.stream.Destroy(); serr != nil && err == nil {
+				err = serr
+			}
+			b.hasStrm = false
+		}
 		if rerr := b.dev.ReleasePrimaryCtx(); rerr != nil && err == nil {
 			err = rerr
 		}
@@ -470,7 +540,7 @@ func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error)
 		}
 		return b.withUpload(c, fn, cfg, func(d *deviceCall, run func() error) error {
 			var err error
-			if t.Kernel, err = timeEvents(reps, run); err != nil {
+			if t.Kernel, err = timeEvents(b.stream, reps, run); err != nil {
 				return deviceErrorCause(err, "%s: timing %s", b.Name(), cfg.Func)
 			}
 			b.launches.Add(int64(reps + 1))
@@ -487,7 +557,7 @@ func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error)
 					return deviceErrorCause(err, "%s: allocating the copy reference", b.Name())
 				}
 				t.CopyLen = copyBytes
-				if t.Copy, err = timeEvents(reps, func() error { return cu.MemcpyDtoD(dst, src, copyBytes) }); err != nil {
+				if t.Copy, err = timeEvents(b.stream, reps, func() error { return cu.MemcpyDtoDAsync(dst, src, copyBytes, b.stream) }); err != nil {
 					return deviceErrorCause(err, "%s: timing the copy", b.Name())
 				}
 			}
@@ -526,7 +596,7 @@ func (b *DeviceBackend) TimeSource(src, entry string, options []string, cfg laun
 		}
 		return b.withUpload(c, fn, cfg, func(d *deviceCall, run func() error) error {
 			var err error
-			if elapsed, err = timeEvents(reps, run); err != nil {
+			if elapsed, err = timeEvents(b.stream, reps, run); err != nil {
 				return deviceErrorCause(err, "%s: timing %s", b.Name(), entry)
 			}
 			return b.download(c, d)
@@ -535,13 +605,13 @@ func (b *DeviceBackend) TimeSource(src, entry string, options []string, cfg laun
 	return elapsed, err
 }
 
-// timeEvents runs f once to warm up, then reps times between two CUDA events, and returns the
-// mean time of one run.
-func timeEvents(reps int, f func() error) (time.Duration, error) {
+// timeEvents runs f (work queued on stream) once to warm up, then reps times between two CUDA
+// events recorded on stream, and returns the mean time of one run.
+func timeEvents(stream cu.Stream, reps int, f func() error) (time.Duration, error) {
 	if err := f(); err != nil {
 		return 0, err
 	}
-	if err := cu.Synchronize(); err != nil {
+	if err := stream.Synchronize(); err != nil {
 		return 0, err
 	}
 	start, err := cu.MakeEvent(cu.DefaultEvent)
@@ -554,7 +624,7 @@ func timeEvents(reps int, f func() error) (time.Duration, error) {
 		return 0, err
 	}
 	defer cu.DestroyEvent(&stop)
-	if err := start.Record(cu.NoStream); err != nil {
+	if err := start.Record(stream); err != nil {
 		return 0, err
 	}
 	for i := 0; i < reps; i++ {
@@ -562,7 +632,7 @@ func timeEvents(reps int, f func() error) (time.Duration, error) {
 			return 0, err
 		}
 	}
-	if err := stop.Record(cu.NoStream); err != nil {
+	if err := stop.Record(stream); err != nil {
 		return 0, err
 	}
 	if err := stop.Synchronize(); err != nil {
