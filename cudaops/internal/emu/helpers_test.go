@@ -66,15 +66,8 @@ func bitsEqual(a, b []float64) bool {
 	return true
 }
 
-func jetKernels() []cudaops.Kernel {
-	var out []cudaops.Kernel
-	for _, k := range cudaops.DeviceKernels() {
-		if k.Family() == cudaops.FamilyRowJet {
-			out = append(out, k)
-		}
-	}
-	return out
-}
+// jetKernels returns the row-jet kernels of every gate.
+func jetKernels() []cudaops.Kernel { return kernelsOf(cudaops.FamilyRowJet) }
 
 // kernelsOfGate returns the ten kernels of gate g.
 func kernelsOfGate(g *kernel.Gate) []cudaops.Kernel {
@@ -87,6 +80,7 @@ func kernelsOfGate(g *kernel.Gate) []cudaops.Kernel {
 	return out
 }
 
+// kernelsOf returns the device kernels of family f.
 func kernelsOf(f cudaops.Family) []cudaops.Kernel {
 	var out []cudaops.Kernel
 	for _, k := range cudaops.DeviceKernels() {

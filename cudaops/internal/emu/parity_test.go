@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/gatejet/gatejet/internal/kernel"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gatejet/gatejet/cudaops"
@@ -32,13 +33,19 @@ func jetShapes() [][3]int {
 // TestJetsMatchSoftmaxjet: every row-jet kernel, both element types, against softmaxjet (the
 // CPU implementation of docs/math.md), f64 within 1e-12 and f32 within 1e-5 normwise.
 func TestJetsMatchSoftmaxjet(t *testing.T) {
-	rng := newRNG(21, 22)
-	for _, k := range jetKernels() {
-		for _, sh := range jetShapes() {
+	matchReference(t, newRNG(21, 22), jetKernels(), jetShapes(), "vs softmaxjet")
+}
+
+// matchReference emulates every kernel of ks on random inputs of every shape, in both element
+// types, and compares the outputs with the CPU reference.
+func matchReference(t *testing.T, rng *rand.Rand, ks []cudaops.Kernel, shapes [][3]int, what string) {
+	t.Helper()
+	for _, k := range ks {
+		for _, sh := range shapes {
 			for _, dt := range dtypes {
 				c := testcase.New(k, dt, sh[:], rng)
 				emulate(t, c, launch.Options{})
-				requireClose(t, c, reference(t, c), "vs softmaxjet")
+				requireClose(t, c, reference(t, c), what)
 			}
 		}
 	}
@@ -66,20 +73,11 @@ func TestJetsMultiTile(t *testing.T) {
 // TestAxisMatchBackward: the softmax-family backward kernels against package backward, on
 // last-axis, middle-axis and degenerate layouts.
 func TestAxisMatchBackward(t *testing.T) {
-	rng := newRNG(25, 26)
 	shapes := [][3]int{
 		{1, 1, 1}, {3, 7, 1}, {1, 1000, 1}, {2, 33, 5}, {4, 6, 40}, {5, 300, 3}, {2, 3, 100},
 		{0, 5, 3}, {3, 0, 2}, {2, 5, 0}, {64, 4096, 1},
 	}
-	for _, k := range kernelsOf(cudaops.FamilyAxis) {
-		for _, sh := range shapes {
-			for _, dt := range dtypes {
-				c := testcase.New(k, dt, sh[:], rng)
-				emulate(t, c, launch.Options{})
-				requireClose(t, c, reference(t, c), "vs backward")
-			}
-		}
-	}
+	matchReference(t, newRNG(25, 26), kernelsOf(cudaops.FamilyAxis), shapes, "vs backward")
 }
 
 // TestActivationsMatchBackward: activations on random inputs and on the special values

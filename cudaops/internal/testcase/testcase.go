@@ -57,28 +57,8 @@ func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaop
 			}
 			break
 		}
-		outer, n, inner := ints[0], ints[1], ints[2]
 		logY := k == cudaops.KernelLogSoftmaxBackward || k == cudaops.KernelLogSoftmaxBackwardGrad
-		y := in64[0]
-		for o := 0; o < outer; o++ {
-			for i := 0; i < inner; i++ {
-				mx, sum := math.Inf(-1), 0.0
-				for j := 0; j < n; j++ {
-					mx = math.Max(mx, y[(o*n+j)*inner+i])
-				}
-				for j := 0; j < n; j++ {
-					sum += math.Exp(y[(o*n+j)*inner+i] - mx)
-				}
-				for j := 0; j < n; j++ {
-					x := &y[(o*n+j)*inner+i]
-					if logY {
-						*x = *x - mx - math.Log(sum)
-					} else {
-						*x = math.Exp(*x-mx) / sum
-					}
-				}
-			}
-		}
+		in64[0] = SoftmaxAlong(in64[0], ints[0], ints[1], ints[2], logY)
 	case k.Family() == cudaops.FamilyElementwise:
 		x := in64[0]
 		for j := range x {
@@ -95,6 +75,32 @@ func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaop
 	Set(c, in64, outs)
 	c.Work = c.OutputElements()
 	return c
+}
+
+// SoftmaxAlong returns the softmax (log-softmax when logY) of x, a row-major [outer, n, inner]
+// tensor, along its middle axis.
+func SoftmaxAlong(x []float64, outer, n, inner int, logY bool) []float64 {
+	y := make([]float64, len(x))
+	for o := 0; o < outer; o++ {
+		for i := 0; i < inner; i++ {
+			mx, sum := math.Inf(-1), 0.0
+			for j := 0; j < n; j++ {
+				mx = math.Max(mx, x[(o*n+j)*inner+i])
+			}
+			for j := 0; j < n; j++ {
+				sum += math.Exp(x[(o*n+j)*inner+i] - mx)
+			}
+			for j := 0; j < n; j++ {
+				p := (o*n+j)*inner + i
+				if logY {
+					y[p] = x[p] - mx - math.Log(sum)
+				} else {
+					y[p] = math.Exp(x[p]-mx) / sum
+				}
+			}
+		}
+	}
+	return y
 }
 
 // Set sets the call's operands to copies of in and out in its DType (rounded for Float32).
