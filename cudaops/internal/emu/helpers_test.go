@@ -54,6 +54,21 @@ func requireClose(t testing.TB, got, want *cudaops.Call, what string) {
 	}
 }
 
+// matchReference emulates every kernel of ks on random inputs of every shape, in both element
+// types, and compares the outputs with the CPU reference.
+func matchReference(t *testing.T, rng *rand.Rand, ks []cudaops.Kernel, shapes [][3]int, what string) {
+	t.Helper()
+	for _, k := range ks {
+		for _, sh := range shapes {
+			for _, dt := range dtypes {
+				c := testcase.New(k, dt, sh[:], rng)
+				emulate(t, c, launch.Options{})
+				requireClose(t, c, reference(t, c), what)
+			}
+		}
+	}
+}
+
 func bitsEqual(a, b []float64) bool {
 	if len(a) != len(b) {
 		return false

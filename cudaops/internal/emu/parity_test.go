@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/gatejet/gatejet/internal/kernel"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/gatejet/gatejet/cudaops"
@@ -34,21 +33,6 @@ func jetShapes() [][3]int {
 // CPU implementation of docs/math.md), f64 within 1e-12 and f32 within 1e-5 normwise.
 func TestJetsMatchSoftmaxjet(t *testing.T) {
 	matchReference(t, newRNG(21, 22), jetKernels(), jetShapes(), "vs softmaxjet")
-}
-
-// matchReference emulates every kernel of ks on random inputs of every shape, in both element
-// types, and compares the outputs with the CPU reference.
-func matchReference(t *testing.T, rng *rand.Rand, ks []cudaops.Kernel, shapes [][3]int, what string) {
-	t.Helper()
-	for _, k := range ks {
-		for _, sh := range shapes {
-			for _, dt := range dtypes {
-				c := testcase.New(k, dt, sh[:], rng)
-				emulate(t, c, launch.Options{})
-				requireClose(t, c, reference(t, c), what)
-			}
-		}
-	}
 }
 
 // TestJetsMultiTile: rows wider than one shared-memory tile (forced small tiles, and a P large
