@@ -10,6 +10,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/ops"
@@ -45,14 +46,6 @@ func inputs(sh softmaxjet.Shape, seed uint64) (l, d, v []float64) {
 		d[i] = float64(float32(rng.NormFloat64()))
 	}
 	return
-}
-
-func to32(x []float64) []float32 {
-	y := make([]float32, len(x))
-	for i, v := range x {
-		y[i] = float32(v)
-	}
-	return y
 }
 
 func shapeName(sh softmaxjet.Shape) string { return fmt.Sprintf("N%d K%d P%d", sh.N, sh.K, sh.P) }
@@ -286,7 +279,7 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 			tw, _, err = b.time(func() error { return tower.TowerChannels(nil, nil, out, l, d, tower.Shape(sh), 1) })
 			ref = out
 		} else {
-			out, l32, d32 := make([]float32, sh.SecondLen()), to32(l), to32(d)
+			out, l32, d32 := make([]float32, sh.SecondLen()), floats.To32(l), floats.To32(d)
 			tw, _, err = b.time(func() error { return tower.TowerChannels(nil, nil, out, l32, d32, tower.Shape(sh), 1) })
 			ref = make([]float64, len(out))
 			for i, x := range out {
@@ -624,7 +617,7 @@ func (b *bench) backwardCase(dt tensor.Dtype, shape []int, axis int, lastAxis *t
 	base := row{Op: fmt.Sprintf("softmax backward axis %d", axis), Shape: fmt.Sprintf("%d×%d", shape[0], shape[1]), DType: dtName(dt),
 		Gatejet: t, Bytes: bytes, Probe: "copy3", ProbeBW: float64(probeBytes) / probeT.Seconds(), Agree: math.NaN(), Reps: reps}
 	r := base
-	r.Baseline, r.Other, r.Agree, r.Target = "Gorgonia softmax grad op", gt, maxRelDiff(floats(outOurs), floats(outTheirs)), target
+	r.Baseline, r.Other, r.Agree, r.Target = "Gorgonia softmax grad op", gt, maxRelDiff(elements(outOurs), elements(outTheirs)), target
 	b.add(r)
 	if lastAxis != nil && *lastAxis == 0 {
 		*lastAxis = t

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/ops"
 	"github.com/gatejet/gatejet/softmaxjet"
@@ -465,7 +466,7 @@ func TestMaskedAtoms(t *testing.T) {
 				t.Fatalf("%v: all −Inf row: value[%d] = %v, want NaN", dt, i, x)
 			}
 		}
-		if !bitsEqual(all.value[p:], got.value[p:]) || !bitsEqual(all.second[k*k*p:], got.second[k*k*p:]) {
+		if !floats.BitsEqual(all.value[p:], got.value[p:]) || !floats.BitsEqual(all.second[k*k*p:], got.second[k*k*p:]) {
 			t.Fatalf("%v: an all −Inf row changed the other row", dt)
 		}
 	}
@@ -492,7 +493,7 @@ func TestExtremeSizes(t *testing.T) {
 				requireNear(t, what+": "+name, w, g, tolFor(dt))
 			}
 			if k == 1 {
-				if !bitsEqual(got.value, round32(dt, d)) {
+				if !floats.BitsEqual(got.value, round32(dt, d)) {
 					t.Fatalf("%s: value %v, want decoded %v", what, got.value, d)
 				}
 				for name, ch := range map[string][]float64{"first": got.first, "second": got.second, "hvp": got.hvp, "gn": got.gn} {

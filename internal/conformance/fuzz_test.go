@@ -14,6 +14,7 @@ import (
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/graphs"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/ops"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -743,10 +744,10 @@ func fuzzLogistic(t *testing.T, dt tensor.Dtype, n, k, p int, lv, dv []float64, 
 			return s
 		}
 		s := make([]float32, sh.N*sh.K*sh.K*sh.P)
-		if err := softmaxjet.LogisticSecond(s, to32(l), to32(d), sh, alpha, beta); err != nil {
+		if err := softmaxjet.LogisticSecond(s, floats.To32(l), floats.To32(d), sh, alpha, beta); err != nil {
 			t.Fatalf("%s: kernel: %v", what, err)
 		}
-		return to64(s)
+		return floats.To64(s)
 	}
 	if i := firstDiff(kernel(lv, dv, softmaxjet.Shape{N: n, K: k, P: p}), got); i >= 0 {
 		t.Fatalf("%s: element %d differs between the machine and the kernel", what, i)
@@ -789,29 +790,13 @@ func kernelSecondHVP(t *testing.T, dt tensor.Dtype, l, d, v []float64, sh softma
 	}
 	s := make([]float32, sh.N*sh.K*sh.K*sh.P)
 	h := make([]float32, sh.FirstLen())
-	if err := softmaxjet.Second(s, to32(l), to32(d), sh, invTau); err != nil {
+	if err := softmaxjet.Second(s, floats.To32(l), floats.To32(d), sh, invTau); err != nil {
 		t.Fatal(err)
 	}
-	if err := softmaxjet.HVP(h, to32(l), to32(d), to32(v), sh, invTau); err != nil {
+	if err := softmaxjet.HVP(h, floats.To32(l), floats.To32(d), floats.To32(v), sh, invTau); err != nil {
 		t.Fatal(err)
 	}
-	return to64(s), to64(h)
-}
-
-func to32(x []float64) []float32 {
-	y := make([]float32, len(x))
-	for i, v := range x {
-		y[i] = float32(v)
-	}
-	return y
-}
-
-func to64(x []float32) []float64 {
-	y := make([]float64, len(x))
-	for i, v := range x {
-		y[i] = float64(v)
-	}
-	return y
+	return floats.To64(s), floats.To64(h)
 }
 
 // fuzzSoftmaxBackward runs ops.SoftmaxBackward on a TapeMachine over a shape and axis taken
@@ -880,8 +865,8 @@ func fuzzSoftmaxBackward(t *testing.T, dt tensor.Dtype, opt uint8, data []byte) 
 		err = backward.SoftmaxBackward(want, y, dyv, shape, axis)
 	} else {
 		w := make([]float32, size)
-		err = backward.SoftmaxBackward(w, to32(y), to32(dyv), shape, axis)
-		want = to64(w)
+		err = backward.SoftmaxBackward(w, floats.To32(y), floats.To32(dyv), shape, axis)
+		want = floats.To64(w)
 	}
 	if err != nil {
 		t.Fatalf("%s: kernel: %v", what, err)

@@ -189,19 +189,6 @@ func seq(seed uint64, n int, lo, hi float64) []float64 {
 	return v
 }
 
-// bitsEqual reports whether a and b hold the same float64 bit patterns (NaNs included).
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // firstDiff returns the first index where a and b differ bitwise, or -1.
 func firstDiff(a, b []float64) int {
 	for i := range min(len(a), len(b)) {

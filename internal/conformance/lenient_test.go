@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -46,7 +47,7 @@ func TestVectorEquivalentShapesAccepted(t *testing.T) {
 	} {
 		want := run(b.x, b.build, b.x)
 		for _, s := range b.dys {
-			if got := run(s, b.build, b.x); !bitsEqual(want, got) {
+			if got := run(s, b.build, b.x); !floats.BitsEqual(want, got) {
 				t.Errorf("%s: x %v, dy %v: got %v, want %v", b.name, b.x, s, got, want)
 			}
 		}

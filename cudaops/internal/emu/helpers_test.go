@@ -4,7 +4,6 @@ package emu
 
 import (
 	"github.com/gatejet/gatejet/internal/kernel"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -67,18 +66,6 @@ func matchReference(t *testing.T, rng *rand.Rand, ks []cudaops.Kernel, shapes []
 			}
 		}
 	}
-}
-
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // jetKernels returns the row-jet kernels of every gate.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/internal/golden"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
@@ -115,27 +116,11 @@ func Set(c *cudaops.Call, in, out [][]float64) {
 
 func set[T cudaops.Float](o *cudaops.Operands[T], in, out [][]float64) {
 	for i, x := range in {
-		o.In[i] = convert[T](x)
+		o.In[i] = floats.Convert[T](x)
 	}
 	for i, x := range out {
-		o.Out[i] = convert[T](x)
+		o.Out[i] = floats.Convert[T](x)
 	}
-}
-
-func convert[T cudaops.Float](x []float64) []T {
-	y := make([]T, len(x))
-	for i, v := range x {
-		y[i] = T(v)
-	}
-	return y
-}
-
-func f64s[T cudaops.Float](x []T) []float64 {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = float64(v)
-	}
-	return out
 }
 
 // Inputs returns float64 copies of the call's inputs.
@@ -160,10 +145,10 @@ func operands(c *cudaops.Call) (in, out [][]float64) {
 func copies[T cudaops.Float](c *cudaops.Call, o *cudaops.Operands[T]) (in, out [][]float64) {
 	sp := c.Kernel.Spec()
 	for i := range sp.In {
-		in = append(in, f64s(o.In[i]))
+		in = append(in, floats.Convert[float64](o.In[i]))
 	}
 	for i := range sp.Out {
-		out = append(out, f64s(o.Out[i]))
+		out = append(out, floats.Convert[float64](o.Out[i]))
 	}
 	return in, out
 }
