@@ -600,21 +600,7 @@ func FuzzOpsRun(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%s: SoftmaxJetHVP: %v", what, err)
 		}
-		// The ops' Do, on this goroutine, so that a panic is caught and reported here (the
-		// TapeMachine runs ops on a goroutine of its own).
-		for _, nd := range []*G.Node{second, hvp} {
-			var in []G.Value
-			for _, c := range []*G.Node{l, d, v}[:nd.Op().Arity()] {
-				in = append(in, c.Value())
-			}
-			if err, panicked := catch(func() error { _, err := nd.Op().Do(in...); return err }); err != nil {
-				t.Fatalf("%s: %v.Do: panicked=%v: %v", what, nd.Op(), panicked, err)
-			}
-		}
-		out, err := runTape(g, second, hvp)
-		if err != nil {
-			t.Fatalf("%s: TapeMachine: %v", what, err)
-		}
+		out := doThenTape(t, what, g, []*G.Node{l, d, v}, second, hvp)
 		sec, hv := out[0], out[1]
 
 		// The machine's result is the kernel's, bit for bit.
@@ -727,14 +713,7 @@ func fuzzLogistic(t *testing.T, dt tensor.Dtype, n, k, p int, lv, dv []float64, 
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	if err, panicked := catch(func() error { _, err := sec.Op().Do(l.Value(), d.Value()); return err }); err != nil {
-		t.Fatalf("%s: Do: panicked=%v: %v", what, panicked, err)
-	}
-	out, err := runTape(g, sec)
-	if err != nil {
-		t.Fatalf("%s: TapeMachine: %v", what, err)
-	}
-	got := out[0]
+	got := doThenTape(t, what, g, []*G.Node{l, d}, sec)[0]
 	kernel := func(l, d []float64, sh softmaxjet.Shape) []float64 {
 		if dt == f64 {
 			s := make([]float64, sh.N*sh.K*sh.K*sh.P)
@@ -851,14 +830,7 @@ func fuzzSoftmaxBackward(t *testing.T, dt tensor.Dtype, opt uint8, data []byte) 
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	if err, panicked := catch(func() error { _, err := dx.Op().Do(yn.Value(), dyn.Value()); return err }); err != nil {
-		t.Fatalf("%s: Do: panicked=%v: %v", what, panicked, err)
-	}
-	out, err := runTape(g, dx)
-	if err != nil {
-		t.Fatalf("%s: TapeMachine: %v", what, err)
-	}
-	got := out[0]
+	got := doThenTape(t, what, g, []*G.Node{yn, dyn}, dx)[0]
 	var want []float64
 	if dt == f64 {
 		want = make([]float64, size)

@@ -174,6 +174,28 @@ func runTape(g *G.ExprGraph, outs ...*G.Node) ([][]float64, error) {
 	return res, nil
 }
 
+// doThenTape runs each op of outs with Do on this goroutine, on the values of the first Arity
+// inputs, so that a panic is caught and reported here (the TapeMachine runs ops on a goroutine
+// of its own), then runs g on a TapeMachine and returns the values of outs. Any error is
+// fatal, reported with what.
+func doThenTape(t testing.TB, what string, g *G.ExprGraph, inputs []*G.Node, outs ...*G.Node) [][]float64 {
+	t.Helper()
+	for _, nd := range outs {
+		var in []G.Value
+		for _, c := range inputs[:nd.Op().Arity()] {
+			in = append(in, c.Value())
+		}
+		if err, panicked := catch(func() error { _, err := nd.Op().Do(in...); return err }); err != nil {
+			t.Fatalf("%s: %v.Do: panicked=%v: %v", what, nd.Op(), panicked, err)
+		}
+	}
+	out, err := runTape(g, outs...)
+	if err != nil {
+		t.Fatalf("%s: TapeMachine: %v", what, err)
+	}
+	return out
+}
+
 // seq returns n deterministic pseudo-random values in [lo, hi), rounded to float32 so that
 // both dtypes see the same numbers.
 func seq(seed uint64, n int, lo, hi float64) []float64 {
