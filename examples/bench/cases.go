@@ -72,6 +72,19 @@ func (b *bench) memclrProbe(bytes int64) (time.Duration, error) {
 	return t, err
 }
 
+// memclrRow times the memclr probe of an output of outLen elements of dt and returns the row of
+// op (time t over reps) with the probe's bandwidth, the bytes of its output and of inLen input
+// elements, and no agreement measured yet; and the probe's time.
+func (b *bench) memclrRow(op string, sh softmaxjet.Shape, dt tensor.Dtype, t time.Duration, reps, outLen, inLen int) (row, time.Duration, error) {
+	outBytes := int64(outLen) * dtSize(dt)
+	probe, err := b.memclrProbe(outBytes)
+	if err != nil {
+		return row{}, 0, err
+	}
+	return row{Op: op, Shape: shapeName(sh), DType: dtName(dt), Gatejet: t, Bytes: outBytes + int64(inLen)*dtSize(dt),
+		Probe: "memclr", ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reps}, probe, nil
+}
+
 // allocSink keeps the allocation probe's buffers alive, as a machine keeps its outputs.
 var allocSink any
 
@@ -228,7 +241,6 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 	var f64Tape, f64Pre time.Duration
 	var f64Reuse row
 	for i, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		size := dtSize(dt)
 		tr, err := jetOpRun(dt, sh, l, d, nil, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetSecond(l, d, 1) })
 		if err != nil {
 			return err
@@ -242,15 +254,10 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 		if dd := maxRelDiff(reuseOuts[i], got); dd != 0 {
 			return fmt.Errorf("second %v: the ReuseOutput op differs from the plain op by %g", dt, dd)
 		}
-		outBytes := int64(sh.SecondLen()) * size
-		bytes := outBytes + int64(sh.LogitsLen()+sh.DecodedLen())*size
-		reuse := rt[i]
-		probe, err := b.memclrProbe(outBytes)
+		reuseRow, probe, err := b.memclrRow("second (op, Tape, ReuseOutput)", sh, dt, rt[i], reuseReps, sh.SecondLen(), sh.LogitsLen()+sh.DecodedLen())
 		if err != nil {
 			return err
 		}
-		reuseRow := row{Op: "second (op, Tape, ReuseOutput)", Shape: shapeName(sh), DType: dtName(dt), Gatejet: reuse, Bytes: bytes,
-			Probe: "memclr", ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reuseReps}
 		tapeRow := reuseRow
 		tapeRow.Op, tapeRow.Gatejet, tapeRow.Reps = "second (op, Tape)", tape, reps
 		preRow := reuseRow
@@ -396,14 +403,10 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	if err != nil {
 		return err
 	}
-	outBytes := int64(sh.FirstLen()) * 8
-	probe, err := b.memclrProbe(outBytes)
+	base, probe, err := b.memclrRow("first (op, Tape)", sh, tensor.Float64, t, reps, sh.FirstLen(), sh.LogitsLen()+sh.DecodedLen())
 	if err != nil {
 		return err
 	}
-	base := row{Op: "first (op, Tape)", Shape: shapeName(sh), DType: "f64", Gatejet: t,
-		Bytes: outBytes + int64(sh.LogitsLen()+sh.DecodedLen())*8, Probe: "memclr",
-		ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reps}
 	r := base
 	r.Baseline, r.Other = "memclr probe (same bytes)", probe
 	b.add(r)
@@ -481,14 +484,10 @@ func (b *bench) hvpCase(sh softmaxjet.Shape, withSecond, fd bool, target float64
 	if err != nil {
 		return err
 	}
-	outBytes := int64(sh.FirstLen()) * 8
-	probe, err := b.memclrProbe(outBytes)
+	base, probe, err := b.memclrRow("HVP (kernel)", sh, tensor.Float64, t, reps, sh.FirstLen(), 2*sh.LogitsLen()+sh.DecodedLen())
 	if err != nil {
 		return err
 	}
-	base := row{Op: "HVP (kernel)", Shape: shapeName(sh), DType: "f64", Gatejet: t,
-		Bytes: outBytes + int64(2*sh.LogitsLen()+sh.DecodedLen())*8, Probe: "memclr",
-		ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reps}
 	r := base
 	r.Baseline, r.Other = "memclr probe (same bytes)", probe
 	b.add(r)
