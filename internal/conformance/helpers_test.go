@@ -224,6 +224,12 @@ func firstDiff(a, b []float64) int {
 	return -1
 }
 
+// jetSeq returns the inputs of a jet of n rows, k atoms and p columns from seq with seeds
+// seed, seed+1 and seed+2: logits in [-lr, lr), decoded values in [-2, 2), v in [-1, 1).
+func jetSeq(seed uint64, n, k, p int, lr float64) (l, d, v []float64) {
+	return seq(seed, n*k, -lr, lr), seq(seed+1, n*k*p, -2, 2), seq(seed+2, n*k, -1, 1)
+}
+
 // allFinite reports whether every element is finite.
 func allFinite(v []float64) bool {
 	for _, x := range v {

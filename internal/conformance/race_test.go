@@ -30,7 +30,8 @@ type raceGraph struct {
 const rn, rk, rp = 6, 5, 3
 
 func raceInputs(seed uint64) [][]float64 {
-	return [][]float64{seq(seed, rn*rk, -2, 2), seq(seed+1, rn*rk*rp, -2, 2), seq(seed+2, rn*rk, -1, 1)}
+	l, d, v := jetSeq(seed, rn, rk, rp, 2)
+	return [][]float64{l, d, v}
 }
 
 func buildRaceGraph(t testing.TB, dt tensor.Dtype, op G.Op, seed uint64, grad bool) raceGraph {
