@@ -230,6 +230,24 @@ func jetSeq(seed uint64, n, k, p int, lr float64) (l, d, v []float64) {
 	return seq(seed, n*k, -lr, lr), seq(seed+1, n*k*p, -2, 2), seq(seed+2, n*k, -1, 1)
 }
 
+// diffResults describes where got first differs bitwise from want, output by output ("output
+// i element j: got, ref want", ref naming the expected side), or returns "" when every output
+// holds the same bits.
+func diffResults(want, got [][]float64, ref string) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d outputs, %s %d", len(got), ref, len(want))
+	}
+	for i := range want {
+		if j := firstDiff(want[i], got[i]); j >= 0 {
+			if j >= len(want[i]) || j >= len(got[i]) {
+				return fmt.Sprintf("output %d: %d elements, %s %d", i, len(got[i]), ref, len(want[i]))
+			}
+			return fmt.Sprintf("output %d element %d: %v, %s %v", i, j, got[i][j], ref, want[i][j])
+		}
+	}
+	return ""
+}
+
 // allFinite reports whether every element is finite.
 func allFinite(v []float64) bool {
 	for _, x := range v {

@@ -106,10 +106,8 @@ func TestViewInputs(t *testing.T) {
 			return res
 		}
 		got, want := run(view), run(view.Materialize().(*tensor.Dense))
-		for i := range want {
-			if j := firstDiff(want[i], got[i]); j >= 0 {
-				t.Errorf("%s view: output %d element %d: %v, materialised %v", name, i, j, got[i][j], want[i][j])
-			}
+		if d := diffResults(want, got, "materialised"); d != "" {
+			t.Errorf("%s view: %s", name, d)
 		}
 	}
 	logdet := func(val *tensor.Dense) []float64 {
