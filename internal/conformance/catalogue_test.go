@@ -45,6 +45,18 @@ func only(err error) (any, error)                     { return nil, err }
 func mode(m cudaops.Mode, err error) (any, error)     { return m, err }
 func report(r *graphs.Report, err error) (any, error) { return r, err }
 
+// doWith builds a node, then calls its Op's Do (reachable through the public gorgonia.Op
+// interface) with values that do not match the node.
+func doWith(build func() (*G.Node, error), vals ...G.Value) func() (any, error) {
+	return func() (any, error) {
+		n, err := build()
+		if err != nil {
+			return nil, err
+		}
+		return n.Op().Do(vals...)
+	}
+}
+
 func prod(s []int) int {
 	p := 1
 	for _, d := range s {
@@ -133,17 +145,6 @@ func catalogue() []badCase {
 		}
 		_, err = runTape(g, n)
 		return nil, err
-	}
-	// doWith builds a node, then calls its Op's Do (reachable through the public
-	// gorgonia.Op interface) with values that do not match the node.
-	doWith := func(build func() (*G.Node, error), vals ...G.Value) func() (any, error) {
-		return func() (any, error) {
-			n, err := build()
-			if err != nil {
-				return nil, err
-			}
-			return n.Op().Do(vals...)
-		}
 	}
 	notSPD := func() (any, error) {
 		g := G.NewGraph()
