@@ -225,17 +225,14 @@ func actExpect(a []argSpec, p ctorParams) ([]error, []int) {
 
 // softArgminExpect is the oracle of graphs.SoftArgmin.
 func softArgminExpect(a []argSpec, p ctorParams) ([]error, []int) {
+	ks := commonKinds(a)
 	c := a[0]
 	if c.isNil {
-		return []error{gatejet.ErrParam}, nil
+		return ks, nil
 	}
-	var ks []error
 	if !validInvTau(p.param) || (c.dt == tensor.Float32 && p.param > math.MaxFloat32) {
 		// Float32 costs: the gradient's factor −invTau must be a finite float32.
 		ks = append(ks, gatejet.ErrTemperature)
-	}
-	if !isFloat(c.dt) {
-		ks = append(ks, gatejet.ErrDType)
 	}
 	if len(c.shape) < 1 || len(c.shape) > 8 {
 		ks = append(ks, gatejet.ErrRank)
@@ -248,16 +245,13 @@ func softArgminExpect(a []argSpec, p ctorParams) ([]error, []int) {
 
 // logDetExpect is the oracle of graphs.LogDetPlusRidge.
 func logDetExpect(a []argSpec, p ctorParams) ([]error, []int) {
+	ks := commonKinds(a)
 	h := a[0]
 	if h.isNil {
-		return []error{gatejet.ErrParam}, nil
+		return ks, nil
 	}
-	var ks []error
 	if !(p.param >= 0) || math.IsInf(p.param, 1) {
 		ks = append(ks, gatejet.ErrParam)
-	}
-	if !isFloat(h.dt) {
-		ks = append(ks, gatejet.ErrDType)
 	}
 	if len(h.shape) != 3 {
 		return append(ks, gatejet.ErrRank), nil
