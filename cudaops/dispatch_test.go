@@ -47,6 +47,22 @@ func reluCall(x, y []float64) *Call {
 	return c
 }
 
+// runReLU runs relu_forward of x through Run and returns the path, the output and the error.
+func runReLU(x ...float64) (Path, []float64, error) {
+	y := make([]float64, len(x))
+	p, err := Run(reluCall(x, y))
+	return p, y, err
+}
+
+// registerFake registers a fake backend called name (failing every launch when fail is set)
+// until the end of the test.
+func registerFake(t *testing.T, name string, fail bool) *fakeBackend {
+	f := &fakeBackend{name: name}
+	f.fail.Store(fail)
+	t.Cleanup(Register(f))
+	return f
+}
+
 // isolate gives a test a clean mode, registry and counters, restored afterwards.
 func isolate(t *testing.T, m Mode) {
 	t.Helper()
@@ -72,10 +88,8 @@ func isolate(t *testing.T, m Mode) {
 
 func TestRunOff(t *testing.T) {
 	isolate(t, ModeOff)
-	f := &fakeBackend{name: "fake"}
-	defer Register(f)()
-	x, y := []float64{-1, 2}, make([]float64, 2)
-	p, err := Run(reluCall(x, y))
+	f := registerFake(t, "fake", false)
+	p, y, err := runReLU(-1, 2)
 	require.NoError(t, err)
 	require.Equal(t, PathCPU, p)
 	require.Equal(t, []float64{0, 2}, y)
@@ -85,10 +99,8 @@ func TestRunOff(t *testing.T) {
 
 func TestRunAutoUsesBackend(t *testing.T) {
 	isolate(t, ModeAuto)
-	f := &fakeBackend{name: "fake"}
-	defer Register(f)()
-	x, y := []float64{-1, 2}, make([]float64, 2)
-	p, err := Run(reluCall(x, y))
+	registerFake(t, "fake", false)
+	p, y, err := runReLU(-1, 2)
 	require.NoError(t, err)
 	require.Equal(t, PathGPU, p)
 	require.Equal(t, []float64{1000, 1002}, y)
@@ -97,8 +109,7 @@ func TestRunAutoUsesBackend(t *testing.T) {
 
 func TestRunAutoNoBackend(t *testing.T) {
 	isolate(t, ModeAuto)
-	x, y := []float64{-1, 2}, make([]float64, 2)
-	p, err := Run(reluCall(x, y))
+	p, y, err := runReLU(-1, 2)
 	require.NoError(t, err)
 	require.Equal(t, PathCPU, p)
 	require.Equal(t, []float64{0, 2}, y)
@@ -107,17 +118,15 @@ func TestRunAutoNoBackend(t *testing.T) {
 
 func TestRunAutoBelowBreakEven(t *testing.T) {
 	isolate(t, ModeAuto)
-	f := &fakeBackend{name: "fake"}
-	defer Register(f)()
+	f := registerFake(t, "fake", false)
 	SetBreakEven(KernelReLUForward, 3)
 	require.Equal(t, 3, BreakEven(KernelReLUForward))
-	x, y := []float64{-1, 2}, make([]float64, 2)
-	p, err := Run(reluCall(x, y))
+	p, _, err := runReLU(-1, 2)
 	require.NoError(t, err)
 	require.Equal(t, PathCPU, p)
 	require.Zero(t, f.launches.Load())
 	SetBreakEven(KernelReLUForward, 2) // Work == break-even: the device is tried
-	p, err = Run(reluCall(x, y))
+	p, _, err = runReLU(-1, 2)
 	require.NoError(t, err)
 	require.Equal(t, PathGPU, p)
 	SetBreakEven(KernelReLUForward, -1)
@@ -126,11 +135,8 @@ func TestRunAutoBelowBreakEven(t *testing.T) {
 
 func TestRunAutoFallbackOnInjectedFailure(t *testing.T) {
 	isolate(t, ModeAuto)
-	f := &fakeBackend{name: "flaky"}
-	f.fail.Store(true)
-	defer Register(f)()
-	x, y := []float64{-1, 2, -3}, make([]float64, 3)
-	p, err := Run(reluCall(x, y))
+	f := registerFake(t, "flaky", true)
+	p, y, err := runReLU(-1, 2, -3)
 	require.NoError(t, err)
 	require.Equal(t, PathCPUFallback, p)
 	require.Equal(t, []float64{0, 2, 0}, y, "the CPU result, not the device's")
@@ -146,8 +152,7 @@ func TestRunAutoFallbackOnInjectedFailure(t *testing.T) {
 
 func TestRunAutoFallbackOnBadCall(t *testing.T) {
 	isolate(t, ModeAuto)
-	f := &fakeBackend{name: "fake"}
-	defer Register(f)()
+	f := registerFake(t, "fake", false)
 	x, y := []float64{-1, 2}, make([]float64, 5) // wrong output length
 	c := reluCall(x, y)
 	c.Work = 5
@@ -161,8 +166,7 @@ func TestRunAutoFallbackOnBadCall(t *testing.T) {
 
 func TestRunRequiredNoBackend(t *testing.T) {
 	isolate(t, ModeRequired)
-	x, y := []float64{-1, 2}, make([]float64, 2)
-	p, err := Run(reluCall(x, y))
+	p, _, err := runReLU(-1, 2)
 	require.Error(t, err)
 	require.True(t, errors.Is(err, gatejet.ErrDevice), "%v", err)
 	require.Equal(t, PathGPU, p)
@@ -171,11 +175,8 @@ func TestRunRequiredNoBackend(t *testing.T) {
 
 func TestRunRequiredBackendFailure(t *testing.T) {
 	isolate(t, ModeRequired)
-	f := &fakeBackend{name: "flaky"}
-	f.fail.Store(true)
-	defer Register(f)()
-	x, y := []float64{-1, 2}, make([]float64, 2)
-	_, err := Run(reluCall(x, y))
+	registerFake(t, "flaky", true)
+	_, _, err := runReLU(-1, 2)
 	require.True(t, errors.Is(err, gatejet.ErrDevice), "%v", err)
 	require.ErrorIs(t, err, errInjected, "the backend's own error is wrapped too")
 	require.Contains(t, err.Error(), "injected launch failure")
@@ -191,10 +192,8 @@ func TestRunRequiredBackendFailure(t *testing.T) {
 func TestRunRequiredIgnoresBreakEvenAndRunsDevice(t *testing.T) {
 	isolate(t, ModeRequired)
 	SetBreakEven(KernelReLUForward, 1<<30)
-	f := &fakeBackend{name: "fake"}
-	defer Register(f)()
-	x, y := []float64{-1, 2}, make([]float64, 2)
-	p, err := Run(reluCall(x, y))
+	registerFake(t, "fake", false)
+	p, y, err := runReLU(-1, 2)
 	require.NoError(t, err)
 	require.Equal(t, PathGPU, p)
 	require.Equal(t, []float64{1000, 1002}, y)
@@ -202,8 +201,7 @@ func TestRunRequiredIgnoresBreakEvenAndRunsDevice(t *testing.T) {
 
 func TestRunRequiredBadCall(t *testing.T) {
 	isolate(t, ModeRequired)
-	f := &fakeBackend{name: "fake"}
-	defer Register(f)()
+	f := registerFake(t, "fake", false)
 	_, err := Run(&Call{Kernel: Kernel(60000)})
 	require.True(t, errors.Is(err, gatejet.ErrParam), "%v", err)
 	require.Zero(t, f.launches.Load())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/exampleutil"
 	"github.com/gatejet/gatejet/ops"
 	"github.com/gatejet/gatejet/softmaxjet"
 	G "gorgonia.org/gorgonia"
@@ -357,14 +358,9 @@ func newTimer(cfg Config, candidates []int) (*timer, error) {
 	if err := sh.Check("autotune"); err != nil {
 		return nil, err
 	}
-	t := &timer{sh: sh, invTau: 1, dst: make([]float64, sh.SecondLen()),
-		logits: make([]float64, sh.LogitsLen()), decoded: make([]float64, sh.DecodedLen())}
-	for i := range t.logits {
-		t.logits[i] = rng.NormFloat64()
-	}
-	for i := range t.decoded {
-		t.decoded[i] = rng.NormFloat64()
-	}
+	logits := exampleutil.Normals(rng, sh.LogitsLen(), 1)
+	decoded := exampleutil.Normals(rng, sh.DecodedLen(), 1)
+	t := &timer{sh: sh, invTau: 1, dst: make([]float64, sh.SecondLen()), logits: logits, decoded: decoded}
 	// Untimed passes, one per candidate, warm the caches and the kernels' workspace pools
 	// for every chunk size.
 	for _, r := range candidates {

@@ -10,6 +10,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/ops"
@@ -47,14 +48,6 @@ func inputs(sh softmaxjet.Shape, seed uint64) (l, d, v []float64) {
 	return
 }
 
-func to32(x []float64) []float32 {
-	y := make([]float32, len(x))
-	for i, v := range x {
-		y[i] = float32(v)
-	}
-	return y
-}
-
 func shapeName(sh softmaxjet.Shape) string { return fmt.Sprintf("N%d K%d P%d", sh.N, sh.K, sh.P) }
 
 func dtName(dt tensor.Dtype) string {
@@ -77,6 +70,19 @@ func (b *bench) memclrProbe(bytes int64) (time.Duration, error) {
 	buf := make([]float64, bytes/8)
 	t, _, err := b.time(func() error { clear(buf); return nil })
 	return t, err
+}
+
+// memclrRow times the memclr probe of an output of outLen elements of dt and returns the row of
+// op (time t over reps) with the probe's bandwidth, the bytes of its output and of inLen input
+// elements, and no agreement measured yet; and the probe's time.
+func (b *bench) memclrRow(op string, sh softmaxjet.Shape, dt tensor.Dtype, t time.Duration, reps, outLen, inLen int) (row, time.Duration, error) {
+	outBytes := int64(outLen) * dtSize(dt)
+	probe, err := b.memclrProbe(outBytes)
+	if err != nil {
+		return row{}, 0, err
+	}
+	return row{Op: op, Shape: shapeName(sh), DType: dtName(dt), Gatejet: t, Bytes: outBytes + int64(inLen)*dtSize(dt),
+		Probe: "memclr", ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reps}, probe, nil
 }
 
 // allocSink keeps the allocation probe's buffers alive, as a machine keeps its outputs.
@@ -235,7 +241,6 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 	var f64Tape, f64Pre time.Duration
 	var f64Reuse row
 	for i, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		size := dtSize(dt)
 		tr, err := jetOpRun(dt, sh, l, d, nil, func(l, d, _ *G.Node) (*G.Node, error) { return ops.SoftmaxJetSecond(l, d, 1) })
 		if err != nil {
 			return err
@@ -249,22 +254,16 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 		if dd := maxRelDiff(reuseOuts[i], got); dd != 0 {
 			return fmt.Errorf("second %v: the ReuseOutput op differs from the plain op by %g", dt, dd)
 		}
-		outBytes := int64(sh.SecondLen()) * size
-		bytes := outBytes + int64(sh.LogitsLen()+sh.DecodedLen())*size
-		reuse := rt[i]
-		probe, err := b.memclrProbe(outBytes)
+		reuseRow, probe, err := b.memclrRow("second (op, Tape, ReuseOutput)", sh, dt, rt[i], reuseReps, sh.SecondLen(), sh.LogitsLen()+sh.DecodedLen())
 		if err != nil {
 			return err
 		}
-		reuseRow := row{Op: "second (op, Tape, ReuseOutput)", Shape: shapeName(sh), DType: dtName(dt), Gatejet: reuse, Bytes: bytes,
-			Probe: "memclr", ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reuseReps}
 		tapeRow := reuseRow
 		tapeRow.Op, tapeRow.Gatejet, tapeRow.Reps = "second (op, Tape)", tape, reps
 		preRow := reuseRow
 		preRow.Op, preRow.Gatejet, preRow.Reps = "second (op, UsePreallocDo)", pre, preReps
 		for _, base := range []row{reuseRow, tapeRow, preRow} {
-			r := base
-			r.Baseline, r.Other = "memclr probe (same bytes)", probe
+			r := base.vs("memclr probe (same bytes)", probe)
 			if target && base.Op == reuseRow.Op {
 				r.Target = 0.5
 			}
@@ -274,9 +273,7 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 		if err != nil {
 			return err
 		}
-		r := tapeRow
-		r.Baseline, r.Other = "make() of the output alone", alloc
-		b.add(r)
+		b.add(tapeRow.vs("make() of the output alone", alloc))
 
 		// The tower (TowerChannels, second channel only) in the same element type.
 		var tw time.Duration
@@ -286,19 +283,15 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 			tw, _, err = b.time(func() error { return tower.TowerChannels(nil, nil, out, l, d, tower.Shape(sh), 1) })
 			ref = out
 		} else {
-			out, l32, d32 := make([]float32, sh.SecondLen()), to32(l), to32(d)
+			out, l32, d32 := make([]float32, sh.SecondLen()), floats.To32(l), floats.To32(d)
 			tw, _, err = b.time(func() error { return tower.TowerChannels(nil, nil, out, l32, d32, tower.Shape(sh), 1) })
-			ref = make([]float64, len(out))
-			for i, x := range out {
-				ref[i] = float64(x)
-			}
+			ref = floats.To64(out)
 		}
 		if err != nil {
 			return err
 		}
 		for _, base := range []row{reuseRow, tapeRow} {
-			r = base
-			r.Baseline, r.Other, r.Agree = "tower (TowerChannels)", tw, maxRelDiff(got, ref)
+			r := base.vs("tower (TowerChannels)", tw).agreeing(maxRelDiff(got, ref))
 			if target && dt == tensor.Float64 && base.Op == reuseRow.Op {
 				r.Target = 20
 			}
@@ -312,9 +305,7 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 			if err != nil {
 				return err
 			}
-			r = reuseRow
-			r.Baseline, r.Other, r.Agree = "finite diff. of first (2K)", fd, maxRelDiff(got, out)
-			b.add(r)
+			b.add(reuseRow.vs("finite diff. of first (2K)", fd).agreeing(maxRelDiff(got, out)))
 			continue
 		}
 		for _, c := range []struct {
@@ -326,8 +317,7 @@ func (b *bench) secondCase(sh softmaxjet.Shape, target bool) error {
 			{tapeRow, f64Tape, "the f64 op (2× the bytes)"},
 			{preRow, f64Pre, "the f64 op (2× the bytes)"},
 		} {
-			r = c.base
-			r.Baseline, r.Other = c.what, c.other
+			r := c.base.vs(c.what, c.other)
 			if target && c.base.Op == reuseRow.Op {
 				r.Target = 1.6
 			}
@@ -403,17 +393,11 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	if err != nil {
 		return err
 	}
-	outBytes := int64(sh.FirstLen()) * 8
-	probe, err := b.memclrProbe(outBytes)
+	base, probe, err := b.memclrRow("first (op, Tape)", sh, tensor.Float64, t, reps, sh.FirstLen(), sh.LogitsLen()+sh.DecodedLen())
 	if err != nil {
 		return err
 	}
-	base := row{Op: "first (op, Tape)", Shape: shapeName(sh), DType: "f64", Gatejet: t,
-		Bytes: outBytes + int64(sh.LogitsLen()+sh.DecodedLen())*8, Probe: "memclr",
-		ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reps}
-	r := base
-	r.Baseline, r.Other = "memclr probe (same bytes)", probe
-	b.add(r)
+	b.add(base.vs("memclr probe (same bytes)", probe))
 
 	// The same op built with ops.ReuseOutput: no output allocated per run.
 	tr, err = jetOpRun(tensor.Float64, sh, l, d, nil, func(l, d, _ *G.Node) (*G.Node, error) {
@@ -430,12 +414,8 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	}
 	reuse := base
 	reuse.Op, reuse.Gatejet, reuse.Reps = "first (op, Tape, ReuseOutput)", rt, rreps
-	r = reuse
-	r.Baseline, r.Other = "memclr probe (same bytes)", probe
-	b.add(r)
-	r = reuse
-	r.Baseline, r.Other = "the op without ReuseOutput", t
-	b.add(r)
+	b.add(reuse.vs("memclr probe (same bytes)", probe))
+	b.add(reuse.vs("the op without ReuseOutput", t))
 
 	gf, err := newGorgoniaFirst(sh, 1, l, d)
 	if err != nil {
@@ -446,9 +426,7 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 		return err
 	}
 	for _, br := range []row{base, reuse} {
-		r = br
-		r.Baseline, r.Other, r.Agree = fmt.Sprintf("Gorgonia autodiff (%d passes)", sh.P), gt, maxRelDiff(got, gf.out)
-		b.add(r)
+		b.add(br.vs(fmt.Sprintf("Gorgonia autodiff (%d passes)", sh.P), gt).agreeing(maxRelDiff(got, gf.out)))
 	}
 	gf.close()
 
@@ -457,9 +435,7 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	if err != nil {
 		return err
 	}
-	r = base
-	r.Baseline, r.Other, r.Agree = "tower (TowerChannels)", tw, maxRelDiff(got, out)
-	b.add(r)
+	b.add(base.vs("tower (TowerChannels)", tw).agreeing(maxRelDiff(got, out)))
 
 	P := sh.P
 	fd, err := b.logitDiffs(sh, l, P, func(dst, lp []float64) error { return softmaxjet.Value(dst, lp, d, sh, 1) },
@@ -472,9 +448,7 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	if err != nil {
 		return err
 	}
-	r = base
-	r.Baseline, r.Other, r.Agree = "finite diff. of value (2K)", fd, maxRelDiff(got, out)
-	b.add(r)
+	b.add(base.vs("finite diff. of value (2K)", fd).agreeing(maxRelDiff(got, out)))
 	return nil
 }
 
@@ -488,17 +462,11 @@ func (b *bench) hvpCase(sh softmaxjet.Shape, withSecond, fd bool, target float64
 	if err != nil {
 		return err
 	}
-	outBytes := int64(sh.FirstLen()) * 8
-	probe, err := b.memclrProbe(outBytes)
+	base, probe, err := b.memclrRow("HVP (kernel)", sh, tensor.Float64, t, reps, sh.FirstLen(), 2*sh.LogitsLen()+sh.DecodedLen())
 	if err != nil {
 		return err
 	}
-	base := row{Op: "HVP (kernel)", Shape: shapeName(sh), DType: "f64", Gatejet: t,
-		Bytes: outBytes + int64(2*sh.LogitsLen()+sh.DecodedLen())*8, Probe: "memclr",
-		ProbeBW: float64(outBytes) / probe.Seconds(), Agree: math.NaN(), Reps: reps}
-	r := base
-	r.Baseline, r.Other = "memclr probe (same bytes)", probe
-	b.add(r)
+	b.add(base.vs("memclr probe (same bytes)", probe))
 	if withSecond {
 		sec := make([]float64, sh.SecondLen())
 		con := make([]float64, sh.FirstLen())
@@ -514,8 +482,8 @@ func (b *bench) hvpCase(sh softmaxjet.Shape, withSecond, fd bool, target float64
 		if err != nil {
 			return err
 		}
-		r = base
-		r.Baseline, r.Other, r.Agree, r.Target = "Second + contract with v", st, maxRelDiff(out, con), target
+		r := base.vs("Second + contract with v", st).agreeing(maxRelDiff(out, con))
+		r.Target = target
 		b.add(r)
 	}
 	if fd {
@@ -542,9 +510,7 @@ func (b *bench) hvpCase(sh softmaxjet.Shape, withSecond, fd bool, target float64
 		if err != nil {
 			return err
 		}
-		r = base
-		r.Baseline, r.Other, r.Agree = "finite diff. of first along v", ft, maxRelDiff(out, fdOut)
-		b.add(r)
+		b.add(base.vs("finite diff. of first along v", ft).agreeing(maxRelDiff(out, fdOut)))
 	}
 	return nil
 }
@@ -623,22 +589,22 @@ func (b *bench) backwardCase(dt tensor.Dtype, shape []int, axis int, lastAxis *t
 	probeBytes := 3 * int64(n) * 8
 	base := row{Op: fmt.Sprintf("softmax backward axis %d", axis), Shape: fmt.Sprintf("%d×%d", shape[0], shape[1]), DType: dtName(dt),
 		Gatejet: t, Bytes: bytes, Probe: "copy3", ProbeBW: float64(probeBytes) / probeT.Seconds(), Agree: math.NaN(), Reps: reps}
-	r := base
-	r.Baseline, r.Other, r.Agree, r.Target = "Gorgonia softmax grad op", gt, maxRelDiff(floats(outOurs), floats(outTheirs)), target
+	r := base.vs("Gorgonia softmax grad op", gt).agreeing(maxRelDiff(elements(outOurs), elements(outTheirs)))
+	r.Target = target
 	b.add(r)
 	if lastAxis != nil && *lastAxis == 0 {
 		*lastAxis = t
 		if dt == tensor.Float64 {
-			r = base
-			r.Baseline, r.Other, r.Target = probeName+" (same bytes)", probeT, 1/1.5
+			r = base.vs(probeName+" (same bytes)", probeT)
+			r.Target = 1 / 1.5
 			if target == 0 {
 				r.Target = 0
 			}
 			b.add(r)
 		}
 	} else if lastAxis != nil {
-		r = base
-		r.Baseline, r.Other, r.Target = "gatejet, last axis", *lastAxis, 0.5
+		r = base.vs("gatejet, last axis", *lastAxis)
+		r.Target = 0.5
 		b.add(r)
 	}
 	return nil

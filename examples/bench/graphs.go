@@ -7,6 +7,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/ops"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -37,19 +38,15 @@ func (t *tapeRun) run() error {
 func (t *tapeRun) close() { t.m.Close() }
 
 // value returns the output node's value as float64.
-func (t *tapeRun) value() []float64 { return floats(t.out.Value()) }
+func (t *tapeRun) value() []float64 { return elements(t.out.Value()) }
 
-// floats copies a tensor's elements as float64.
-func floats(v G.Value) []float64 {
+// elements copies a tensor's elements as float64.
+func elements(v G.Value) []float64 {
 	switch d := v.Data().(type) {
 	case []float64:
 		return append([]float64(nil), d...)
 	case []float32:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
-		return out
+		return floats.To64(d)
 	}
 	panic(fmt.Sprintf("unexpected data %T", v.Data()))
 }

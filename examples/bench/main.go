@@ -43,7 +43,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,6 +58,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet/internal/exampleutil"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -275,17 +275,10 @@ func printMarkdown(w io.Writer, rows []row) {
 }
 
 func writeCSV(path string, rows []row) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
 	f64 := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
-	_ = w.Write([]string{"operation", "shape", "dtype", "gatejet_ms", "baseline", "baseline_ms", "speedup", "target_speedup", "met",
-		"gatejet_bytes", "gatejet_GBps", "probe", "probe_GBps", "agree", "reps"})
+	header := []string{"operation", "shape", "dtype", "gatejet_ms", "baseline", "baseline_ms", "speedup", "target_speedup", "met",
+		"gatejet_bytes", "gatejet_GBps", "probe", "probe_GBps", "agree", "reps"}
+	var records [][]string
 	for _, r := range rows {
 		agree := ""
 		if r.agree() != "" {
@@ -295,16 +288,11 @@ func writeCSV(path string, rows []row) error {
 		if r.Target != 0 {
 			target = f64(r.Target)
 		}
-		_ = w.Write([]string{r.Op, r.Shape, r.DType, f64(r.Gatejet.Seconds() * 1e3), r.Baseline, f64(r.Other.Seconds() * 1e3),
+		records = append(records, []string{r.Op, r.Shape, r.DType, f64(r.Gatejet.Seconds() * 1e3), r.Baseline, f64(r.Other.Seconds() * 1e3),
 			f64(r.Speedup()), target, r.met(), strconv.FormatInt(r.Bytes, 10), f64(r.BW() / 1e9), r.Probe, f64(r.ProbeBW / 1e9), agree,
 			strconv.Itoa(r.Reps)})
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return exampleutil.WriteCSV(path, header, records)
 }
 
 // loadAvg reports the 1-minute load average (Linux), or "load n/a".

@@ -92,6 +92,18 @@ type row struct {
 	Reps             int           // timed repetitions behind the gatejet median
 }
 
+// vs returns r as compared with a baseline that took other.
+func (r row) vs(baseline string, other time.Duration) row {
+	r.Baseline, r.Other = baseline, other
+	return r
+}
+
+// agreeing returns r with agree, the relative difference of its output from the baseline's.
+func (r row) agreeing(agree float64) row {
+	r.Agree = agree
+	return r
+}
+
 // Speedup is the baseline's time over gatejet's: above 1, gatejet is faster. For a memory
 // probe the target is below 1 (0.5 means within 2× of the probe).
 func (r row) Speedup() float64 { return r.Other.Seconds() / r.Gatejet.Seconds() }

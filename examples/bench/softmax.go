@@ -52,7 +52,7 @@ func (s *softmaxStepRun) grad() ([]float64, error) {
 	if err := s.m.RunAll(); err != nil {
 		return nil, err
 	}
-	out := floats(s.dx.Value())
+	out := elements(s.dx.Value())
 	s.m.Reset()
 	return out, nil
 }

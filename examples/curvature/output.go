@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"image/color"
@@ -19,6 +18,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/gatejet/gatejet/internal/exampleutil"
 )
 
 // progress draws a one-line text progress bar, redrawn in place with a carriage return
@@ -119,26 +120,13 @@ var csvHeader = []string{"epoch", "loss", "fit", "curvature", "recon_mse", "rows
 
 // writeCSV writes one row per epoch, creating the directory.
 func writeCSV(path string, eps []Epoch) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	_ = w.Write(csvHeader)
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
-	for _, e := range eps {
-		_ = w.Write([]string{strconv.Itoa(e.Epoch), g(e.Loss), g(e.Fit), g(e.Curvature),
-			g(e.ReconMSE), g(e.RowsPerSec), g(e.Seconds)})
+	rows := make([][]string, len(eps))
+	for i, e := range eps {
+		rows[i] = []string{strconv.Itoa(e.Epoch), g(e.Loss), g(e.Fit), g(e.Curvature),
+			g(e.ReconMSE), g(e.RowsPerSec), g(e.Seconds)}
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return exampleutil.WriteCSV(path, csvHeader, rows)
 }
 
 // writePlot draws two panels side by side: the loss and its two terms, and the

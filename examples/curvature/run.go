@@ -13,6 +13,7 @@ import (
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/graphs"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/exampleutil"
 	"github.com/gatejet/gatejet/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -351,10 +352,10 @@ type dataset struct {
 // one trained, with its own parameters, plus Gaussian noise of standard deviation σ.
 func generate(rng *rand.Rand, cfg Config) dataset {
 	n, d, k, p := cfg.N, cfg.D, cfg.K, cfg.P
-	w := normals(rng, d*k, 2/math.Sqrt(float64(d)))
-	b := normals(rng, k, 0.5)
-	atoms := normals(rng, k*p, 1)
-	ds := dataset{x: normals(rng, n*d, 1), y: make([]float64, n*p)}
+	w := exampleutil.Normals(rng, d*k, 2/math.Sqrt(float64(d)))
+	b := exampleutil.Normals(rng, k, 0.5)
+	atoms := exampleutil.Normals(rng, k*p, 1)
+	ds := dataset{x: exampleutil.Normals(rng, n*d, 1), y: make([]float64, n*p)}
 	gate := make([]float64, k)
 	for r := 0; r < n; r++ {
 		x := ds.x[r*d : (r+1)*d]
@@ -382,14 +383,6 @@ func generate(rng *rand.Rand, cfg Config) dataset {
 		}
 	}
 	return ds
-}
-
-func normals(rng *rand.Rand, n int, sd float64) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = sd * rng.NormFloat64()
-	}
-	return v
 }
 
 // model is the training graph and its machine.
@@ -429,11 +422,11 @@ func newModel(rng *rand.Rand, cfg Config) (*model, error) {
 	m.x = G.NewMatrix(g, G.Float64, G.WithShape(bsz, d), G.WithName("X"), G.WithValue(m.xT))
 	m.y = G.NewMatrix(g, G.Float64, G.WithShape(bsz, p), G.WithName("Y"), G.WithValue(m.yT))
 	m.w = G.NewMatrix(g, G.Float64, G.WithShape(d, k), G.WithName("W"),
-		G.WithValue(dense(normals(rng, d*k, 0.1/math.Sqrt(float64(d))), d, k)))
+		G.WithValue(dense(exampleutil.Normals(rng, d*k, 0.1/math.Sqrt(float64(d))), d, k)))
 	m.b = G.NewMatrix(g, G.Float64, G.WithShape(1, k), G.WithName("b"),
 		G.WithValue(dense(make([]float64, k), 1, k)))
 	m.atoms = G.NewMatrix(g, G.Float64, G.WithShape(1, k*p), G.WithName("atoms"),
-		G.WithValue(dense(normals(rng, k*p, 0.5), 1, k*p)))
+		G.WithValue(dense(exampleutil.Normals(rng, k*p, 0.5), 1, k*p)))
 	m.learnables = G.Nodes{m.w, m.b, m.atoms}
 	ones := G.NewConstant(tensor.New(tensor.WithShape(bsz, 1), tensor.WithBacking(fill(bsz, 1))), G.WithName("ones"))
 	invTau, ridge := 1/cfg.Tau, cfg.Noise*cfg.Noise*cfg.Lambda

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -159,17 +160,12 @@ func build(dt tensor.Dtype, seed uint64, bug bool) (*G.Node, G.Nodes, error) {
 
 // uniform returns a Dense of dtype dt with entries uniform in [lo, hi).
 func uniform(dt tensor.Dtype, rng *rand.Rand, lo, hi float64, shape ...int) *tensor.Dense {
-	n := tensor.Shape(shape).TotalSize()
-	if dt == tensor.Float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(lo + (hi-lo)*rng.Float64())
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
-	}
-	v := make([]float64, n)
+	v := make([]float64, tensor.Shape(shape).TotalSize())
 	for i := range v {
 		v[i] = lo + (hi-lo)*rng.Float64()
+	}
+	if dt == tensor.Float32 {
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(floats.To32(v)))
 	}
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
 }

@@ -68,20 +68,10 @@ func softmaxCatalogue() []badCase {
 		{name: "softmax over lowered limit", setup: lowerMaxBytes(1024), call: func() (any, error) {
 			return node(ops.Softmax(mk(G.NewGraph(), f64, "x", 3, 43), -1))
 		}, kind: S, op: sm, arg: "output"},
-		{name: "softmax Do with a wrong shape", call: func() (any, error) {
-			n, err := ops.Softmax(x, 1)
-			if err != nil {
-				return nil, err
-			}
-			return n.Op().Do(dense(f64, []int{2, 4, 3}, buf(24)))
-		}, kind: E, op: sm, arg: "x"},
-		{name: "log-softmax Do with a wrong dtype", call: func() (any, error) {
-			n, err := ops.LogSoftmax(x, 1)
-			if err != nil {
-				return nil, err
-			}
-			return n.Op().Do(dense(f32, []int{2, 3, 4}, buf(24)))
-		}, kind: D, op: lsm, arg: "x"},
+		{name: "softmax Do with a wrong shape", call: doWith(func() (*G.Node, error) { return ops.Softmax(x, 1) },
+			dense(f64, []int{2, 4, 3}, buf(24))), kind: E, op: sm, arg: "x"},
+		{name: "log-softmax Do with a wrong dtype", call: doWith(func() (*G.Node, error) { return ops.LogSoftmax(x, 1) },
+			dense(f32, []int{2, 3, 4}, buf(24))), kind: D, op: lsm, arg: "x"},
 
 		// ---- backward: softmax-family forward kernels ----
 		{name: "backward.Softmax rank 0", call: func() (any, error) {

@@ -40,9 +40,22 @@ type badCase struct {
 	setup func(t *testing.T)
 }
 
-func node(n *G.Node, err error) (any, error)      { return n, err }
-func only(err error) (any, error)                 { return nil, err }
-func mode(m cudaops.Mode, err error) (any, error) { return m, err }
+func node(n *G.Node, err error) (any, error)          { return n, err }
+func only(err error) (any, error)                     { return nil, err }
+func mode(m cudaops.Mode, err error) (any, error)     { return m, err }
+func report(r *graphs.Report, err error) (any, error) { return r, err }
+
+// doWith builds a node, then calls its Op's Do (reachable through the public gorgonia.Op
+// interface) with values that do not match the node.
+func doWith(build func() (*G.Node, error), vals ...G.Value) func() (any, error) {
+	return func() (any, error) {
+		n, err := build()
+		if err != nil {
+			return nil, err
+		}
+		return n.Op().Do(vals...)
+	}
+}
 
 func prod(s []int) int {
 	p := 1
@@ -132,17 +145,6 @@ func catalogue() []badCase {
 		}
 		_, err = runTape(g, n)
 		return nil, err
-	}
-	// doWith builds a node, then calls its Op's Do (reachable through the public
-	// gorgonia.Op interface) with values that do not match the node.
-	doWith := func(build func() (*G.Node, error), vals ...G.Value) func() (any, error) {
-		return func() (any, error) {
-			n, err := build()
-			if err != nil {
-				return nil, err
-			}
-			return n.Op().Do(vals...)
-		}
 	}
 	notSPD := func() (any, error) {
 		g := G.NewGraph()
@@ -444,38 +446,14 @@ func catalogue() []badCase {
 		{name: "NaturalGradient negative probability", call: func() (any, error) {
 			return graphs.NaturalGradient([]float64{1.5, -0.5}, []float64{1, 1}, 0.1)
 		}, kind: P, op: "graphs.NaturalGradient", arg: "probs"},
-		{name: "GradCheck nil cost", call: func() (any, error) {
-			r, err := graphs.GradCheck(nil, G.Nodes{in64})
-			return r, err
-		}, kind: P, op: gc, arg: "cost"},
-		{name: "GradCheck tensor cost", call: func() (any, error) {
-			r, err := graphs.GradCheck(in64, G.Nodes{in64})
-			return r, err
-		}, kind: R, op: gc, arg: "cost"},
-		{name: "GradCheck no wrt", call: func() (any, error) {
-			r, err := graphs.GradCheck(sq, nil)
-			return r, err
-		}, kind: P, op: gc, arg: "wrt"},
-		{name: "GradCheck nil wrt", call: func() (any, error) {
-			r, err := graphs.GradCheck(sq, G.Nodes{nil})
-			return r, err
-		}, kind: P, op: gc, arg: "wrt"},
-		{name: "GradCheck wrt other graph", call: func() (any, error) {
-			r, err := graphs.GradCheck(sq, G.Nodes{lOther})
-			return r, err
-		}, kind: P, op: gc, arg: "wrt"},
-		{name: "GradCheck wrt dtype", call: func() (any, error) {
-			r, err := graphs.GradCheck(sq, G.Nodes{in32})
-			return r, err
-		}, kind: D, op: gc, arg: "wrt"},
-		{name: "GradCheck wrt unbound", call: func() (any, error) {
-			r, err := graphs.GradCheck(sq, G.Nodes{cost})
-			return r, err
-		}, kind: P, op: gc, arg: "wrt"},
-		{name: "GradCheck step NaN", call: func() (any, error) {
-			r, err := graphs.GradCheck(sq, G.Nodes{in64}, graphs.WithStep(nan))
-			return r, err
-		}, kind: P, op: gc, arg: "step"},
+		{name: "GradCheck nil cost", call: func() (any, error) { return report(graphs.GradCheck(nil, G.Nodes{in64})) }, kind: P, op: gc, arg: "cost"},
+		{name: "GradCheck tensor cost", call: func() (any, error) { return report(graphs.GradCheck(in64, G.Nodes{in64})) }, kind: R, op: gc, arg: "cost"},
+		{name: "GradCheck no wrt", call: func() (any, error) { return report(graphs.GradCheck(sq, nil)) }, kind: P, op: gc, arg: "wrt"},
+		{name: "GradCheck nil wrt", call: func() (any, error) { return report(graphs.GradCheck(sq, G.Nodes{nil})) }, kind: P, op: gc, arg: "wrt"},
+		{name: "GradCheck wrt other graph", call: func() (any, error) { return report(graphs.GradCheck(sq, G.Nodes{lOther})) }, kind: P, op: gc, arg: "wrt"},
+		{name: "GradCheck wrt dtype", call: func() (any, error) { return report(graphs.GradCheck(sq, G.Nodes{in32})) }, kind: D, op: gc, arg: "wrt"},
+		{name: "GradCheck wrt unbound", call: func() (any, error) { return report(graphs.GradCheck(sq, G.Nodes{cost})) }, kind: P, op: gc, arg: "wrt"},
+		{name: "GradCheck step NaN", call: func() (any, error) { return report(graphs.GradCheck(sq, G.Nodes{in64}, graphs.WithStep(nan))) }, kind: P, op: gc, arg: "step"},
 	}
 }
 

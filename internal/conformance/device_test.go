@@ -159,10 +159,8 @@ func TestAutoFallbackOnFailingDevice(t *testing.T) {
 			if err != nil {
 				t.Fatalf("auto with a failing device: %v", err)
 			}
-			for i := range wantF {
-				if j := firstDiff(wantF[i], got[i]); j >= 0 {
-					t.Fatalf("forward output %d element %d: %v, CPU %v", i, j, got[i][j], wantF[i][j])
-				}
+			if d := diffResults(wantF, got, "CPU"); d != "" {
+				t.Fatalf("forward: %s", d)
 			}
 			for _, n := range dg.outs() {
 				p, ok := ops.LastPath(n)
@@ -188,10 +186,8 @@ func TestAutoFallbackOnFailingDevice(t *testing.T) {
 			if err != nil {
 				t.Fatalf("gradients: %v", err)
 			}
-			for i := range wantB {
-				if j := firstDiff(wantB[i], got[i]); j >= 0 {
-					t.Fatalf("gradient %d element %d: %v, CPU %v", i, j, got[i][j], wantB[i][j])
-				}
+			if d := diffResults(wantB, got, "CPU"); d != "" {
+				t.Fatalf("gradients: %s", d)
 			}
 
 			// LispMachine (one root, a scalar cost): forward and DoDiff both fall back.
@@ -254,10 +250,8 @@ func TestAutoWorkingDeviceAndBreakEven(t *testing.T) {
 		if grad {
 			want = wantB
 		}
-		for i := range want {
-			if j := firstDiff(want[i], got[i]); j >= 0 {
-				t.Fatalf("grad=%v output %d element %d: device %v, CPU %v", grad, i, j, got[i][j], want[i][j])
-			}
+		if d := diffResults(want, got, "CPU"); d != "" {
+			t.Fatalf("grad=%v, on the device: %s", grad, d)
 		}
 		for _, n := range opsNodes(dg.g) {
 			if p, _ := ops.LastPath(n); p != cudaops.PathGPU {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/ops"
 	"github.com/gatejet/gatejet/softmaxjet"
@@ -210,9 +211,7 @@ func TestExtremeLogitOffsets(t *testing.T) {
 func TestExtremeTemperatures(t *testing.T) {
 	cpuOnly(t)
 	const n, k, p = 4, 6, 3
-	l := seq(21, n*k, -3, 3)
-	d := seq(22, n*k*p, -2, 2)
-	v := seq(23, n*k, -1, 1)
+	l, d, v := jetSeq(21, n, k, p, 3)
 	for _, dt := range bothDtypes {
 		for e := -3; e <= 3; e++ {
 			s := math.Pow(10, float64(e))
@@ -289,9 +288,7 @@ func checkZeroSums(t testing.TB, what string, j jetOut, n, k, p int, tol, s floa
 func TestNaNRowIsolation(t *testing.T) {
 	cpuOnly(t)
 	const n, k, p = 5, 4, 3
-	l := seq(31, n*k, -2, 2)
-	d := seq(32, n*k*p, -2, 2)
-	v := seq(33, n*k, -1, 1)
+	l, d, v := jetSeq(31, n, k, p, 2)
 	const bad = 2 // the row that gets the NaN
 	for _, dt := range bothDtypes {
 		clean := opsJet(t, dt, n, k, p, l, d, v, 1.5)
@@ -465,7 +462,7 @@ func TestMaskedAtoms(t *testing.T) {
 				t.Fatalf("%v: all −Inf row: value[%d] = %v, want NaN", dt, i, x)
 			}
 		}
-		if !bitsEqual(all.value[p:], got.value[p:]) || !bitsEqual(all.second[k*k*p:], got.second[k*k*p:]) {
+		if !floats.BitsEqual(all.value[p:], got.value[p:]) || !floats.BitsEqual(all.second[k*k*p:], got.second[k*k*p:]) {
 			t.Fatalf("%v: an all −Inf row changed the other row", dt)
 		}
 	}
@@ -479,9 +476,7 @@ func TestExtremeSizes(t *testing.T) {
 		for _, sz := range []struct{ n, k, p int }{{1, 1, 1}, {3, 1, 2}, {1, 4, 1}, {1, 1, 5}, {2, 512, 2}} {
 			n, k, p := sz.n, sz.k, sz.p
 			what := fmt.Sprintf("%v n=%d K=%d P=%d", dt, n, k, p)
-			l := seq(61, n*k, -3, 3)
-			d := seq(62, n*k*p, -2, 2)
-			v := seq(63, n*k, -1, 1)
+			l, d, v := jetSeq(61, n, k, p, 3)
 			got := opsJet(t, dt, n, k, p, l, d, v, 0.8)
 			want := refJet(n, k, p, round32(dt, l), round32(dt, d), round32(dt, v), 0.8)
 			for name, w := range want.channels() {
@@ -492,7 +487,7 @@ func TestExtremeSizes(t *testing.T) {
 				requireNear(t, what+": "+name, w, g, tolFor(dt))
 			}
 			if k == 1 {
-				if !bitsEqual(got.value, round32(dt, d)) {
+				if !floats.BitsEqual(got.value, round32(dt, d)) {
 					t.Fatalf("%s: value %v, want decoded %v", what, got.value, d)
 				}
 				for name, ch := range map[string][]float64{"first": got.first, "second": got.second, "hvp": got.hvp, "gn": got.gn} {

@@ -174,6 +174,28 @@ func runTape(g *G.ExprGraph, outs ...*G.Node) ([][]float64, error) {
 	return res, nil
 }
 
+// doThenTape runs each op of outs with Do on this goroutine, on the values of the first Arity
+// inputs, so that a panic is caught and reported here (the TapeMachine runs ops on a goroutine
+// of its own), then runs g on a TapeMachine and returns the values of outs. Any error is
+// fatal, reported with what.
+func doThenTape(t testing.TB, what string, g *G.ExprGraph, inputs []*G.Node, outs ...*G.Node) [][]float64 {
+	t.Helper()
+	for _, nd := range outs {
+		var in []G.Value
+		for _, c := range inputs[:nd.Op().Arity()] {
+			in = append(in, c.Value())
+		}
+		if err, panicked := catch(func() error { _, err := nd.Op().Do(in...); return err }); err != nil {
+			t.Fatalf("%s: %v.Do: panicked=%v: %v", what, nd.Op(), panicked, err)
+		}
+	}
+	out, err := runTape(g, outs...)
+	if err != nil {
+		t.Fatalf("%s: TapeMachine: %v", what, err)
+	}
+	return out
+}
+
 // seq returns n deterministic pseudo-random values in [lo, hi), rounded to float32 so that
 // both dtypes see the same numbers.
 func seq(seed uint64, n int, lo, hi float64) []float64 {
@@ -189,19 +211,6 @@ func seq(seed uint64, n int, lo, hi float64) []float64 {
 	return v
 }
 
-// bitsEqual reports whether a and b hold the same float64 bit patterns (NaNs included).
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // firstDiff returns the first index where a and b differ bitwise, or -1.
 func firstDiff(a, b []float64) int {
 	for i := range min(len(a), len(b)) {
@@ -213,6 +222,30 @@ func firstDiff(a, b []float64) int {
 		return min(len(a), len(b))
 	}
 	return -1
+}
+
+// jetSeq returns the inputs of a jet of n rows, k atoms and p columns from seq with seeds
+// seed, seed+1 and seed+2: logits in [-lr, lr), decoded values in [-2, 2), v in [-1, 1).
+func jetSeq(seed uint64, n, k, p int, lr float64) (l, d, v []float64) {
+	return seq(seed, n*k, -lr, lr), seq(seed+1, n*k*p, -2, 2), seq(seed+2, n*k, -1, 1)
+}
+
+// diffResults describes where got first differs bitwise from want, output by output ("output
+// i element j: got, ref want", ref naming the expected side), or returns "" when every output
+// holds the same bits.
+func diffResults(want, got [][]float64, ref string) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d outputs, %s %d", len(got), ref, len(want))
+	}
+	for i := range want {
+		if j := firstDiff(want[i], got[i]); j >= 0 {
+			if j >= len(want[i]) || j >= len(got[i]) {
+				return fmt.Sprintf("output %d: %d elements, %s %d", i, len(got[i]), ref, len(want[i]))
+			}
+			return fmt.Sprintf("output %d element %d: %v, %s %v", i, j, got[i][j], ref, want[i][j])
+		}
+	}
+	return ""
 }
 
 // allFinite reports whether every element is finite.

@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -46,7 +47,7 @@ func TestVectorEquivalentShapesAccepted(t *testing.T) {
 	} {
 		want := run(b.x, b.build, b.x)
 		for _, s := range b.dys {
-			if got := run(s, b.build, b.x); !bitsEqual(want, got) {
+			if got := run(s, b.build, b.x); !floats.BitsEqual(want, got) {
 				t.Errorf("%s: x %v, dy %v: got %v, want %v", b.name, b.x, s, got, want)
 			}
 		}
@@ -105,10 +106,8 @@ func TestViewInputs(t *testing.T) {
 			return res
 		}
 		got, want := run(view), run(view.Materialize().(*tensor.Dense))
-		for i := range want {
-			if j := firstDiff(want[i], got[i]); j >= 0 {
-				t.Errorf("%s view: output %d element %d: %v, materialised %v", name, i, j, got[i][j], want[i][j])
-			}
+		if d := diffResults(want, got, "materialised"); d != "" {
+			t.Errorf("%s view: %s", name, d)
 		}
 	}
 	logdet := func(val *tensor.Dense) []float64 {

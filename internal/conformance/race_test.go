@@ -16,6 +16,19 @@ import (
 
 const goroutines = 8
 
+// onWorkers runs f(0), …, f(goroutines-1), each on a goroutine of its own, and waits for them.
+func onWorkers(f func(w int)) {
+	var wg sync.WaitGroup
+	for w := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(w)
+		}()
+	}
+	wg.Wait()
+}
+
 // raceGraph builds, in a fresh graph, logits [n,K], decoded [n,K,P] and v [n,K] with the
 // values of seed, applies fwd (a shared op) to them and adds the gradient of Σ out² with
 // respect to the inputs when grad is set. It returns the graph, the output and the gradient
@@ -30,7 +43,8 @@ type raceGraph struct {
 const rn, rk, rp = 6, 5, 3
 
 func raceInputs(seed uint64) [][]float64 {
-	return [][]float64{seq(seed, rn*rk, -2, 2), seq(seed+1, rn*rk*rp, -2, 2), seq(seed+2, rn*rk, -1, 1)}
+	l, d, v := jetSeq(seed, rn, rk, rp, 2)
+	return [][]float64{l, d, v}
 }
 
 func buildRaceGraph(t testing.TB, dt tensor.Dtype, op G.Op, seed uint64, grad bool) raceGraph {
@@ -100,6 +114,21 @@ func sharedOps(t testing.TB, dt tensor.Dtype) map[string]G.Op {
 	return res
 }
 
+// serialResults runs each shared op once, in a graph with gradients on inputs of seed, and
+// returns the results by name: what the concurrent runs must reproduce.
+func serialResults(t testing.TB, dt tensor.Dtype, shared map[string]G.Op, seed uint64) map[string][][]float64 {
+	t.Helper()
+	want := map[string][][]float64{}
+	for name, op := range shared {
+		res, err := runRace(buildRaceGraph(t, dt, op, seed, true))
+		if err != nil {
+			t.Fatalf("%s serial: %v", name, err)
+		}
+		want[name] = res
+	}
+	return want
+}
+
 // TestConcurrentMachinesSharedOps: 8 goroutines each build their own graphs around the same
 // op values (one op reused in many graphs, with gorgonia.Grad adding its gradient ops), and
 // run them on TapeMachines and LispMachines, while another goroutine reads the ops' path
@@ -149,69 +178,61 @@ func TestConcurrentMachinesSharedOps(t *testing.T) {
 				time.Sleep(10 * time.Microsecond)
 			}
 		}()
-		var wg sync.WaitGroup
-		for w := range goroutines {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for it := range 3 {
-					for name, op := range shared {
-						rg := buildRaceGraph(t, dt, op, 1, true)
-						if rg.g == nil {
-							return
-						}
-						got, err := runRace(rg)
+		onWorkers(func(w int) {
+			for it := range 3 {
+				for name, op := range shared {
+					rg := buildRaceGraph(t, dt, op, 1, true)
+					if rg.g == nil {
+						return
+					}
+					got, err := runRace(rg)
+					if err != nil {
+						t.Errorf("%v %s worker %d iteration %d: %v", dt, name, w, it, err)
+						return
+					}
+					if d := diffResults(want[name], got, "serial"); d != "" {
+						t.Errorf("%v %s worker %d: %s", dt, name, w, d)
+						return
+					}
+					// The same op on a LispMachine (DoDiff), forward and backward.
+					lg := buildRaceGraph(t, dt, op, 1, false)
+					cost, err := G.Sum(G.Must(G.Square(lg.out)))
+					if err != nil {
+						t.Errorf("lisp cost: %v", err)
+						return
+					}
+					_ = cost
+					m := G.NewLispMachine(lg.g)
+					err = m.RunAll()
+					m.Close()
+					if err != nil {
+						t.Errorf("%v %s worker %d lisp: %v", dt, name, w, err)
+						return
+					}
+					lv, err := values(lg.out.Value())
+					if err != nil || firstDiff(wantFwd[name], lv) >= 0 {
+						t.Errorf("%v %s worker %d lisp: output differs from the serial one (%v)", dt, name, w, err)
+						return
+					}
+					for i, n := range lg.in {
+						gv, err := n.Grad()
 						if err != nil {
-							t.Errorf("%v %s worker %d iteration %d: %v", dt, name, w, it, err)
+							t.Errorf("%v %s lisp grad %d: %v", dt, name, i, err)
 							return
 						}
-						for i := range got {
-							if j := firstDiff(want[name][i], got[i]); j >= 0 {
-								t.Errorf("%v %s worker %d: result %d element %d: %v, serial %v", dt, name, w, i, j, got[i][j], want[name][i][j])
-								return
-							}
-						}
-						// The same op on a LispMachine (DoDiff), forward and backward.
-						lg := buildRaceGraph(t, dt, op, 1, false)
-						cost, err := G.Sum(G.Must(G.Square(lg.out)))
+						gs, err := values(gv)
 						if err != nil {
-							t.Errorf("lisp cost: %v", err)
+							t.Errorf("%v %s lisp grad %d: %v", dt, name, i, err)
 							return
 						}
-						_ = cost
-						m := G.NewLispMachine(lg.g)
-						err = m.RunAll()
-						m.Close()
-						if err != nil {
-							t.Errorf("%v %s worker %d lisp: %v", dt, name, w, err)
+						if j := firstDiff(want[name][1+i], gs); j >= 0 {
+							t.Errorf("%v %s worker %d lisp grad %d element %d: %v, tape %v", dt, name, w, i, j, gs[j], want[name][1+i][j])
 							return
-						}
-						lv, err := values(lg.out.Value())
-						if err != nil || firstDiff(wantFwd[name], lv) >= 0 {
-							t.Errorf("%v %s worker %d lisp: output differs from the serial one (%v)", dt, name, w, err)
-							return
-						}
-						for i, n := range lg.in {
-							gv, err := n.Grad()
-							if err != nil {
-								t.Errorf("%v %s lisp grad %d: %v", dt, name, i, err)
-								return
-							}
-							gs, err := values(gv)
-							if err != nil {
-								t.Errorf("%v %s lisp grad %d: %v", dt, name, i, err)
-								return
-							}
-							if j := firstDiff(want[name][1+i], gs); j >= 0 {
-								t.Errorf("%v %s worker %d lisp grad %d element %d: %v, tape %v", dt, name, w, i, j, gs[j], want[name][1+i][j])
-								return
-							}
 						}
 					}
 				}
-			}()
-		}
-		wg.Wait()
+			}
+		})
 		stop.Store(true)
 		reader.Wait()
 		for name, op := range shared {
@@ -237,14 +258,7 @@ func TestConcurrentModeSwitch(t *testing.T) {
 	register(t, dev)
 	dt := f64
 	shared := sharedOps(t, dt)
-	want := map[string][][]float64{}
-	for name, op := range shared {
-		res, err := runRace(buildRaceGraph(t, dt, op, 3, true))
-		if err != nil {
-			t.Fatalf("%s serial: %v", name, err)
-		}
-		want[name] = res
-	}
+	want := serialResults(t, dt, shared, 3)
 	churn := &fakeBackend{name: "churn"}
 	var stop atomic.Bool
 	var bg sync.WaitGroup
@@ -267,43 +281,35 @@ func TestConcurrentModeSwitch(t *testing.T) {
 			time.Sleep(30 * time.Microsecond)
 		}
 	}()
-	var wg sync.WaitGroup
-	for w := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for it := range 4 {
-				for name, op := range shared {
-					got, err := runRace(buildRaceGraph(t, dt, op, 3, true))
-					if err != nil {
-						t.Errorf("%s worker %d iteration %d: %v", name, w, it, err)
-						return
-					}
-					for i := range got {
-						if j := firstDiff(want[name][i], got[i]); j >= 0 {
-							t.Errorf("%s worker %d: result %d element %d: %v, want %v", name, w, i, j, got[i][j], want[name][i][j])
-							return
-						}
-					}
-				}
-				// cudaops.Run directly: a ReLU call; the CPU function and the device agree.
-				x := seq(uint64(w), 64, -1, 1)
-				out := make([]float64, 64)
-				p, err := cudaops.Run(cudaops.NewCall(cudaops.KernelReLUForward, [][]float64{x}, [][]float64{out}, []int{64}, nil))
+	onWorkers(func(w int) {
+		for it := range 4 {
+			for name, op := range shared {
+				got, err := runRace(buildRaceGraph(t, dt, op, 3, true))
 				if err != nil {
-					t.Errorf("Run worker %d: path %v: %v", w, p, err)
+					t.Errorf("%s worker %d iteration %d: %v", name, w, it, err)
 					return
 				}
-				for i, v := range x {
-					if out[i] != max(v, 0) {
-						t.Errorf("Run worker %d path %v: out[%d] = %v for x = %v", w, p, i, out[i], v)
-						return
-					}
+				if d := diffResults(want[name], got, "want"); d != "" {
+					t.Errorf("%s worker %d: %s", name, w, d)
+					return
 				}
 			}
-		}()
-	}
-	wg.Wait()
+			// cudaops.Run directly: a ReLU call; the CPU function and the device agree.
+			x := seq(uint64(w), 64, -1, 1)
+			out := make([]float64, 64)
+			p, err := cudaops.Run(cudaops.NewCall(cudaops.KernelReLUForward, [][]float64{x}, [][]float64{out}, []int{64}, nil))
+			if err != nil {
+				t.Errorf("Run worker %d: path %v: %v", w, p, err)
+				return
+			}
+			for i, v := range x {
+				if out[i] != max(v, 0) {
+					t.Errorf("Run worker %d path %v: out[%d] = %v for x = %v", w, p, i, out[i], v)
+					return
+				}
+			}
+		}
+	})
 	stop.Store(true)
 	bg.Wait()
 	t.Logf("launches: device %d, churn %d; cudaops stats %+v", dev.launches.Load(), churn.launches.Load(), cudaops.Stats())
@@ -321,14 +327,7 @@ func TestConcurrentFailingDevice(t *testing.T) {
 	dev := &fakeBackend{name: "broken", fail: true}
 	register(t, dev)
 	shared := sharedOps(t, f32)
-	want := map[string][][]float64{}
-	for name, op := range shared {
-		res, err := runRace(buildRaceGraph(t, f32, op, 5, true))
-		if err != nil {
-			t.Fatalf("%s serial: %v", name, err)
-		}
-		want[name] = res
-	}
+	want := serialResults(t, f32, shared, 5)
 	var stop atomic.Bool
 	done := make(chan struct{})
 	go func() {
@@ -338,29 +337,21 @@ func TestConcurrentFailingDevice(t *testing.T) {
 			time.Sleep(40 * time.Microsecond)
 		}
 	}()
-	var wg sync.WaitGroup
-	for w := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 3 {
-				for name, op := range shared {
-					got, err := runRace(buildRaceGraph(t, f32, op, 5, true))
-					if err != nil {
-						t.Errorf("%s worker %d: %v", name, w, err)
-						return
-					}
-					for i := range got {
-						if j := firstDiff(want[name][i], got[i]); j >= 0 {
-							t.Errorf("%s worker %d: result %d element %d: %v, want %v", name, w, i, j, got[i][j], want[name][i][j])
-							return
-						}
-					}
+	onWorkers(func(w int) {
+		for range 3 {
+			for name, op := range shared {
+				got, err := runRace(buildRaceGraph(t, f32, op, 5, true))
+				if err != nil {
+					t.Errorf("%s worker %d: %v", name, w, err)
+					return
+				}
+				if d := diffResults(want[name], got, "want"); d != "" {
+					t.Errorf("%s worker %d: %s", name, w, d)
+					return
 				}
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	stop.Store(true)
 	<-done
 	for name, op := range shared {

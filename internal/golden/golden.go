@@ -23,6 +23,15 @@ import (
 // Tol is the normwise relative error (RelErr) a float64 kernel must reach against the files.
 const Tol = 1e-12
 
+// Header is what every file says about itself, and the name it was read from.
+type Header struct {
+	File      string `json:"-"` // base name, for messages
+	Generator string `json:"generator"`
+	Torch     string `json:"torch"` // torch.__version__ of the run that wrote the file
+}
+
+func (h *Header) header() *Header { return h }
+
 // VJP is the upstream gradient G on a channel and the gradients of Σ G⊙channel that torch
 // found for the logits, the decoded values and (HVP only) the direction v.
 type VJP struct {
@@ -35,13 +44,11 @@ type VJP struct {
 // Jet is one softmax_jet_*.json file: a batch of N rows of the softmax-gate row jet with
 // every channel and its VJP, in the layouts of softmaxjet.Shape.
 type Jet struct {
-	File      string  `json:"-"` // base name, for messages
-	Generator string  `json:"generator"`
-	Torch     string  `json:"torch"` // torch.__version__ of the run that wrote the file
-	N         int     `json:"N"`
-	K         int     `json:"K"`
-	P         int     `json:"P"`
-	InvTau    float64 `json:"inv_tau"`
+	Header
+	N      int     `json:"N"`
+	K      int     `json:"K"`
+	P      int     `json:"P"`
+	InvTau float64 `json:"inv_tau"`
 
 	Logits      []float64 `json:"logits"`
 	Decoded     []float64 `json:"decoded"`
@@ -71,9 +78,7 @@ type AxisFamily struct {
 
 // Axis is one softmax_axis_*.json file: a row-major tensor of Shape reduced along Axis.
 type Axis struct {
-	File       string     `json:"-"`
-	Generator  string     `json:"generator"`
-	Torch      string     `json:"torch"`
+	Header
 	Shape      []int      `json:"shape"`
 	Axis       int        `json:"axis"`
 	X          []float64  `json:"x"`
@@ -84,22 +89,20 @@ type Axis struct {
 }
 
 // Jets reads every softmax_jet_*.json of dir.
-func Jets(dir string) ([]*Jet, error) {
-	return load(dir, "softmax_jet_*.json", func(j *Jet, name string) error {
-		j.File = name
-		return j.check()
-	})
-}
+func Jets(dir string) ([]*Jet, error) { return load[Jet](dir, "softmax_jet_*.json") }
 
 // Axes reads every softmax_axis_*.json of dir.
-func Axes(dir string) ([]*Axis, error) {
-	return load(dir, "softmax_axis_*.json", func(a *Axis, name string) error {
-		a.File = name
-		return a.check()
-	})
+func Axes(dir string) ([]*Axis, error) { return load[Axis](dir, "softmax_axis_*.json") }
+
+// file is a kind of golden file: its Header, and a check of its shape and arrays.
+type file[F any] interface {
+	*F
+	header() *Header
+	check() error
 }
 
-func load[F any](dir, pattern string, check func(*F, string) error) ([]*F, error) {
+// load reads and checks every file of dir that matches pattern.
+func load[F any, PF file[F]](dir, pattern string) ([]PF, error) {
 	files, err := filepath.Glob(filepath.Join(dir, pattern))
 	if err != nil {
 		return nil, err
@@ -107,7 +110,7 @@ func load[F any](dir, pattern string, check func(*F, string) error) ([]*F, error
 	if len(files) == 0 {
 		return nil, fmt.Errorf("golden: no %s in %s (regenerate with testdata/golden/make_golden.py)", pattern, dir)
 	}
-	out := make([]*F, 0, len(files))
+	out := make([]PF, 0, len(files))
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -115,11 +118,16 @@ func load[F any](dir, pattern string, check func(*F, string) error) ([]*F, error
 		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields() // a renamed field must not be skipped silently
-		v := new(F)
+		v := PF(new(F))
 		if err := dec.Decode(v); err != nil {
 			return nil, fmt.Errorf("golden: %s: %w", f, err)
 		}
-		if err := check(v, filepath.Base(f)); err != nil {
+		h := v.header()
+		h.File = filepath.Base(f)
+		if h.Torch == "" {
+			return nil, fmt.Errorf("golden: %s: no torch version", f)
+		}
+		if err := v.check(); err != nil {
 			return nil, fmt.Errorf("golden: %s: %w", f, err)
 		}
 		out = append(out, v)
@@ -149,9 +157,6 @@ func checkFields(fs []field) error {
 }
 
 func (j *Jet) check() error {
-	if j.Torch == "" {
-		return fmt.Errorf("no torch version")
-	}
 	if j.N < 1 || j.K < 1 || j.P < 1 || j.N > 1<<10 || j.K > 1<<10 || j.P > 1<<10 || !(j.InvTau > 0) {
 		return fmt.Errorf("bad shape N=%d K=%d P=%d inv_tau=%v", j.N, j.K, j.P, j.InvTau)
 	}
@@ -177,9 +182,6 @@ func (j *Jet) check() error {
 }
 
 func (a *Axis) check() error {
-	if a.Torch == "" {
-		return fmt.Errorf("no torch version")
-	}
 	n := 1
 	for _, d := range a.Shape {
 		if d < 1 || d > 1<<10 {

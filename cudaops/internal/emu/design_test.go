@@ -11,6 +11,7 @@ import (
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/stretchr/testify/require"
 )
 
@@ -162,7 +163,7 @@ func TestJetsInvariantToLaunchShape(t *testing.T) {
 				d := testcase.Clone(c)
 				emulate(t, d, o)
 				for i := range c.Kernel.Spec().Out {
-					require.True(t, bitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]),
+					require.True(t, floats.BitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]),
 						"%s %s output %d differs under %+v", k, dt, i, o)
 				}
 			}
@@ -197,7 +198,7 @@ func TestRaceFreeUnderEverySchedule(t *testing.T) {
 			_, err := LaunchScheduled(d, o, sched)
 			require.NoError(t, err)
 			for i := range c.Kernel.Spec().Out {
-				require.True(t, bitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]),
+				require.True(t, floats.BitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]),
 					"%s output %d differs under schedule %d", k, i, sched)
 			}
 		}
@@ -215,7 +216,7 @@ func TestAxisAndActivationsInvariantToGrid(t *testing.T) {
 			d := testcase.Clone(c)
 			emulate(t, d, o)
 			for i := range c.Kernel.Spec().Out {
-				require.True(t, bitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]), "%s %+v", k, o)
+				require.True(t, floats.BitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]), "%s %+v", k, o)
 			}
 		}
 	}
@@ -226,7 +227,7 @@ func TestAxisAndActivationsInvariantToGrid(t *testing.T) {
 			d := testcase.Clone(c)
 			emulate(t, d, o)
 			for i := range c.Kernel.Spec().Out {
-				require.True(t, bitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]), "%s %+v", k, o)
+				require.True(t, floats.BitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]), "%s %+v", k, o)
 			}
 		}
 	}

@@ -178,30 +178,6 @@ func TestJetVJPsFiniteDifferences(t *testing.T) {
 	}
 }
 
-func softmaxAlong(x []float64, outer, n, inner int, logY bool) []float64 {
-	y := make([]float64, len(x))
-	for o := 0; o < outer; o++ {
-		for i := 0; i < inner; i++ {
-			mx, sum := math.Inf(-1), 0.0
-			for j := 0; j < n; j++ {
-				mx = math.Max(mx, x[(o*n+j)*inner+i])
-			}
-			for j := 0; j < n; j++ {
-				sum += math.Exp(x[(o*n+j)*inner+i] - mx)
-			}
-			for j := 0; j < n; j++ {
-				p := (o*n+j)*inner + i
-				if logY {
-					y[p] = x[p] - mx - math.Log(sum)
-				} else {
-					y[p] = math.Exp(x[p]-mx) / sum
-				}
-			}
-		}
-	}
-	return y
-}
-
 // TestAxisFiniteDifferences: softmax backward is the gradient of ⟨dy, softmax(x)⟩ (and the same
 // for log-softmax); the grad kernels are the gradients of ⟨G, dx(y, dy)⟩ in y and dy.
 func TestAxisFiniteDifferences(t *testing.T) {
@@ -215,11 +191,11 @@ func TestAxisFiniteDifferences(t *testing.T) {
 				bk, gk = cudaops.KernelLogSoftmaxBackward, cudaops.KernelLogSoftmaxBackwardGrad
 			}
 			x, dy, dx := randVec(rng, size), randVec(rng, size), randVec(rng, size)
-			y := softmaxAlong(x, outer, n, inner, logY)
+			y := testcase.SoftmaxAlong(x, outer, n, inner, logY)
 			grad := run64(t, bk, sh[:], nil, y, dy)[0]
 			requireFD(t, bk.String(), []float64{dotv(grad, dx)},
-				[]float64{dotv(dy, softmaxAlong(axpy(x, fdH, dx), outer, n, inner, logY))},
-				[]float64{dotv(dy, softmaxAlong(axpy(x, -fdH, dx), outer, n, inner, logY))})
+				[]float64{dotv(dy, testcase.SoftmaxAlong(axpy(x, fdH, dx), outer, n, inner, logY))},
+				[]float64{dotv(dy, testcase.SoftmaxAlong(axpy(x, -fdH, dx), outer, n, inner, logY))})
 			// Double backward: y treated as a free variable.
 			G, dY, dDY := randVec(rng, size), randVec(rng, size), randVec(rng, size)
 			gg := run64(t, gk, sh[:], nil, y, dy, G)

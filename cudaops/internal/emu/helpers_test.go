@@ -4,7 +4,6 @@ package emu
 
 import (
 	"github.com/gatejet/gatejet/internal/kernel"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -54,27 +53,23 @@ func requireClose(t testing.TB, got, want *cudaops.Call, what string) {
 	}
 }
 
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
+// matchReference emulates every kernel of ks on random inputs of every shape, in both element
+// types, and compares the outputs with the CPU reference.
+func matchReference(t *testing.T, rng *rand.Rand, ks []cudaops.Kernel, shapes [][3]int, what string) {
+	t.Helper()
+	for _, k := range ks {
+		for _, sh := range shapes {
+			for _, dt := range dtypes {
+				c := testcase.New(k, dt, sh[:], rng)
+				emulate(t, c, launch.Options{})
+				requireClose(t, c, reference(t, c), what)
+			}
 		}
 	}
-	return true
 }
 
-func jetKernels() []cudaops.Kernel {
-	var out []cudaops.Kernel
-	for _, k := range cudaops.DeviceKernels() {
-		if k.Family() == cudaops.FamilyRowJet {
-			out = append(out, k)
-		}
-	}
-	return out
-}
+// jetKernels returns the row-jet kernels of every gate.
+func jetKernels() []cudaops.Kernel { return kernelsOf(cudaops.FamilyRowJet) }
 
 // kernelsOfGate returns the ten kernels of gate g.
 func kernelsOfGate(g *kernel.Gate) []cudaops.Kernel {
@@ -87,6 +82,7 @@ func kernelsOfGate(g *kernel.Gate) []cudaops.Kernel {
 	return out
 }
 
+// kernelsOf returns the device kernels of family f.
 func kernelsOf(f cudaops.Family) []cudaops.Kernel {
 	var out []cudaops.Kernel
 	for _, k := range cudaops.DeviceKernels() {

@@ -32,16 +32,7 @@ func jetShapes() [][3]int {
 // TestJetsMatchSoftmaxjet: every row-jet kernel, both element types, against softmaxjet (the
 // CPU implementation of docs/math.md), f64 within 1e-12 and f32 within 1e-5 normwise.
 func TestJetsMatchSoftmaxjet(t *testing.T) {
-	rng := newRNG(21, 22)
-	for _, k := range jetKernels() {
-		for _, sh := range jetShapes() {
-			for _, dt := range dtypes {
-				c := testcase.New(k, dt, sh[:], rng)
-				emulate(t, c, launch.Options{})
-				requireClose(t, c, reference(t, c), "vs softmaxjet")
-			}
-		}
-	}
+	matchReference(t, newRNG(21, 22), jetKernels(), jetShapes(), "vs softmaxjet")
 }
 
 // TestJetsMultiTile: rows wider than one shared-memory tile (forced small tiles, and a P large
@@ -66,20 +57,11 @@ func TestJetsMultiTile(t *testing.T) {
 // TestAxisMatchBackward: the softmax-family backward kernels against package backward, on
 // last-axis, middle-axis and degenerate layouts.
 func TestAxisMatchBackward(t *testing.T) {
-	rng := newRNG(25, 26)
 	shapes := [][3]int{
 		{1, 1, 1}, {3, 7, 1}, {1, 1000, 1}, {2, 33, 5}, {4, 6, 40}, {5, 300, 3}, {2, 3, 100},
 		{0, 5, 3}, {3, 0, 2}, {2, 5, 0}, {64, 4096, 1},
 	}
-	for _, k := range kernelsOf(cudaops.FamilyAxis) {
-		for _, sh := range shapes {
-			for _, dt := range dtypes {
-				c := testcase.New(k, dt, sh[:], rng)
-				emulate(t, c, launch.Options{})
-				requireClose(t, c, reference(t, c), "vs backward")
-			}
-		}
-	}
+	matchReference(t, newRNG(25, 26), kernelsOf(cudaops.FamilyAxis), shapes, "vs backward")
 }
 
 // TestActivationsMatchBackward: activations on random inputs and on the special values

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/internal/golden"
 )
 
@@ -43,28 +44,8 @@ func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaop
 			}
 			break
 		}
-		outer, n, inner := ints[0], ints[1], ints[2]
 		logY := k == cudaops.KernelLogSoftmaxBackward || k == cudaops.KernelLogSoftmaxBackwardGrad
-		y := in64[0]
-		for o := 0; o < outer; o++ {
-			for i := 0; i < inner; i++ {
-				mx, sum := math.Inf(-1), 0.0
-				for j := 0; j < n; j++ {
-					mx = math.Max(mx, y[(o*n+j)*inner+i])
-				}
-				for j := 0; j < n; j++ {
-					sum += math.Exp(y[(o*n+j)*inner+i] - mx)
-				}
-				for j := 0; j < n; j++ {
-					x := &y[(o*n+j)*inner+i]
-					if logY {
-						*x = *x - mx - math.Log(sum)
-					} else {
-						*x = math.Exp(*x-mx) / sum
-					}
-				}
-			}
-		}
+		in64[0] = SoftmaxAlong(in64[0], ints[0], ints[1], ints[2], logY)
 	case k.Family() == cudaops.FamilyElementwise:
 		x := in64[0]
 		for j := range x {
@@ -83,6 +64,32 @@ func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaop
 	return c
 }
 
+// SoftmaxAlong returns the softmax (log-softmax when logY) of x, a row-major [outer, n, inner]
+// tensor, along its middle axis.
+func SoftmaxAlong(x []float64, outer, n, inner int, logY bool) []float64 {
+	y := make([]float64, len(x))
+	for o := 0; o < outer; o++ {
+		for i := 0; i < inner; i++ {
+			mx, sum := math.Inf(-1), 0.0
+			for j := 0; j < n; j++ {
+				mx = math.Max(mx, x[(o*n+j)*inner+i])
+			}
+			for j := 0; j < n; j++ {
+				sum += math.Exp(x[(o*n+j)*inner+i] - mx)
+			}
+			for j := 0; j < n; j++ {
+				p := (o*n+j)*inner + i
+				if logY {
+					y[p] = x[p] - mx - math.Log(sum)
+				} else {
+					y[p] = math.Exp(x[p]-mx) / sum
+				}
+			}
+		}
+	}
+	return y
+}
+
 // Set sets the call's operands to copies of in and out in its DType (rounded for Float32).
 func Set(c *cudaops.Call, in, out [][]float64) {
 	c.F64, c.F32 = cudaops.Operands[float64]{}, cudaops.Operands[float32]{}
@@ -95,27 +102,11 @@ func Set(c *cudaops.Call, in, out [][]float64) {
 
 func set[T cudaops.Float](o *cudaops.Operands[T], in, out [][]float64) {
 	for i, x := range in {
-		o.In[i] = convert[T](x)
+		o.In[i] = floats.Convert[T](x)
 	}
 	for i, x := range out {
-		o.Out[i] = convert[T](x)
+		o.Out[i] = floats.Convert[T](x)
 	}
-}
-
-func convert[T cudaops.Float](x []float64) []T {
-	y := make([]T, len(x))
-	for i, v := range x {
-		y[i] = T(v)
-	}
-	return y
-}
-
-func f64s[T cudaops.Float](x []T) []float64 {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = float64(v)
-	}
-	return out
 }
 
 // Inputs returns float64 copies of the call's inputs.
@@ -140,10 +131,10 @@ func operands(c *cudaops.Call) (in, out [][]float64) {
 func copies[T cudaops.Float](c *cudaops.Call, o *cudaops.Operands[T]) (in, out [][]float64) {
 	sp := c.Kernel.Spec()
 	for i := range sp.In {
-		in = append(in, f64s(o.In[i]))
+		in = append(in, floats.Convert[float64](o.In[i]))
 	}
 	for i := range sp.Out {
-		out = append(out, f64s(o.Out[i]))
+		out = append(out, floats.Convert[float64](o.Out[i]))
 	}
 	return in, out
 }
