@@ -15,6 +15,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
+	"github.com/gatejet/gatejet/cudaops/internal/modcache"
 	"github.com/gatejet/gatejet/cudaops/internal/nvrtccomp"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
@@ -69,9 +70,9 @@ type DeviceBackend struct {
 	dev      cu.Device
 	ctx      cu.CUContext
 	name     string
-	arch     Arch
+	arch     modcache.Arch
 	lim      launch.Limits
-	mods     *ModuleCache[cu.Module]
+	mods     *modcache.Cache[cu.Module]
 	fns      map[string]cu.Function
 	closed   bool
 	launches atomic.Int64
@@ -108,13 +109,13 @@ func OpenDevice(ordinal int) (*DeviceBackend, error) {
 		dev:  dev,
 		ctx:  ctx,
 		name: name,
-		arch: ArchOf(major, minor),
+		arch: modcache.ArchOf(major, minor),
 		lim:  launch.Limits{MaxSharedBytes: attrs[0], MaxGridX: attrs[1]},
 		fns:  map[string]cu.Function{},
 	}
 	b.devMem = &pool[cu.DevicePtr]{alloc: cu.MemAlloc, release: cu.MemFree, maxIdle: MaxIdleDeviceBytes}
 	b.hostMem = &pool[unsafe.Pointer]{alloc: allocPinned, release: freePinned, maxIdle: MaxIdleDeviceBytes}
-	b.mods = NewModuleCache(b.arch, Compiler(nvrtccomp.Compiler{}), loadModule,
+	b.mods = modcache.New(b.arch, modcache.Compiler(nvrtccomp.Compiler{}), loadModule,
 		func(m cu.Module) error { return m.Unload() })
 	return b, nil
 }
@@ -129,10 +130,10 @@ func errNilBackend() error { return deviceError0("nil *DeviceBackend") }
 
 // loadModule loads a module image (CUBIN or PTX) into the current context; a driver older than
 // the PTX is an ErrDevice error that says what to upgrade.
-func loadModule(key ModuleKey, image string) (cu.Module, error) {
+func loadModule(key modcache.ModuleKey, image string) (cu.Module, error) {
 	m, err := cu.LoadData(image)
 	if code, ok := cuResultCode(err); ok && code == nvrtccomp.CudaErrorUnsupportedPTXVersion {
-		return m, DriverTooOld(key, cu.Version(), nvrtccomp.Version())
+		return m, modcache.DriverTooOld(key, cu.Version(), nvrtccomp.Version())
 	}
 	return m, err
 }
@@ -158,13 +159,22 @@ func (b *DeviceBackend) Name() string {
 	return "cuda:" + b.name + ":" + string(b.arch)
 }
 
-// Arch is the device's architecture, the one every module is compiled for ("" for a nil
-// *DeviceBackend).
-func (b *DeviceBackend) Arch() Arch {
+// Arch is the device's architecture, e.g. "sm_90" ("" for a nil *DeviceBackend).
+func (b *DeviceBackend) Arch() string {
 	if b == nil {
 		return ""
 	}
-	return b.arch
+	return string(b.arch)
+}
+
+// Target is the architecture the modules are compiled for: the device's own when NVRTC
+// supports it, else the virtual architecture of the newest older one NVRTC supports, e.g.
+// "compute_90" ("" for a nil *DeviceBackend).
+func (b *DeviceBackend) Target() string {
+	if b == nil {
+		return ""
+	}
+	return string(b.mods.Target())
 }
 
 // Launches is the number of kernels this backend has launched (0 for a nil *DeviceBackend).
@@ -175,12 +185,17 @@ func (b *DeviceBackend) Launches() int64 {
 	return b.launches.Load()
 }
 
-// Modules returns the modules compiled and loaded so far (none for a nil *DeviceBackend).
-func (b *DeviceBackend) Modules() []ModuleKey {
+// Modules returns the names of the modules compiled and loaded so far, e.g.
+// "gatejet_softmax_jet_float64_sm_90" (none for a nil *DeviceBackend).
+func (b *DeviceBackend) Modules() []string {
 	if b == nil {
 		return nil
 	}
-	return b.mods.Loaded()
+	var out []string
+	for _, k := range b.mods.Loaded() {
+		out = append(out, k.String())
+	}
+	return out
 }
 
 // withContext runs f holding the backend's lock, on a locked OS thread with the primary
@@ -577,12 +592,13 @@ func (b *DeviceBackend) TimeSource(src, entry string, options []string, cfg laun
 	}
 	var elapsed time.Duration
 	err := b.withContext(func() error {
-		opts := append([]string{"--gpu-architecture=" + string(b.arch), "--fmad=false"}, options...)
+		target := b.mods.Target()
+		opts := append([]string{"--gpu-architecture=" + string(target), "--fmad=false"}, options...)
 		ptx, err := nvrtccomp.Compiler{}.Compile(src, entry+".cu", opts)
 		if err != nil {
 			return deviceErrorCause(err, "%s", b.Name())
 		}
-		if got := PTXTarget(ptx); got != b.arch {
+		if got := modcache.PTXTarget(ptx); got != modcache.RealArch(target) {
 			return deviceError0("%s: refusing PTX for %q", b.Name(), string(got))
 		}
 		mod, err := cu.LoadData(ptx)

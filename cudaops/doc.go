@@ -24,7 +24,7 @@
 // device backend. cudaops/internal/emu compiles the same source for the host with a small
 // emulation of the CUDA execution model and provides a Backend, so `go test ./...` runs the
 // kernels without a GPU. With the build tag cuda this package also has DeviceBackend, which
-// compiles the source with NVRTC for the device's own architecture (ModuleCache, one module
+// compiles the source with NVRTC for the device's own architecture (one module
 // per module and element type) and is registered at initialisation when a device answers;
 // cudaops/cudadoer adapts the kernels to Gorgonia's CUDADoer; cudaops/gpubench measures them.
 // docs/gpu.md has the design, the commands and what still needs a GPU run.

@@ -2,46 +2,21 @@ package cudaops
 
 import (
 	"strconv"
-	"unsafe"
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
-// DType is the element type of a Call's slices.
-type DType int8
+// DType is the element type of a Call's slices: Float32 (Call.F32) or Float64 (Call.F64).
+type DType = kernel.DType
 
+// The element types.
 const (
-	// DTypeInvalid is the zero DType.
-	DTypeInvalid DType = iota
-	// Float32 marks a call on []float32 slices (Call.F32).
-	Float32
-	// Float64 marks a call on []float64 slices (Call.F64).
-	Float64
+	DTypeInvalid = kernel.DTypeInvalid
+	Float32      = kernel.Float32
+	Float64      = kernel.Float64
 )
-
-// String returns "float32", "float64" or "invalid".
-func (d DType) String() string {
-	switch d {
-	case Float32:
-		return "float32"
-	case Float64:
-		return "float64"
-	}
-	return "invalid"
-}
-
-// Size is the size of one element in bytes (0 for DTypeInvalid).
-func (d DType) Size() int {
-	switch d {
-	case Float32:
-		return 4
-	case Float64:
-		return 8
-	}
-	return 0
-}
 
 // Kernel identifies one kernel of gatejet's kernel table. Its String is the kernel's name;
 // its device entry points are gj_<name>_f32 and gj_<name>_f64 (EntryPoint). The zero Kernel
@@ -162,13 +137,7 @@ func Ops[T Float](c *Call) *Operands[T] {
 }
 
 // DTypeOf is the DType of element type T.
-func DTypeOf[T Float]() DType {
-	var z T
-	if unsafe.Sizeof(z) == 4 {
-		return Float32
-	}
-	return Float64
-}
+func DTypeOf[T Float]() DType { return kernel.DTypeOf[T]() }
 
 // NewCall returns a Call of kernel k on the given slices (in and out in the kernel's order),
 // sizes and scalars, with Work set to the output element count.

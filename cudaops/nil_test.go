@@ -32,38 +32,6 @@ func TestNilCall(t *testing.T) {
 	})
 }
 
-// TestNilModuleCache: a nil *ModuleCache, and one made without a compiler or a loader, give
-// ErrParam errors from Get and Prewarm and zero values elsewhere, never a nil dereference.
-func TestNilModuleCache(t *testing.T) {
-	load := func(ModuleKey, string) (int, error) { return 1, nil }
-	require.NotPanics(t, func() {
-		var nilCache *ModuleCache[int]
-		_, err := nilCache.Get(KernelJetValue, Float64)
-		requireParam(t, err, "cudaops.ModuleCache", "")
-		requireParam(t, nilCache.Prewarm(), "cudaops.Prewarm", "")
-		require.Equal(t, Arch(""), nilCache.Arch())
-		require.Nil(t, nilCache.Loaded())
-		require.Zero(t, nilCache.Compiles())
-		require.NoError(t, nilCache.Close())
-
-		noComp := NewModuleCache[int]("sm_90", nil, load, nil)
-		m, err := noComp.Get(KernelJetValue, Float64)
-		require.Zero(t, m)
-		requireParam(t, err, "cudaops.ModuleCache", "comp")
-		requireParam(t, noComp.Prewarm(KernelReLUForward), "cudaops.Prewarm", "comp")
-		require.Zero(t, noComp.Compiles())
-
-		noLoad := NewModuleCache[int]("sm_90", &fakeCompiler{}, nil, nil)
-		_, err = noLoad.Get(KernelJetValue, Float64)
-		requireParam(t, err, "cudaops.ModuleCache", "load")
-		require.NoError(t, noLoad.Close())
-
-		// The zero value holds neither.
-		_, err = new(ModuleCache[int]).Get(KernelReLUForward, Float32)
-		requireParam(t, err, "cudaops.ModuleCache", "comp")
-	})
-}
-
 // TestNilLaunchError: a nil *LaunchError, or one without its parts, formats and unwraps
 // without panicking; the parts it has are reached by errors.Is.
 func TestNilLaunchError(t *testing.T) {

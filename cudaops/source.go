@@ -8,10 +8,4 @@ import "github.com/gatejet/gatejet/cudaops/kernels"
 var KernelSource = kernels.Source
 
 // EntryPoint returns the name of the device function that runs kernel k on element type dt.
-func EntryPoint(k Kernel, dt DType) string {
-	suffix := "f64"
-	if dt == Float32 {
-		suffix = "f32"
-	}
-	return "gj_" + k.String() + "_" + suffix
-}
+func EntryPoint(k Kernel, dt DType) string { return k.Entry(dt) }

@@ -24,6 +24,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
+	"github.com/gatejet/gatejet/cudaops/internal/modcache"
 	"github.com/gatejet/gatejet/cudaops/internal/nvrtccomp"
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/kernel"
@@ -148,22 +149,22 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	if err != nil {
 		return deviceErr("%v", err)
 	}
-	target, err := cudaops.TargetArch(cudaops.ArchOf(major, minor), supported)
+	target, err := modcache.TargetArch(modcache.ArchOf(major, minor), supported)
 	if err != nil {
 		return err
 	}
-	key := cudaops.ModuleKey{Module: ds.Module, DType: dt, Arch: target}
+	key := modcache.ModuleKey{Module: ds.Module, DType: dt, Arch: target}
 	entry := cudaops.EntryPoint(k.Kernel, dt)
 	fqn := key.String() + "." + entry
 	if !eng.HasFunc(fqn) {
-		ptx, err := nvrtccomp.Compiler{}.Compile(cudaops.KernelSource, key.String()+".cu", cudaops.CompileOptions(key))
+		ptx, err := nvrtccomp.Compiler{}.Compile(cudaops.KernelSource, key.String()+".cu", modcache.CompileOptions(key))
 		if err != nil {
 			return deviceErr("%v", err)
 		}
-		if got, want := cudaops.PTXTarget(ptx), cudaops.RealArch(target); got != want {
+		if got, want := modcache.PTXTarget(ptx), modcache.RealArch(target); got != want {
 			return deviceErr("refusing module %s: its PTX targets %q, not %s", key, string(got), want)
 		}
-		if err := eng.LoadCUDAFunc(key.String(), ptx, cudaops.EntryPoints(key)); err != nil {
+		if err := eng.LoadCUDAFunc(key.String(), ptx, modcache.EntryPoints(key)); err != nil {
 			return deviceErr("loading %s: %v", key, err)
 		}
 	}

@@ -94,7 +94,6 @@ func opsCatalogue() []badCase {
 		return r, err
 	}
 	adop := func(n *G.Node) G.ADOp { return n.Op().(G.ADOp) }
-	load := func(cudaops.ModuleKey, string) (int, error) { return 0, nil }
 
 	return []badCase{
 		// ---- ops: outputs over gatejet.MaxBytes, refused when the node is built ----
@@ -159,14 +158,5 @@ func opsCatalogue() []badCase {
 			}
 			return nil, err
 		}, kind: P, op: "cudaops.Call", arg: ""},
-		{name: "cudaops ModuleCache without compiler", call: func() (any, error) {
-			return cudaops.NewModuleCache[int]("sm_90", nil, load, nil).Get(cudaops.KernelJetValue, cudaops.Float64)
-		}, kind: P, op: "cudaops.ModuleCache", arg: "comp"},
-		{name: "cudaops nil ModuleCache Get", call: func() (any, error) {
-			return (*cudaops.ModuleCache[int])(nil).Get(cudaops.KernelReLUForward, cudaops.Float32)
-		}, kind: P, op: "cudaops.ModuleCache", arg: ""},
-		{name: "cudaops nil ModuleCache Prewarm", call: func() (any, error) {
-			return only((*cudaops.ModuleCache[int])(nil).Prewarm())
-		}, kind: P, op: "cudaops.Prewarm", arg: ""},
 	}
 }

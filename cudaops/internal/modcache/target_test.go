@@ -1,8 +1,9 @@
-package cudaops
+package modcache
 
 import (
 	"errors"
 	"fmt"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"strings"
 	"testing"
 
@@ -97,17 +98,17 @@ func (f *targetCompiler) CompileCUBIN(src, name string, options []string) (strin
 func TestModuleCacheTargets(t *testing.T) {
 	load := func(k ModuleKey, image string) (string, error) { return image, nil }
 	comp := &targetCompiler{supported: nvrtc118}
-	c := NewModuleCache(Arch("sm_90"), Compiler(comp), load, nil)
+	c := New(Arch("sm_90"), Compiler(comp), load, nil)
 	require.Equal(t, Arch("sm_90"), c.Target())
-	img, err := c.Get(KernelJetSecond, Float64)
+	img, err := c.Get(kernel.JetSecond, kernel.Float64)
 	require.NoError(t, err)
 	require.Equal(t, "\x7fELF cubin for sm_90", img, "the device's own architecture loads a CUBIN")
 	require.Equal(t, 1, comp.cubins)
 
 	comp = &targetCompiler{supported: nvrtc118}
-	c = NewModuleCache(Arch("sm_100"), Compiler(comp), load, nil)
+	c = New(Arch("sm_100"), Compiler(comp), load, nil)
 	require.Equal(t, Arch("compute_90"), c.Target())
-	img, err = c.Get(KernelJetSecond, Float32)
+	img, err = c.Get(kernel.JetSecond, kernel.Float32)
 	require.NoError(t, err)
 	require.Contains(t, img, ".target sm_90", "a newer device loads PTX of the newest architecture")
 	require.Zero(t, comp.cubins)
@@ -115,8 +116,8 @@ func TestModuleCacheTargets(t *testing.T) {
 	require.Equal(t, "gatejet_softmax_jet_float32_compute_90", c.Loaded()[0].String())
 
 	comp = &targetCompiler{supported: nvrtc118}
-	c = NewModuleCache(Arch("sm_30"), Compiler(comp), load, nil)
-	_, err = c.Get(KernelJetSecond, Float64)
+	c = New(Arch("sm_30"), Compiler(comp), load, nil)
+	_, err = c.Get(kernel.JetSecond, kernel.Float64)
 	require.ErrorIs(t, err, gatejet.ErrDevice)
 	require.ErrorContains(t, err, "sm_30")
 	require.Empty(t, comp.opts, "nothing compiled for a device no target serves")
@@ -124,9 +125,9 @@ func TestModuleCacheTargets(t *testing.T) {
 }
 
 func TestDriverTooOld(t *testing.T) {
-	err := DriverTooOld(ModuleKey{Module: "AXIS", DType: Float64, Arch: "sm_90"}, 11040, "11.8")
+	err := DriverTooOld(ModuleKey{Module: "AXIS", DType: kernel.Float64, Arch: "sm_90"}, 11040, "11.8")
 	require.ErrorIs(t, err, gatejet.ErrDevice)
-	require.Equal(t, "cudaops.ModuleCache: device error: loading gatejet_axis_float64_sm_90: the NVIDIA driver (CUDA 11.4) "+
+	require.Equal(t, "cudaops.Cache: device error: loading gatejet_axis_float64_sm_90: the NVIDIA driver (CUDA 11.4) "+
 		"refuses PTX from NVRTC 11.8, which is newer: upgrade the driver to one for CUDA 11.8 or later, "+
 		"or use an NVRTC no newer than CUDA 11.4", err.Error())
 }

@@ -1,4 +1,9 @@
-package cudaops
+// Package modcache compiles gatejet's kernel source into device modules and keeps them: one
+// module per (module of the kernel table, element type, architecture), compiled once, for the
+// architecture TargetArch picks, loaded from a CUBIN or PTX, and refused when its code is for
+// another architecture. The device backend and cudadoer (build tag cuda) use it; it is pure Go
+// and tested with fake compilers.
+package modcache
 
 import (
 	"fmt"
@@ -110,7 +115,7 @@ func ArchOf(major, minor int) Arch { return Arch("sm_" + strconv.Itoa(major) + s
 // architecture.
 type ModuleKey struct {
 	Module string
-	DType  DType
+	DType  kernel.DType
 	Arch   Arch
 }
 
@@ -120,7 +125,7 @@ func (k ModuleKey) String() string {
 }
 
 // moduleOf returns the module holding kernel k ("" for a kernel without device entry points).
-func moduleOf(k Kernel) string {
+func moduleOf(k kernel.ID) string {
 	if s := k.Spec(); s != nil && s.Device != nil {
 		return s.Device.Module
 	}
@@ -131,7 +136,7 @@ func moduleOf(k Kernel) string {
 // architecture, no fused multiply-add contraction (so that float64 results round like the
 // CPU's), the family's kernels and the element type.
 func CompileOptions(k ModuleKey) []string {
-	return kernels.Options(string(k.Arch), k.Module, kernel.ModuleKernels(k.Module), k.DType == Float32)
+	return kernels.Options(string(k.Arch), k.Module, kernel.ModuleKernels(k.Module), k.DType == kernel.Float32)
 }
 
 var ptxTarget = regexp.MustCompile(`(?m)^\s*\.target\s+([A-Za-z0-9_]+)`)
@@ -145,12 +150,12 @@ func PTXTarget(ptx string) Arch {
 	return Arch(m[1])
 }
 
-// ModuleCache compiles and loads modules once per ModuleKey, for one device. It refuses any
+// Cache compiles and loads modules once per ModuleKey, for one device. It refuses any
 // module whose PTX targets another architecture than its target (the device's own, or the
 // older one TargetArch picked): such code would either fail to load or be compiled for the
 // wrong machine, silently. It is safe for concurrent
 // use; M is the loaded-module type (a cu.Module on the device).
-type ModuleCache[M any] struct {
+type Cache[M any] struct {
 	arch      Arch  // the device's
 	target    Arch  // what modules are compiled for (TargetArch)
 	targetErr error // why there is no target
@@ -163,15 +168,15 @@ type ModuleCache[M any] struct {
 	compiles int
 }
 
-// NewModuleCache returns a cache for a device of architecture arch, compiling with comp and
+// New returns a cache for a device of architecture arch, compiling with comp and
 // loading with load; unload (may be nil) releases a module on Close. A cache without comp or
 // load compiles nothing: its Get and Prewarm return ErrParam errors.
 //
 // Modules are compiled for TargetArch of the device and the architectures comp supports (when
 // it is an ArchLister), and loaded from a CUBIN when the target is the device's own
 // architecture and comp is a CUBINCompiler, from PTX otherwise; load receives that image.
-func NewModuleCache[M any](arch Arch, comp Compiler, load func(ModuleKey, string) (M, error), unload func(M) error) *ModuleCache[M] {
-	c := &ModuleCache[M]{arch: arch, target: arch, comp: comp, load: load, unload: unload, mods: map[ModuleKey]M{}}
+func New[M any](arch Arch, comp Compiler, load func(ModuleKey, string) (M, error), unload func(M) error) *Cache[M] {
+	c := &Cache[M]{arch: arch, target: arch, comp: comp, load: load, unload: unload, mods: map[ModuleKey]M{}}
 	if l, ok := comp.(ArchLister); ok {
 		supported, err := l.SupportedArchs()
 		if err == nil {
@@ -183,16 +188,16 @@ func NewModuleCache[M any](arch Arch, comp Compiler, load func(ModuleKey, string
 }
 
 // Target is the architecture the cache's modules are compiled for: the device's, or the
-// virtual architecture of an older one (see TargetArch); "" for a nil *ModuleCache.
-func (c *ModuleCache[M]) Target() Arch {
+// virtual architecture of an older one (see TargetArch); "" for a nil *Cache.
+func (c *Cache[M]) Target() Arch {
 	if c == nil {
 		return ""
 	}
 	return c.target
 }
 
-// Arch is the architecture the cache compiles for ("" for a nil *ModuleCache).
-func (c *ModuleCache[M]) Arch() Arch {
+// Arch is the architecture the cache compiles for ("" for a nil *Cache).
+func (c *Cache[M]) Arch() Arch {
 	if c == nil {
 		return ""
 	}
@@ -201,14 +206,14 @@ func (c *ModuleCache[M]) Arch() Arch {
 
 // usable reports an ErrParam error for a nil cache or one made without a compiler or a
 // loader, which could compile or load nothing.
-func (c *ModuleCache[M]) usable(op string) error {
+func (c *Cache[M]) usable(op string) error {
 	switch {
 	case c == nil:
-		return check.Errorf(gatejet.ErrParam, op, "", "nil *ModuleCache")
+		return check.Errorf(gatejet.ErrParam, op, "", "nil *Cache")
 	case c.comp == nil:
-		return check.Errorf(gatejet.ErrParam, op, "comp", "the cache was made without a Compiler (NewModuleCache)")
+		return check.Errorf(gatejet.ErrParam, op, "comp", "the cache was made without a Compiler (modcache.New)")
 	case c.load == nil:
-		return check.Errorf(gatejet.ErrParam, op, "load", "the cache was made without a load function (NewModuleCache)")
+		return check.Errorf(gatejet.ErrParam, op, "load", "the cache was made without a load function (modcache.New)")
 	case c.targetErr != nil:
 		return check.Errorf(gatejet.ErrDevice, op, "", "no architecture to compile for: %v", c.targetErr)
 	}
@@ -218,18 +223,18 @@ func (c *ModuleCache[M]) usable(op string) error {
 // Get returns the module holding kernel k for element type dt, compiling and loading it on
 // first use. Errors are ErrDevice errors, or ErrParam for a nil cache or one made without a
 // compiler or a loader; a failed compile is not cached (a later Get tries again).
-func (c *ModuleCache[M]) Get(k Kernel, dt DType) (M, error) {
+func (c *Cache[M]) Get(k kernel.ID, dt kernel.DType) (M, error) {
 	var zero M
-	if err := c.usable("cudaops.ModuleCache"); err != nil {
+	if err := c.usable("cudaops.Cache"); err != nil {
 		return zero, err
 	}
-	if moduleOf(k) == "" || (dt != Float32 && dt != Float64) {
-		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "no module for kernel %v, dtype %v", k, dt)
+	if moduleOf(k) == "" || (dt != kernel.Float32 && dt != kernel.Float64) {
+		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.Cache", "", "no module for kernel %v, dtype %v", k, dt)
 	}
 	return c.get(ModuleKey{Module: moduleOf(k), DType: dt, Arch: c.target})
 }
 
-func (c *ModuleCache[M]) get(key ModuleKey) (M, error) {
+func (c *Cache[M]) get(key ModuleKey) (M, error) {
 	var zero M
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -237,27 +242,27 @@ func (c *ModuleCache[M]) get(key ModuleKey) (M, error) {
 		return m, nil
 	}
 	if key.Arch != c.target {
-		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "module %s is for %s, the cache compiles for %s", key, key.Arch, c.target)
+		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.Cache", "", "module %s is for %s, the cache compiles for %s", key, key.Arch, c.target)
 	}
 	c.compiles++
 	var ptx, image string
 	var err error
 	if cc, ok := c.comp.(CUBINCompiler); ok && key.Arch == c.arch {
-		ptx, image, err = cc.CompileCUBIN(KernelSource, key.String()+".cu", CompileOptions(key))
+		ptx, image, err = cc.CompileCUBIN(kernels.Source, key.String()+".cu", CompileOptions(key))
 	} else {
-		ptx, err = c.comp.Compile(KernelSource, key.String()+".cu", CompileOptions(key))
+		ptx, err = c.comp.Compile(kernels.Source, key.String()+".cu", CompileOptions(key))
 		image = ptx
 	}
 	if err != nil {
-		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "compiling %s: %v", key, err)
+		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.Cache", "", "compiling %s: %v", key, err)
 	}
 	if got := PTXTarget(ptx); got != RealArch(c.target) {
-		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "",
+		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.Cache", "",
 			"refusing module %s: its PTX targets %q, not %s", key, string(got), RealArch(c.target))
 	}
 	m, err := c.load(key, image)
 	if err != nil {
-		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "", "loading %s: %v", key, err)
+		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.Cache", "", "loading %s: %v", key, err)
 	}
 	c.mods[key] = m
 	return m, nil
@@ -265,12 +270,12 @@ func (c *ModuleCache[M]) get(key ModuleKey) (M, error) {
 
 // Prewarm compiles and loads the modules of the given kernels (every kernel when none is
 // given), for both element types. Errors are as Get's; an unknown kernel is an ErrParam error.
-func (c *ModuleCache[M]) Prewarm(kernels ...Kernel) error {
+func (c *Cache[M]) Prewarm(kernels ...kernel.ID) error {
 	if err := c.usable("cudaops.Prewarm"); err != nil {
 		return err
 	}
 	if len(kernels) == 0 {
-		kernels = DeviceKernels()
+		kernels = deviceKernels()
 	}
 	seen := map[ModuleKey]bool{}
 	var keys []ModuleKey
@@ -278,7 +283,7 @@ func (c *ModuleCache[M]) Prewarm(kernels ...Kernel) error {
 		if moduleOf(k) == "" {
 			return check.Errorf(gatejet.ErrParam, "cudaops.Prewarm", "kernels", "kernel %v has no device entry points", k)
 		}
-		for _, dt := range []DType{Float32, Float64} {
+		for _, dt := range []kernel.DType{kernel.Float32, kernel.Float64} {
 			key := ModuleKey{Module: moduleOf(k), DType: dt, Arch: c.target}
 			if !seen[key] {
 				seen[key] = true
@@ -295,8 +300,8 @@ func (c *ModuleCache[M]) Prewarm(kernels ...Kernel) error {
 }
 
 // Loaded returns the keys of the modules loaded so far, sorted by name (none for a nil
-// *ModuleCache).
-func (c *ModuleCache[M]) Loaded() []ModuleKey {
+// *Cache).
+func (c *Cache[M]) Loaded() []ModuleKey {
 	if c == nil {
 		return nil
 	}
@@ -310,8 +315,8 @@ func (c *ModuleCache[M]) Loaded() []ModuleKey {
 	return out
 }
 
-// Compiles is the number of compilations attempted so far (0 for a nil *ModuleCache).
-func (c *ModuleCache[M]) Compiles() int {
+// Compiles is the number of compilations attempted so far (0 for a nil *Cache).
+func (c *Cache[M]) Compiles() int {
 	if c == nil {
 		return 0
 	}
@@ -321,8 +326,8 @@ func (c *ModuleCache[M]) Compiles() int {
 }
 
 // Close unloads every module; the cache is empty afterwards. The first unload error is
-// returned; closing a nil *ModuleCache does nothing.
-func (c *ModuleCache[M]) Close() error {
+// returned; closing a nil *Cache does nothing.
+func (c *Cache[M]) Close() error {
 	if c == nil {
 		return nil
 	}
@@ -343,9 +348,9 @@ func (c *ModuleCache[M]) Close() error {
 // EntryPoints returns the names of the device functions the module of key holds.
 func EntryPoints(key ModuleKey) []string {
 	var out []string
-	for _, k := range DeviceKernels() {
+	for _, k := range deviceKernels() {
 		if moduleOf(k) == key.Module {
-			out = append(out, EntryPoint(k, key.DType))
+			out = append(out, k.Entry(key.DType))
 		}
 	}
 	return out
@@ -356,8 +361,19 @@ func EntryPoints(key ModuleKey) []string {
 // the driver's CUDA version as cuDriverGetVersion reports it (11080 for 11.8), compiler the
 // compiler's ("11.8").
 func DriverTooOld(key ModuleKey, driver int, compiler string) error {
-	return check.Errorf(gatejet.ErrDevice, "cudaops.ModuleCache", "",
+	return check.Errorf(gatejet.ErrDevice, "cudaops.Cache", "",
 		"loading %s: the NVIDIA driver (CUDA %d.%d) refuses PTX from NVRTC %s, which is newer: "+
 			"upgrade the driver to one for CUDA %s or later, or use an NVRTC no newer than CUDA %d.%d",
 		key, driver/1000, driver%1000/10, compiler, compiler, driver/1000, driver%1000/10)
+}
+
+// deviceKernels returns every kernel of the table with device entry points.
+func deviceKernels() []kernel.ID {
+	var out []kernel.ID
+	for _, k := range kernel.All() {
+		if k.OnDevice() {
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -1,8 +1,10 @@
-package cudaops
+package modcache
 
 import (
 	"errors"
 	"fmt"
+	"github.com/gatejet/gatejet/cudaops/kernels"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,7 +31,7 @@ func (f *fakeCompiler) Compile(src, name string, options []string) (string, erro
 	if f.fail.Load() {
 		return "", errors.New("nvrtc: error: expected a ';'")
 	}
-	if src != KernelSource {
+	if src != kernels.Source {
 		return "", errors.New("not the kernel source")
 	}
 	target := f.target
@@ -46,9 +48,9 @@ type fakeModule struct {
 	unloaded *atomic.Int64
 }
 
-func newFakeCache(arch Arch, comp Compiler) (*ModuleCache[fakeModule], *atomic.Int64, *atomic.Int64) {
+func newFakeCache(arch Arch, comp Compiler) (*Cache[fakeModule], *atomic.Int64, *atomic.Int64) {
 	var loads, unloads atomic.Int64
-	c := NewModuleCache(arch, comp,
+	c := New(arch, comp,
 		func(k ModuleKey, ptx string) (fakeModule, error) {
 			loads.Add(1)
 			if PTXTarget(ptx) != k.Arch {
@@ -64,12 +66,12 @@ func TestModuleCacheCompilesOncePerKey(t *testing.T) {
 	comp := &fakeCompiler{}
 	c, loads, unloads := newFakeCache(ArchOf(9, 0), comp)
 	require.Equal(t, Arch("sm_90"), c.Arch())
-	m, err := c.Get(KernelJetSecond, Float64)
+	m, err := c.Get(kernel.JetSecond, kernel.Float64)
 	require.NoError(t, err)
-	require.Equal(t, ModuleKey{"SOFTMAX_JET", Float64, "sm_90"}, m.key)
-	_, err = c.Get(KernelJetFirstVJP, Float64) // same family and dtype: same module
+	require.Equal(t, ModuleKey{"SOFTMAX_JET", kernel.Float64, "sm_90"}, m.key)
+	_, err = c.Get(kernel.JetFirstVJP, kernel.Float64) // same family and dtype: same module
 	require.NoError(t, err)
-	_, err = c.Get(KernelJetFirst, Float32)
+	_, err = c.Get(kernel.JetFirst, kernel.Float32)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, comp.calls.Load())
 	require.EqualValues(t, 2, loads.Load())
@@ -88,13 +90,13 @@ func TestModuleCacheCompilesOncePerKey(t *testing.T) {
 func TestModuleCacheRefusesForeignArch(t *testing.T) {
 	comp := &fakeCompiler{target: "sm_80"} // a compiler that ignores the requested architecture
 	c, loads, _ := newFakeCache(ArchOf(9, 0), comp)
-	_, err := c.Get(KernelSoftmaxBackward, Float32)
+	_, err := c.Get(kernel.SoftmaxBackward, kernel.Float32)
 	require.True(t, errors.Is(err, gatejet.ErrDevice), "%v", err)
 	require.Contains(t, err.Error(), `targets "sm_80"`)
 	require.Zero(t, loads.Load(), "a foreign module is never loaded")
 	require.Empty(t, c.Loaded(), "nor cached")
 	// A key for another architecture is refused outright.
-	_, err = c.get(ModuleKey{"AXIS", Float32, "sm_70"})
+	_, err = c.get(ModuleKey{"AXIS", kernel.Float32, "sm_70"})
 	require.True(t, errors.Is(err, gatejet.ErrDevice))
 }
 
@@ -102,16 +104,16 @@ func TestModuleCacheCompileErrorNotCached(t *testing.T) {
 	comp := &fakeCompiler{}
 	comp.fail.Store(true)
 	c, _, _ := newFakeCache("sm_86", comp)
-	_, err := c.Get(KernelGELUBackward, Float64)
+	_, err := c.Get(kernel.GELUBackward, kernel.Float64)
 	require.True(t, errors.Is(err, gatejet.ErrDevice))
 	require.Contains(t, err.Error(), "expected a ';'")
 	comp.fail.Store(false)
-	_, err = c.Get(KernelGELUBackward, Float64)
+	_, err = c.Get(kernel.GELUBackward, kernel.Float64)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, comp.calls.Load())
-	_, err = c.Get(60000, Float64)
+	_, err = c.Get(60000, kernel.Float64)
 	require.True(t, errors.Is(err, gatejet.ErrDevice))
-	_, err = c.Get(KernelGELUBackward, DTypeInvalid)
+	_, err = c.Get(kernel.GELUBackward, kernel.DTypeInvalid)
 	require.True(t, errors.Is(err, gatejet.ErrDevice))
 }
 
@@ -123,10 +125,10 @@ func TestModuleCachePrewarmAndConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			ks := Kernels()
+			ks := kernel.All()
 			for i := range ks {
 				k := ks[(i+g)%len(ks)]
-				_, err := c.Get(k, []DType{Float32, Float64}[(i+g)%2])
+				_, err := c.Get(k, []kernel.DType{kernel.Float32, kernel.Float64}[(i+g)%2])
 				if err != nil {
 					t.Error(err)
 				}
@@ -140,21 +142,63 @@ func TestModuleCachePrewarmAndConcurrency(t *testing.T) {
 	require.Error(t, c.Prewarm(60000))
 
 	d, _, _ := newFakeCache("sm_90", &fakeCompiler{})
-	require.NoError(t, d.Prewarm(KernelReLUForward))
-	require.Equal(t, []ModuleKey{{"ELEMENTWISE", Float32, "sm_90"}, {"ELEMENTWISE", Float64, "sm_90"}}, d.Loaded())
+	require.NoError(t, d.Prewarm(kernel.ReLUForward))
+	require.Equal(t, []ModuleKey{{"ELEMENTWISE", kernel.Float32, "sm_90"}, {"ELEMENTWISE", kernel.Float64, "sm_90"}}, d.Loaded())
 }
 
 func TestPTXTargetAndNames(t *testing.T) {
 	require.Equal(t, Arch("sm_90"), PTXTarget("//\n.version 8.0\n.target sm_90\n.address_size 64\n"))
 	require.Equal(t, Arch("sm_80"), PTXTarget(".target sm_80, debug\n"))
 	require.Equal(t, Arch(""), PTXTarget("no target here"))
-	require.Equal(t, "gatejet_logistic_jet_float32_sm_75", ModuleKey{"LOGISTIC_JET", Float32, "sm_75"}.String())
-	eps := EntryPoints(ModuleKey{"AXIS", Float64, "sm_90"})
+	require.Equal(t, "gatejet_logistic_jet_float32_sm_75", ModuleKey{"LOGISTIC_JET", kernel.Float32, "sm_75"}.String())
+	eps := EntryPoints(ModuleKey{"AXIS", kernel.Float64, "sm_90"})
 	require.Equal(t, []string{"gj_softmax_backward_f64", "gj_log_softmax_backward_f64", "gj_softmax_backward_grad_f64",
 		"gj_log_softmax_backward_grad_f64", "gj_softmax_forward_f64", "gj_log_softmax_forward_f64"}, eps)
-	require.Equal(t, []string{"SOFTMAX_JET", "LOGISTIC_JET", "AXIS", "ELEMENTWISE"}, Modules())
-	for _, m := range Modules() {
-		require.Contains(t, KernelSource, "defined(GJ_FAMILY_"+m+")")
+	require.Equal(t, []string{"SOFTMAX_JET", "LOGISTIC_JET", "AXIS", "ELEMENTWISE"}, kernel.Modules())
+	for _, m := range kernel.Modules() {
+		require.Contains(t, kernels.Source, "defined(GJ_FAMILY_"+m+")")
 	}
-	require.Equal(t, "unknown", FamilyUnknown.String())
+	require.Equal(t, "unknown", kernel.NoFamily.String())
+}
+
+// TestNilCache: a nil *Cache, and one made without a compiler or a loader, give
+// ErrParam errors from Get and Prewarm and zero values elsewhere, never a nil dereference.
+func TestNilCache(t *testing.T) {
+	load := func(ModuleKey, string) (int, error) { return 1, nil }
+	require.NotPanics(t, func() {
+		var nilCache *Cache[int]
+		_, err := nilCache.Get(kernel.JetValue, kernel.Float64)
+		requireParam(t, err, "cudaops.ModuleCache", "")
+		requireParam(t, nilCache.Prewarm(), "cudaops.Prewarm", "")
+		require.Equal(t, Arch(""), nilCache.Arch())
+		require.Nil(t, nilCache.Loaded())
+		require.Zero(t, nilCache.Compiles())
+		require.NoError(t, nilCache.Close())
+
+		noComp := New[int]("sm_90", nil, load, nil)
+		m, err := noComp.Get(kernel.JetValue, kernel.Float64)
+		require.Zero(t, m)
+		requireParam(t, err, "cudaops.ModuleCache", "comp")
+		requireParam(t, noComp.Prewarm(kernel.ReLUForward), "cudaops.Prewarm", "comp")
+		require.Zero(t, noComp.Compiles())
+
+		noLoad := New[int]("sm_90", &fakeCompiler{}, nil, nil)
+		_, err = noLoad.Get(kernel.JetValue, kernel.Float64)
+		requireParam(t, err, "cudaops.ModuleCache", "load")
+		require.NoError(t, noLoad.Close())
+
+		// The zero value holds neither.
+		_, err = new(Cache[int]).Get(kernel.ReLUForward, kernel.Float32)
+		requireParam(t, err, "cudaops.ModuleCache", "comp")
+	})
+}
+
+// requireParam checks an ErrParam *gatejet.Error of operation op and argument arg.
+func requireParam(t *testing.T, err error, op, arg string) {
+	t.Helper()
+	require.ErrorIs(t, err, gatejet.ErrParam)
+	var ge *gatejet.Error
+	require.True(t, errors.As(err, &ge), "%T: %v", err, err)
+	require.Equal(t, op, ge.Op)
+	require.Equal(t, arg, ge.Arg)
 }
