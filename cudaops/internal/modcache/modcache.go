@@ -79,7 +79,7 @@ func RealArch(a Arch) Arch {
 // forward-compatible). A device older than every supported architecture is an ErrDevice
 // error: nothing this compiler makes runs on it.
 func TargetArch(device Arch, supported []string) (Arch, error) {
-	const op = "cudaops.TargetArch"
+	const op = "modcache.TargetArch"
 	d, ok := archNumber(device)
 	if !ok {
 		return "", check.Errorf(gatejet.ErrDevice, op, "device", "not an architecture: %q", string(device))
@@ -225,11 +225,11 @@ func (c *Cache[M]) usable(op string) error {
 // compiler or a loader; a failed compile is not cached (a later Get tries again).
 func (c *Cache[M]) Get(k kernel.ID, dt kernel.DType) (M, error) {
 	var zero M
-	if err := c.usable("cudaops.Cache"); err != nil {
+	if err := c.usable("modcache.Cache"); err != nil {
 		return zero, err
 	}
 	if moduleOf(k) == "" || (dt != kernel.Float32 && dt != kernel.Float64) {
-		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.Cache", "", "no module for kernel %v, dtype %v", k, dt)
+		return zero, check.Errorf(gatejet.ErrDevice, "modcache.Cache", "", "no module for kernel %v, dtype %v", k, dt)
 	}
 	return c.get(ModuleKey{Module: moduleOf(k), DType: dt, Arch: c.target})
 }
@@ -242,7 +242,7 @@ func (c *Cache[M]) get(key ModuleKey) (M, error) {
 		return m, nil
 	}
 	if key.Arch != c.target {
-		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.Cache", "", "module %s is for %s, the cache compiles for %s", key, key.Arch, c.target)
+		return zero, check.Errorf(gatejet.ErrDevice, "modcache.Cache", "", "module %s is for %s, the cache compiles for %s", key, key.Arch, c.target)
 	}
 	c.compiles++
 	var ptx, image string
@@ -254,15 +254,15 @@ func (c *Cache[M]) get(key ModuleKey) (M, error) {
 		image = ptx
 	}
 	if err != nil {
-		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.Cache", "", "compiling %s: %v", key, err)
+		return zero, check.Errorf(gatejet.ErrDevice, "modcache.Cache", "", "compiling %s: %v", key, err)
 	}
 	if got := PTXTarget(ptx); got != RealArch(c.target) {
-		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.Cache", "",
+		return zero, check.Errorf(gatejet.ErrDevice, "modcache.Cache", "",
 			"refusing module %s: its PTX targets %q, not %s", key, string(got), RealArch(c.target))
 	}
 	m, err := c.load(key, image)
 	if err != nil {
-		return zero, check.Errorf(gatejet.ErrDevice, "cudaops.Cache", "", "loading %s: %v", key, err)
+		return zero, check.Errorf(gatejet.ErrDevice, "modcache.Cache", "", "loading %s: %v", key, err)
 	}
 	c.mods[key] = m
 	return m, nil
@@ -361,7 +361,7 @@ func EntryPoints(key ModuleKey) []string {
 // the driver's CUDA version as cuDriverGetVersion reports it (11080 for 11.8), compiler the
 // compiler's ("11.8").
 func DriverTooOld(key ModuleKey, driver int, compiler string) error {
-	return check.Errorf(gatejet.ErrDevice, "cudaops.Cache", "",
+	return check.Errorf(gatejet.ErrDevice, "cudaops.DeviceBackend", "",
 		"loading %s: the NVIDIA driver (CUDA %d.%d) refuses PTX from NVRTC %s, which is newer: "+
 			"upgrade the driver to one for CUDA %s or later, or use an NVRTC no newer than CUDA %d.%d",
 		key, driver/1000, driver%1000/10, compiler, compiler, driver/1000, driver%1000/10)

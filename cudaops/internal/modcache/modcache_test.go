@@ -168,7 +168,7 @@ func TestNilCache(t *testing.T) {
 	require.NotPanics(t, func() {
 		var nilCache *Cache[int]
 		_, err := nilCache.Get(kernel.JetValue, kernel.Float64)
-		requireParam(t, err, "cudaops.ModuleCache", "")
+		requireParam(t, err, "modcache.Cache", "")
 		requireParam(t, nilCache.Prewarm(), "cudaops.Prewarm", "")
 		require.Equal(t, Arch(""), nilCache.Arch())
 		require.Nil(t, nilCache.Loaded())
@@ -178,18 +178,18 @@ func TestNilCache(t *testing.T) {
 		noComp := New[int]("sm_90", nil, load, nil)
 		m, err := noComp.Get(kernel.JetValue, kernel.Float64)
 		require.Zero(t, m)
-		requireParam(t, err, "cudaops.ModuleCache", "comp")
+		requireParam(t, err, "modcache.Cache", "comp")
 		requireParam(t, noComp.Prewarm(kernel.ReLUForward), "cudaops.Prewarm", "comp")
 		require.Zero(t, noComp.Compiles())
 
 		noLoad := New[int]("sm_90", &fakeCompiler{}, nil, nil)
 		_, err = noLoad.Get(kernel.JetValue, kernel.Float64)
-		requireParam(t, err, "cudaops.ModuleCache", "load")
+		requireParam(t, err, "modcache.Cache", "load")
 		require.NoError(t, noLoad.Close())
 
 		// The zero value holds neither.
 		_, err = new(Cache[int]).Get(kernel.ReLUForward, kernel.Float32)
-		requireParam(t, err, "cudaops.ModuleCache", "comp")
+		requireParam(t, err, "modcache.Cache", "comp")
 	})
 }
 

@@ -127,7 +127,7 @@ func TestModuleCacheTargets(t *testing.T) {
 func TestDriverTooOld(t *testing.T) {
 	err := DriverTooOld(ModuleKey{Module: "AXIS", DType: kernel.Float64, Arch: "sm_90"}, 11040, "11.8")
 	require.ErrorIs(t, err, gatejet.ErrDevice)
-	require.Equal(t, "cudaops.Cache: device error: loading gatejet_axis_float64_sm_90: the NVIDIA driver (CUDA 11.4) "+
+	require.Equal(t, "cudaops.DeviceBackend: device error: loading gatejet_axis_float64_sm_90: the NVIDIA driver (CUDA 11.4) "+
 		"refuses PTX from NVRTC 11.8, which is newer: upgrade the driver to one for CUDA 11.8 or later, "+
 		"or use an NVRTC no newer than CUDA 11.4", err.Error())
 }
