@@ -58,13 +58,6 @@ func applyOptions(op string, opts []Option) (options, error) {
 	return o, nil
 }
 
-// configure sets up the seam of a newly built op from its options.
-func (s *seam) configure(o options) {
-	if o.reuse {
-		s.out = new(outputBuf)
-	}
-}
-
 // claim passes on the result of the op's InferShape, which gorgonia.ApplyOp calls exactly once
 // each time it applies the op to make a node (gorgonia v0.9.18; nothing else in Gorgonia calls
 // it). An op built with ReuseOutput serves the one node it was built for: a second
