@@ -60,20 +60,12 @@ func TestAxisBackwardMatchesKernels(t *testing.T) {
 	for _, log := range []bool{false, true} {
 		for _, axis := range []int{0, 1, 2, -1, -3} {
 			c := axisCase(log, axis)
-			for _, dt := range dtypes {
-				for _, m := range machines {
-					t.Run(fmt.Sprintf("%s/%v/%v", c.name, dt, m), func(t *testing.T) {
-						got := forwardValue(t, c, dt, m)
-						var want []float64
-						if dt == tensor.Float64 {
-							want = kernelAxis[float64](t, log, axis, c.inputs)
-						} else {
-							want = kernelAxis[float32](t, log, axis, c.inputs)
-						}
-						require.Equal(t, want, got)
-					})
+			requireKernelValue(t, c, func(t *testing.T, dt tensor.Dtype) []float64 {
+				if dt == tensor.Float64 {
+					return kernelAxis[float64](t, log, axis, c.inputs)
 				}
-			}
+				return kernelAxis[float32](t, log, axis, c.inputs)
+			})
 		}
 	}
 }
@@ -201,20 +193,12 @@ func TestActivationsMatchKernels(t *testing.T) {
 	for a := actReLU; a < numActivations; a++ {
 		for _, bw := range []bool{false, true} {
 			c := activationCase(a, bw)
-			for _, dt := range dtypes {
-				for _, m := range machines {
-					t.Run(fmt.Sprintf("%s/%v/%v", c.name, dt, m), func(t *testing.T) {
-						got := forwardValue(t, c, dt, m)
-						var want []float64
-						if dt == tensor.Float64 {
-							want = kernelActivation[float64](t, a, bw, c.inputs)
-						} else {
-							want = kernelActivation[float32](t, a, bw, c.inputs)
-						}
-						require.Equal(t, want, got)
-					})
+			requireKernelValue(t, c, func(t *testing.T, dt tensor.Dtype) []float64 {
+				if dt == tensor.Float64 {
+					return kernelActivation[float64](t, a, bw, c.inputs)
 				}
-			}
+				return kernelActivation[float32](t, a, bw, c.inputs)
+			})
 		}
 	}
 }
