@@ -120,7 +120,7 @@ func TestModuleCachePrewarmAndConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			ks := Kernels()
+			ks := DeviceKernels()
 			for i := range ks {
 				k := ks[(i+g)%len(ks)]
 				_, err := c.Get(k, []DType{Float32, Float64}[(i+g)%2])
