@@ -77,6 +77,15 @@ func (s *seam) reuses() bool { return s.out != nil }
 // inherited returns the options a gradient op built from this op inherits.
 func (s *seam) inherited() options { return options{reuse: s.reuses()} }
 
+// inheritedOptions are the inherited options as Options, for a gradient built by a
+// constructor.
+func (s *seam) inheritedOptions() []Option {
+	if s.reuses() {
+		return []Option{ReuseOutput()}
+	}
+	return nil
+}
+
 // outBuf returns the op's output buffer, nil without ReuseOutput.
 func (s *seam) outBuf() *outputBuf { return s.out }
 

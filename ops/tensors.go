@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/internal/strided"
 )
 
@@ -130,6 +131,10 @@ func dense(op, name string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shap
 		// Materialising allocates a copy of the value: checked like any buffer.
 		if _, err := check.Alloc(op, name, int(dt.Size()), shape...); err != nil {
 			return nil, err
+		}
+		if !t.IsMaterializable() && !t.DataOrder().IsRowMajor() {
+			// Stored column-major (tensor.AsFortran), not a view: gathered in logical order.
+			return logical(op, name, t, dt, shape)
 		}
 		m, ok := t.Materialize().(*tensor.Dense)
 		if !ok || m.RequiresIterator() || !m.DataOrder().IsRowMajor() {
@@ -428,4 +433,46 @@ func writeGradHash(h hash.Hash, fwd interface{ WriteHash(hash.Hash) }, tag strin
 	}
 	fwd.WriteHash(h)
 	fmt.Fprintf(h, " %s wrt %d", tag, wrt)
+}
+
+// logical returns t (not a view, dtype dt) laid out row-major in its logical order (a
+// gathered copy unless its storage already is that order).
+func logical(op, name string, t *tensor.Dense, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, error) {
+	var backing any
+	var err error
+	if dt == tensor.Float64 {
+		backing, err = strided.Logical[float64](op, name, t)
+	} else {
+		backing, err = strided.Logical[float32](op, name, t)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(backing)), nil
+}
+
+// runDense runs kernel k on the inputs in and outputs out (tensors of dtype dt) with sizes and
+// floats, recording the path in rec, after checking that no output overlaps an input.
+func runDense(name string, rec *pathRecord, dt tensor.Dtype, k kernel.ID, sizes []int, floats []float64, in, out []*tensor.Dense) error {
+	if dt == tensor.Float64 {
+		return runDenseOf[float64](name, rec, k, sizes, floats, in, out)
+	}
+	return runDenseOf[float32](name, rec, k, sizes, floats, in, out)
+}
+
+func runDenseOf[T float](name string, rec *pathRecord, k kernel.ID, sizes []int, floats []float64, in, out []*tensor.Dense) error {
+	var ins [kernel.MaxIn][]T
+	var outs [kernel.MaxOut][]T
+	for i, t := range in {
+		ins[i] = data[T](t, t.Shape().TotalSize())
+	}
+	for i, t := range out {
+		outs[i] = data[T](t, t.Shape().TotalSize())
+		for _, x := range ins[:len(in)] {
+			if check.Overlap(outs[i], x) {
+				return errOverlap(name)
+			}
+		}
+	}
+	return run(rec, k, sizes, floats, ins[:len(in)], outs[:len(out)])
 }

@@ -16,10 +16,11 @@ import (
 // one computes all its inputs' gradients in DoDiff with one call of a second kernel.
 type uniform struct {
 	seam
-	args  []string       // the inputs' names, in order
-	k     cudaops.Kernel // the forward kernel
-	sizes []int          // the kernels' sizes
-	slot  int            // the kernel output the op computes (a double backward computes one of two)
+	args   []string       // the inputs' names, in order
+	k      cudaops.Kernel // the forward kernel
+	sizes  []int          // the kernels' sizes
+	floats []float64      // the kernels' parameters
+	slot   int            // the kernel output the op computes (a double backward computes one of two)
 	// DoDiff: the kernel (0 for an op that is not differentiable), the names of its values
 	// (those of the inputs, or of the output when fromOutput, then of the output's gradient).
 	diff       cudaops.Kernel
@@ -87,7 +88,7 @@ func computeUniform[T float](u *uniform, out *tensor.Dense, ts []*tensor.Dense) 
 	}
 	var outs [2][]T
 	outs[u.slot] = dst
-	return run(&u.run, u.k, u.sizes, nil, in[:len(ts)], outs[:])
+	return run(&u.run, u.k, u.sizes, u.floats, in[:len(ts)], outs[:])
 }
 
 // DiffWRT: differentiable in every input, or (a double backward) in none.
@@ -134,5 +135,5 @@ func diffUniform[T float](u *uniform, grads, ts []*tensor.Dense) error {
 	for i, g := range grads {
 		outs[i] = data[T](g, n)
 	}
-	return run(&u.diffRun, u.diff, u.sizes, nil, in[:len(ts)], outs[:len(grads)])
+	return run(&u.diffRun, u.diff, u.sizes, u.floats, in[:len(ts)], outs[:len(grads)])
 }
