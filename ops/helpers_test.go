@@ -275,3 +275,23 @@ func requireKernelValue(t *testing.T, c graphCase, want func(t *testing.T, dt te
 		}
 	}
 }
+
+// gradOf differentiates the sum of n with gorgonia.Grad with respect to its inputs, the first
+// of nodes.
+func gradOf(t *testing.T, n *G.Node, nodes []*G.Node) {
+	t.Helper()
+	cost, err := G.Sum(n)
+	require.NoError(t, err)
+	_, err = G.Grad(cost, nodes[:n.Op().Arity()]...)
+	require.NoError(t, err)
+}
+
+// opsOf returns the nodes of g whose op is a T, and their ops.
+func opsOf[T any](g *G.ExprGraph) (nodes []*G.Node, ops []T) {
+	for _, nd := range g.AllNodes() {
+		if op, ok := nd.Op().(T); ok {
+			nodes, ops = append(nodes, nd), append(ops, op)
+		}
+	}
+	return nodes, ops
+}

@@ -80,24 +80,9 @@ func benchOp(b *testing.B, name string, build func(g *G.ExprGraph, opts ...ops.O
 					b.Fatal(err)
 				}
 			}
-			m := G.NewTapeMachine(g)
-			defer m.Close()
-			run := func() {
-				if err := m.RunAll(); err != nil {
-					b.Fatal(err)
-				}
-				m.Reset()
-			}
 			// The heap settles after a few runs of a machine that allocates its outputs afresh.
-			for i := 0; i < 16; i++ {
-				run()
-			}
-			b.SetBytes(int64(out.Shape().TotalSize()) * dtSize(out.Dtype()))
 			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				run()
-			}
+			benchTape(b, g, 16, int64(out.Shape().TotalSize())*dtSize(out.Dtype()))
 		})
 	}
 	b.Run(name+"/prealloc", func(b *testing.B) {
@@ -109,22 +94,7 @@ func benchOp(b *testing.B, name string, build func(g *G.ExprGraph, opts ...ops.O
 		if !ok {
 			b.Skip("op has no UsePreallocDo")
 		}
-		dst := tensor.New(tensor.WithShape(out.Shape()...), tensor.Of(out.Dtype()))
-		args := make([]G.Value, len(vals))
-		for i, v := range vals {
-			args[i] = v
-		}
-		if _, err := op.UsePreallocDo(dst, args...); err != nil {
-			b.Fatal(err)
-		}
-		b.SetBytes(int64(out.Shape().TotalSize()) * dtSize(out.Dtype()))
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			if _, err := op.UsePreallocDo(dst, args...); err != nil {
-				b.Fatal(err)
-			}
-		}
+		benchPrealloc(b, op, out, vals, int64(out.Shape().TotalSize())*dtSize(out.Dtype()))
 	})
 }
 
@@ -247,24 +217,51 @@ func BenchmarkJetVJPOps(b *testing.B) {
 
 func benchVJP(b *testing.B, name string, n *G.Node, vals []*tensor.Dense) {
 	b.Run(name+"/prealloc", func(b *testing.B) {
-		op := n.Op().(G.UsePreallocDoer)
-		dst := tensor.New(tensor.WithShape(n.Shape()...), tensor.Of(n.Dtype()))
-		args := make([]G.Value, len(vals))
-		for i, v := range vals {
-			args[i] = v
+		// The bytes are those of the upstream gradient read.
+		benchPrealloc(b, n.Op().(G.UsePreallocDoer), n, vals, int64(vals[len(vals)-1].Shape().TotalSize())*dtSize(n.Dtype()))
+	})
+}
+
+// benchTape runs g on a TapeMachine (RunAll, then Reset) warm times, then once per b.Loop,
+// with bytes per run.
+func benchTape(b *testing.B, g *G.ExprGraph, warm int, bytes int64) {
+	m := G.NewTapeMachine(g)
+	defer m.Close()
+	run := func() {
+		if err := m.RunAll(); err != nil {
+			b.Fatal(err)
 		}
+		m.Reset()
+	}
+	for i := 0; i < warm; i++ {
+		run()
+	}
+	b.SetBytes(bytes)
+	b.ResetTimer()
+	for b.Loop() {
+		run()
+	}
+}
+
+// benchPrealloc runs op's UsePreallocDo on vals into a buffer of n's shape and dtype once,
+// then once per b.Loop, with bytes per run, reporting allocations.
+func benchPrealloc(b *testing.B, op G.UsePreallocDoer, n *G.Node, vals []*tensor.Dense, bytes int64) {
+	dst := tensor.New(tensor.WithShape(n.Shape()...), tensor.Of(n.Dtype()))
+	args := make([]G.Value, len(vals))
+	for i, v := range vals {
+		args[i] = v
+	}
+	if _, err := op.UsePreallocDo(dst, args...); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(bytes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
 		if _, err := op.UsePreallocDo(dst, args...); err != nil {
 			b.Fatal(err)
 		}
-		b.SetBytes(int64(vals[len(vals)-1].Shape().TotalSize()) * dtSize(n.Dtype())) // the upstream read
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			if _, err := op.UsePreallocDo(dst, args...); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }
 
 // softmaxOf writes a softmax along axis of random logits (a valid y for the backward ops).

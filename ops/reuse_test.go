@@ -482,14 +482,12 @@ func TestReuseOutputApplyOnceEveryOp(t *testing.T) {
 			_, err = again(reused)
 			requireReuseRefused(t, err, reused.Op().(computer).name())
 
-			cost, err := G.Sum(reused)
-			require.NoError(t, err)
-			_, err = G.Grad(cost, nodes[:reused.Op().Arity()]...)
-			require.NoError(t, err)
+			gradOf(t, reused, nodes)
 			grads := 0
-			for _, nd := range g.AllNodes() {
-				op, ok := nd.Op().(computer)
-				if !ok || nd == reused || op.outBuf() == nil {
+			built, cs := opsOf[computer](g)
+			for i, nd := range built {
+				op := cs[i]
+				if nd == reused || op.outBuf() == nil {
 					continue
 				}
 				grads++
