@@ -52,12 +52,9 @@ func TestActivationsMatchKernels(t *testing.T) {
 	for a := actReLU; a < numActivations; a++ {
 		for _, bw := range []bool{false, true} {
 			c := activationCase(a, bw)
-			requireKernelValue(t, c, func(t *testing.T, dt tensor.Dtype) []float64 {
-				if dt == tensor.Float64 {
-					return kernelActivation[float64](t, a, bw, c.inputs)
-				}
-				return kernelActivation[float32](t, a, bw, c.inputs)
-			})
+			requireKernelValue(t, c,
+				func(t *testing.T) []float64 { return kernelActivation[float64](t, a, bw, c.inputs) },
+				func(t *testing.T) []float64 { return kernelActivation[float32](t, a, bw, c.inputs) })
 		}
 	}
 }

@@ -131,12 +131,10 @@ func TestJetForwardMatchesKernels(t *testing.T) {
 	for _, logistic := range []bool{false, true} {
 		for c := chValue; c < kernel.NumChannels; c++ {
 			jc := jetCase(logistic, c)
-			requireKernelValue(t, jc, func(t *testing.T, dt tensor.Dtype) []float64 {
-				if dt == tensor.Float64 {
-					return kernelJet[float64](t, logistic, c, jc.inputs)
-				}
-				return kernelJet[float32](t, logistic, c, jc.inputs)
-			}, "the op must return exactly what the kernel computes")
+			requireKernelValue(t, jc,
+				func(t *testing.T) []float64 { return kernelJet[float64](t, logistic, c, jc.inputs) },
+				func(t *testing.T) []float64 { return kernelJet[float32](t, logistic, c, jc.inputs) },
+				"the op must return exactly what the kernel computes")
 		}
 	}
 }

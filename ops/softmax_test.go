@@ -14,38 +14,16 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/axisref"
 )
 
 // softmaxShapes are the shapes of ranks 1 to 4 whose every axis the tests run.
 var softmaxShapes = []tensor.Shape{{5}, {3, 4}, {2, 3, 5}, {2, 3, 2, 3}}
 
-// refLines returns, for every line of shape along axis, its flat indices in axis order,
-// walking the multi-index directly.
-func refLines(shape tensor.Shape, axis int) [][]int {
-	strides := make([]int, len(shape))
-	s := 1
-	for d := len(shape) - 1; d >= 0; d-- {
-		strides[d] = s
-		s *= shape[d]
-	}
-	var out [][]int
-	for f := 0; f < s; f++ {
-		if (f/strides[axis])%shape[axis] != 0 {
-			continue
-		}
-		ln := make([]int, shape[axis])
-		for k := range ln {
-			ln[k] = f + k*strides[axis]
-		}
-		out = append(out, ln)
-	}
-	return out
-}
-
 // refSoftmax is the float64 reference of the forward map: a plain loop per line.
 func refSoftmax(log bool, x []float64, shape tensor.Shape, axis int) []float64 {
 	y := make([]float64, len(x))
-	for _, ln := range refLines(shape, axis) {
+	for _, ln := range axisref.Lines(shape, axis) {
 		m := math.Inf(-1)
 		for _, i := range ln {
 			m = math.Max(m, x[i])
@@ -71,7 +49,7 @@ func refSoftmaxGrad(log bool, x []float64, shape tensor.Shape, axis int) []float
 	y := refSoftmax(log, x, shape, axis)
 	w := weights(len(x))
 	dx := make([]float64, len(x))
-	for _, ln := range refLines(shape, axis) {
+	for _, ln := range axisref.Lines(shape, axis) {
 		var s float64
 		for _, i := range ln {
 			dy := w[i] + y[i]
@@ -267,12 +245,9 @@ func TestAxisBackwardMatchesKernels(t *testing.T) {
 	for _, log := range []bool{false, true} {
 		for _, axis := range []int{0, 1, 2, -1, -3} {
 			c := axisCase(log, axis)
-			requireKernelValue(t, c, func(t *testing.T, dt tensor.Dtype) []float64 {
-				if dt == tensor.Float64 {
-					return kernelAxis[float64](t, log, axis, c.inputs)
-				}
-				return kernelAxis[float32](t, log, axis, c.inputs)
-			})
+			requireKernelValue(t, c,
+				func(t *testing.T) []float64 { return kernelAxis[float64](t, log, axis, c.inputs) },
+				func(t *testing.T) []float64 { return kernelAxis[float32](t, log, axis, c.inputs) })
 		}
 	}
 }

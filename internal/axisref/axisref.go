@@ -1,0 +1,31 @@
+// Package axisref holds what the tests of the softmax family along an axis share: the lines of
+// a tensor along an axis, walked from the multi-index directly, independently of the layout
+// code under test (backward.AxisLayout and the kernels).
+package axisref
+
+// Lines returns, for every line of a row-major tensor of shape along axis (negative axes count
+// from the end), the flat indices of its elements in axis order.
+func Lines(shape []int, axis int) [][]int {
+	rank := len(shape)
+	if axis < 0 {
+		axis += rank
+	}
+	strides := make([]int, rank)
+	s := 1
+	for d := rank - 1; d >= 0; d-- {
+		strides[d] = s
+		s *= shape[d]
+	}
+	var out [][]int
+	for f := 0; f < s; f++ {
+		if (f/strides[axis])%shape[axis] != 0 {
+			continue
+		}
+		line := make([]int, shape[axis])
+		for k := range line {
+			line[k] = f + k*strides[axis]
+		}
+		out = append(out, line)
+	}
+	return out
+}
