@@ -37,8 +37,8 @@ func (k fwdKernel) abs(x []float64) float64 {
 }
 
 var fwdKernels = []fwdKernel{
-	{"Softmax", backward.Softmax[float64], backward.Softmax[float32], softmaxFwd},
-	{"LogSoftmax", backward.LogSoftmax[float64], backward.LogSoftmax[float32], logSoftmaxFwd},
+	{"Softmax", backward.Softmax[float64], backward.Softmax[float32], axisref.Softmax},
+	{"LogSoftmax", backward.LogSoftmax[float64], backward.LogSoftmax[float32], axisref.LogSoftmax},
 }
 
 // requireElemClose checks every element to a relative tolerance of its own magnitude (small

@@ -104,7 +104,7 @@ func FuzzSoftmaxBackward(f *testing.F) {
 		x, dy, g := fuzzVec(data, lens[1], 0), fuzzVec(data, lens[2], 1), fuzzVec(data, lens[3], 3)
 		y, ly := x, x
 		if valid && lens[1] == total {
-			y, ly = softmaxFwd(x, shape, axis), logSoftmaxFwd(x, shape, axis)
+			y, ly = axisref.Softmax(x, shape, axis), axisref.LogSoftmax(x, shape, axis)
 		}
 		dx, gdy := make([]float64, lens[0]), make([]float64, lens[4])
 

@@ -59,45 +59,6 @@ func randVec(r *rand.Rand, n int, lo, hi float64) []float64 {
 	return v
 }
 
-// softmaxFwd and logSoftmaxFwd are the forward maps along axis, max-subtracted.
-func softmaxFwd(x []float64, shape []int, axis int) []float64 {
-	y := make([]float64, len(x))
-	for _, ln := range axisref.Lines(shape, axis) {
-		m := math.Inf(-1)
-		for _, i := range ln {
-			m = math.Max(m, x[i])
-		}
-		var z float64
-		for _, i := range ln {
-			y[i] = math.Exp(x[i] - m)
-			z += y[i]
-		}
-		for _, i := range ln {
-			y[i] /= z
-		}
-	}
-	return y
-}
-
-func logSoftmaxFwd(x []float64, shape []int, axis int) []float64 {
-	y := make([]float64, len(x))
-	for _, ln := range axisref.Lines(shape, axis) {
-		m := math.Inf(-1)
-		for _, i := range ln {
-			m = math.Max(m, x[i])
-		}
-		var z float64
-		for _, i := range ln {
-			z += math.Exp(x[i] - m)
-		}
-		lse := m + math.Log(z)
-		for _, i := range ln {
-			y[i] = x[i] - lse
-		}
-	}
-	return y
-}
-
 // Naive references, straight from the formulas, one line at a time.
 
 func refSoftmaxBackward(y, dy []float64, shape []int, axis int) []float64 {

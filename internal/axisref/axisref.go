@@ -1,7 +1,10 @@
 // Package axisref holds what the tests of the softmax family along an axis share: the lines of
 // a tensor along an axis, walked from the multi-index directly, independently of the layout
-// code under test (backward.AxisLayout and the kernels).
+// code under test (backward.AxisLayout and the kernels), and float64 references of the
+// forward maps.
 package axisref
+
+import "math"
 
 // Lines returns, for every line of a row-major tensor of shape along axis (negative axes count
 // from the end), the flat indices of its elements in axis order.
@@ -28,4 +31,44 @@ func Lines(shape []int, axis int) [][]int {
 		out = append(out, line)
 	}
 	return out
+}
+
+// Softmax and LogSoftmax are the float64 forward maps along axis of a row-major tensor of
+// shape, max-subtracted: a plain loop per line.
+func Softmax(x []float64, shape []int, axis int) []float64 {
+	y := make([]float64, len(x))
+	for _, ln := range Lines(shape, axis) {
+		m := math.Inf(-1)
+		for _, i := range ln {
+			m = math.Max(m, x[i])
+		}
+		var z float64
+		for _, i := range ln {
+			y[i] = math.Exp(x[i] - m)
+			z += y[i]
+		}
+		for _, i := range ln {
+			y[i] /= z
+		}
+	}
+	return y
+}
+
+func LogSoftmax(x []float64, shape []int, axis int) []float64 {
+	y := make([]float64, len(x))
+	for _, ln := range Lines(shape, axis) {
+		m := math.Inf(-1)
+		for _, i := range ln {
+			m = math.Max(m, x[i])
+		}
+		var z float64
+		for _, i := range ln {
+			z += math.Exp(x[i] - m)
+		}
+		lse := m + math.Log(z)
+		for _, i := range ln {
+			y[i] = x[i] - lse
+		}
+	}
+	return y
 }
