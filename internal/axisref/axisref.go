@@ -38,17 +38,9 @@ func Lines(shape []int, axis int) [][]int {
 func Softmax(x []float64, shape []int, axis int) []float64 {
 	y := make([]float64, len(x))
 	for _, ln := range Lines(shape, axis) {
-		m := math.Inf(-1)
+		m, z := maxExpSum(x, ln)
 		for _, i := range ln {
-			m = math.Max(m, x[i])
-		}
-		var z float64
-		for _, i := range ln {
-			y[i] = math.Exp(x[i] - m)
-			z += y[i]
-		}
-		for _, i := range ln {
-			y[i] /= z
+			y[i] = math.Exp(x[i]-m) / z
 		}
 	}
 	return y
@@ -57,18 +49,23 @@ func Softmax(x []float64, shape []int, axis int) []float64 {
 func LogSoftmax(x []float64, shape []int, axis int) []float64 {
 	y := make([]float64, len(x))
 	for _, ln := range Lines(shape, axis) {
-		m := math.Inf(-1)
-		for _, i := range ln {
-			m = math.Max(m, x[i])
-		}
-		var z float64
-		for _, i := range ln {
-			z += math.Exp(x[i] - m)
-		}
+		m, z := maxExpSum(x, ln)
 		lse := m + math.Log(z)
 		for _, i := range ln {
 			y[i] = x[i] - lse
 		}
 	}
 	return y
+}
+
+// maxExpSum returns the largest element m of x on the line ln and Σ exp(x_i − m) over it.
+func maxExpSum(x []float64, ln []int) (m, z float64) {
+	m = math.Inf(-1)
+	for _, i := range ln {
+		m = math.Max(m, x[i])
+	}
+	for _, i := range ln {
+		z += math.Exp(x[i] - m)
+	}
+	return m, z
 }
