@@ -35,13 +35,6 @@ func dtName(dt tensor.Dtype) string {
 	return "f64"
 }
 
-func dtSize(dt tensor.Dtype) int64 {
-	if dt == tensor.Float32 {
-		return 4
-	}
-	return 8
-}
-
 func randDense(rng *rand.Rand, dt tensor.Dtype, scale float64, shape ...int) *tensor.Dense {
 	n := 1
 	for _, s := range shape {
@@ -82,7 +75,7 @@ func benchOp(b *testing.B, name string, build func(g *G.ExprGraph, opts ...ops.O
 			}
 			// The heap settles after a few runs of a machine that allocates its outputs afresh.
 			b.ReportAllocs()
-			benchTape(b, g, 16, int64(out.Shape().TotalSize())*dtSize(out.Dtype()))
+			benchTape(b, g, 16, int64(out.Shape().TotalSize())*int64(out.Dtype().Size()))
 		})
 	}
 	b.Run(name+"/prealloc", func(b *testing.B) {
@@ -94,7 +87,7 @@ func benchOp(b *testing.B, name string, build func(g *G.ExprGraph, opts ...ops.O
 		if !ok {
 			b.Skip("op has no UsePreallocDo")
 		}
-		benchPrealloc(b, op, out, vals, int64(out.Shape().TotalSize())*dtSize(out.Dtype()))
+		benchPrealloc(b, op, out, vals, int64(out.Shape().TotalSize())*int64(out.Dtype().Size()))
 	})
 }
 
@@ -218,7 +211,7 @@ func BenchmarkJetVJPOps(b *testing.B) {
 func benchVJP(b *testing.B, name string, n *G.Node, vals []*tensor.Dense) {
 	b.Run(name+"/prealloc", func(b *testing.B) {
 		// The bytes are those of the upstream gradient read.
-		benchPrealloc(b, n.Op().(G.UsePreallocDoer), n, vals, int64(vals[len(vals)-1].Shape().TotalSize())*dtSize(n.Dtype()))
+		benchPrealloc(b, n.Op().(G.UsePreallocDoer), n, vals, int64(vals[len(vals)-1].Shape().TotalSize())*int64(n.Dtype().Size()))
 	})
 }
 
@@ -336,7 +329,7 @@ func BenchmarkSoftmaxBackwardOp(b *testing.B) {
 			}
 			b.Run("SoftmaxBackward/"+name+"/gorgonia", func(b *testing.B) {
 				dst := tensor.New(tensor.WithShape(shape...), tensor.Of(dt))
-				b.SetBytes(int64(shape[0]*shape[1]) * dtSize(dt))
+				b.SetBytes(int64(shape[0]*shape[1]) * int64(dt.Size()))
 				b.ReportAllocs()
 				for b.Loop() {
 					if _, err := diff.UsePreallocDo(dst, y, y, dy); err != nil {
