@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/axisref"
 )
 
 // fwdKernel is Softmax or LogSoftmax with its float64 reference (a plain loop per line).
@@ -36,8 +37,8 @@ func (k fwdKernel) abs(x []float64) float64 {
 }
 
 var fwdKernels = []fwdKernel{
-	{"Softmax", backward.Softmax[float64], backward.Softmax[float32], softmaxFwd},
-	{"LogSoftmax", backward.LogSoftmax[float64], backward.LogSoftmax[float32], logSoftmaxFwd},
+	{"Softmax", backward.Softmax[float64], backward.Softmax[float32], axisref.Softmax},
+	{"LogSoftmax", backward.LogSoftmax[float64], backward.LogSoftmax[float32], axisref.LogSoftmax},
 }
 
 // requireElemClose checks every element to a relative tolerance of its own magnitude (small
@@ -145,7 +146,7 @@ func TestForwardNonFinite(t *testing.T) {
 		for _, c := range cases {
 			for _, p := range poisons {
 				x := randVec(r, prod(c.shape), -5, 5)
-				lns := lines(c.shape, c.axis)
+				lns := axisref.Lines(c.shape, c.axis)
 				bad := lns[1]
 				p.set(bad, x)
 				want := k.ref(x, c.shape, c.axis)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/axisref"
 )
 
 // fuzzSpecials are the values a low byte selects: non-finite and extreme magnitudes.
@@ -103,7 +104,7 @@ func FuzzSoftmaxBackward(f *testing.F) {
 		x, dy, g := fuzzVec(data, lens[1], 0), fuzzVec(data, lens[2], 1), fuzzVec(data, lens[3], 3)
 		y, ly := x, x
 		if valid && lens[1] == total {
-			y, ly = softmaxFwd(x, shape, axis), logSoftmaxFwd(x, shape, axis)
+			y, ly = axisref.Softmax(x, shape, axis), axisref.LogSoftmax(x, shape, axis)
 		}
 		dx, gdy := make([]float64, lens[0]), make([]float64, lens[4])
 
@@ -150,7 +151,7 @@ func FuzzSoftmaxBackward(f *testing.F) {
 		}
 		// Σ_k dx_k = ⟨y,dy⟩·(1 − Σ_k y_k) vanishes up to round-off on every line.
 		const eps = 0x1p-52
-		for _, ln := range lines(shape, axis) {
+		for _, ln := range axisref.Lines(shape, axis) {
 			var s, yd, bound float64
 			for _, i := range ln {
 				yd += math.Abs(y[i] * dy[i])

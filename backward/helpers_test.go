@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet/internal/axisref"
 )
 
 // axisCase is a shape with an axis to reduce along.
@@ -49,33 +51,6 @@ func prod(shape []int) int {
 	return p
 }
 
-// lines returns, for every line of the tensor along axis, the flat indices of its elements in
-// axis order. It walks the multi-index directly, independently of the package's layout code.
-func lines(shape []int, axis int) [][]int {
-	rank := len(shape)
-	if axis < 0 {
-		axis += rank
-	}
-	strides := make([]int, rank)
-	s := 1
-	for d := rank - 1; d >= 0; d-- {
-		strides[d] = s
-		s *= shape[d]
-	}
-	var out [][]int
-	for f := 0; f < s; f++ {
-		if (f/strides[axis])%shape[axis] != 0 {
-			continue
-		}
-		line := make([]int, shape[axis])
-		for k := range line {
-			line[k] = f + k*strides[axis]
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
 func randVec(r *rand.Rand, n int, lo, hi float64) []float64 {
 	v := make([]float64, n)
 	for i := range v {
@@ -84,50 +59,11 @@ func randVec(r *rand.Rand, n int, lo, hi float64) []float64 {
 	return v
 }
 
-// softmaxFwd and logSoftmaxFwd are the forward maps along axis, max-subtracted.
-func softmaxFwd(x []float64, shape []int, axis int) []float64 {
-	y := make([]float64, len(x))
-	for _, ln := range lines(shape, axis) {
-		m := math.Inf(-1)
-		for _, i := range ln {
-			m = math.Max(m, x[i])
-		}
-		var z float64
-		for _, i := range ln {
-			y[i] = math.Exp(x[i] - m)
-			z += y[i]
-		}
-		for _, i := range ln {
-			y[i] /= z
-		}
-	}
-	return y
-}
-
-func logSoftmaxFwd(x []float64, shape []int, axis int) []float64 {
-	y := make([]float64, len(x))
-	for _, ln := range lines(shape, axis) {
-		m := math.Inf(-1)
-		for _, i := range ln {
-			m = math.Max(m, x[i])
-		}
-		var z float64
-		for _, i := range ln {
-			z += math.Exp(x[i] - m)
-		}
-		lse := m + math.Log(z)
-		for _, i := range ln {
-			y[i] = x[i] - lse
-		}
-	}
-	return y
-}
-
 // Naive references, straight from the formulas, one line at a time.
 
 func refSoftmaxBackward(y, dy []float64, shape []int, axis int) []float64 {
 	dx := make([]float64, len(y))
-	for _, ln := range lines(shape, axis) {
+	for _, ln := range axisref.Lines(shape, axis) {
 		var s float64
 		for _, i := range ln {
 			s += y[i] * dy[i]
@@ -141,7 +77,7 @@ func refSoftmaxBackward(y, dy []float64, shape []int, axis int) []float64 {
 
 func refLogSoftmaxBackward(y, dy []float64, shape []int, axis int) []float64 {
 	dx := make([]float64, len(y))
-	for _, ln := range lines(shape, axis) {
+	for _, ln := range axisref.Lines(shape, axis) {
 		var s float64
 		for _, i := range ln {
 			s += dy[i]
@@ -155,7 +91,7 @@ func refLogSoftmaxBackward(y, dy []float64, shape []int, axis int) []float64 {
 
 func refSoftmaxBackwardGrad(y, dy, g []float64, shape []int, axis int) (gy, gdy []float64) {
 	gy, gdy = make([]float64, len(y)), make([]float64, len(y))
-	for _, ln := range lines(shape, axis) {
+	for _, ln := range axisref.Lines(shape, axis) {
 		var yd, yg float64
 		for _, i := range ln {
 			yd += y[i] * dy[i]
@@ -171,7 +107,7 @@ func refSoftmaxBackwardGrad(y, dy, g []float64, shape []int, axis int) (gy, gdy 
 
 func refLogSoftmaxBackwardGrad(y, dy, g []float64, shape []int, axis int) (gy, gdy []float64) {
 	gy, gdy = make([]float64, len(y)), make([]float64, len(y))
-	for _, ln := range lines(shape, axis) {
+	for _, ln := range axisref.Lines(shape, axis) {
 		var sdy, sge float64
 		for _, i := range ln {
 			sdy += dy[i]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/axisref"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/stretchr/testify/require"
 )
@@ -75,9 +76,9 @@ func axisInputs(r *rand.Rand, c axisCase, log bool) (y, dy, g []float64) {
 	n := prod(c.shape)
 	x := randVec(r, n, -3, 3)
 	if log {
-		y = logSoftmaxFwd(x, c.shape, c.axis)
+		y = axisref.LogSoftmax(x, c.shape, c.axis)
 	} else {
-		y = softmaxFwd(x, c.shape, c.axis)
+		y = axisref.Softmax(x, c.shape, c.axis)
 	}
 	return y, randVec(r, n, -1, 1), randVec(r, n, -1, 1)
 }
@@ -198,12 +199,12 @@ func TestBackwardAgainstFiniteDifferences(t *testing.T) {
 		dy := randVec(r, n, -1, 1)
 
 		dx := make([]float64, n)
-		require.NoError(t, backward.SoftmaxBackward(dx, softmaxFwd(x, c.shape, c.axis), dy, c.shape, c.axis))
-		fd := centralDiff(x, 1e-5, func() float64 { return dotf(dy, softmaxFwd(x, c.shape, c.axis)) })
+		require.NoError(t, backward.SoftmaxBackward(dx, axisref.Softmax(x, c.shape, c.axis), dy, c.shape, c.axis))
+		fd := centralDiff(x, 1e-5, func() float64 { return dotf(dy, axisref.Softmax(x, c.shape, c.axis)) })
 		requireClose(t, fd, dx, 1e-6, 1e-3, "softmax %v", c)
 
-		require.NoError(t, backward.LogSoftmaxBackward(dx, logSoftmaxFwd(x, c.shape, c.axis), dy, c.shape, c.axis))
-		fd = centralDiff(x, 1e-5, func() float64 { return dotf(dy, logSoftmaxFwd(x, c.shape, c.axis)) })
+		require.NoError(t, backward.LogSoftmaxBackward(dx, axisref.LogSoftmax(x, c.shape, c.axis), dy, c.shape, c.axis))
+		fd = centralDiff(x, 1e-5, func() float64 { return dotf(dy, axisref.LogSoftmax(x, c.shape, c.axis)) })
 		requireClose(t, fd, dx, 1e-6, 1e-3, "log-softmax %v", c)
 	}
 }

@@ -37,6 +37,11 @@ const (
 //     write [dY, dDY]. No Floats.
 //   - Elementwise activations ([len]): forward [x] → [y]; backward [x, dy] → [dx];
 //     backward grad [x, dy, G] → [dX, dDY]. No Floats.
+//   - Batch kernels ([N, K], CPU only: no device entry points), the ops of package graphs:
+//     soft_argmin takes [costs] and writes [p] along rows of K, soft_argmin_vjp takes
+//     [p, dp] and writes [dcosts], Floats = [invTau]; log_det_plus_ridge takes N matrices
+//     K×K [H] and writes [logdet] (N), log_det_plus_ridge_grad takes [H, g] and writes [dH],
+//     Floats = [lambda].
 //
 // The formulas are in docs/math.md.
 type Kernel = kernel.ID
@@ -89,6 +94,7 @@ const (
 	FamilyRowJet      = kernel.RowJet
 	FamilyAxis        = kernel.Axis
 	FamilyElementwise = kernel.Elementwise
+	FamilyBatch       = kernel.Batch
 )
 
 // Modules returns the names of the device modules of KernelSource (the GJ_FAMILY_<name>

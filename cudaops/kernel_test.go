@@ -12,7 +12,7 @@ import (
 
 func TestKernelsTable(t *testing.T) {
 	ks := Kernels()
-	require.Len(t, ks, 10+10+4+2+9) // axis: 4 backward, 2 forward
+	require.Len(t, ks, 10+10+4+2+9+4) // axis: 4 backward, 2 forward; batch: graphs' 4, CPU only
 	for _, k := range ks {
 		require.NotEqual(t, FamilyUnknown, k.Family(), k)
 		require.NotEmpty(t, k.Spec().In, k)

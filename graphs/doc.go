@@ -48,6 +48,12 @@
 // information diag(p) − ppᵀ, either damped (F + λI) or as the pseudo-inverse on the
 // subspace orthogonal to 1 (λ = 0).
 //
+// SoftArgmin and LogDetPlusRidge take ops.Options, like every builder of this package, and
+// their ops are ops of package ops: ops.ReuseOutput reaches them (and the gradient ops built
+// from them), they report their paths (ops.PathReporter), have UsePreallocDo, and run through
+// cudaops.Run, on the CPU only (their kernels have no device code, so cudaops.ModeRequired
+// makes their run a gatejet.ErrDevice error).
+//
 // # Curvature
 //
 // For the softmax-gated reconstruction of package ops, GaussNewtonSlabs gives the

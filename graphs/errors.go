@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/graphmath"
 )
 
 // Sentinel errors of package graphs. Errors returned by this package are *gatejet.Error
@@ -17,7 +18,7 @@ var (
 	ErrMachine = errors.New("graph machine failed")
 	// ErrNotSPD: a matrix that must be symmetric positive definite (after the ridge) is
 	// not, so its Cholesky factorisation failed.
-	ErrNotSPD = errors.New("matrix is not positive definite")
+	ErrNotSPD = graphmath.ErrNotSPD
 	// ErrNotDifferentiable: a gradient was asked for through an op that cannot be
 	// differentiated symbolically (Grad names the op).
 	ErrNotDifferentiable = errors.New("not differentiable")

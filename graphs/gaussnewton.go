@@ -7,6 +7,7 @@ import (
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/ops"
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // GaussNewtonSlabs returns the Gauss-Newton slabs [n,K,K] of the softmax-gated
@@ -30,8 +31,8 @@ func GaussNewtonSlabs(logits, decoded *gorgonia.Node, invTau float64, opts ...op
 // GaussNewtonSlabs: the log-determinant term of a Laplace approximation of the evidence
 // (which enters it as −½·log det). lambda must be positive, because the slabs are
 // singular. Differentiable in logits and decoded (once; see LogDetPlusRidge). opts go to the
-// Gauss-Newton op: with ops.ReuseOutput a training loop on a TapeMachine stops allocating
-// the [n,K,K] slabs every run.
+// Gauss-Newton op and the log-determinant's: with ops.ReuseOutput a training loop on a
+// TapeMachine stops allocating the [n,K,K] slabs every run.
 func GaussNewtonLogDet(logits, decoded *gorgonia.Node, invTau, lambda float64, opts ...ops.Option) (*gorgonia.Node, error) {
 	const op = "graphs.GaussNewtonLogDet"
 	if !(lambda > 0) || math.IsInf(lambda, 1) {
@@ -42,7 +43,7 @@ func GaussNewtonLogDet(logits, decoded *gorgonia.Node, invTau, lambda float64, o
 	if err != nil {
 		return nil, err
 	}
-	return LogDetPlusRidge(h, lambda)
+	return LogDetPlusRidge(h, lambda, opts...)
 }
 
 // CurvaturePenalty returns the scalar
@@ -75,4 +76,11 @@ func CurvaturePenalty(logits, decoded *gorgonia.Node, invTau, weight float64, op
 	}
 	n := first.Shape()[0]
 	return gorgonia.Mul(sum, scalarConst(first.Dtype(), weight/float64(n)))
+}
+
+func scalarConst(dt tensor.Dtype, x float64) *gorgonia.Node {
+	if dt == tensor.Float32 {
+		return gorgonia.NewConstant(float32(x))
+	}
+	return gorgonia.NewConstant(x)
 }

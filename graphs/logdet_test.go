@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/graphmath"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
@@ -43,8 +44,32 @@ func spdBatch(rng *rand.Rand, n, k int) []float64 {
 	return h
 }
 
+const opLogDet = graphmath.OpLogDet
+
+// denseOf builds a Dense of dtype dt holding a copy of x.
 func denseOf(dt tensor.Dtype, shape []int, x []float64) *tensor.Dense {
-	return fromFloat64s(dt, tensor.Shape(shape), append([]float64(nil), x...))
+	if dt == tensor.Float32 {
+		b := make([]float32, len(x))
+		for i, v := range x {
+			b[i] = float32(v)
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(b))
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), x...)))
+}
+
+// logDetOps returns the op of a LogDetPlusRidge node over Float64 H [n,K,K] and the op of
+// its gradient node, to be called directly.
+func logDetOps(t *testing.T, n, k int, lambda float64) (fwd, grad gorgonia.Op) {
+	t.Helper()
+	g := gorgonia.NewGraph()
+	H := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(n, k, k), gorgonia.WithName("H"))
+	ld, err := LogDetPlusRidge(H, lambda)
+	require.NoError(t, err)
+	up := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(n), gorgonia.WithName("up"))
+	dh, err := ld.Op().(gorgonia.SDOp).SymDiff(gorgonia.Nodes{H}, ld, up)
+	require.NoError(t, err)
+	return ld.Op(), dh[0].Op()
 }
 
 // symRidge returns sym(H_r) + λI as a gonum SymDense.
@@ -185,8 +210,8 @@ func TestLogDetPlusRidgeNotSPD(t *testing.T) {
 	}
 
 	// the gradient op alone reports it too
-	op := &logDetOp{lambda: 0.1, n: n, k: k, dt: tensor.Float64}
-	_, err := (&logDetGradOp{op}).Do(denseOf(tensor.Float64, []int{n, k, k}, h), denseOf(tensor.Float64, []int{n}, []float64{1, 1, 1}))
+	_, gradOp := logDetOps(t, n, k, 0.1)
+	_, err := gradOp.Do(denseOf(tensor.Float64, []int{n, k, k}, h), denseOf(tensor.Float64, []int{n}, []float64{1, 1, 1}))
 	checkErr(err)
 
 	// a ridge large enough fixes it
@@ -199,14 +224,14 @@ func TestLogDetPlusRidgeNonFinite(t *testing.T) {
 	const n, k = 3, 2
 	h := spdBatch(rng, n, k)
 	h[1*k*k+1] = math.NaN() // off-diagonal of row 1
-	op := &logDetOp{lambda: 0, n: n, k: k, dt: tensor.Float64}
+	op, gradOp := logDetOps(t, n, k, 0)
 	v, err := op.Do(denseOf(tensor.Float64, []int{n, k, k}, h))
 	require.NoError(t, err)
 	out, _ := floatsOf(v)
 	require.False(t, math.IsNaN(out[0]))
 	require.True(t, math.IsNaN(out[1]))
 	require.False(t, math.IsNaN(out[2]))
-	dv, err := (&logDetGradOp{op}).Do(denseOf(tensor.Float64, []int{n, k, k}, h), denseOf(tensor.Float64, []int{n}, []float64{1, 1, 1}))
+	dv, err := gradOp.Do(denseOf(tensor.Float64, []int{n, k, k}, h), denseOf(tensor.Float64, []int{n}, []float64{1, 1, 1}))
 	require.NoError(t, err)
 	d, _ := floatsOf(dv)
 	for i := 0; i < k*k; i++ {
@@ -239,8 +264,8 @@ func TestLogDetPlusRidgeArgErrors(t *testing.T) {
 		require.ErrorIs(t, err, tc.kind)
 	}
 	// differentiating the gradient node fails loudly
-	op := &logDetOp{lambda: 0, n: 2, k: 3, dt: tensor.Float64}
-	_, err := (&logDetGradOp{op}).SymDiff(nil, nil, nil)
+	_, gradOp := logDetOps(t, 2, 3, 0)
+	_, err := gradOp.(gorgonia.SDOp).SymDiff(nil, nil, nil)
 	require.ErrorIs(t, err, gatejet.ErrParam)
 }
 
@@ -263,11 +288,11 @@ func TestLogDetPlusRidgePivot(t *testing.T) {
 		}
 		h[tc.pivot*tc.k+tc.pivot] = -2
 		h[(tc.k-1)*tc.k+tc.k-1] = -2
-		op := &logDetOp{lambda: 0.5, n: 1, k: tc.k, dt: tensor.Float64}
+		op, gradOp := logDetOps(t, 1, tc.k, 0.5)
 		_, err := op.Do(denseOf(tensor.Float64, []int{1, tc.k, tc.k}, h))
 		require.ErrorIs(t, err, ErrNotSPD)
 		require.EqualError(t, err, check.Errorf(ErrNotSPD, opLogDet, "H", "%s", tc.want).Error())
-		_, err = (&logDetGradOp{op}).Do(denseOf(tensor.Float64, []int{1, tc.k, tc.k}, h), denseOf(tensor.Float64, []int{1}, []float64{1}))
+		_, err = gradOp.Do(denseOf(tensor.Float64, []int{1, tc.k, tc.k}, h), denseOf(tensor.Float64, []int{1}, []float64{1}))
 		require.EqualError(t, err, check.Errorf(ErrNotSPD, opLogDet, "H", "%s", tc.want).Error())
 	}
 }
@@ -277,14 +302,13 @@ func TestLogDetPlusRidgePivot(t *testing.T) {
 func TestLogDetPlusRidgeRowAllocs(t *testing.T) {
 	for _, k := range []int{1, 5, 65} {
 		h := spdBatch(rand.New(rand.NewPCG(15, uint64(k))), 1, k)
-		op := &logDetOp{lambda: 0.1, n: 1, k: k, dt: tensor.Float64}
 		work, inv := make([]float64, k*k), make([]float64, k*k)
 		allocs := testing.AllocsPerRun(10, func() {
-			pivot, finite, _ := op.factor(work, h)
+			pivot, finite, _ := graphmath.Factor(work, h, k, 0.1)
 			if pivot >= 0 || !finite {
 				t.Fatalf("K=%d: pivot %d, finite %v", k, pivot, finite)
 			}
-			op.inverse(inv, work, 1)
+			graphmath.Inverse(inv, work, k, 1)
 		})
 		require.Zero(t, allocs, "K=%d", k)
 	}

@@ -1,6 +1,7 @@
 package graphs
 
 import (
+	"math/rand/v2"
 	"testing"
 	"unsafe"
 
@@ -9,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -79,5 +81,104 @@ func TestBuildersPassOptions(t *testing.T) {
 		},
 	} {
 		require.ErrorIs(t, f(), gatejet.ErrParam)
+	}
+}
+
+// graphsOpCase builds one of this package's own ops (SoftArgmin or LogDetPlusRidge) on a
+// Float64 input with values, and a scalar cost of it.
+type graphsOpCase struct {
+	name  string
+	build func(g *gorgonia.ExprGraph, opts ...ops.Option) (in, out *gorgonia.Node, err error)
+}
+
+func graphsOpCases() []graphsOpCase {
+	return []graphsOpCase{
+		{"SoftArgmin", func(g *gorgonia.ExprGraph, opts ...ops.Option) (*gorgonia.Node, *gorgonia.Node, error) {
+			c := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("c"),
+				gorgonia.WithValue(denseOf(tensor.Float64, []int{2, 3}, []float64{1, 2, 3, 0.5, -1, 2})))
+			p, err := SoftArgmin(c, 1.3, opts...)
+			return c, p, err
+		}},
+		{"LogDetPlusRidge", func(g *gorgonia.ExprGraph, opts ...ops.Option) (*gorgonia.Node, *gorgonia.Node, error) {
+			H := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(2, 3, 3), gorgonia.WithName("H"),
+				gorgonia.WithValue(denseOf(tensor.Float64, []int{2, 3, 3}, spdBatch(rand.New(rand.NewPCG(1, 2)), 2, 3))))
+			ld, err := LogDetPlusRidge(H, 0.1, opts...)
+			return H, ld, err
+		}},
+	}
+}
+
+// TestGraphsOpsTakeOptions: SoftArgmin and LogDetPlusRidge take ops.Options like the ops of
+// package ops: with ops.ReuseOutput a TapeMachine's runs write the same buffer, with the same
+// numbers as without it; their ops report their paths (the CPU, forward and, on a
+// LispMachine, DoDiff); a nil Option is an ErrParam error.
+func TestGraphsOpsTakeOptions(t *testing.T) {
+	for _, c := range graphsOpCases() {
+		t.Run(c.name, func(t *testing.T) {
+			run := func(opts ...ops.Option) (vals []float64, ptrs []uintptr, pr ops.PathReporter) {
+				g := gorgonia.NewGraph()
+				_, out, err := c.build(g, opts...)
+				require.NoError(t, err)
+				pr, ok := out.Op().(ops.PathReporter)
+				require.True(t, ok, "the op is a PathReporter")
+				m := gorgonia.NewTapeMachine(g)
+				defer m.Close()
+				for range 3 {
+					require.NoError(t, m.RunAll())
+					vals = append([]float64(nil), out.Value().Data().([]float64)...)
+					ptrs = append(ptrs, uintptr(unsafe.Pointer(&out.Value().Data().([]float64)[0])))
+					m.Reset()
+				}
+				return vals, ptrs, pr
+			}
+			got, ptrs, pr := run(ops.ReuseOutput())
+			require.Equal(t, ptrs[0], ptrs[1], "ReuseOutput did not reach the op")
+			require.Equal(t, ptrs[1], ptrs[2])
+			require.Equal(t, ops.PathCounts{CPU: 3}, pr.PathCounts())
+			p, ok := pr.LastPath()
+			require.True(t, ok)
+			require.Equal(t, cudaops.PathCPU, p)
+			want, _, _ := run()
+			require.Equal(t, want, got)
+
+			// DoDiff on a LispMachine runs the gradient kernel through the seam as well.
+			g := gorgonia.NewGraph()
+			_, out, err := c.build(g)
+			require.NoError(t, err)
+			gorgonia.Must(gorgonia.Sum(out))
+			m := gorgonia.NewLispMachine(g)
+			require.NoError(t, m.RunAll())
+			m.Close()
+			require.Equal(t, ops.PathCounts{CPU: 1}, out.Op().(ops.PathReporter).DiffPathCounts())
+
+			_, _, err = c.build(gorgonia.NewGraph(), nil)
+			require.ErrorIs(t, err, gatejet.ErrParam)
+		})
+	}
+}
+
+// TestGraphsOpsCPUOnly: the kernels of SoftArgmin and LogDetPlusRidge run on the CPU only, so
+// under cudaops.ModeRequired their Do is an ErrDevice error (the CPU never runs), and
+// UsePreallocDo writes the value Do computes into the buffer it is given.
+func TestGraphsOpsCPUOnly(t *testing.T) {
+	for _, c := range graphsOpCases() {
+		t.Run(c.name, func(t *testing.T) {
+			node, out, err := c.build(gorgonia.NewGraph())
+			require.NoError(t, err)
+			op := out.Op()
+			x := node.Value()
+			want, err := op.Do(x)
+			require.NoError(t, err)
+			pre := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(out.Shape()...))
+			got, err := op.(gorgonia.UsePreallocDoer).UsePreallocDo(pre, x)
+			require.NoError(t, err)
+			require.Same(t, pre, got)
+			require.Equal(t, want.Data(), pre.Data())
+
+			old := cudaops.SetMode(cudaops.ModeRequired)
+			defer cudaops.SetMode(old)
+			_, err = op.Do(x)
+			require.ErrorIs(t, err, gatejet.ErrDevice)
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/graphmath"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
@@ -276,7 +277,7 @@ func TestSoftArgminRowsFloat32(t *testing.T) {
 	c[k+2] = float32(math.Inf(1))  // zero mass in row 1
 	c[2*k+3] = float32(math.NaN()) // row 2 is NaN
 	p := make([]float32, n*k)
-	require.NoError(t, softArgminRows("test", p, c, k, 3.7))
+	require.NoError(t, graphmath.SoftArgminRows("test", p, c, k, 3.7))
 	for r := 0; r < n; r++ {
 		row := make([]float64, k)
 		for i := range row {
@@ -306,11 +307,11 @@ func TestSoftArgminRowsShape(t *testing.T) {
 		{make([]float64, 2), make([]float64, 3), 3},
 		{make([]float64, 3), nil, 3},
 	} {
-		err := softArgminRows("test", tc.p, tc.c, tc.k, 1)
+		err := graphmath.SoftArgminRows("test", tc.p, tc.c, tc.k, 1)
 		require.ErrorIs(t, err, gatejet.ErrShape, "k=%d len(p)=%d len(c)=%d", tc.k, len(tc.p), len(tc.c))
 		require.Contains(t, err.Error(), "test")
 	}
-	require.NoError(t, softArgminRows[float64]("test", nil, nil, 0, 1), "nothing to do")
+	require.NoError(t, graphmath.SoftArgminRows[float64]("test", nil, nil, 0, 1), "nothing to do")
 }
 
 func TestSoftArgminGraphGradient(t *testing.T) {
@@ -351,7 +352,7 @@ func TestSoftArgminSecondOrder(t *testing.T) {
 		const s = 1.3
 		p, err := SoftArgmin(c, s)
 		require.NoError(t, err)
-		dc, err := softArgminOp{invTau: s}.SymDiff(gorgonia.Nodes{c}, p, w)
+		dc, err := p.Op().(gorgonia.SDOp).SymDiff(gorgonia.Nodes{c}, p, w)
 		require.NoError(t, err)
 		cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(dc[0], u))))
 		RequireGradients(t, cost, gorgonia.Nodes{c, w, u}, WithMachine(m))

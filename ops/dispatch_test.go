@@ -113,13 +113,10 @@ func TestEveryOpRunsOnTheBackend(t *testing.T) {
 					for _, x := range floats(t, out.Value()) {
 						require.Equal(t, float64(marker), x, "the op's output is the backend's")
 					}
-					seen := 0
-					for _, n := range g.AllNodes() {
-						r, ok := n.Op().(PathReporter)
-						if !ok {
-							continue
-						}
-						seen++
+					ran, reporters := opsOf[PathReporter](g)
+					seen := len(ran)
+					for i, n := range ran {
+						r := reporters[i]
 						p, ok := r.LastPath()
 						require.True(t, ok, "%v ran", n)
 						require.Equal(t, cudaops.PathGPU, p, "%v", n)

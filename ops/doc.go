@@ -18,8 +18,8 @@
 // Gorgonia's interfaces expose (Do, UsePreallocDo, InferShape, SymDiff, DoDiff, DiffWRT,
 // WriteHash), return ErrParam errors or zero values for nil or missing nodes, values and
 // hashes rather than panicking. The maths lives in package softmaxjet (row-jet channels and
-// their vector-Jacobian products) and package backward (softmax-family backward,
-// activations, double backward); each op checks the values it is given and calls one kernel
+// their vector-Jacobian products), package backward (softmax-family backward, activations,
+// double backward) and, for graphs' ops below, internal/graphmath; each op checks the values it is given and calls one kernel
 // on their row-major float64 or float32 storage (a column-major or view value is copied
 // first).
 //
@@ -42,6 +42,11 @@
 //
 // Every constructor takes Options after its arguments. ReuseOutput makes the op write each
 // run's result into one buffer it owns, rather than a new tensor per run (see below).
+//
+// This package also holds the ops of graphs.SoftArgmin and graphs.LogDetPlusRidge (and of
+// the latter's gradient), which graphs builds and names: they take Options, report their
+// paths and run through cudaops.Run like the ops above, on kernels that run on the CPU only,
+// so under cudaops.ModeRequired their computation is an ErrDevice error.
 //
 // # Gradients
 //

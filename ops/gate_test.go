@@ -84,10 +84,7 @@ func (g expGate[T]) diag(j int, dst, l, d, v []T, sh softmaxjet.Shape) error {
 	K, P := sh.K, sh.P
 	return g.rows(sh, l, d, func(n int, z [4][]float64, D []T) {
 		for a := 0; a < K; a++ {
-			w := 1.0
-			if v != nil {
-				w = float64(v[n*K+a])
-			}
+			w := vWeight(v, n*K+a)
 			for c := 0; c < P; c++ {
 				dst[(n*K+a)*P+c] = T(z[j][a] * w * float64(D[a*P+c]))
 			}
@@ -142,10 +139,7 @@ func (g expGate[T]) pull(j int, dl, dd, dv, l, d, v []T, sh softmaxjet.Shape, up
 	K, P := sh.K, sh.P
 	return g.rows(sh, l, d, func(n int, z [4][]float64, D []T) {
 		for a := 0; a < K; a++ {
-			w := 1.0
-			if v != nil {
-				w = float64(v[n*K+a])
-			}
+			w := vWeight(v, n*K+a)
 			sl, sv := 0.0, 0.0
 			for c := 0; c < P; c++ {
 				u := up(n, a, c)
@@ -334,4 +328,12 @@ func TestCPUOnlyGateDispatch(t *testing.T) {
 	_, ok := LastPath(out)
 	require.False(t, ok, "a refused computation ran on no path")
 	require.Zero(t, f.launches.Load())
+}
+
+// vWeight is the direction's weight v[i] of a diagonal channel, 1 without v.
+func vWeight[T softmaxjet.Float](v []T, i int) float64 {
+	if v == nil {
+		return 1
+	}
+	return float64(v[i])
 }

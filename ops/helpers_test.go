@@ -148,6 +148,14 @@ func analyticGrads(t testing.TB, c graphCase, dt tensor.Dtype, m machine) (float
 	g, nodes, out := buildCase(t, c, dt)
 	cost, err := costOf(g, out)
 	require.NoError(t, err)
+	grads := runGrads(t, g, cost, nodes, m)
+	return floats(t, cost.Value())[0], grads
+}
+
+// runGrads runs g on machine m (on the tape, after gorgonia.Grad of cost) and returns the
+// gradient of cost with respect to every node.
+func runGrads(t testing.TB, g *G.ExprGraph, cost *G.Node, nodes []*G.Node, m machine) [][]float64 {
+	t.Helper()
 	var vm G.VM
 	if m == tape {
 		_, err := G.Grad(cost, nodes...)
@@ -164,7 +172,7 @@ func analyticGrads(t testing.TB, c graphCase, dt tensor.Dtype, m machine) (float
 		require.NoError(t, err)
 		grads[i] = floats(t, gv)
 	}
-	return floats(t, cost.Value())[0], grads
+	return grads
 }
 
 // numericGrads returns the central finite differences of the cost with respect to every input
@@ -252,4 +260,43 @@ func forwardValue(t testing.TB, c graphCase, dt tensor.Dtype, m machine) []float
 	defer vm.Close()
 	require.NoError(t, vm.RunAll())
 	return floats(t, out.Value())
+}
+
+// requireKernelValue checks, for every dtype and machine, that the forward value of c is
+// exactly what its kernel called directly on c's inputs computes: want64 in float64,
+// want32 in float32.
+func requireKernelValue(t *testing.T, c graphCase, want64, want32 func(t *testing.T) []float64, msg ...any) {
+	t.Helper()
+	for _, dt := range dtypes {
+		for _, m := range machines {
+			t.Run(fmt.Sprintf("%s/%v/%v", c.name, dt, m), func(t *testing.T) {
+				got := forwardValue(t, c, dt, m)
+				want := want32
+				if dt == tensor.Float64 {
+					want = want64
+				}
+				require.Equal(t, want(t), got, msg...)
+			})
+		}
+	}
+}
+
+// gradOf differentiates the sum of n with gorgonia.Grad with respect to its inputs, the first
+// of nodes.
+func gradOf(t *testing.T, n *G.Node, nodes []*G.Node) {
+	t.Helper()
+	cost, err := G.Sum(n)
+	require.NoError(t, err)
+	_, err = G.Grad(cost, nodes[:n.Op().Arity()]...)
+	require.NoError(t, err)
+}
+
+// opsOf returns the nodes of g whose op is a T, and their ops.
+func opsOf[T any](g *G.ExprGraph) (nodes []*G.Node, ops []T) {
+	for _, nd := range g.AllNodes() {
+		if op, ok := nd.Op().(T); ok {
+			nodes, ops = append(nodes, nd), append(ops, op)
+		}
+	}
+	return nodes, ops
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/kernel"
-	"github.com/gatejet/gatejet/internal/strided"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
@@ -185,35 +184,32 @@ type jetOp struct {
 	dt tensor.Dtype
 
 	// Precomputed so that Do and UsePreallocDo allocate nothing for them.
-	nm                       string
-	lShape, dShape, outShape tensor.Shape
+	lShape, dShape tensor.Shape
 }
 
 func newJetOp(g *gate, c channel, sh softmaxjet.Shape, dt tensor.Dtype, o options) *jetOp {
 	op := &jetOp{g: g, c: c, sh: sh, dt: dt,
-		nm:       "ops." + g.k.Title + c.String(),
-		lShape:   tensor.Shape{sh.N, sh.K},
-		dShape:   tensor.Shape{sh.N, sh.K, sh.P},
-		outShape: outShape(c, sh.N, sh.K, sh.P),
+		lShape: tensor.Shape{sh.N, sh.K},
+		dShape: tensor.Shape{sh.N, sh.K, sh.P},
 	}
-	op.configure(o)
+	op.init(op, "ops."+g.k.Title+c.String(), dt, outShape(c, sh.N, sh.K, sh.P), o)
 	return op
 }
-
-func (op *jetOp) name() string { return op.nm }
 
 // Arity is 2 (logits, decoded), or 3 for the HVP (logits, decoded, v).
 func (op *jetOp) Arity() int { return arity(op.c) }
 
 // Type is Tensor-2 a → Tensor-3 a [→ Tensor-2 a] → Tensor-r a, r the rank of the channel.
-func (op *jetOp) Type() hm.Type {
+func (op *jetOp) Type() hm.Type { return fnType(op.types()...) }
+
+// types are the types of the op's inputs and output.
+func (op *jetOp) types() []hm.Type {
 	a := hm.TypeVariable('a')
 	ts := []hm.Type{tensorType(2, a), tensorType(3, a)}
 	if op.c.HasV() {
 		ts = append(ts, tensorType(2, a))
 	}
-	ts = append(ts, tensorType(len(outShape(op.c, 1, 1, 1)), a))
-	return fnType(ts...)
+	return append(ts, tensorType(len(outShape(op.c, 1, 1, 1)), a))
 }
 
 // InferShape checks the input shapes and returns the channel's shape. Gorgonia calls it when
@@ -255,9 +251,6 @@ func (op *jetOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "%s%s", op.name(), op.reuseHash())
 	op.g.writeHash(h)
 }
-
-// Hashcode is the FNV-32a hash of WriteHash.
-func (op *jetOp) Hashcode() uint32 { return hashOf(op) }
 
 // String names the op and its gate parameters.
 func (op *jetOp) String() string { return fmt.Sprintf("%s{%v}", op.name(), op.g) }
@@ -301,41 +294,44 @@ func jetValues(op string, f *jetOp, vals []gorgonia.Value, upShape tensor.Shape)
 	return in, nil
 }
 
-// Do computes the channel into a new tensor.
-func (op *jetOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	return doNew(op, op.dt, op.outShape, vals)
-}
-
-// UsePreallocDo computes the channel into prealloc, which must be a contiguous *tensor.Dense
-// of the output's dtype and shape that shares no memory with the inputs; it allocates nothing
-// on the CPU path.
-func (op *jetOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
-	return doPrealloc(op, op.dt, op.outShape, prealloc, vals)
-}
-
 func (op *jetOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
-	in, err := jetValues(op.name(), op, vals, nil)
+	return computeJet(op.name(), &op.run, op, nil, 0, out, vals)
+}
+
+// computeJet is the computation of a jet op f (upShape nil) or of its VJP with respect to
+// input wrt (upShape the channel's shape): the values vals are checked and the kernel's
+// output (of the VJP: output wrt) is written into out.
+func computeJet(name string, rec *pathRecord, f *jetOp, upShape tensor.Shape, wrt int, out *tensor.Dense, vals []gorgonia.Value) error {
+	in, err := jetValues(name, f, vals, upShape)
 	if err != nil {
 		return err
 	}
-	if op.dt == tensor.Float64 {
-		return computeJet[float64](op, out, in)
+	if f.dt == tensor.Float64 {
+		return runJet[float64](name, rec, f, wrt, out, in)
 	}
-	return computeJet[float32](op, out, in)
+	return runJet[float32](name, rec, f, wrt, out, in)
 }
 
-func computeJet[T float](op *jetOp, out *tensor.Dense, in jetInputs) error {
-	sh := op.sh
+func runJet[T float](name string, rec *pathRecord, f *jetOp, wrt int, out *tensor.Dense, in jetInputs) error {
+	sh := f.sh
 	dst := data[T](out, out.Shape().TotalSize())
 	l, d := data[T](in.l, sh.LogitsLen()), data[T](in.d, sh.DecodedLen())
-	var v []T
+	var v, up []T
 	if in.v != nil {
 		v = data[T](in.v, sh.LogitsLen())
 	}
-	if check.Overlap(dst, l) || check.Overlap(dst, d) || check.Overlap(dst, v) {
-		return check.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
+	if in.up != nil {
+		up = data[T](in.up, in.up.Shape().TotalSize())
 	}
-	return runForward(&op.run, op.g, op.c, dst, l, d, v, sh)
+	if check.Overlap(dst, l) || check.Overlap(dst, d) || check.Overlap(dst, v) || check.Overlap(dst, up) {
+		return errOverlap(name)
+	}
+	if in.up == nil {
+		return runForward(rec, f.g, f.c, dst, l, d, v, sh)
+	}
+	var outs [3][]T
+	outs[wrt] = dst
+	return runVJP(rec, f.g, f.c, outs[0], outs[1], outs[2], l, d, v, up, sh)
 }
 
 // DiffWRT: differentiable in every input.
@@ -347,67 +343,27 @@ func (op *jetOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 	if err := checkDiffNodes(op.name(), op.Arity(), inputs, grad); err != nil {
 		return nil, err
 	}
-	children := append(append(gorgonia.Nodes{}, inputs...), grad)
-	retVal := make(gorgonia.Nodes, len(inputs))
-	for i := range inputs {
-		vop := newJetVJPOp(op, i)
-		if err := checkOutput(vop.name(), op.dt, vop.wrtShape()); err != nil {
-			return nil, err
-		}
-		n, err := gorgonia.ApplyOp(vop, children...)
-		if err != nil {
-			return nil, err
-		}
-		retVal[i] = n
-	}
-	return retVal, nil
+	return gradNodes(len(inputs), append(append(gorgonia.Nodes{}, inputs...), grad),
+		func(wrt int) gradOp { return newJetVJPOp(op, wrt) })
 }
 
 // DoDiff is the LispMachine's reverse step: it computes the gradients of every input from the
 // output's gradient in one VJP kernel call and adds them into the inputs' gradients.
 func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
-	if err := checkDiffNodes(op.name(), op.Arity(), inputs, output); err != nil {
-		return err
-	}
-	up, err := output.Grad()
-	if err != nil {
-		return check.Errorf(gatejet.ErrParam, op.name(), "output", "no gradient: %v", err)
-	}
-	vals := make([]gorgonia.Value, 0, len(inputs)+1)
-	for _, n := range inputs {
-		vals = append(vals, n.Value())
-	}
-	vals = append(vals, up)
-	in, err := jetValues(op.name(), op, vals, op.outShape)
-	if err != nil {
-		return err
-	}
-	shapes := []tensor.Shape{op.lShape, op.dShape, op.lShape}
-	grads := make([]*tensor.Dense, len(inputs))
-	for i := range grads {
-		if grads[i], err = newDense(op.name(), op.dt, shapes[i]); err != nil {
-			return err
-		}
-	}
-	if op.dt == tensor.Float64 {
-		err = jetDiff[float64](op, grads, in)
-	} else {
-		err = jetDiff[float32](op, grads, in)
-	}
-	if err != nil {
-		return err
-	}
-	names := []string{"logits", "decoded", "v"}
-	for i, n := range inputs {
-		g, err := n.Grad()
+	return reverse(op.name(), op.dt, op.Arity(), inputs, output, inputs, wrtNames, func(vals []gorgonia.Value) ([]*tensor.Dense, error) {
+		in, err := jetValues(op.name(), op, vals, op.outShape)
 		if err != nil {
-			return check.Errorf(gatejet.ErrParam, op.name(), names[i], "no gradient to accumulate into: %v", err)
+			return nil, err
 		}
-		if err := strided.AddInto(op.name(), names[i], g, op.dt, shapes[i], grads[i]); err != nil {
-			return err
+		grads, err := newDenses(op.name(), op.dt, []tensor.Shape{op.lShape, op.dShape, op.lShape}[:len(inputs)]...)
+		if err != nil {
+			return nil, err
 		}
-	}
-	return nil
+		if op.dt == tensor.Float64 {
+			return grads, jetDiff[float64](op, grads, in)
+		}
+		return grads, jetDiff[float32](op, grads, in)
+	})
 }
 
 func jetDiff[T float](op *jetOp, grads []*tensor.Dense, in jetInputs) error {
@@ -428,32 +384,23 @@ type jetVJPOp struct {
 	seam
 	fwd *jetOp
 	wrt int
-	nm  string
 }
 
 func newJetVJPOp(fwd *jetOp, wrt int) *jetVJPOp {
-	op := &jetVJPOp{fwd: fwd, wrt: wrt, nm: fwd.name() + "VJP"}
-	op.configure(fwd.inherited())
+	op := &jetVJPOp{fwd: fwd, wrt: wrt}
+	op.init(op, fwd.name()+"VJP", fwd.dt, op.wrtShape(), fwd.inherited())
 	return op
 }
 
 var wrtNames = []string{"logits", "decoded", "v"}
-
-func (op *jetVJPOp) name() string { return op.nm }
 
 // Arity is the forward op's arity plus one (the upstream gradient).
 func (op *jetVJPOp) Arity() int { return op.fwd.Arity() + 1 }
 
 // Type is the forward op's input types and its output type, to the type of input wrt.
 func (op *jetVJPOp) Type() hm.Type {
-	a := hm.TypeVariable('a')
-	ts := []hm.Type{tensorType(2, a), tensorType(3, a)}
-	if op.fwd.c.HasV() {
-		ts = append(ts, tensorType(2, a))
-	}
-	ts = append(ts, tensorType(len(outShape(op.fwd.c, 1, 1, 1)), a))
-	ts = append(ts, ts[op.wrt])
-	return fnType(ts...)
+	ts := op.fwd.types()
+	return fnType(append(ts, ts[op.wrt])...)
 }
 
 func (op *jetVJPOp) wrtShape() tensor.Shape {
@@ -484,58 +431,15 @@ func (op *jetVJPOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 // WriteHash writes the forward op's hash and wrt.
-func (op *jetVJPOp) WriteHash(h hash.Hash) {
-	if h == nil {
-		return
-	}
-	op.fwd.WriteHash(h)
-	fmt.Fprintf(h, " VJP wrt %d", op.wrt)
-}
-
-// Hashcode is the FNV-32a hash of WriteHash.
-func (op *jetVJPOp) Hashcode() uint32 { return hashOf(op) }
+func (op *jetVJPOp) WriteHash(h hash.Hash) { writeGradHash(h, op.fwd, "VJP", op.wrt) }
 
 // String names the VJP, its gate parameters and wrt.
 func (op *jetVJPOp) String() string {
 	return fmt.Sprintf("%sVJP{%v, wrt %s}", op.fwd.name(), op.fwd.g, wrtNames[op.wrt])
 }
 
-// Do computes the gradient into a new tensor.
-func (op *jetVJPOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	return doNew(op, op.fwd.dt, op.wrtShape(), vals)
-}
-
-// UsePreallocDo computes the gradient into prealloc (see jetOp.UsePreallocDo).
-func (op *jetVJPOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
-	return doPrealloc(op, op.fwd.dt, op.wrtShape(), prealloc, vals)
-}
-
 func (op *jetVJPOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
-	f := op.fwd
-	in, err := jetValues(op.name(), f, vals, f.outShape)
-	if err != nil {
-		return err
-	}
-	if f.dt == tensor.Float64 {
-		return computeJetVJP[float64](op, out, in)
-	}
-	return computeJetVJP[float32](op, out, in)
-}
-
-func computeJetVJP[T float](op *jetVJPOp, out *tensor.Dense, in jetInputs) error {
-	sh := op.fwd.sh
-	l, d, up := data[T](in.l, sh.LogitsLen()), data[T](in.d, sh.DecodedLen()), data[T](in.up, in.up.Shape().TotalSize())
-	var v []T
-	if in.v != nil {
-		v = data[T](in.v, sh.LogitsLen())
-	}
-	dst := data[T](out, out.Shape().TotalSize())
-	if check.Overlap(dst, l) || check.Overlap(dst, d) || check.Overlap(dst, v) || check.Overlap(dst, up) {
-		return check.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
-	}
-	var outs [3][]T
-	outs[op.wrt] = dst
-	return runVJP(&op.run, op.fwd.g, op.fwd.c, outs[0], outs[1], outs[2], l, d, v, up, sh)
+	return computeJet(op.name(), &op.run, op.fwd, op.fwd.outShape, op.wrt, out, vals)
 }
 
 // DiffWRT: the value channel's VJP is differentiable (see valueVJPSymDiff); the other

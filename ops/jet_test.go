@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"fmt"
 	"math/rand"
 	"testing"
 
@@ -132,20 +131,10 @@ func TestJetForwardMatchesKernels(t *testing.T) {
 	for _, logistic := range []bool{false, true} {
 		for c := chValue; c < kernel.NumChannels; c++ {
 			jc := jetCase(logistic, c)
-			for _, dt := range dtypes {
-				for _, m := range machines {
-					t.Run(fmt.Sprintf("%s/%v/%v", jc.name, dt, m), func(t *testing.T) {
-						got := forwardValue(t, jc, dt, m)
-						var want []float64
-						if dt == tensor.Float64 {
-							want = kernelJet[float64](t, logistic, c, jc.inputs)
-						} else {
-							want = kernelJet[float32](t, logistic, c, jc.inputs)
-						}
-						require.Equal(t, want, got, "the op must return exactly what the kernel computes")
-					})
-				}
-			}
+			requireKernelValue(t, jc,
+				func(t *testing.T) []float64 { return kernelJet[float64](t, logistic, c, jc.inputs) },
+				func(t *testing.T) []float64 { return kernelJet[float32](t, logistic, c, jc.inputs) },
+				"the op must return exactly what the kernel computes")
 		}
 	}
 }

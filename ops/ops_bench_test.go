@@ -35,13 +35,6 @@ func dtName(dt tensor.Dtype) string {
 	return "f64"
 }
 
-func dtSize(dt tensor.Dtype) int64 {
-	if dt == tensor.Float32 {
-		return 4
-	}
-	return 8
-}
-
 func randDense(rng *rand.Rand, dt tensor.Dtype, scale float64, shape ...int) *tensor.Dense {
 	n := 1
 	for _, s := range shape {
@@ -80,24 +73,9 @@ func benchOp(b *testing.B, name string, build func(g *G.ExprGraph, opts ...ops.O
 					b.Fatal(err)
 				}
 			}
-			m := G.NewTapeMachine(g)
-			defer m.Close()
-			run := func() {
-				if err := m.RunAll(); err != nil {
-					b.Fatal(err)
-				}
-				m.Reset()
-			}
 			// The heap settles after a few runs of a machine that allocates its outputs afresh.
-			for i := 0; i < 16; i++ {
-				run()
-			}
-			b.SetBytes(int64(out.Shape().TotalSize()) * dtSize(out.Dtype()))
 			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				run()
-			}
+			benchTape(b, g, 16, int64(out.Shape().TotalSize())*int64(out.Dtype().Size()))
 		})
 	}
 	b.Run(name+"/prealloc", func(b *testing.B) {
@@ -109,22 +87,7 @@ func benchOp(b *testing.B, name string, build func(g *G.ExprGraph, opts ...ops.O
 		if !ok {
 			b.Skip("op has no UsePreallocDo")
 		}
-		dst := tensor.New(tensor.WithShape(out.Shape()...), tensor.Of(out.Dtype()))
-		args := make([]G.Value, len(vals))
-		for i, v := range vals {
-			args[i] = v
-		}
-		if _, err := op.UsePreallocDo(dst, args...); err != nil {
-			b.Fatal(err)
-		}
-		b.SetBytes(int64(out.Shape().TotalSize()) * dtSize(out.Dtype()))
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			if _, err := op.UsePreallocDo(dst, args...); err != nil {
-				b.Fatal(err)
-			}
-		}
+		benchPrealloc(b, op, out, vals, int64(out.Shape().TotalSize())*int64(out.Dtype().Size()))
 	})
 }
 
@@ -247,24 +210,51 @@ func BenchmarkJetVJPOps(b *testing.B) {
 
 func benchVJP(b *testing.B, name string, n *G.Node, vals []*tensor.Dense) {
 	b.Run(name+"/prealloc", func(b *testing.B) {
-		op := n.Op().(G.UsePreallocDoer)
-		dst := tensor.New(tensor.WithShape(n.Shape()...), tensor.Of(n.Dtype()))
-		args := make([]G.Value, len(vals))
-		for i, v := range vals {
-			args[i] = v
+		// The bytes are those of the upstream gradient read.
+		benchPrealloc(b, n.Op().(G.UsePreallocDoer), n, vals, int64(vals[len(vals)-1].Shape().TotalSize())*int64(n.Dtype().Size()))
+	})
+}
+
+// benchTape runs g on a TapeMachine (RunAll, then Reset) warm times, then once per b.Loop,
+// with bytes per run.
+func benchTape(b *testing.B, g *G.ExprGraph, warm int, bytes int64) {
+	m := G.NewTapeMachine(g)
+	defer m.Close()
+	run := func() {
+		if err := m.RunAll(); err != nil {
+			b.Fatal(err)
 		}
+		m.Reset()
+	}
+	for i := 0; i < warm; i++ {
+		run()
+	}
+	b.SetBytes(bytes)
+	b.ResetTimer()
+	for b.Loop() {
+		run()
+	}
+}
+
+// benchPrealloc runs op's UsePreallocDo on vals into a buffer of n's shape and dtype once,
+// then once per b.Loop, with bytes per run, reporting allocations.
+func benchPrealloc(b *testing.B, op G.UsePreallocDoer, n *G.Node, vals []*tensor.Dense, bytes int64) {
+	dst := tensor.New(tensor.WithShape(n.Shape()...), tensor.Of(n.Dtype()))
+	args := make([]G.Value, len(vals))
+	for i, v := range vals {
+		args[i] = v
+	}
+	if _, err := op.UsePreallocDo(dst, args...); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(bytes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
 		if _, err := op.UsePreallocDo(dst, args...); err != nil {
 			b.Fatal(err)
 		}
-		b.SetBytes(int64(vals[len(vals)-1].Shape().TotalSize()) * dtSize(n.Dtype())) // the upstream read
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			if _, err := op.UsePreallocDo(dst, args...); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }
 
 // softmaxOf writes a softmax along axis of random logits (a valid y for the backward ops).
@@ -339,7 +329,7 @@ func BenchmarkSoftmaxBackwardOp(b *testing.B) {
 			}
 			b.Run("SoftmaxBackward/"+name+"/gorgonia", func(b *testing.B) {
 				dst := tensor.New(tensor.WithShape(shape...), tensor.Of(dt))
-				b.SetBytes(int64(shape[0]*shape[1]) * dtSize(dt))
+				b.SetBytes(int64(shape[0]*shape[1]) * int64(dt.Size()))
 				b.ReportAllocs()
 				for b.Loop() {
 					if _, err := diff.UsePreallocDo(dst, y, y, dy); err != nil {

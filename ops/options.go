@@ -58,13 +58,6 @@ func applyOptions(op string, opts []Option) (options, error) {
 	return o, nil
 }
 
-// configure sets up the seam of a newly built op from its options.
-func (s *seam) configure(o options) {
-	if o.reuse {
-		s.out = new(outputBuf)
-	}
-}
-
 // claim passes on the result of the op's InferShape, which gorgonia.ApplyOp calls exactly once
 // each time it applies the op to make a node (gorgonia v0.9.18; nothing else in Gorgonia calls
 // it). An op built with ReuseOutput serves the one node it was built for: a second
@@ -83,6 +76,15 @@ func (s *seam) reuses() bool { return s.out != nil }
 
 // inherited returns the options a gradient op built from this op inherits.
 func (s *seam) inherited() options { return options{reuse: s.reuses()} }
+
+// inheritedOptions are the inherited options as Options, for a gradient built by a
+// constructor.
+func (s *seam) inheritedOptions() []Option {
+	if s.reuses() {
+		return []Option{ReuseOutput()}
+	}
+	return nil
+}
 
 // outBuf returns the op's output buffer, nil without ReuseOutput.
 func (s *seam) outBuf() *outputBuf { return s.out }

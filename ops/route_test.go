@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/stretchr/testify/require"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -89,21 +88,16 @@ func TestFirstMatchesGorgoniaAutodiff(t *testing.T) {
 // gorgonia.Grad on a TapeMachine.
 func linearGrads(t *testing.T, c graphCase, dt tensor.Dtype, w []float64) [][]float64 {
 	t.Helper()
+	return linearGradsOn(t, c, dt, w, tape)
+}
+
+// linearGradsOn is linearGrads on machine m.
+func linearGradsOn(t *testing.T, c graphCase, dt tensor.Dtype, w []float64, m machine) [][]float64 {
+	t.Helper()
 	g, nodes, out := buildCase(t, c, dt)
 	wn := G.NewTensor(g, dt, out.Dims(), G.WithShape(out.Shape()...), G.WithName("W"), G.WithValue(toDense(dt, out.Shape(), w)))
 	cost := G.Must(G.Sum(G.Must(G.HadamardProd(out, wn))))
-	_, err := G.Grad(cost, nodes...)
-	require.NoError(t, err)
-	vm := G.NewTapeMachine(g, G.BindDualValues(nodes...))
-	defer vm.Close()
-	require.NoError(t, vm.RunAll())
-	grads := make([][]float64, len(nodes))
-	for i, n := range nodes {
-		gv, err := n.Grad()
-		require.NoError(t, err)
-		grads[i] = floats(t, gv)
-	}
-	return grads
+	return runGrads(t, g, cost, nodes, m)
 }
 
 // TestFirstGradientMatchesPlainRouteSecondOrder: the first channel is the Jacobian that
@@ -160,17 +154,5 @@ func TestFirstGradientMatchesPlainRouteSecondOrder(t *testing.T) {
 // linearGradsLisp is linearGrads on a LispMachine (DoDiff).
 func linearGradsLisp(t *testing.T, c graphCase, dt tensor.Dtype, w []float64) [][]float64 {
 	t.Helper()
-	g, nodes, out := buildCase(t, c, dt)
-	wn := G.NewTensor(g, dt, out.Dims(), G.WithShape(out.Shape()...), G.WithName("W"), G.WithValue(toDense(dt, out.Shape(), w)))
-	G.Must(G.Sum(G.Must(G.HadamardProd(out, wn))))
-	vm := G.NewLispMachine(g)
-	defer vm.Close()
-	require.NoError(t, vm.RunAll())
-	grads := make([][]float64, len(nodes))
-	for i, n := range nodes {
-		gv, err := n.Grad()
-		require.NoError(t, err)
-		grads[i] = floats(t, gv)
-	}
-	return grads
+	return linearGradsOn(t, c, dt, w, lisp)
 }

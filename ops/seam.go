@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet/cudaops"
 )
@@ -70,15 +71,53 @@ func (r *pathRecord) counts() PathCounts {
 	return PathCounts{CPU: r.cpu.Load(), GPU: r.gpu.Load(), CPUFallback: r.fallbck.Load()}
 }
 
-// seam is embedded in every Op of this package. It records the cudaops.Path of the op's
-// computations (forward and DoDiff) and holds the output buffer of an op built with
+// seam is embedded in every Op of this package. It knows the op's name and the dtype and shape
+// of its output, gives the op its Do, UsePreallocDo and Hashcode, records the cudaops.Path of
+// the op's computations (forward and DoDiff) and holds the output buffer of an op built with
 // ReuseOutput. Every computation runs on host memory through cudaops.Run, which picks the
 // CPU or a registered device backend.
 type seam struct {
-	run     pathRecord // Do and UsePreallocDo
-	diffRun pathRecord // DoDiff
-	out     *outputBuf // the output buffer of an op built with ReuseOutput, else nil
+	self     computer // the op that embeds the seam
+	nm       string
+	outDT    tensor.Dtype
+	outShape tensor.Shape
+	run      pathRecord // Do and UsePreallocDo
+	diffRun  pathRecord // DoDiff
+	out      *outputBuf // the output buffer of an op built with ReuseOutput, else nil
 }
+
+// init sets up the seam of a newly built op: the op itself, its name, its output's dtype and
+// shape, and its options.
+func (s *seam) init(self computer, name string, dt tensor.Dtype, shape tensor.Shape, o options) {
+	s.self, s.nm, s.outDT, s.outShape = self, name, dt, shape
+	if o.reuse {
+		s.out = new(outputBuf)
+	}
+}
+
+func (s *seam) name() string { return s.nm }
+
+// dtype is the dtype of the op's output.
+func (s *seam) dtype() tensor.Dtype { return s.outDT }
+
+// resultShape is the shape of the op's output, known before the op is applied.
+func (s *seam) resultShape() tensor.Shape { return s.outShape }
+
+// Do computes the output into a new tensor (for an op built with ReuseOutput, a new header
+// over the op's buffer).
+func (s *seam) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	return doNew(s.self, s.outDT, s.outShape, vals)
+}
+
+// UsePreallocDo computes the output into prealloc, which must be a contiguous *tensor.Dense of
+// the output's dtype and shape that shares no memory with the inputs; it allocates nothing on
+// the CPU path.
+func (s *seam) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
+	return doPrealloc(s.self, s.outDT, s.outShape, prealloc, vals)
+}
+
+// Hashcode is the FNV-32a hash of the op's WriteHash.
+func (s *seam) Hashcode() uint32 { return hashOf(s.self) }
 
 // LastPath returns the cudaops.Path of the op's most recent Do or UsePreallocDo, and false
 // before the first one.

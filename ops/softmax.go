@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash"
 
-	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -48,16 +47,23 @@ func newSoftmax(name string, log bool, x *gorgonia.Node, axis int, opts []Option
 	if err != nil {
 		return nil, err
 	}
-	op := &softmaxOp{softmaxAxis: a}
-	op.configure(o)
+	op := newSoftmaxOp(a, o)
 	return gorgonia.ApplyOp(op, x)
 }
 
 // softmaxOp is softmax or log-softmax along one axis. Input x; output y. Shape and dtype are
-// fixed when the node is built.
+// fixed when the node is built. Its DoDiff runs the backward kernel on the output's value.
 type softmaxOp struct {
-	seam
-	softmaxAxis
+	axisUniform
+}
+
+func newSoftmaxOp(a softmaxAxis, o options) *softmaxOp {
+	op := &softmaxOp{}
+	k := a.kernels()
+	op.axisUniform = axisUniform{softmaxAxis: a, uniform: uniform{args: []string{"x"}, k: k[0],
+		diff: k[1], diffArgs: []string{"y", "grad"}, fromOutput: true}}
+	op.initAxis(op, a.names()[0], o)
+	return op
 }
 
 // softmaxAxis is what a softmax op and the softmax-family backward ops (SoftmaxBackward and
@@ -97,81 +103,45 @@ func newSoftmaxAxis(name, arg string, log bool, s tensor.Shape, axis int, dt ten
 	return softmaxAxis{log: log, axis: axis, shape: s.Clone(), dt: dt, ints: [3]int{outer, n, inner}}, nil
 }
 
-func (op *softmaxOp) name() string {
-	if op.log {
-		return "ops.LogSoftmax"
+// kernels are the axis's forward, backward and double-backward kernels.
+func (a *softmaxAxis) kernels() [3]cudaops.Kernel {
+	if a.log {
+		return [3]cudaops.Kernel{cudaops.KernelLogSoftmaxForward, cudaops.KernelLogSoftmaxBackward, cudaops.KernelLogSoftmaxBackwardGrad}
 	}
-	return "ops.Softmax"
+	return [3]cudaops.Kernel{cudaops.KernelSoftmaxForward, cudaops.KernelSoftmaxBackward, cudaops.KernelSoftmaxBackwardGrad}
 }
 
-// Arity is 1: x.
-func (op *softmaxOp) Arity() int { return 1 }
-
-// Type is a → a.
-func (op *softmaxOp) Type() hm.Type {
-	a := hm.TypeVariable('a')
-	return fnType(a, a)
+// names are the names of the axis's forward and backward ops.
+func (a *softmaxAxis) names() [2]string {
+	if a.log {
+		return [2]string{"ops.LogSoftmax", "ops.LogSoftmaxBackward"}
+	}
+	return [2]string{"ops.Softmax", "ops.SoftmaxBackward"}
 }
 
-// InferShape checks that the input has the op's shape and returns it. Gorgonia calls it when
-// it applies the op; an op built with ReuseOutput is applied once (see ReuseOutput).
-func (op *softmaxOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	sh, err := sameShapes(op.name(), op.shape, ds, 1)
-	return op.claim(op.name(), sh, err)
+// axisUniform is the part of the softmax op and its backward that they share: the layout
+// along the axis, the uniform seam over it, the hash and the name.
+type axisUniform struct {
+	uniform
+	softmaxAxis
+}
+
+// initAxis sets up the seam of the op self of the given name over the axis's shape and sizes.
+func (u *axisUniform) initAxis(self computer, name string, o options) {
+	u.sizes = u.ints[:]
+	u.uniform.init(self, name, u.dt, u.shape, o)
 }
 
 // WriteHash writes the op's name and axis.
-func (op *softmaxOp) WriteHash(h hash.Hash) {
+func (u *axisUniform) WriteHash(h hash.Hash) {
 	if h == nil {
 		return
 	}
-	fmt.Fprintf(h, "%s axis %d%s", op.name(), op.axis, op.reuseHash())
+	fmt.Fprintf(h, "%s axis %d%s", u.name(), u.axis, u.reuseHash())
 }
-
-// Hashcode is the FNV-32a hash of WriteHash.
-func (op *softmaxOp) Hashcode() uint32 { return hashOf(op) }
 
 // String names the op and its axis.
-func (op *softmaxOp) String() string { return fmt.Sprintf("%s{axis=%d}", op.name(), op.axis) }
-
-// Do computes y into a new tensor.
-func (op *softmaxOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	return doNew(op, op.dt, op.shape, vals)
-}
-
-// UsePreallocDo computes y into prealloc (a contiguous *tensor.Dense of the output's dtype and
-// shape sharing no memory with the input).
-func (op *softmaxOp) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
-	return doPrealloc(op, op.dt, op.shape, prealloc, vals)
-}
-
-func (op *softmaxOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
-	ts, err := values(op.name(), op.dt, op.shape, vals, "x")
-	if err != nil {
-		return err
-	}
-	if op.dt == tensor.Float64 {
-		return softmaxForward[float64](op, out, ts[0])
-	}
-	return softmaxForward[float32](op, out, ts[0])
-}
-
-func softmaxForward[T float](op *softmaxOp, out, xt *tensor.Dense) error {
-	b := &op.softmaxAxis
-	n := b.shape.TotalSize()
-	y, x := data[T](out, n), data[T](xt, n)
-	if check.Overlap(y, x) {
-		return check.Errorf(gatejet.ErrParam, op.name(), "prealloc", "the output buffer overlaps an input")
-	}
-	k := cudaops.KernelSoftmaxForward
-	if b.log {
-		k = cudaops.KernelLogSoftmaxForward
-	}
-	return run(&op.run, k, b.ints[:], nil, [][]T{x}, [][]T{y})
-}
-
-// DiffWRT: differentiable in x.
-func (op *softmaxOp) DiffWRT(inputs int) []bool { return diffMask(inputs, true) }
+func (u *axisUniform) String() string { return fmt.Sprintf("%s{axis=%d}", u.name(), u.axis) }
 
 // newBackward returns a fresh backward op of the same axis, shape and dtype, inheriting the
 // op's options.
@@ -188,48 +158,5 @@ func (op *softmaxOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node)
 	if err := checkDiffNodes(op.name(), 1, inputs, output, grad); err != nil {
 		return nil, err
 	}
-	bop := op.newBackward()
-	// The gradient op's output has the op's shape, checked when the op was built; the limit
-	// may have been lowered since.
-	if err := checkOutput(bop.name(), op.dt, op.shape); err != nil {
-		return nil, err
-	}
-	n, err := gorgonia.ApplyOp(bop, output, grad)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.Nodes{n}, nil
-}
-
-// DoDiff is the LispMachine's reverse step: the backward kernel of the output's value and
-// gradient, added into x's gradient.
-func (op *softmaxOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
-	if err := checkDiffNodes(op.name(), 1, inputs, output); err != nil {
-		return err
-	}
-	up, err := output.Grad()
-	if err != nil {
-		return check.Errorf(gatejet.ErrParam, op.name(), "output", "no gradient: %v", err)
-	}
-	b := &op.softmaxAxis
-	ts, err := values(op.name(), b.dt, b.shape, []gorgonia.Value{output.Value(), up}, "y", "grad")
-	if err != nil {
-		return err
-	}
-	dx, err := newDense(op.name(), b.dt, b.shape)
-	if err != nil {
-		return err
-	}
-	n := b.shape.TotalSize()
-	if b.dt == tensor.Float64 {
-		err = runAxisBackward(&op.diffRun, b.log, b.ints,
-			data[float64](dx, n), data[float64](ts[0], n), data[float64](ts[1], n))
-	} else {
-		err = runAxisBackward(&op.diffRun, b.log, b.ints,
-			data[float32](dx, n), data[float32](ts[0], n), data[float32](ts[1], n))
-	}
-	if err != nil {
-		return err
-	}
-	return accumulate(op.name(), b.dt, b.shape, inputs, []string{"x"}, []*tensor.Dense{dx})
+	return gradNodes(1, gorgonia.Nodes{output, grad}, func(int) gradOp { return op.newBackward() })
 }

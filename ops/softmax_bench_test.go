@@ -79,22 +79,7 @@ func BenchmarkSoftmaxStep(b *testing.B) {
 			if _, _, err := softmaxStep(g, c.gatejet, c.axis, xv, dyv, c.opts...); err != nil {
 				b.Fatal(err)
 			}
-			m := G.NewTapeMachine(g)
-			defer m.Close()
-			run := func() {
-				if err := m.RunAll(); err != nil {
-					b.Fatal(err)
-				}
-				m.Reset()
-			}
-			for i := 0; i < 4; i++ {
-				run()
-			}
-			b.SetBytes(int64(xv.Shape().TotalSize()) * 8)
-			b.ResetTimer()
-			for b.Loop() {
-				run()
-			}
+			benchTape(b, g, 4, int64(xv.Shape().TotalSize())*8)
 		})
 	}
 }

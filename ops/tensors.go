@@ -13,6 +13,8 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/kernel"
+	"github.com/gatejet/gatejet/internal/strided"
 )
 
 // float is the element type of every kernel the ops call.
@@ -130,6 +132,10 @@ func dense(op, name string, v gorgonia.Value, dt tensor.Dtype, shape tensor.Shap
 		if _, err := check.Alloc(op, name, int(dt.Size()), shape...); err != nil {
 			return nil, err
 		}
+		if !t.IsMaterializable() && !t.DataOrder().IsRowMajor() {
+			// Stored column-major (tensor.AsFortran), not a view: gathered in logical order.
+			return logical(op, name, t, dt, shape)
+		}
 		m, ok := t.Materialize().(*tensor.Dense)
 		if !ok || m.RequiresIterator() || !m.DataOrder().IsRowMajor() {
 			return nil, check.Errorf(gatejet.ErrParam, op, name, "cannot lay the value out row-major")
@@ -227,7 +233,7 @@ func diffMask(inputs int, differentiable bool) []bool {
 }
 
 // hashOf is the FNV-32a hash of what an op writes with WriteHash.
-func hashOf(op gorgonia.Op) uint32 {
+func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
 	h := fnv.New32a()
 	op.WriteHash(h)
 	return h.Sum32()
@@ -282,6 +288,7 @@ type computer interface {
 	name() string
 	compute(out *tensor.Dense, vals []gorgonia.Value) error
 	outBuf() *outputBuf
+	WriteHash(h hash.Hash)
 }
 
 // doNew is every op's Do: the output in a new tensor, or for an op built with ReuseOutput in
@@ -323,4 +330,149 @@ func doPrealloc(c computer, dt tensor.Dtype, shape tensor.Shape, prealloc gorgon
 		return nil, err
 	}
 	return prealloc, nil
+}
+
+// reverse is the LispMachine's reverse step (DoDiff) of a differentiable op with arity inputs:
+// it checks the nodes, reads the output's gradient, lets grads compute one gradient per input
+// from the values of the nodes from (the inputs, or the output) followed by that gradient,
+// and adds them into the inputs' gradients (names are the inputs' names, for errors).
+func reverse(name string, dt tensor.Dtype, arity int, inputs gorgonia.Nodes, output *gorgonia.Node,
+	from gorgonia.Nodes, names []string, grads func(vals []gorgonia.Value) ([]*tensor.Dense, error)) error {
+	if err := checkDiffNodes(name, arity, inputs, output); err != nil {
+		return err
+	}
+	up, err := output.Grad()
+	if err != nil {
+		return check.Errorf(gatejet.ErrParam, name, "output", "no gradient: %v", err)
+	}
+	vals := make([]gorgonia.Value, 0, len(from)+1)
+	for _, n := range from {
+		vals = append(vals, n.Value())
+	}
+	gs, err := grads(append(vals, up))
+	if err != nil {
+		return err
+	}
+	for i, n := range inputs {
+		g, err := n.Grad()
+		if err != nil {
+			return check.Errorf(gatejet.ErrParam, name, names[i], "no gradient to accumulate into: %v", err)
+		}
+		if err := strided.AddInto(name, names[i], g, dt, gs[i].Shape(), gs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newDenses allocates one zeroed tensor of each shape (see newDense).
+func newDenses(op string, dt tensor.Dtype, shapes ...tensor.Shape) ([]*tensor.Dense, error) {
+	ts := make([]*tensor.Dense, len(shapes))
+	for i, s := range shapes {
+		var err error
+		if ts[i], err = newDense(op, dt, s); err != nil {
+			return nil, err
+		}
+	}
+	return ts, nil
+}
+
+// values checks n values of the op's dtype and shape.
+func values(name string, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Value, names ...string) ([]*tensor.Dense, error) {
+	if len(vals) != len(names) {
+		return nil, check.Errorf(gatejet.ErrParam, name, "", "want %d inputs, got %d", len(names), len(vals))
+	}
+	ts := make([]*tensor.Dense, len(vals))
+	for i, v := range vals {
+		t, err := dense(name, names[i], v, dt, shape)
+		if err != nil {
+			return nil, err
+		}
+		ts[i] = t
+	}
+	return ts, nil
+}
+
+// errOverlap is the error of an output buffer that overlaps an input.
+func errOverlap(op string) error {
+	return check.Errorf(gatejet.ErrParam, op, "prealloc", "the output buffer overlaps an input")
+}
+
+// gradOp is a gradient op that a SymDiff builds.
+type gradOp interface {
+	gorgonia.Op
+	name() string
+	resultShape() tensor.Shape
+	dtype() tensor.Dtype
+}
+
+// gradNodes is the end of a SymDiff: it applies the gradient op newOp(wrt) to children for
+// each of n inputs wrt. Each op's output was checked against gatejet.MaxBytes when the op it
+// differentiates was built; it is checked again, since the limit may have been lowered since.
+func gradNodes(n int, children gorgonia.Nodes, newOp func(wrt int) gradOp) (gorgonia.Nodes, error) {
+	retVal := make(gorgonia.Nodes, n)
+	for wrt := range retVal {
+		op := newOp(wrt)
+		if err := checkOutput(op.name(), op.dtype(), op.resultShape()); err != nil {
+			return nil, err
+		}
+		r, err := gorgonia.ApplyOp(op, children...)
+		if err != nil {
+			return nil, err
+		}
+		retVal[wrt] = r
+	}
+	return retVal, nil
+}
+
+// writeGradHash writes the hash of a gradient op: that of the op fwd it differentiates, then
+// its tag and wrt.
+func writeGradHash(h hash.Hash, fwd interface{ WriteHash(hash.Hash) }, tag string, wrt int) {
+	if h == nil {
+		return
+	}
+	fwd.WriteHash(h)
+	fmt.Fprintf(h, " %s wrt %d", tag, wrt)
+}
+
+// logical returns t (not a view, dtype dt) laid out row-major in its logical order (a
+// gathered copy unless its storage already is that order).
+func logical(op, name string, t *tensor.Dense, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, error) {
+	var backing any
+	var err error
+	if dt == tensor.Float64 {
+		backing, err = strided.Logical[float64](op, name, t)
+	} else {
+		backing, err = strided.Logical[float32](op, name, t)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(backing)), nil
+}
+
+// runDense runs kernel k on the inputs in and outputs out (tensors of dtype dt) with sizes and
+// floats, recording the path in rec, after checking that no output overlaps an input.
+func runDense(name string, rec *pathRecord, dt tensor.Dtype, k kernel.ID, sizes []int, floats []float64, in, out []*tensor.Dense) error {
+	if dt == tensor.Float64 {
+		return runDenseOf[float64](name, rec, k, sizes, floats, in, out)
+	}
+	return runDenseOf[float32](name, rec, k, sizes, floats, in, out)
+}
+
+func runDenseOf[T float](name string, rec *pathRecord, k kernel.ID, sizes []int, floats []float64, in, out []*tensor.Dense) error {
+	var ins [kernel.MaxIn][]T
+	var outs [kernel.MaxOut][]T
+	for i, t := range in {
+		ins[i] = data[T](t, t.Shape().TotalSize())
+	}
+	for i, t := range out {
+		outs[i] = data[T](t, t.Shape().TotalSize())
+		for _, x := range ins[:len(in)] {
+			if check.Overlap(outs[i], x) {
+				return errOverlap(name)
+			}
+		}
+	}
+	return run(rec, k, sizes, floats, ins[:len(in)], outs[:len(out)])
 }

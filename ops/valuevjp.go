@@ -70,9 +70,6 @@ type sizedOp interface {
 	resultShape() tensor.Shape
 }
 
-func (op *jetOp) resultShape() tensor.Shape    { return op.outShape }
-func (op *jetVJPOp) resultShape() tensor.Shape { return op.wrtShape() }
-
 // apply checks the op's output against gatejet.MaxBytes and applies it.
 func (b *nodeBuilder) apply(op sizedOp, children ...*gorgonia.Node) *gorgonia.Node {
 	if b.err != nil {

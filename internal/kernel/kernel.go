@@ -6,8 +6,9 @@
 // read this table; none of them lists the kernels again.
 //
 // A gate's ten row-jet kernels (five channels, forward and VJP) are declared together by one
-// Gate value (gate.go); the kernels of the built-in gates, the softmax-family axis kernels and
-// the activations are in table.go. A kernel with a nil Device runs on the CPU only.
+// Gate value (gate.go); the kernels of the built-in gates, the softmax-family axis kernels,
+// the activations and the batch kernels of graphs' ops are in table.go. A kernel with a nil
+// Device (the batch kernels) runs on the CPU only.
 package kernel
 
 import (
@@ -42,9 +43,12 @@ const (
 	Axis
 	// Elementwise kernels take sizes [len]; every slice has len elements.
 	Elementwise
+	// Batch kernels take sizes [N, K]: N rows of K elements, or N matrices K×K. They run on
+	// the CPU only (the soft-argmin and the log-determinant of package graphs).
+	Batch
 )
 
-var familyNames = [...]string{NoFamily: "unknown", RowJet: "row_jet", Axis: "axis", Elementwise: "elementwise"}
+var familyNames = [...]string{NoFamily: "unknown", RowJet: "row_jet", Axis: "axis", Elementwise: "elementwise", Batch: "batch"}
 
 func (f Family) String() string {
 	if int(f) < len(familyNames) {
@@ -60,6 +64,8 @@ func (f Family) NumInts() int {
 		return 3
 	case Elementwise:
 		return 1
+	case Batch:
+		return 2
 	}
 	return 0
 }
@@ -73,7 +79,8 @@ const (
 	NP                   // N·P: value
 	NKKP                 // N·K·K·P: second
 	NKK                  // N·K·K: a Gauss-Newton slab
-	Whole                // the product of every size: axis and elementwise tensors
+	Whole                // the product of every size: axis, elementwise and batch tensors
+	N                    // N: one value per row or matrix of a batch
 )
 
 // Len evaluates d for the sizes ints (the family's count, all ≥ 0); ok is false when the
@@ -90,6 +97,8 @@ func (d Dim) Len(ints []int) (n int, ok bool) {
 		return mul(ints[0], ints[1], ints[1], ints[2])
 	case NKK:
 		return mul(ints[0], ints[1], ints[1])
+	case N:
+		return ints[0], true
 	}
 	return mul(ints...)
 }
@@ -152,8 +161,11 @@ type Spec struct {
 	// Skippable has bit i set when Out[i] may be nil on the CPU (the CPU function then does
 	// not compute it); a device kernel writes every output.
 	Skippable uint8
-	F64       CPU[float64]
-	F32       CPU[float32]
+	// Floats is the number of floats a kernel without a gate takes (a gate's kernels take
+	// the gate's).
+	Floats int
+	F64    CPU[float64]
+	F32    CPU[float32]
 	// Device is how the device kernels are built and launched; nil for a CPU-only kernel.
 	Device *Device
 }
@@ -335,15 +347,15 @@ func (id ID) Sizes(op string, ints []int) (*Spec, error) {
 	return sp, nil
 }
 
-// Args checks a call's sizes (Sizes) and the count of its floats, the gate's or none
-// (ErrParam), and returns the kernel's declaration. The values of the floats are the gate's
+// Args checks a call's sizes (Sizes) and the count of its floats, the gate's or the
+// kernel's Floats (ErrParam), and returns the kernel's declaration. The values of the floats are the gate's
 // Check's business.
 func (id ID) Args(op string, ints []int, floats []float64) (*Spec, error) {
 	sp, err := id.Sizes(op, ints)
 	if err != nil {
 		return nil, err
 	}
-	want := 0
+	want := sp.Floats
 	if sp.Gate != nil {
 		want = sp.Gate.NumFloats(ints[1])
 	}

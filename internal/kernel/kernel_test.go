@@ -26,7 +26,9 @@ func TestTable(t *testing.T) {
 		require.Equal(t, id, got)
 		require.NotNil(t, s.F64, s.Name)
 		require.NotNil(t, s.F32, s.Name)
-		require.NotNil(t, s.Device, "%s: every built-in kernel has device entry points", s.Name)
+		// Every built-in kernel has device entry points but graphs' (the batch family), which
+		// run on the CPU only.
+		require.Equal(t, s.Family != Batch, s.Device != nil, "%s: device entry points", s.Name)
 	}
 	for _, g := range []*Gate{SoftmaxGate, LogisticGate} {
 		for c := Value; c < NumChannels; c++ {
@@ -110,4 +112,38 @@ func TestRegisterRefusesIncompleteGates(t *testing.T) {
 		registerLocked([]Spec{{Name: "jet_value", Family: Elementwise, In: []Dim{Whole}, Out: []Dim{Whole},
 			F64: softmaxForward[float64], F32: softmaxForward[float32]}})
 	}, "a name declared twice")
+}
+
+// TestBatchKernels: graphs' kernels are declared CPU-only with sizes [N, K] and one float, and
+// run through Run like any other (the soft-argmin of two rows, the log-determinant of a
+// diagonal matrix).
+func TestBatchKernels(t *testing.T) {
+	for _, id := range []ID{SoftArgmin, SoftArgminVJP, LogDetPlusRidge, LogDetPlusRidgeGrad} {
+		s := id.Spec()
+		require.Equal(t, Batch, s.Family, s.Name)
+		require.False(t, id.OnDevice(), s.Name)
+		require.Equal(t, 1, s.Floats, s.Name)
+		_, err := id.Args("op", []int{2, 3}, nil)
+		require.ErrorIs(t, err, gatejet.ErrParam, "%s takes one float", s.Name)
+	}
+	require.Equal(t, "batch", Batch.String())
+	require.Equal(t, 2, Batch.NumInts())
+	n, ok := N.Len([]int{4, 3})
+	require.True(t, ok)
+	require.Equal(t, 4, n)
+	n, _ = NKK.Len([]int{4, 3})
+	require.Equal(t, 36, n)
+
+	var o Operands[float64]
+	o.In[0], o.Out[0] = []float64{0, 0, math.Inf(1), 1, 1, 1}, make([]float64, 6)
+	require.NoError(t, Run("op", SoftArgmin, &o, []int{2, 3}, []float64{1}))
+	require.Equal(t, []float64{0.5, 0.5, 0}, o.Out[0][:3], "the two zero costs share the row's mass")
+	require.InDelta(t, 1.0/3, o.Out[0][4], 1e-15)
+
+	var d Operands[float32]
+	d.In[0], d.Out[0] = []float32{2, 0, 0, 8}, make([]float32, 1)
+	require.NoError(t, Run("op", LogDetPlusRidge, &d, []int{1, 2}, []float64{0}))
+	require.InDelta(t, math.Log(16), float64(d.Out[0][0]), 1e-6)
+	d.Out[0] = make([]float32, 2)
+	require.ErrorIs(t, Run("op", LogDetPlusRidge, &d, []int{1, 2}, []float64{0}), gatejet.ErrSize, "operand lengths are checked")
 }

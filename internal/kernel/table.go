@@ -3,6 +3,7 @@ package kernel
 import (
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/graphmath"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
@@ -44,6 +45,10 @@ const (
 	SiLUForward
 	SiLUBackward
 	SiLUBackwardGrad
+	SoftArgmin // graphs' ops, declared in batchKernels; CPU only
+	SoftArgminVJP
+	LogDetPlusRidge
+	LogDetPlusRidgeGrad
 	numBuiltin
 )
 
@@ -230,6 +235,76 @@ func activationKernels() []Spec {
 	return ss
 }
 
+// The kernels of graphs' own ops (internal/graphmath), CPU only, with sizes [N, K] and one
+// float: the soft-argmin along rows of K costs ([costs] → [p], floats [invTau]) and its VJP
+// ([p, dp] → [dcosts]); the log-determinant of N matrices K×K ([H] → [logdet], floats
+// [lambda]) and its gradient ([H, g] → [dH]). The log-determinant computes in float64
+// whatever the element type.
+func batchKernels() []Spec {
+	batch := func(name string, in, out []Dim, f64 CPU[float64], f32 CPU[float32]) Spec {
+		return Spec{Name: name, Family: Batch, In: in, Out: out, Floats: 1, F64: f64, F32: f32}
+	}
+	return []Spec{
+		batch("soft_argmin", []Dim{Whole}, []Dim{Whole}, softArgmin[float64], softArgmin[float32]),
+		batch("soft_argmin_vjp", []Dim{Whole, Whole}, []Dim{Whole}, softArgminVJP[float64], softArgminVJP[float32]),
+		batch("log_det_plus_ridge", []Dim{NKK}, []Dim{N}, logDet[float64], logDet[float32]),
+		batch("log_det_plus_ridge_grad", []Dim{NKK, N}, []Dim{NKK}, logDetGrad[float64], logDetGrad[float32]),
+	}
+}
+
+func softArgmin[T Float](o *Operands[T], n []int, f []float64) error {
+	return graphmath.SoftArgminRows(graphmath.OpSoftArgmin, o.Out[0], o.In[0], n[1], f[0])
+}
+func softArgminVJP[T Float](o *Operands[T], n []int, f []float64) error {
+	return graphmath.SoftArgminVJP(o.Out[0], o.In[0], o.In[1], n[1], f[0])
+}
+func logDet[T Float](o *Operands[T], n []int, f []float64) error {
+	out := wide(o.Out[0])
+	if err := graphmath.LogDet(out, float64s(o.In[0]), n[0], n[1], f[0]); err != nil {
+		return err
+	}
+	narrow(o.Out[0], out)
+	return nil
+}
+func logDetGrad[T Float](o *Operands[T], n []int, f []float64) error {
+	dh := wide(o.Out[0])
+	if err := graphmath.LogDetGrad(dh, float64s(o.In[0]), float64s(o.In[1]), n[0], n[1], f[0]); err != nil {
+		return err
+	}
+	narrow(o.Out[0], dh)
+	return nil
+}
+
+// float64s returns x as []float64: x itself when it is one, a converted copy otherwise.
+func float64s[T Float](x []T) []float64 {
+	if d, ok := any(x).([]float64); ok {
+		return d
+	}
+	d := make([]float64, len(x))
+	for i, v := range x {
+		d[i] = float64(v)
+	}
+	return d
+}
+
+// wide returns float64 room for the output dst: dst itself when it is []float64.
+func wide[T Float](dst []T) []float64 {
+	if d, ok := any(dst).([]float64); ok {
+		return d
+	}
+	return make([]float64, len(dst))
+}
+
+// narrow writes the float64 results x (from wide) into dst, rounding them to T.
+func narrow[T Float](dst []T, x []float64) {
+	if _, ok := any(dst).([]float64); ok {
+		return
+	}
+	for i, v := range x {
+		dst[i] = T(v)
+	}
+}
+
 func init() {
 	specs.Store(&[]*Spec{nil})
 	Register(SoftmaxGate)
@@ -241,9 +316,10 @@ func init() {
 	for i, a := range Activations {
 		a.first = first + ID(3*i)
 	}
+	registerLocked(batchKernels())
 	if SoftmaxGate.first != JetValue || LogisticGate.first != LogisticValue ||
 		len(*specs.Load()) != int(numBuiltin) || SoftmaxBackward.String() != "softmax_backward" ||
-		ReLUForward.String() != "relu_forward" {
+		ReLUForward.String() != "relu_forward" || SoftArgmin.String() != "soft_argmin" {
 		panic("kernel: the built-in IDs do not follow the table's order")
 	}
 	// Gates added later register here, after the kernels that have constants: they are

@@ -125,7 +125,7 @@ func TestModuleCachePrewarmAndConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			ks := kernel.All()
+			ks := deviceKernels()
 			for i := range ks {
 				k := ks[(i+g)%len(ks)]
 				_, err := c.Get(k, []kernel.DType{kernel.Float32, kernel.Float64}[(i+g)%2])

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -12,154 +11,6 @@ import (
 
 	"github.com/gatejet/gatejet/backward"
 )
-
-var axisShape = tensor.Shape{2, 3, 4}
-
-// axisCase is SoftmaxBackward or LogSoftmaxBackward along axis as a graphCase; y is a random
-// positive tensor (a free variable, as the double backward treats it) or, for log-softmax, a
-// random negative one.
-func axisCase(log bool, axis int) graphCase {
-	rng := rand.New(rand.NewSource(int64(100 + axis + 7*b2i(log))))
-	y := randInput(rng, "y", axisShape, 0.05, 0.6)
-	if log {
-		y = randInput(rng, "y", axisShape, -3, -0.2)
-	}
-	dy := randInput(rng, "dy", axisShape, -1, 1)
-	name := fmt.Sprintf("SoftmaxBackward/axis%d", axis)
-	build := SoftmaxBackward
-	if log {
-		name = fmt.Sprintf("LogSoftmaxBackward/axis%d", axis)
-		build = LogSoftmaxBackward
-	}
-	return graphCase{name: name, inputs: []input{y, dy}, build: func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
-		return build(in[0], in[1], axis)
-	}}
-}
-
-func axisCases() []graphCase {
-	var cs []graphCase
-	for _, log := range []bool{false, true} {
-		for _, axis := range []int{0, 1, -1} {
-			cs = append(cs, axisCase(log, axis))
-		}
-	}
-	return cs
-}
-
-func kernelAxis[T float](t *testing.T, log bool, axis int, ins []input) []float64 {
-	dx := make([]T, axisShape.TotalSize())
-	f := backward.SoftmaxBackward[T]
-	if log {
-		f = backward.LogSoftmaxBackward[T]
-	}
-	require.NoError(t, f(dx, typed[T](ins[0].vals), typed[T](ins[1].vals), axisShape, axis))
-	return widen(dx)
-}
-
-func TestAxisBackwardMatchesKernels(t *testing.T) {
-	for _, log := range []bool{false, true} {
-		for _, axis := range []int{0, 1, 2, -1, -3} {
-			c := axisCase(log, axis)
-			for _, dt := range dtypes {
-				for _, m := range machines {
-					t.Run(fmt.Sprintf("%s/%v/%v", c.name, dt, m), func(t *testing.T) {
-						got := forwardValue(t, c, dt, m)
-						var want []float64
-						if dt == tensor.Float64 {
-							want = kernelAxis[float64](t, log, axis, c.inputs)
-						} else {
-							want = kernelAxis[float32](t, log, axis, c.inputs)
-						}
-						require.Equal(t, want, got)
-					})
-				}
-			}
-		}
-	}
-}
-
-// TestAxisDoubleBackward checks the gradients of SoftmaxBackward and LogSoftmaxBackward with
-// respect to both y and dy (the double backward) against finite differences.
-func TestAxisDoubleBackward(t *testing.T) {
-	for _, c := range axisCases() {
-		t.Run(c.name, func(t *testing.T) { checkGradients(t, c) })
-	}
-}
-
-func TestAxisHashSeparatesAxes(t *testing.T) {
-	g := G.NewGraph()
-	y := G.NewTensor(g, tensor.Float64, 2, G.WithShape(3, 3), G.WithName("y"))
-	dy := G.NewTensor(g, tensor.Float64, 2, G.WithShape(3, 3), G.WithName("dy"))
-	a0, err := SoftmaxBackward(y, dy, 0)
-	require.NoError(t, err)
-	a1, err := SoftmaxBackward(y, dy, 1)
-	require.NoError(t, err)
-	am1, err := SoftmaxBackward(y, dy, -1)
-	require.NoError(t, err)
-	l1, err := LogSoftmaxBackward(y, dy, 1)
-	require.NoError(t, err)
-	require.NotSame(t, a0, a1)
-	require.Same(t, a1, am1, "axis -1 is axis 1 of a rank-2 tensor")
-	require.NotSame(t, a1, l1)
-	require.NotEqual(t, a0.Op().Hashcode(), a1.Op().Hashcode())
-	require.NotEqual(t, a1.Op().Hashcode(), l1.Op().Hashcode())
-}
-
-// TestSoftmaxBackwardMatchesGorgonia: the gradient Gorgonia's own SoftMax computes for
-// Σ W⊙softmax(x) is SoftmaxBackward(softmax(x), W); likewise for LogSoftMax.
-func TestSoftmaxBackwardMatchesGorgonia(t *testing.T) {
-	rng := rand.New(rand.NewSource(5))
-	shape := tensor.Shape{3, 5}
-	x := randInput(rng, "x", shape, -2, 2)
-	w := randInput(rng, "w", shape, -1, 1)
-	for _, log := range []bool{false, true} {
-		for _, dt := range dtypes {
-			t.Run(fmt.Sprintf("log=%v/%v", log, dt), func(t *testing.T) {
-				// Gorgonia's route.
-				g := G.NewGraph()
-				xn := G.NewMatrix(g, dt, G.WithShape(shape...), G.WithName("x"), G.WithValue(toDense(dt, shape, x.vals)))
-				wn := G.NewMatrix(g, dt, G.WithShape(shape...), G.WithName("w"), G.WithValue(toDense(dt, shape, w.vals)))
-				var y *G.Node
-				var err error
-				if log {
-					y, err = G.LogSoftMax(xn, 1)
-				} else {
-					y, err = G.SoftMax(xn, 1)
-				}
-				require.NoError(t, err)
-				cost := G.Must(G.Sum(G.Must(G.HadamardProd(y, wn))))
-				_, err = G.Grad(cost, xn)
-				require.NoError(t, err)
-				var yv G.Value
-				G.Read(y, &yv)
-				vm := G.NewTapeMachine(g, G.BindDualValues(xn))
-				require.NoError(t, vm.RunAll())
-				gx, err := xn.Grad()
-				require.NoError(t, err)
-				want := floats(t, gx)
-				ys := floats(t, yv)
-				vm.Close()
-
-				// Ours, from the saved output.
-				c := graphCase{name: "ours", inputs: []input{{"y", shape, ys}, {"dy", shape, w.vals}},
-					build: func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
-						if log {
-							return LogSoftmaxBackward(in[0], in[1], 1)
-						}
-						return SoftmaxBackward(in[0], in[1], 1)
-					}}
-				for _, m := range machines {
-					got := forwardValue(t, c, dt, m)
-					tol := 1e-12
-					if dt == tensor.Float32 {
-						tol = 1e-5
-					}
-					requireClose(t, want, got, tol, "%v", m)
-				}
-			})
-		}
-	}
-}
 
 // activationCase is f(x), f's backward (x, dy) or — through the backward's gradient — the
 // double backward, as a graphCase.
@@ -201,20 +52,9 @@ func TestActivationsMatchKernels(t *testing.T) {
 	for a := actReLU; a < numActivations; a++ {
 		for _, bw := range []bool{false, true} {
 			c := activationCase(a, bw)
-			for _, dt := range dtypes {
-				for _, m := range machines {
-					t.Run(fmt.Sprintf("%s/%v/%v", c.name, dt, m), func(t *testing.T) {
-						got := forwardValue(t, c, dt, m)
-						var want []float64
-						if dt == tensor.Float64 {
-							want = kernelActivation[float64](t, a, bw, c.inputs)
-						} else {
-							want = kernelActivation[float32](t, a, bw, c.inputs)
-						}
-						require.Equal(t, want, got)
-					})
-				}
-			}
+			requireKernelValue(t, c,
+				func(t *testing.T) []float64 { return kernelActivation[float64](t, a, bw, c.inputs) },
+				func(t *testing.T) []float64 { return kernelActivation[float32](t, a, bw, c.inputs) })
 		}
 	}
 }

@@ -1,0 +1,302 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+	"math"
+
+	"github.com/chewxy/hm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/bridge"
+	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/graphmath"
+	"github.com/gatejet/gatejet/internal/kernel"
+)
+
+// The ops of package graphs' SoftArgmin and LogDetPlusRidge. They are ops of this package
+// like any other (options, ReuseOutput, path reporting, UsePreallocDo, dispatch through
+// cudaops.Run), named after graphs' builders, which reach them through internal/bridge. Their
+// kernels (internal/graphmath) run on the CPU only.
+
+func init() {
+	bridge.SoftArgmin = softArgmin
+	bridge.LogDetPlusRidge = logDetPlusRidge
+}
+
+// softArgmin builds graphs.SoftArgmin: p = softmax(−invTau·costs) along the last axis.
+func softArgmin(costs *gorgonia.Node, invTau float64, opts any) (*gorgonia.Node, error) {
+	const name = graphmath.OpSoftArgmin
+	dt, err := checkArgs(name, arg{"costs", costs})
+	if err != nil {
+		return nil, err
+	}
+	if err := check.InvTau(name, invTau); err != nil {
+		return nil, err
+	}
+	if dt == tensor.Float32 && invTau > math.MaxFloat32 {
+		// The gradient multiplies by −invTau in the costs' dtype, where it would be −Inf
+		// (and 0·Inf = NaN where p is 0).
+		return nil, check.Errorf(gatejet.ErrTemperature, name, "invTau",
+			"with Float32 costs want invTau ≤ %g (the largest float32), got %v", math.MaxFloat32, invTau)
+	}
+	o, err := applyOptions(name, bridgeOptions(opts))
+	if err != nil {
+		return nil, err
+	}
+	s := costs.Shape()
+	if len(s) < 1 || len(s) > 8 {
+		return nil, check.Errorf(gatejet.ErrRank, name, "costs", "want rank 1 to 8, got shape %v", s)
+	}
+	if err := checkPositiveDims(name, "costs", s); err != nil {
+		return nil, err
+	}
+	if err := checkOutput(name, dt, s); err != nil {
+		return nil, err
+	}
+	return gorgonia.ApplyOp(newSoftArgminOp(invTau, s.Clone(), dt, o), costs)
+}
+
+// bridgeOptions returns the []Option that graphs passed through internal/bridge.
+func bridgeOptions(opts any) []Option {
+	o, _ := opts.([]Option)
+	return o
+}
+
+// softArgminOp is p = softmax(−invTau·c) along the last axis of c: one kernel call forward,
+// one (the VJP −invTau·SoftmaxBackward(p, dp)) in DoDiff.
+type softArgminOp struct {
+	uniform
+	invTau float64
+}
+
+func newSoftArgminOp(invTau float64, shape tensor.Shape, dt tensor.Dtype, o options) *softArgminOp {
+	op := &softArgminOp{invTau: invTau}
+	k := shape[len(shape)-1]
+	op.uniform = uniform{args: []string{"costs"}, k: kernel.SoftArgmin, sizes: []int{shape.TotalSize() / k, k},
+		floats: []float64{invTau}, diff: kernel.SoftArgminVJP, diffArgs: []string{"p", "p.grad"}, fromOutput: true}
+	op.init(op, graphmath.OpSoftArgmin, dt, shape, o)
+	return op
+}
+
+// WriteHash writes the op's name and invTau (exact bits).
+func (op *softArgminOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
+	fmt.Fprintf(h, "graphs.SoftArgmin{%016x}%s", math.Float64bits(op.invTau), op.reuseHash())
+}
+
+func (op *softArgminOp) String() string { return fmt.Sprintf("SoftArgmin{s=%g}", op.invTau) }
+
+// SymDiff: dc = −invTau·SoftmaxBackward(p, dp) along the last axis, a differentiable node.
+func (op *softArgminOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	if err := checkDiffNodes(op.name(), 1, inputs, output, grad); err != nil {
+		return nil, err
+	}
+	dx, err := SoftmaxBackward(output, grad, -1, op.inheritedOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	s := gorgonia.NewConstant(-op.invTau)
+	if op.outDT == tensor.Float32 {
+		s = gorgonia.NewConstant(float32(-op.invTau))
+	}
+	dc, err := gorgonia.Mul(dx, s)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{dc}, nil
+}
+
+// logDetPlusRidge builds graphs.LogDetPlusRidge: out[r] = log det(sym(H[r]) + λI) for H [n,K,K].
+func logDetPlusRidge(H *gorgonia.Node, lambda float64, opts any) (*gorgonia.Node, error) {
+	const name = graphmath.OpLogDet
+	if !(lambda >= 0) || math.IsInf(lambda, 1) {
+		return nil, check.Errorf(gatejet.ErrParam, name, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda)
+	}
+	dt, err := checkArgs(name, arg{"H", H})
+	if err != nil {
+		return nil, err
+	}
+	s := H.Shape()
+	if len(s) != 3 {
+		return nil, check.Errorf(gatejet.ErrRank, name, "H", "want rank 3 [n,K,K], got shape %v", s)
+	}
+	if s[0] <= 0 || s[1] <= 0 || s[1] != s[2] {
+		return nil, check.Errorf(gatejet.ErrShape, name, "H", "want [n,K,K] with n, K ≥ 1, got %v", s)
+	}
+	o, err := applyOptions(name, bridgeOptions(opts))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOutput(name, dt, s); err != nil { // the gradient's [n,K,K]
+		return nil, err
+	}
+	return gorgonia.ApplyOp(newLogDetOp(lambda, s[0], s[1], dt, o), H)
+}
+
+// logDetOp: H [n,K,K] → [n], computed in float64 by the log_det_plus_ridge kernel.
+type logDetOp struct {
+	seam
+	lambda float64
+	floats []float64
+	sizes  []int // n, K
+	hShape tensor.Shape
+}
+
+func newLogDetOp(lambda float64, n, k int, dt tensor.Dtype, o options) *logDetOp {
+	op := &logDetOp{lambda: lambda, floats: []float64{lambda}, sizes: []int{n, k}, hShape: tensor.Shape{n, k, k}}
+	op.init(op, graphmath.OpLogDet, dt, tensor.Shape{n}, o)
+	return op
+}
+
+// Arity is 1: H.
+func (op *logDetOp) Arity() int { return 1 }
+
+// Type is Tensor-3 a → Tensor-1 a.
+func (op *logDetOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return fnType(tensorType(3, a), tensorType(1, a))
+}
+
+// InferShape checks H's shape and returns [n]. Gorgonia calls it when it applies the op; an
+// op built with ReuseOutput is applied once (see ReuseOutput).
+func (op *logDetOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
+	if err := op.checkShapes(ds, 1); err != nil {
+		return nil, err
+	}
+	return op.claim(op.name(), op.outShape.Clone(), nil)
+}
+
+// checkShapes checks that the first input is [n,K,K] and, with two inputs, that the second
+// has n elements.
+func (op *logDetOp) checkShapes(in []gorgonia.DimSizer, arity int) error {
+	if len(in) != arity {
+		return check.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", arity, len(in))
+	}
+	if s, ok := in[0].(tensor.Shape); !ok || !s.Eq(op.hShape) {
+		return check.Errorf(gatejet.ErrShape, op.name(), "H", "want %v, got %v", op.hShape, in[0])
+	}
+	if arity == 2 {
+		if g, ok := in[1].(tensor.Shape); !ok || g.TotalSize() != op.sizes[0] {
+			return check.Errorf(gatejet.ErrShape, op.name(), "grad", "want [%d], got %v", op.sizes[0], in[1])
+		}
+	}
+	return nil
+}
+
+// WriteHash writes the op's name, λ (exact bits), n, K and dtype.
+func (op *logDetOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
+	fmt.Fprintf(h, "graphs.LogDetPlusRidge{%016x,%d,%d,%v}%s", math.Float64bits(op.lambda), op.sizes[0], op.sizes[1], op.outDT, op.reuseHash())
+}
+
+func (op *logDetOp) String() string { return fmt.Sprintf("LogDetPlusRidge{λ=%g}", op.lambda) }
+
+func (op *logDetOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
+	ts, err := values(op.name(), op.outDT, op.hShape, vals, "H")
+	if err != nil {
+		return err
+	}
+	return runDense(op.name(), &op.run, op.outDT, kernel.LogDetPlusRidge, op.sizes, op.floats, ts, []*tensor.Dense{out})
+}
+
+// gradient writes the gradient dh = g[r]·(sym(H[r]) + λI)⁻¹ from the values H and g.
+func (op *logDetOp) gradient(rec *pathRecord, dh *tensor.Dense, vals []gorgonia.Value) error {
+	if len(vals) != 2 {
+		return check.Errorf(gatejet.ErrParam, op.name(), "", "want 2 inputs, got %d", len(vals))
+	}
+	h, err := dense(op.name(), "H", vals[0], op.outDT, op.hShape)
+	if err != nil {
+		return err
+	}
+	g, err := dense(op.name(), "grad", vals[1], op.outDT, op.outShape)
+	if err != nil {
+		return err
+	}
+	return runDense(op.name(), rec, op.outDT, kernel.LogDetPlusRidgeGrad, op.sizes, op.floats, []*tensor.Dense{h, g}, []*tensor.Dense{dh})
+}
+
+// DiffWRT: differentiable in H.
+func (op *logDetOp) DiffWRT(inputs int) []bool { return diffMask(inputs, true) }
+
+// SymDiff: dH[r] = grad[r]·(sym(H[r]) + λI)⁻¹, the gradient op.
+func (op *logDetOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	if err := checkDiffNodes(op.name(), 1, inputs, grad); err != nil {
+		return nil, err
+	}
+	return gradNodes(1, gorgonia.Nodes{inputs[0], grad}, func(int) gradOp { return newLogDetGradOp(op) })
+}
+
+// DoDiff (LispMachine): H.d += out.d[r]·(sym(H[r]) + λI)⁻¹, one gradient kernel call.
+func (op *logDetOp) DoDiff(_ gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
+	return reverse(op.name(), op.outDT, 1, inputs, output, inputs, []string{"H"}, func(vals []gorgonia.Value) ([]*tensor.Dense, error) {
+		dh, err := newDense(op.name(), op.outDT, op.hShape)
+		if err != nil {
+			return nil, err
+		}
+		return []*tensor.Dense{dh}, op.gradient(&op.diffRun, dh, vals)
+	})
+}
+
+// logDetGradOp: (H [n,K,K], grad [n]) → grad[r]·(sym(H[r]) + λI)⁻¹. Not differentiable.
+type logDetGradOp struct {
+	seam
+	fwd *logDetOp
+}
+
+func newLogDetGradOp(fwd *logDetOp) *logDetGradOp {
+	op := &logDetGradOp{fwd: fwd}
+	op.init(op, fwd.name(), fwd.outDT, fwd.hShape, fwd.inherited())
+	return op
+}
+
+// Arity is 2: H and the upstream gradient.
+func (op *logDetGradOp) Arity() int { return 2 }
+
+// Type is Tensor-3 a → Tensor-1 a → Tensor-3 a.
+func (op *logDetGradOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return fnType(tensorType(3, a), tensorType(1, a), tensorType(3, a))
+}
+
+// InferShape checks the shapes and returns H's. An op built with ReuseOutput (inherited) is
+// applied once.
+func (op *logDetGradOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
+	if err := op.fwd.checkShapes(ds, 2); err != nil {
+		return nil, err
+	}
+	return op.claim(op.name(), op.outShape.Clone(), nil)
+}
+
+// WriteHash writes "grad:" and the forward op's hash.
+func (op *logDetGradOp) WriteHash(h hash.Hash) {
+	if h == nil {
+		return
+	}
+	fmt.Fprint(h, "grad:")
+	op.fwd.WriteHash(h)
+}
+
+func (op *logDetGradOp) String() string {
+	return fmt.Sprintf("LogDetPlusRidgeGrad{λ=%g}", op.fwd.lambda)
+}
+
+func (op *logDetGradOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
+	return op.fwd.gradient(&op.run, out, vals)
+}
+
+// DiffWRT: reported differentiable so that differentiating through it fails loudly in
+// SymDiff rather than silently treating it as a constant.
+func (op *logDetGradOp) DiffWRT(inputs int) []bool { return diffMask(inputs, true) }
+
+// SymDiff: the second derivative of the log-det is not implemented.
+func (op *logDetGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
+	return nil, check.Errorf(gatejet.ErrParam, op.name(), "",
+		"the gradient of LogDetPlusRidge is not differentiable (second derivative not implemented)")
+}

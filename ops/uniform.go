@@ -1,0 +1,139 @@
+package ops
+
+import (
+	"github.com/chewxy/hm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/check"
+)
+
+// uniform is the seam of an op whose inputs all have the shape and dtype of its output, and
+// which computes its output with one kernel call over the inputs in order: the softmax-family
+// ops along an axis and the activations, their backward and double backward. A differentiable
+// one computes all its inputs' gradients in DoDiff with one call of a second kernel.
+type uniform struct {
+	seam
+	args   []string       // the inputs' names, in order
+	k      cudaops.Kernel // the forward kernel
+	sizes  []int          // the kernels' sizes
+	floats []float64      // the kernels' parameters
+	slot   int            // the kernel output the op computes (a double backward computes one of two)
+	// DoDiff: the kernel (0 for an op that is not differentiable), the names of its values
+	// (those of the inputs, or of the output when fromOutput, then of the output's gradient).
+	diff       cudaops.Kernel
+	diffArgs   []string
+	fromOutput bool
+}
+
+// Arity is the number of inputs.
+func (u *uniform) Arity() int { return len(u.args) }
+
+// Type is a → … → a, one a per input and one for the output.
+func (u *uniform) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	ts := make([]hm.Type, u.Arity()+1)
+	for i := range ts {
+		ts[i] = a
+	}
+	return fnType(ts...)
+}
+
+// InferShape checks that every input has the op's shape and returns it. Gorgonia calls it
+// when it applies the op; an op built with ReuseOutput is applied once (see ReuseOutput).
+func (u *uniform) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
+	sh, err := sameShapes(u.nm, u.outShape, ds, u.Arity())
+	return u.claim(u.nm, sh, err)
+}
+
+// sameShapes checks that there are arity inputs, all of the given shape.
+func sameShapes(name string, shape tensor.Shape, ds []gorgonia.DimSizer, arity int) (tensor.Shape, error) {
+	if len(ds) != arity {
+		return nil, check.Errorf(gatejet.ErrParam, name, "", "want %d inputs, got %d", arity, len(ds))
+	}
+	for i := range ds {
+		s, err := shapeOf(name, ds, i)
+		if err != nil {
+			return nil, err
+		}
+		if !s.Eq(shape) {
+			return nil, check.Errorf(gatejet.ErrShape, name, "", "input %d: want shape %v, got %v", i, shape, s)
+		}
+	}
+	return shape.Clone(), nil
+}
+
+func (u *uniform) compute(out *tensor.Dense, vals []gorgonia.Value) error {
+	ts, err := values(u.nm, u.outDT, u.outShape, vals, u.args...)
+	if err != nil {
+		return err
+	}
+	if u.outDT == tensor.Float64 {
+		return computeUniform[float64](u, out, ts)
+	}
+	return computeUniform[float32](u, out, ts)
+}
+
+func computeUniform[T float](u *uniform, out *tensor.Dense, ts []*tensor.Dense) error {
+	n := u.outShape.TotalSize()
+	dst := data[T](out, n)
+	var in [3][]T
+	for i, t := range ts {
+		in[i] = data[T](t, n)
+		if check.Overlap(dst, in[i]) {
+			return errOverlap(u.nm)
+		}
+	}
+	var outs [2][]T
+	outs[u.slot] = dst
+	return run(&u.run, u.k, u.sizes, u.floats, in[:len(ts)], outs[:])
+}
+
+// DiffWRT: differentiable in every input, or (a double backward) in none.
+func (u *uniform) DiffWRT(inputs int) []bool { return diffMask(inputs, u.diff != 0) }
+
+// DoDiff is the LispMachine's reverse step: one call of the op's DoDiff kernel computes the
+// gradients of every input, which are added into theirs. An op that is not differentiable
+// accepts a zero output gradient and reports an error otherwise (see nonDiff).
+func (u *uniform) DoDiff(_ gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
+	if u.diff == 0 {
+		return nonDiff(u.nm, output)
+	}
+	from := inputs
+	if u.fromOutput {
+		from = gorgonia.Nodes{output}
+	}
+	return reverse(u.nm, u.outDT, u.Arity(), inputs, output, from, u.args, func(vals []gorgonia.Value) ([]*tensor.Dense, error) {
+		ts, err := values(u.nm, u.outDT, u.outShape, vals, u.diffArgs...)
+		if err != nil {
+			return nil, err
+		}
+		shapes := make([]tensor.Shape, u.Arity())
+		for i := range shapes {
+			shapes[i] = u.outShape
+		}
+		grads, err := newDenses(u.nm, u.outDT, shapes...)
+		if err != nil {
+			return nil, err
+		}
+		if u.outDT == tensor.Float64 {
+			return grads, diffUniform[float64](u, grads, ts)
+		}
+		return grads, diffUniform[float32](u, grads, ts)
+	})
+}
+
+func diffUniform[T float](u *uniform, grads, ts []*tensor.Dense) error {
+	n := u.outShape.TotalSize()
+	var in [3][]T
+	var outs [2][]T
+	for i, t := range ts {
+		in[i] = data[T](t, n)
+	}
+	for i, g := range grads {
+		outs[i] = data[T](g, n)
+	}
+	return run(&u.diffRun, u.diff, u.sizes, u.floats, in[:len(ts)], outs[:len(grads)])
+}
