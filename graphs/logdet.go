@@ -1,7 +1,6 @@
 package graphs
 
 import (
-	"github.com/gatejet/gatejet/internal/bridge"
 	"github.com/gatejet/gatejet/ops"
 	"gorgonia.org/gorgonia"
 )
@@ -32,5 +31,5 @@ import (
 // UsePreallocDo, and they run through cudaops.Run, on the CPU only (under
 // cudaops.ModeRequired their run is a gatejet.ErrDevice error).
 func LogDetPlusRidge(H *gorgonia.Node, lambda float64, opts ...ops.Option) (*gorgonia.Node, error) {
-	return bridge.LogDetPlusRidge(H, lambda, opts)
+	return ops.LogDetPlusRidge(H, lambda, opts...)
 }

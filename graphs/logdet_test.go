@@ -182,7 +182,7 @@ func TestLogDetPlusRidgeNotSPD(t *testing.T) {
 		ge := OpError(err)
 		require.NotNil(t, ge, "%v", err)
 		checkErr(ge)
-		require.Equal(t, "graphs.LogDetPlusRidge", ge.Op)
+		require.Equal(t, "ops.LogDetPlusRidge", ge.Op)
 	}
 
 	// Tape machine, forward

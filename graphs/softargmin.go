@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/internal/bridge"
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/graphmath"
 	"github.com/gatejet/gatejet/ops"
@@ -33,7 +32,7 @@ import (
 // UsePreallocDo, and it runs through cudaops.Run, on the CPU only (under
 // cudaops.ModeRequired its run is a gatejet.ErrDevice error).
 func SoftArgmin(costs *gorgonia.Node, invTau float64, opts ...ops.Option) (*gorgonia.Node, error) {
-	return bridge.SoftArgmin(costs, invTau, opts)
+	return ops.SoftArgmin(costs, invTau, opts...)
 }
 
 // SoftArgminProbs returns p = softmax(−invTau·costs), the plain-slice form of SoftArgmin

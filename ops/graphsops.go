@@ -10,24 +10,19 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/internal/bridge"
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/graphmath"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
-// The ops of package graphs' SoftArgmin and LogDetPlusRidge. They are ops of this package
-// like any other (options, ReuseOutput, path reporting, UsePreallocDo, dispatch through
-// cudaops.Run), named after graphs' builders, which reach them through internal/bridge. Their
-// kernels (internal/graphmath) run on the CPU only.
+// SoftArgmin and LogDetPlusRidge are ops of this package like any other (options,
+// ReuseOutput, path reporting, UsePreallocDo, dispatch through cudaops.Run); package graphs
+// documents them (graphs.SoftArgmin, graphs.LogDetPlusRidge) with the graph pieces built on
+// them. Their kernels (internal/graphmath) run on the CPU only.
 
-func init() {
-	bridge.SoftArgmin = softArgmin
-	bridge.LogDetPlusRidge = logDetPlusRidge
-}
-
-// softArgmin builds graphs.SoftArgmin: p = softmax(−invTau·costs) along the last axis.
-func softArgmin(costs *gorgonia.Node, invTau float64, opts any) (*gorgonia.Node, error) {
+// SoftArgmin returns p = softmax(−invTau·costs) along the last axis of costs (rank 1 to 8,
+// Float64 or Float32, invTau in (0, gatejet.MaxInvTau]). See graphs.SoftArgmin.
+func SoftArgmin(costs *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
 	const name = graphmath.OpSoftArgmin
 	dt, err := checkArgs(name, arg{"costs", costs})
 	if err != nil {
@@ -42,7 +37,7 @@ func softArgmin(costs *gorgonia.Node, invTau float64, opts any) (*gorgonia.Node,
 		return nil, check.Errorf(gatejet.ErrTemperature, name, "invTau",
 			"with Float32 costs want invTau ≤ %g (the largest float32), got %v", math.MaxFloat32, invTau)
 	}
-	o, err := applyOptions(name, bridgeOptions(opts))
+	o, err := applyOptions(name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -57,12 +52,6 @@ func softArgmin(costs *gorgonia.Node, invTau float64, opts any) (*gorgonia.Node,
 		return nil, err
 	}
 	return gorgonia.ApplyOp(newSoftArgminOp(invTau, s.Clone(), dt, o), costs)
-}
-
-// bridgeOptions returns the []Option that graphs passed through internal/bridge.
-func bridgeOptions(opts any) []Option {
-	o, _ := opts.([]Option)
-	return o
 }
 
 // softArgminOp is p = softmax(−invTau·c) along the last axis of c: one kernel call forward,
@@ -86,7 +75,7 @@ func (op *softArgminOp) WriteHash(h hash.Hash) {
 	if h == nil {
 		return
 	}
-	fmt.Fprintf(h, "graphs.SoftArgmin{%016x}%s", math.Float64bits(op.invTau), op.reuseHash())
+	fmt.Fprintf(h, "ops.SoftArgmin{%016x}%s", math.Float64bits(op.invTau), op.reuseHash())
 }
 
 func (op *softArgminOp) String() string { return fmt.Sprintf("SoftArgmin{s=%g}", op.invTau) }
@@ -111,8 +100,9 @@ func (op *softArgminOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.No
 	return gorgonia.Nodes{dc}, nil
 }
 
-// logDetPlusRidge builds graphs.LogDetPlusRidge: out[r] = log det(sym(H[r]) + λI) for H [n,K,K].
-func logDetPlusRidge(H *gorgonia.Node, lambda float64, opts any) (*gorgonia.Node, error) {
+// LogDetPlusRidge returns out[r] = log det(sym(H[r]) + λI) for H [n,K,K] (Float64 or
+// Float32, λ ≥ 0 finite). See graphs.LogDetPlusRidge.
+func LogDetPlusRidge(H *gorgonia.Node, lambda float64, opts ...Option) (*gorgonia.Node, error) {
 	const name = graphmath.OpLogDet
 	if !(lambda >= 0) || math.IsInf(lambda, 1) {
 		return nil, check.Errorf(gatejet.ErrParam, name, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda)
@@ -128,7 +118,7 @@ func logDetPlusRidge(H *gorgonia.Node, lambda float64, opts any) (*gorgonia.Node
 	if s[0] <= 0 || s[1] <= 0 || s[1] != s[2] {
 		return nil, check.Errorf(gatejet.ErrShape, name, "H", "want [n,K,K] with n, K ≥ 1, got %v", s)
 	}
-	o, err := applyOptions(name, bridgeOptions(opts))
+	o, err := applyOptions(name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +183,7 @@ func (op *logDetOp) WriteHash(h hash.Hash) {
 	if h == nil {
 		return
 	}
-	fmt.Fprintf(h, "graphs.LogDetPlusRidge{%016x,%d,%d,%v}%s", math.Float64bits(op.lambda), op.sizes[0], op.sizes[1], op.outDT, op.reuseHash())
+	fmt.Fprintf(h, "ops.LogDetPlusRidge{%016x,%d,%d,%v}%s", math.Float64bits(op.lambda), op.sizes[0], op.sizes[1], op.outDT, op.reuseHash())
 }
 
 func (op *logDetOp) String() string { return fmt.Sprintf("LogDetPlusRidge{λ=%g}", op.lambda) }

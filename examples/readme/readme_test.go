@@ -279,7 +279,7 @@ func Example_errors() {
 	// ops.SoftmaxJetValue decoded
 	// [NaN 3.7311] <nil>
 	// false
-	// true graphs.LogDetPlusRidge
+	// true ops.LogDetPlusRidge
 }
 
 // README: "GPU".

@@ -183,8 +183,8 @@ func catalogue() []badCase {
 		sb   = "ops.SoftmaxBackward"
 		lsb  = "ops.LogSoftmaxBackward"
 		gc   = "graphs.GradCheck"
-		ld   = "graphs.LogDetPlusRidge"
-		sa   = "graphs.SoftArgmin"
+		ld   = "ops.LogDetPlusRidge"
+		sa   = "ops.SoftArgmin"
 		call = "cudaops.Call"
 	)
 	E := gatejet.ErrShape

@@ -296,8 +296,8 @@ var ctors = []ctor{
 	{"ops.ReLUBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.ReLUBackward(a[0], a[1]) }, actExpect},
 	{"ops.GELUBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.GELUBackward(a[0], a[1]) }, actExpect},
 	{"ops.SiLUBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.SiLUBackward(a[0], a[1]) }, actExpect},
-	{"graphs.SoftArgmin", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.SoftArgmin(a[0], p.param) }, softArgminExpect},
-	{"graphs.LogDetPlusRidge", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.LogDetPlusRidge(a[0], p.param) }, logDetExpect},
+	{"ops.SoftArgmin", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.SoftArgmin(a[0], p.param) }, softArgminExpect},
+	{"ops.LogDetPlusRidge", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.LogDetPlusRidge(a[0], p.param) }, logDetExpect},
 	{"graphs.GaussNewtonSlabs", 2, true, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.GaussNewtonSlabs(a[0], a[1], p.param) }, jetExpect(chGN, false, false)},
 	{"graphs.GaussNewtonLogDet", 2, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
 		return graphs.GaussNewtonLogDet(a[0], a[1], 1, p.param)
@@ -435,7 +435,7 @@ func FuzzOpConstructors(f *testing.F) {
 		c := ctors[sel]
 		ranks := uint16(0x232) // logits rank 2, decoded rank 3, v rank 2
 		switch {
-		case c.name == "graphs.LogDetPlusRidge":
+		case c.name == "ops.LogDetPlusRidge":
 			ranks = 3
 		case !c.jet:
 			ranks = 0x22
