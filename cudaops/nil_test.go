@@ -2,6 +2,7 @@ package cudaops
 
 import (
 	"errors"
+	"github.com/gatejet/gatejet/internal/gjtest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,11 +13,7 @@ import (
 // requireParam checks an ErrParam *gatejet.Error of operation op and argument arg.
 func requireParam(t *testing.T, err error, op, arg string) {
 	t.Helper()
-	require.ErrorIs(t, err, gatejet.ErrParam)
-	var ge *gatejet.Error
-	require.True(t, errors.As(err, &ge), "%T: %v", err, err)
-	require.Equal(t, op, ge.Op)
-	require.Equal(t, arg, ge.Arg)
+	gjtest.Error(t, err, gatejet.ErrParam, op, arg)
 }
 
 // TestNilCall: the methods of a nil *Call return zero values or ErrParam errors, never panic.

@@ -3,6 +3,7 @@ package ops
 import (
 	"errors"
 	"fmt"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -146,7 +147,7 @@ func TestEveryOpRunsOnTheBackend(t *testing.T) {
 // TestBackendFailureFallsBack: a failing backend makes cudaops fall back to the CPU kernel; the
 // op reports PathCPUFallback and its result is the CPU result.
 func TestBackendFailureFallsBack(t *testing.T) {
-	c := jetCase(false, chSecond)
+	c := jetCase(false, kernel.Second)
 	want := forwardValue(t, c, tensor.Float64, tape)
 	f := withFake(t)
 	f.fail.Store(true)

@@ -15,14 +15,6 @@ import (
 // Hessian-vector product or the Gauss-Newton slab.
 type channel = kernel.Channel
 
-const (
-	chValue       = kernel.Value
-	chFirst       = kernel.First
-	chSecond      = kernel.Second
-	chHVP         = kernel.HVP
-	chGaussNewton = kernel.GaussNewton
-)
-
 // arity is the number of node inputs of a channel's forward op: logits, decoded [, v].
 func arity(c channel) int {
 	if c.HasV() {

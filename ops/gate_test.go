@@ -231,9 +231,9 @@ func TestGateDeclaredInATestRunsEndToEnd(t *testing.T) {
 		for _, m := range machines {
 			t.Run(fmt.Sprintf("%v/%v", dt, m), func(t *testing.T) {
 				// first[n][a][c] = ∂value[n][c]/∂l[n][a]; second = ∂first/∂l; HVP = second·v.
-				value, first := fwd(chValue, dt, m, base[:2]), fwd(chFirst, dt, m, base[:2])
-				second, hvp := fwd(chSecond, dt, m, base[:2]), fwd(chHVP, dt, m, base)
-				gn := fwd(chGaussNewton, dt, m, base[:2])
+				value, first := fwd(kernel.Value, dt, m, base[:2]), fwd(kernel.First, dt, m, base[:2])
+				second, hvp := fwd(kernel.Second, dt, m, base[:2]), fwd(kernel.HVP, dt, m, base)
+				gn := fwd(kernel.GaussNewton, dt, m, base[:2])
 				require.Len(t, value, tN*P)
 				fdFirst, fdSecond := make([]float64, len(first)), make([]float64, len(second))
 				for n := 0; n < tN; n++ {
@@ -242,8 +242,8 @@ func TestGateDeclaredInATestRunsEndToEnd(t *testing.T) {
 						plus, minus := cloneInputs(base[:2]), cloneInputs(base[:2])
 						plus[0].vals[n*K+a] += h
 						minus[0].vals[n*K+a] -= h
-						vp, vm := fwd(chValue, tensor.Float64, tape, plus), fwd(chValue, tensor.Float64, tape, minus)
-						fp, fm := fwd(chFirst, tensor.Float64, tape, plus), fwd(chFirst, tensor.Float64, tape, minus)
+						vp, vm := fwd(kernel.Value, tensor.Float64, tape, plus), fwd(kernel.Value, tensor.Float64, tape, minus)
+						fp, fm := fwd(kernel.First, tensor.Float64, tape, plus), fwd(kernel.First, tensor.Float64, tape, minus)
 						for c := 0; c < P; c++ {
 							fdFirst[(n*K+a)*P+c] = (vp[n*P+c] - vm[n*P+c]) / (2 * h)
 							for b := 0; b < K; b++ {
@@ -272,7 +272,7 @@ func TestGateDeclaredInATestRunsEndToEnd(t *testing.T) {
 			})
 		}
 	}
-	for c := chValue; c < kernel.NumChannels; c++ {
+	for c := kernel.Value; c < kernel.NumChannels; c++ {
 		t.Run("gradient/"+c.String(), func(t *testing.T) { checkGradients(t, expCase(c)) })
 	}
 }
@@ -294,16 +294,16 @@ func TestGateDeclaredInATestNames(t *testing.T) {
 	ins := jetInputsFor(rng.Int63(), tN, tK, tP)
 	l := G.NewTensor(g, tensor.Float64, 2, G.WithShape(ins[0].shape...), G.WithValue(toDense(tensor.Float64, ins[0].shape, ins[0].vals)))
 	d := G.NewTensor(g, tensor.Float64, 3, G.WithShape(ins[1].shape...), G.WithValue(toDense(tensor.Float64, ins[1].shape, ins[1].vals)))
-	out, err := expJet(chSecond, 0.25, l, d, nil)
+	out, err := expJet(kernel.Second, 0.25, l, d, nil)
 	require.NoError(t, err)
 	require.Equal(t, "ops.TestExpJetSecond{s=0.25}", out.Op().String())
-	_, err = expJet(chValue, math.NaN(), l, d, nil)
+	_, err = expJet(kernel.Value, math.NaN(), l, d, nil)
 	var ge *gatejet.Error
 	require.True(t, errors.As(err, &ge), "%v", err)
 	require.Equal(t, "ops.TestExpJetValue", ge.Op)
 	require.Equal(t, "s", ge.Arg)
-	require.False(t, testExpGate.Kernel(chValue, false).OnDevice())
-	require.Equal(t, "test_exp_hvp_vjp", testExpGate.Kernel(chHVP, true).String())
+	require.False(t, testExpGate.Kernel(kernel.Value, false).OnDevice())
+	require.Equal(t, "test_exp_hvp_vjp", testExpGate.Kernel(kernel.HVP, true).String())
 }
 
 // TestCPUOnlyGateDispatch: a gate without device kernels runs on the CPU under ModeAuto even
@@ -311,9 +311,9 @@ func TestGateDeclaredInATestNames(t *testing.T) {
 // ErrDevice instead of running anything.
 func TestCPUOnlyGateDispatch(t *testing.T) {
 	f := withFake(t)
-	cudaops.SetBreakEven(testExpGate.Kernel(chFirst, false), 0)
-	t.Cleanup(func() { cudaops.SetBreakEven(testExpGate.Kernel(chFirst, false), -1) })
-	c := expCase(chFirst)
+	cudaops.SetBreakEven(testExpGate.Kernel(kernel.First, false), 0)
+	t.Cleanup(func() { cudaops.SetBreakEven(testExpGate.Kernel(kernel.First, false), -1) })
+	c := expCase(kernel.First)
 	got := forwardValue(t, c, tensor.Float64, tape)
 	for _, x := range got {
 		require.NotEqual(t, float64(marker), x, "the CPU, not the fake backend, wrote the output")

@@ -19,35 +19,35 @@ import (
 // [n,K,P], both Float64 or both Float32; invTau is the inverse temperature (positive,
 // finite). Differentiable in logits and decoded.
 func SoftmaxJetValue(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
-	return jet(chValue, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
+	return jet(kernel.Value, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
 }
 
 // SoftmaxJetFirst returns the first channel [n,K,P], first[r][a][c] = ∂ẑ[r][c]/∂logits[r][a].
 // Arguments as for SoftmaxJetValue. Its gradient is the second channel contracted with the
 // upstream gradient (softmaxjet.FirstVJP), never materialised.
 func SoftmaxJetFirst(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
-	return jet(chFirst, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
+	return jet(kernel.First, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
 }
 
 // SoftmaxJetSecond returns the second channel [n,K,K,P],
 // second[r][a][b][c] = ∂²ẑ[r][c]/∂logits[r][a]∂logits[r][b]. Arguments as for
 // SoftmaxJetValue. Its gradient is the O(K²·P) third-order contraction softmaxjet.SecondVJP.
 func SoftmaxJetSecond(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
-	return jet(chSecond, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
+	return jet(kernel.Second, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
 }
 
 // SoftmaxJetHVP returns the Hessian-vector product [n,K,P],
 // hvp[r][a][c] = Σ_b second[r][a][b][c]·v[r][b], without building the second channel. v is
 // [n,K] like logits. Differentiable in logits, decoded and v.
 func SoftmaxJetHVP(logits, decoded, v *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
-	return jet(chHVP, kernel.SoftmaxGate, logits, decoded, v, softmaxParams(invTau), opts)
+	return jet(kernel.HVP, kernel.SoftmaxGate, logits, decoded, v, softmaxParams(invTau), opts)
 }
 
 // SoftmaxJetGaussNewton returns the Gauss-Newton slabs [n,K,K],
 // gn[r][a][b] = Σ_c first[r][a][c]·first[r][b][c], without building the first channel.
 // Arguments as for SoftmaxJetValue.
 func SoftmaxJetGaussNewton(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
-	return jet(chGaussNewton, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
+	return jet(kernel.GaussNewton, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
 }
 
 // LogisticJetValue returns the value channel [n,P] of the logistic-gated reconstruction,
@@ -55,31 +55,31 @@ func SoftmaxJetGaussNewton(logits, decoded *gorgonia.Node, invTau float64, opts 
 // length K and finite elements; they are copied, and are constants of the graph (no gradient
 // is produced for them).
 func LogisticJetValue(logits, decoded *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
-	return jet(chValue, kernel.LogisticGate, logits, decoded, nil, logisticParams(alpha, beta), opts)
+	return jet(kernel.Value, kernel.LogisticGate, logits, decoded, nil, logisticParams(alpha, beta), opts)
 }
 
 // LogisticJetFirst returns the first channel [n,K,P] of the logistic gate,
 // first[r][a][c] = α_a σ'_a decoded[r][a][c]. Arguments as for LogisticJetValue.
 func LogisticJetFirst(logits, decoded *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
-	return jet(chFirst, kernel.LogisticGate, logits, decoded, nil, logisticParams(alpha, beta), opts)
+	return jet(kernel.First, kernel.LogisticGate, logits, decoded, nil, logisticParams(alpha, beta), opts)
 }
 
 // LogisticJetSecond returns the second channel [n,K,K,P] of the logistic gate (zero off the
 // a = b diagonal). Arguments as for LogisticJetValue.
 func LogisticJetSecond(logits, decoded *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
-	return jet(chSecond, kernel.LogisticGate, logits, decoded, nil, logisticParams(alpha, beta), opts)
+	return jet(kernel.Second, kernel.LogisticGate, logits, decoded, nil, logisticParams(alpha, beta), opts)
 }
 
 // LogisticJetHVP returns the Hessian-vector product [n,K,P] of the logistic gate with the
 // direction v [n,K]. Arguments as for LogisticJetValue.
 func LogisticJetHVP(logits, decoded, v *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
-	return jet(chHVP, kernel.LogisticGate, logits, decoded, v, logisticParams(alpha, beta), opts)
+	return jet(kernel.HVP, kernel.LogisticGate, logits, decoded, v, logisticParams(alpha, beta), opts)
 }
 
 // LogisticJetGaussNewton returns the Gauss-Newton slabs [n,K,K] of the logistic gate.
 // Arguments as for LogisticJetValue.
 func LogisticJetGaussNewton(logits, decoded *gorgonia.Node, alpha, beta []float64, opts ...Option) (*gorgonia.Node, error) {
-	return jet(chGaussNewton, kernel.LogisticGate, logits, decoded, nil, logisticParams(alpha, beta), opts)
+	return jet(kernel.GaussNewton, kernel.LogisticGate, logits, decoded, nil, logisticParams(alpha, beta), opts)
 }
 
 // jet builds the node of channel c of the gate gk, whose parameters for K atoms params
@@ -445,7 +445,7 @@ func (op *jetVJPOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 // DiffWRT: the value channel's VJP is differentiable (see valueVJPSymDiff); the other
 // channels' VJPs are not: that would need the next order of the jet.
 func (op *jetVJPOp) DiffWRT(inputs int) []bool {
-	if op.fwd.c == chValue {
+	if op.fwd.c == kernel.Value {
 		return valueVJPDiffWRT(op.wrt, inputs)
 	}
 	return diffMask(inputs, false)
@@ -454,7 +454,7 @@ func (op *jetVJPOp) DiffWRT(inputs int) []bool {
 // SymDiff returns the gradients of the value channel's VJP (see valueVJPSymDiff), and reports
 // that the other channels' VJPs are not differentiable.
 func (op *jetVJPOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	if op.fwd.c != chValue {
+	if op.fwd.c != kernel.Value {
 		return nil, check.Errorf(gatejet.ErrParam, op.name(), "",
 			"the gradient of the %s channel is not differentiable (only the value channel's is)", op.fwd.c)
 	}

@@ -84,7 +84,7 @@ func b2i(b bool) int {
 func allJetCases() []graphCase {
 	var cs []graphCase
 	for _, logistic := range []bool{false, true} {
-		for c := chValue; c < kernel.NumChannels; c++ {
+		for c := kernel.Value; c < kernel.NumChannels; c++ {
 			cs = append(cs, jetCase(logistic, c))
 		}
 	}
@@ -129,7 +129,7 @@ func kernelJet[T float](t *testing.T, logistic bool, c channel, ins []input) []f
 
 func TestJetForwardMatchesKernels(t *testing.T) {
 	for _, logistic := range []bool{false, true} {
-		for c := chValue; c < kernel.NumChannels; c++ {
+		for c := kernel.Value; c < kernel.NumChannels; c++ {
 			jc := jetCase(logistic, c)
 			requireKernelValue(t, jc,
 				func(t *testing.T) []float64 { return kernelJet[float64](t, logistic, c, jc.inputs) },
@@ -252,7 +252,7 @@ func kernelJetVJP[T float](t *testing.T, logistic bool, c channel, ins []input, 
 // exactly what the softmaxjet VJP kernels compute for W.
 func TestJetVJPMatchesKernels(t *testing.T) {
 	for _, logistic := range []bool{false, true} {
-		for c := chValue; c < kernel.NumChannels; c++ {
+		for c := kernel.Value; c < kernel.NumChannels; c++ {
 			jc := jetCase(logistic, c)
 			w := weights(tensor.Shape(outShape(c, tN, tK, tP)).TotalSize())
 			for _, dt := range dtypes {
@@ -304,9 +304,9 @@ func TestViewInputs(t *testing.T) {
 	for _, dt := range dtypes {
 		var want []float64
 		if dt == tensor.Float64 {
-			want = kernelJet[float64](t, false, chHVP, flat)
+			want = kernelJet[float64](t, false, kernel.HVP, flat)
 		} else {
-			want = kernelJet[float32](t, false, chHVP, flat)
+			want = kernelJet[float32](t, false, kernel.HVP, flat)
 		}
 		for _, m := range machines {
 			require.Equal(t, want, forwardValue(t, c, dt, m), "%v %v", dt, m)
@@ -328,7 +328,7 @@ func TestViewInputs(t *testing.T) {
 	require.NoError(t, vT.T())
 	got, err := node.Op().Do(lView, toDense(tensor.Float64, ins[1].shape, ins[1].vals), vT)
 	require.NoError(t, err)
-	require.Equal(t, kernelJet[float64](t, false, chHVP, flat), floats(t, got))
+	require.Equal(t, kernelJet[float64](t, false, kernel.HVP, flat), floats(t, got))
 }
 
 // TestConstantDecoded: decoded may be a constant made by gorgonia.NewConstant (which belongs to
@@ -338,7 +338,7 @@ func TestConstantDecoded(t *testing.T) {
 	c := graphCase{name: "constant decoded", inputs: ins[:1], build: func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
 		return SoftmaxJetFirst(in[0], G.NewConstant(toDense(in[0].Dtype(), ins[1].shape, ins[1].vals)), tInvTau)
 	}}
-	want := kernelJet[float64](t, false, chFirst, ins)
+	want := kernelJet[float64](t, false, kernel.First, ins)
 	for _, dt := range dtypes {
 		for _, m := range machines {
 			requireClose(t, want, forwardValue(t, c, dt, m), gradTol(dt), "%v %v", dt, m)

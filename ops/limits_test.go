@@ -1,8 +1,8 @@
 package ops
 
 import (
-	"errors"
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/gjtest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,11 +23,7 @@ func setMaxBytes(t *testing.T, n int64) {
 // message contains each of the given strings (the size, the limit).
 func requireSizeError(t *testing.T, err error, op, arg string, contains ...string) {
 	t.Helper()
-	require.ErrorIs(t, err, gatejet.ErrSize)
-	var ge *gatejet.Error
-	require.True(t, errors.As(err, &ge), "want a *gatejet.Error, got %T: %v", err, err)
-	require.Equal(t, op, ge.Op, "%v", err)
-	require.Equal(t, arg, ge.Arg, "%v", err)
+	gjtest.Error(t, err, gatejet.ErrSize, op, arg)
 	for _, s := range contains {
 		require.Contains(t, err.Error(), s)
 	}

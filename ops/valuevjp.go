@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/gatejet/gatejet/internal/kernel"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -42,16 +43,16 @@ func valueVJPSymDiff(op *jetVJPOp, inputs gorgonia.Nodes, u *gorgonia.Node) (gor
 	o := f.inherited()
 	b := nodeBuilder{op: op.name(), dt: f.dt}
 	if op.wrt == 1 { // through dD = ζ⊗g, U [n,K,P]
-		dl := b.apply(newJetVJPOp(newJetOp(f.g, chValue, sh, f.dt, o), 0), l, u, g)
-		dg := b.apply(newJetOp(f.g, chValue, sh, f.dt, o), l, u)
+		dl := b.apply(newJetVJPOp(newJetOp(f.g, kernel.Value, sh, f.dt, o), 0), l, u, g)
+		dg := b.apply(newJetOp(f.g, kernel.Value, sh, f.dt, o), l, u)
 		return gorgonia.Nodes{dl, nil, dg}, b.err
 	}
 	// through dl = first·g, U [n,K]
-	hvp := b.apply(newJetOp(f.g, chHVP, sh, f.dt, o), l, d, u)
+	hvp := b.apply(newJetOp(f.g, kernel.HVP, sh, f.dt, o), l, d, u)
 	dl := b.reshape(b.batchedMatMul(hvp, b.reshape(g, sh.N, sh.P, 1)), sh.N, sh.K)
 	ug := b.batchedMatMul(b.reshape(u, sh.N, sh.K, 1), b.reshape(g, sh.N, 1, sh.P))
-	dd := b.apply(newJetVJPOp(newJetOp(f.g, chFirst, sh, f.dt, o), 1), l, d, ug)
-	first := b.apply(newJetOp(f.g, chFirst, sh, f.dt, o), l, d)
+	dd := b.apply(newJetVJPOp(newJetOp(f.g, kernel.First, sh, f.dt, o), 1), l, d, ug)
+	first := b.apply(newJetOp(f.g, kernel.First, sh, f.dt, o), l, d)
 	dg := b.reshape(b.batchedMatMul(b.reshape(u, sh.N, 1, sh.K), first), sh.N, sh.P)
 	return gorgonia.Nodes{dl, dd, dg}, b.err
 }

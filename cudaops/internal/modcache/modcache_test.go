@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gatejet/gatejet/cudaops/kernels"
+	"github.com/gatejet/gatejet/internal/gjtest"
 	"github.com/gatejet/gatejet/internal/kernel"
 	"strings"
 	"sync"
@@ -196,9 +197,5 @@ func TestNilCache(t *testing.T) {
 // requireParam checks an ErrParam *gatejet.Error of operation op and argument arg.
 func requireParam(t *testing.T, err error, op, arg string) {
 	t.Helper()
-	require.ErrorIs(t, err, gatejet.ErrParam)
-	var ge *gatejet.Error
-	require.True(t, errors.As(err, &ge), "%T: %v", err, err)
-	require.Equal(t, op, ge.Op)
-	require.Equal(t, arg, ge.Arg)
+	gjtest.Error(t, err, gatejet.ErrParam, op, arg)
 }
