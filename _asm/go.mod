@@ -1,4 +1,4 @@
-module github.com/gatejet/gatejet/backward/_asm
+module github.com/gatejet/gatejet/_asm
 
 go 1.24
 
@@ -14,4 +14,4 @@ require (
 	golang.org/x/tools v0.28.0 // indirect
 )
 
-replace github.com/gatejet/gatejet v0.0.0 => ../..
+replace github.com/gatejet/gatejet v0.0.0 => ..
