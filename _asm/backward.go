@@ -26,13 +26,11 @@ func loop4(e elem, prefix string, body func()) {
 }
 
 func dot(e elem) {
-	doc := []string{"dotAVX64 for float32 data, each element widened to float64 first."}
-	if e.bits == 64 {
-		doc = []string{"The four interleaved partial sums of Σ a_i·b_i over the first len(a) &^ 3 elements:",
-			"lane j adds a_i·b_i for i ≡ j (mod 4) in index order, each product rounded, then the",
-			"sum (as dot)."}
-	}
-	routine(e.name("dot"), doc...)
+	e.routine("dot", []string{
+		"The four interleaved partial sums of Σ a_i·b_i over the first len(a) &^ 3 elements:",
+		"lane j adds a_i·b_i for i ≡ j (mod 4) in index order, each product rounded, then the",
+		"sum (as dot).",
+	}, []string{"dotAVX64 for float32 data, each element widened to float64 first."})
 	loadArgs(arg{"a", RSI}, arg{"len(a)", RCX}, arg{"b", RDI})
 	ANDQ(I8(-4), RCX)
 	XORQ(RAX, RAX)
@@ -49,26 +47,21 @@ func dot(e elem) {
 
 // writeSoftmax generates writeSoftmaxAVX64 and writeSoftmaxAVX32, dx_i = y_i·(dy_i − av).
 func writeSoftmax(e elem) {
-	if e.bits == 64 {
-		write(e, "writeSoftmax", "w", "dx_i = y_i·(dy_i − av) for the first len(dx) &^ 3 elements.")
-	} else {
-		write(e, "writeSoftmax", "w", "writeSoftmaxAVX64 for float32 data: computed in float64, rounded once to float32.")
-	}
+	write(e, "writeSoftmax", "w", "dx_i = y_i·(dy_i − av) for the first len(dx) &^ 3 elements.",
+		"writeSoftmaxAVX64 for float32 data: computed in float64, rounded once to float32.")
 }
 
 // writeRow generates writeRowAVX64 and writeRowAVX32, dx_i = y_i·(dy_i − a_i).
 func writeRow(e elem) {
-	if e.bits == 64 {
-		write(e, "writeRow", "x", "dx_i = y_i·(dy_i − a_i) for the first len(dx) &^ 3 columns.")
-	} else {
-		write(e, "writeRow", "x", "writeRowAVX64 for float32 rows: computed in float64, rounded once.")
-	}
+	write(e, "writeRow", "x", "dx_i = y_i·(dy_i − a_i) for the first len(dx) &^ 3 columns.",
+		"writeRowAVX64 for float32 rows: computed in float64, rounded once.")
 }
 
 // write is writeSoftmax, with the float64 av broadcast in Y0, and writeRow, with the float64
-// slice a at R8: dx_i = y_i·(dy_i − av) or y_i·(dy_i − a_i), labels prefixed by label.
-func write(e elem, base, label string, doc ...string) {
-	routine(e.name(base), doc...)
+// slice a at R8: dx_i = y_i·(dy_i − av) or y_i·(dy_i − a_i), labels prefixed by label; doc64
+// and doc32 document the float64 and float32 routines.
+func write(e elem, base, label, doc64, doc32 string) {
+	e.routine(base, []string{doc64}, []string{doc32})
 	loadArgs(arg{"dx", RDI}, arg{"len(dx)", RCX}, arg{"y", RSI}, arg{"dy", RDX})
 	var sub Op = Y0
 	if base == "writeRow" {
@@ -90,12 +83,10 @@ func write(e elem, base, label string, doc ...string) {
 }
 
 func dotRows4(e elem) {
-	doc := []string{"dotRows4AVX64 for float32 rows, each element widened to float64 first."}
-	if e.bits == 64 {
-		doc = []string{"acc[i] += a[i]·b[i], then the same for rows a[stride:], a[2·stride:], a[3·stride:]",
-			"(and b), in row order, for the first len(acc) &^ 3 columns."}
-	}
-	routine(e.name("dotRows4"), doc...)
+	e.routine("dotRows4", []string{
+		"acc[i] += a[i]·b[i], then the same for rows a[stride:], a[2·stride:], a[3·stride:]",
+		"(and b), in row order, for the first len(acc) &^ 3 columns.",
+	}, []string{"dotRows4AVX64 for float32 rows, each element widened to float64 first."})
 	loadArgs(arg{"acc", RDI}, arg{"len(acc)", RCX}, arg{"a", RSI}, arg{"b", RDX}, arg{"stride", R8})
 	SHLQ(U8(e.shift), R8)
 	ANDQ(I8(-4), RCX)

@@ -16,16 +16,10 @@ func centreAVX32() {
 		"is at least 2¹⁰⁰ in magnitude whenever |d − m| > 2¹⁰⁰ (rounding is monotonic and 2¹⁰⁰ a",
 		"float32): as integers with the sign cleared, the largest |e| takes two instructions per",
 		"eight lanes, against three per four for the comparison in float64 (a NaN counts as big).")
-	l := func(s string) string { return f32.lbl("c", s) }
-	Load(Param("e").Base(), RDI)
-	Load(Param("d").Base(), RSI)
-	Load(Param("m").Base(), RDX)
-	Load(Param("K"), RBX)
-	Load(Param("P"), R10)
-	MOVQ(R10, R12)
-	ANDQ(I8(-8), R12)
-	MOVQ(R10, R13)
-	ANDQ(I8(-4), R13)
+	l := f32.labels("c")
+	loadArgs(centreArgs...)
+	roundDown(R10, R12, 8)
+	roundDown(R10, R13, 4)
 	broadcastQ(0x7fffffffffffffff, Y5)
 	broadcastQ(0x4630000000000000, Y6)
 	MOVL(U32(0x7fffffff), EAX)
@@ -36,58 +30,45 @@ func centreAVX32() {
 	VXORPD(Y9, Y9, Y9)
 	VXORPD(X7, X7, X7)
 
-	Label(l("a"))
-	TESTQ(RBX, RBX)
-	JZ(LabelRef(l("done")))
-	XORQ(RCX, RCX)
-	TESTQ(R12, R12)
-	JZ(LabelRef(l("vec4")))
+	overRows(l, func() {}, func() {
+		TESTQ(R12, R12)
+		JZ(LabelRef(l("vec4")))
+		repeatBelow(l("vec8"), RCX, R12, U8(8), func() {
+			VCVTPS2PD(f32.at(RSI, RCX), Y1)
+			VCVTPS2PD(memx(16, RSI, RCX, 4), Y2)
+			VSUBPD(f64.at(RDX, RCX), Y1, Y1)
+			VSUBPD(memx(32, RDX, RCX, 8), Y2, Y2)
+			VCVTPD2PSY(Y1, X1)
+			VCVTPD2PSY(Y2, X2)
+			VINSERTF128(U8(1), X2, Y1, Y1)
+			VMOVUPS(Y1, f32.at(RDI, RCX))
+			VPAND(Y10, Y1, Y1)
+			VPMAXSD(Y1, Y4, Y4)
+		})
 
-	Label(l("vec8"))
-	VCVTPS2PD(f32.at(RSI, RCX), Y1)
-	VCVTPS2PD(memx(16, RSI, RCX, 4), Y2)
-	VSUBPD(f64.at(RDX, RCX), Y1, Y1)
-	VSUBPD(memx(32, RDX, RCX, 8), Y2, Y2)
-	VCVTPD2PSY(Y1, X1)
-	VCVTPD2PSY(Y2, X2)
-	VINSERTF128(U8(1), X2, Y1, Y1)
-	VMOVUPS(Y1, f32.at(RDI, RCX))
-	VPAND(Y10, Y1, Y1)
-	VPMAXSD(Y1, Y4, Y4)
-	ADDQ(U8(8), RCX)
-	CMPQ(RCX, R12)
-	JB(LabelRef(l("vec8")))
-
-	Label(l("vec4"))
-	CMPQ(RCX, R13)
-	JAE(LabelRef(l("tail")))
-	VCVTPS2PD(f32.at(RSI, RCX), Y1)
-	VSUBPD(f64.at(RDX, RCX), Y1, Y1)
-	VCVTPD2PSY(Y1, X2)
-	VMOVUPS(X2, f32.at(RDI, RCX))
-	VANDPD(Y5, Y1, Y3)
-	VCMPPD(U8(0x1e), Y6, Y3, Y3)
-	VORPD(Y3, Y9, Y9)
-	ADDQ(U8(4), RCX)
-
-	Label(l("tail"))
-	CMPQ(RCX, R10)
-	JAE(LabelRef(l("next")))
-	VCVTSS2SD(f32.at(RSI, RCX), X1, X1)
-	VSUBSD(f64.at(RDX, RCX), X1, X1)
-	VCVTSD2SS(X1, X1, X2)
-	VMOVSS(X2, f32.at(RDI, RCX))
-	VANDPD(X5, X1, X3)
-	VCMPSD(U8(0x1e), X6, X3, X3)
-	VORPD(X3, X7, X7)
-	INCQ(RCX)
-	JMP(LabelRef(l("tail")))
-
-	Label(l("next"))
-	LEAQ(f32.at(RDI, R10), RDI)
-	LEAQ(f32.at(RSI, R10), RSI)
-	DECQ(RBX)
-	JMP(LabelRef(l("a")))
+		Label(l("vec4"))
+		CMPQ(RCX, R13)
+		JAE(LabelRef(l("tail")))
+		VCVTPS2PD(f32.at(RSI, RCX), Y1)
+		VSUBPD(f64.at(RDX, RCX), Y1, Y1)
+		VCVTPD2PSY(Y1, X2)
+		VMOVUPS(X2, f32.at(RDI, RCX))
+		VANDPD(Y5, Y1, Y3)
+		VCMPPD(U8(0x1e), Y6, Y3, Y3)
+		VORPD(Y3, Y9, Y9)
+		ADDQ(U8(4), RCX)
+	}, func() {
+		VCVTSS2SD(f32.at(RSI, RCX), X1, X1)
+		VSUBSD(f64.at(RDX, RCX), X1, X1)
+		VCVTSD2SS(X1, X1, X2)
+		VMOVSS(X2, f32.at(RDI, RCX))
+		VANDPD(X5, X1, X3)
+		VCMPSD(U8(0x1e), X6, X3, X3)
+		VORPD(X3, X7, X7)
+	}, func() {
+		LEAQ(f32.at(RDI, R10), RDI)
+		LEAQ(f32.at(RSI, R10), RSI)
+	})
 
 	Label(l("done"))
 	Comment("0x717fffff: below the bits of 2¹⁰⁰ in float32")
@@ -105,21 +86,19 @@ func centreAVX32() {
 	RET()
 }
 
+// centreArgs are the arguments of centreAVX32 and centreAVX64 in their registers.
+var centreArgs = []arg{{"e", RDI}, {"d", RSI}, {"m", RDX}, {"K", RBX}, {"P", R10}}
+
 func centreAVX64() {
 	routine("centreAVX64", "e[a·P+c] = d[a·P+c] − m[c] for a < K, c < P, four lanes at a time.")
-	l := func(s string) string { return f64.lbl("c", s) }
-	Load(Param("e").Base(), RDI)
-	Load(Param("d").Base(), RSI)
-	Load(Param("m").Base(), RDX)
-	Load(Param("K"), RBX)
-	Load(Param("P"), R10)
-	MOVQ(R10, R13)
-	ANDQ(I8(-4), R13)
-	overRows(l, func() {}, func() {
+	l := f64.labels("c")
+	loadArgs(centreArgs...)
+	roundDown(R10, R13, 4)
+	overRows(l, func() {}, vectors4(l, func() {
 		VMOVUPD(f64.at(RSI, RCX), Y1)
 		VSUBPD(f64.at(RDX, RCX), Y1, Y1)
 		VMOVUPD(Y1, f64.at(RDI, RCX))
-	}, func() {
+	}), func() {
 		VMOVSD(f64.at(RSI, RCX), X1)
 		VSUBSD(f64.at(RDX, RCX), X1, X1)
 		VMOVSD(X1, f64.at(RDI, RCX))
@@ -127,38 +106,39 @@ func centreAVX64() {
 		LEAQ(f64.at(RDI, R10), RDI)
 		LEAQ(f64.at(RSI, R10), RSI)
 	})
+	done(l)
 }
 
-// overRows is the loop of centreAVX64 and hvpOut over K rows (BX, counted down) of P columns
-// (R10, whole vectors of four up to R13): for each row start, then vec for each four columns
-// from CX, tail for each column left, and next to move the row pointers on.
-func overRows(l func(string) string, start, vec, tail, next func()) {
+// overRows is the loop of centreAVX32, centreAVX64 and hvpOut over K rows (BX, counted down)
+// of P columns (R10), up to the label done: for each row start, then vecs from column CX = 0
+// (on to the first column left), tail for each column left, and next to move the row
+// pointers on.
+func overRows(l func(string) string, start, vecs, tail, next func()) {
 	Label(l("a"))
 	TESTQ(RBX, RBX)
 	JZ(LabelRef(l("done")))
 	start()
 	XORQ(RCX, RCX)
-	TESTQ(R13, R13)
-	JZ(LabelRef(l("tail")))
-
-	Label(l("vec"))
-	vec()
-	ADDQ(U8(4), RCX)
-	CMPQ(RCX, R13)
-	JB(LabelRef(l("vec")))
-
-	Label(l("tail"))
-	CMPQ(RCX, R10)
-	JAE(LabelRef(l("next")))
-	tail()
-	INCQ(RCX)
-	JMP(LabelRef(l("tail")))
+	vecs()
+	whileBelow(l("tail"), l("next"), RCX, R10, 1, tail)
 
 	Label(l("next"))
 	next()
 	DECQ(RBX)
 	JMP(LabelRef(l("a")))
+}
 
+// vectors4 is the vecs of overRows that runs vec for each four columns up to R13.
+func vectors4(l func(string) string, vec func()) func() {
+	return func() {
+		TESTQ(R13, R13)
+		JZ(LabelRef(l("tail")))
+		repeatBelow(l("vec"), RCX, R13, U8(4), vec)
+	}
+}
+
+// done is the label done of l's routine, its end.
+func done(l func(string) string) {
 	Label(l("done"))
 	VZEROUPPER()
 	RET()
@@ -171,11 +151,7 @@ func mean(e elem) {
 		"m[c] = Σ_k z[k]·d[k·P+c] for c < P, the terms added in k order to 0, with the sums of 16,",
 		"then 4, then 1 column held in registers across k.")
 	l := func(s string) string { return e.name("mean") + "_" + s }
-	Load(Param("m").Base(), RDI)
-	Load(Param("z").Base(), RDX)
-	Load(Param("d").Base(), RSI)
-	Load(Param("K"), RBX)
-	Load(Param("P"), R10)
+	loadArgs(arg{"m", RDI}, arg{"z", RDX}, arg{"d", RSI}, arg{"K", RBX}, arg{"P", R10})
 	Comment("R12 = the row stride in bytes, CX = the column")
 	MOVQ(R10, R12)
 	SHLQ(U8(e.shift), R12)
@@ -193,18 +169,15 @@ func mean(e elem) {
 		LEAQ(e.at(RSI, RCX), R11)
 		XORQ(R8, R8)
 
-		Label(l("k" + this))
-		CMPQ(R8, RBX)
-		JAE(LabelRef(l("s" + this)))
-		VBROADCASTSD(f64.at(RDX, R8), Y0)
-		for j := 0; j < n; j++ {
-			e.load(mem(R11, 4*e.size*j), Y1)
-			VMULPD(Y0, Y1, Y1)
-			VADDPD(Y1, ys[4+j], ys[4+j])
-		}
-		ADDQ(R12, R11)
-		INCQ(R8)
-		JMP(LabelRef(l("k" + this)))
+		whileBelow(l("k"+this), l("s"+this), R8, RBX, 1, func() {
+			VBROADCASTSD(f64.at(RDX, R8), Y0)
+			for j := 0; j < n; j++ {
+				e.load(mem(R11, 4*e.size*j), Y1)
+				VMULPD(Y0, Y1, Y1)
+				VADDPD(Y1, ys[4+j], ys[4+j])
+			}
+			ADDQ(R12, R11)
+		})
 
 		Label(l("s" + this))
 		for j := 0; j < n; j++ {
@@ -216,62 +189,43 @@ func mean(e elem) {
 	cols(4, "16", "4")
 	cols(1, "4", "1")
 
-	Label(l("c1"))
-	CMPQ(RCX, R10)
-	JAE(LabelRef(l("done")))
-	VXORPD(X4, X4, X4)
-	LEAQ(e.at(RSI, RCX), R11)
-	XORQ(R8, R8)
+	whileBelow(l("c1"), l("done"), RCX, R10, 1, func() {
+		VXORPD(X4, X4, X4)
+		LEAQ(e.at(RSI, RCX), R11)
+		XORQ(R8, R8)
+		whileBelow(l("k1"), l("s1"), R8, RBX, 1, func() {
+			e.loadScalar(mem(R11, 0), X1)
+			VMULSD(f64.at(RDX, R8), X1, X1)
+			VADDSD(X1, X4, X4)
+			ADDQ(R12, R11)
+		})
 
-	Label(l("k1"))
-	CMPQ(R8, RBX)
-	JAE(LabelRef(l("s1")))
-	e.loadScalar(mem(R11, 0), X1)
-	VMULSD(f64.at(RDX, R8), X1, X1)
-	VADDSD(X1, X4, X4)
-	ADDQ(R12, R11)
-	INCQ(R8)
-	JMP(LabelRef(l("k1")))
-
-	Label(l("s1"))
-	VMOVSD(X4, f64.at(RDI, RCX))
-	INCQ(RCX)
-	JMP(LabelRef(l("c1")))
-
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
+		Label(l("s1"))
+		VMOVSD(X4, f64.at(RDI, RCX))
+	})
+	done(l)
 }
 
 // hvpOut generates hvpOutAVX64 and hvpOutAVX32: they differ in the stores of o.
 func hvpOut(e elem) {
-	if e.bits == 64 {
-		routine(e.name("hvpOut"),
-			"o[a·P+c] = f[a]·(e[a·P+c]·u[a] − w[c]) for a < K, c < P, four lanes at a time.")
-	} else {
-		routine(e.name("hvpOut"), "hvpOutAVX64 computed in float64 and rounded once to float32.")
-	}
-	l := func(s string) string { return e.lbl("h", s) }
-	Load(Param("o").Base(), RDI)
-	Load(Param("e").Base(), RSI)
-	Load(Param("w").Base(), RDX)
-	Load(Param("f").Base(), R8)
-	Load(Param("u").Base(), R9)
-	Load(Param("K"), RBX)
-	Load(Param("P"), R10)
-	MOVQ(R10, R13)
-	ANDQ(I8(-4), R13)
+	e.routine("hvpOut", []string{
+		"o[a·P+c] = f[a]·(e[a·P+c]·u[a] − w[c]) for a < K, c < P, four lanes at a time.",
+	}, []string{"hvpOutAVX64 computed in float64 and rounded once to float32."})
+	l := e.labels("h")
+	loadArgs(arg{"o", RDI}, arg{"e", RSI}, arg{"w", RDX}, arg{"f", R8}, arg{"u", R9},
+		arg{"K", RBX}, arg{"P", R10})
+	roundDown(R10, R13, 4)
 
 	overRows(l, func() {
 		VBROADCASTSD(mem(R8, 0), Y0)
 		VBROADCASTSD(mem(R9, 0), Y2)
-	}, func() {
+	}, vectors4(l, func() {
 		VMOVUPD(f64.at(RSI, RCX), Y1)
 		VMULPD(Y2, Y1, Y1)
 		VSUBPD(f64.at(RDX, RCX), Y1, Y1)
 		VMULPD(Y0, Y1, Y1)
 		e.store(Y1, e.at(RDI, RCX))
-	}, func() {
+	}), func() {
 		VMOVSD(f64.at(RSI, RCX), X1)
 		VMULSD(X2, X1, X1)
 		VSUBSD(f64.at(RDX, RCX), X1, X1)
@@ -283,4 +237,5 @@ func hvpOut(e elem) {
 		ADDQ(U8(8), R8)
 		ADDQ(U8(8), R9)
 	})
+	done(l)
 }

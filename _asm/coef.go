@@ -71,36 +71,23 @@ func coefChunk() {
 
 // coef generates coefAVX64 and coefAVX32: they differ only in the stores of c.
 func coef(e elem, coefPad Mem) {
-	if e.bits == 64 {
-		routine(e.name("coef"),
-			"nsz[a], diag[a] for a < Kp (z padded to Kp), c[a·Kp+b] = nsz[a]·z[b] for a < K and",
-			"(a &^ 3) ≤ b < Kp, then c[a·Kp+a] = diag[a]; zmin is the smallest positive z[a], a < K",
-			"(+Inf if none), and ok whether every a < K passed the range check of secondCoefs. The",
-			"products have nsz as the first operand, as in pairCoef.")
-	} else {
-		routine(e.name("coef"),
-			"coefAVX64 with c in float32: each coefficient computed in float64 and rounded once.")
-	}
-	l := func(s string) string { return e.lbl("c", s) }
-	Load(Param("nsz").Base(), RDI)
-	Load(Param("diag").Base(), RSI)
-	Load(Param("z").Base(), RDX)
-	Load(Param("K"), RBX)
-	Load(Param("Kp"), R10)
+	e.routine("coef", []string{
+		"nsz[a], diag[a] for a < Kp (z padded to Kp), c[a·Kp+b] = nsz[a]·z[b] for a < K and",
+		"(a &^ 3) ≤ b < Kp, then c[a·Kp+a] = diag[a]; zmin is the smallest positive z[a], a < K",
+		"(+Inf if none), and ok whether every a < K passed the range check of secondCoefs. The",
+		"products have nsz as the first operand, as in pairCoef.",
+	}, []string{"coefAVX64 with c in float32: each coefficient computed in float64 and rounded once."})
+	l := e.labels("c")
+	loadArgs(arg{"nsz", RDI}, arg{"diag", RSI}, arg{"z", RDX}, arg{"K", RBX}, arg{"Kp", R10})
 	coefConst()
-	MOVQ(RBX, R13)
-	ANDQ(I8(-4), R13)
+	roundDown(RBX, R13, 4)
 	XORQ(RCX, RCX)
-
-	Label(l("p1"))
-	CMPQ(RCX, R13)
-	JAE(LabelRef(l("p1tail")))
-	VMOVUPD(f64.at(RDX, RCX), Y1)
-	coefChunk()
-	VANDPD(Y2, Y7, Y7)
-	VMINPD(Y4, Y8, Y8)
-	ADDQ(U8(4), RCX)
-	JMP(LabelRef(l("p1")))
+	whileBelow(l("p1"), l("p1tail"), RCX, R13, 4, func() {
+		VMOVUPD(f64.at(RDX, RCX), Y1)
+		coefChunk()
+		VANDPD(Y2, Y7, Y7)
+		VMINPD(Y4, Y8, Y8)
+	})
 
 	Label(l("p1tail"))
 	CMPQ(RCX, RBX)
@@ -117,46 +104,32 @@ func coef(e elem, coefPad Mem) {
 	VMINPD(Y4, Y8, Y8)
 
 	Label(l("p1done"))
-	VEXTRACTF128(U8(1), Y8, X1)
-	VMINPD(X1, X8, X8)
-	VPERMILPD(U8(1), X8, X1)
-	VMINSD(X1, X8, X8)
+	across(Y8, X1, VMINPD, VMINSD)
 	VMOVSD(X8, addr(Return("zmin")))
 	VMOVMSKPD(Y7, EAX)
 	CMPL(EAX, U8(15))
 	SETEQ(addr(Return("ok")))
 
 	Comment("R8 = row a of c, R9 = its length in bytes, R11 = a")
-	Load(Param("c").Base(), R8)
+	loadArgs(arg{"c", R8})
 	MOVQ(R10, R9)
 	SHLQ(U8(e.shift), R9)
 	XORQ(R11, R11)
-
-	Label(l("p2"))
-	CMPQ(R11, RBX)
-	JAE(LabelRef(l("done")))
-	VBROADCASTSD(f64.at(RDI, R11), Y1) // nsz[a]
-	MOVQ(R11, RCX)
-	ANDQ(I8(-4), RCX)
-
-	Label(l("p2b"))
-	VMULPD(f64.at(RDX, RCX), Y1, Y2)
-	e.store(Y2, e.at(R8, RCX))
-	ADDQ(U8(4), RCX)
-	CMPQ(RCX, R10)
-	JB(LabelRef(l("p2b")))
-	if e.bits == 64 {
-		MOVQ(f64.at(RSI, R11), RAX)
-		MOVQ(RAX, e.at(R8, R11))
-	} else {
-		VCVTSD2SS(f64.at(RSI, R11), X2, X2)
-		VMOVSS(X2, e.at(R8, R11))
-	}
-	ADDQ(R9, R8)
-	INCQ(R11)
-	JMP(LabelRef(l("p2")))
-
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
+	whileBelow(l("p2"), l("done"), R11, RBX, 1, func() {
+		VBROADCASTSD(f64.at(RDI, R11), Y1) // nsz[a]
+		roundDown(R11, RCX, 4)
+		repeatBelow(l("p2b"), RCX, R10, U8(4), func() {
+			VMULPD(f64.at(RDX, RCX), Y1, Y2)
+			e.store(Y2, e.at(R8, RCX))
+		})
+		if e.bits == 64 {
+			MOVQ(f64.at(RSI, R11), RAX)
+			MOVQ(RAX, e.at(R8, R11))
+		} else {
+			VCVTSD2SS(f64.at(RSI, R11), X2, X2)
+			VMOVSS(X2, e.at(R8, R11))
+		}
+		ADDQ(R9, R8)
+	})
+	done(l)
 }

@@ -103,46 +103,29 @@ func gateExp(g gateConsts) {
 // gate generates gateAVX64 and gateAVX32: they differ in the loads of l, widened to float64
 // for float32 logits.
 func gate(e elem, g gateConsts) {
-	if e.bits == 64 {
-		routine(e.name("gate"),
-			"z[k] = softmax(s·l)[k] for k < K, as gateGo: the maximum four lanes at a time (NaN passed",
-			"over), the exponentials four lanes at a time with the last K mod 4 under a mask, summed",
-			"in four lane accumulators and then the masked lanes in order, and z scaled by 1/sum.")
-	} else {
-		routine(e.name("gate"),
-			"gateAVX64 for float32 logits, widened to float64 as they are loaded.")
-	}
-	l := func(s string) string { return e.lbl("g", s) }
-	Load(Param("z").Base(), RDI)
-	Load(Param("l").Base(), RSI)
-	Load(Param("K"), RBX)
-	MOVQ(RBX, R13)
-	ANDQ(I8(-4), R13)
+	e.routine("gate", []string{
+		"z[k] = softmax(s·l)[k] for k < K, as gateGo: the maximum four lanes at a time (NaN passed",
+		"over), the exponentials four lanes at a time with the last K mod 4 under a mask, summed",
+		"in four lane accumulators and then the masked lanes in order, and z scaled by 1/sum.",
+	}, []string{"gateAVX64 for float32 logits, widened to float64 as they are loaded."})
+	l := e.labels("g")
+	loadArgs(arg{"z", RDI}, arg{"l", RSI}, arg{"K", RBX})
+	roundDown(RBX, R13, 4)
 	broadcastQ(0xfff0000000000000, Y0) // −Inf
 	XORQ(RCX, RCX)
-
-	Label(l("max4"))
-	CMPQ(RCX, R13)
-	JAE(LabelRef(l("maxh")))
-	e.load(e.at(RSI, RCX), Y1)
-	Comment("v > mx ? v : mx, so NaN is passed over as in gateGo")
-	VMAXPD(Y0, Y1, Y0)
-	ADDQ(U8(4), RCX)
-	JMP(LabelRef(l("max4")))
+	whileBelow(l("max4"), l("maxh"), RCX, R13, 4, func() {
+		e.load(e.at(RSI, RCX), Y1)
+		Comment("v > mx ? v : mx, so NaN is passed over as in gateGo")
+		VMAXPD(Y0, Y1, Y0)
+	})
 
 	Label(l("maxh"))
-	VEXTRACTF128(U8(1), Y0, X1)
-	VMAXPD(X1, X0, X0)
-	VPERMILPD(U8(1), X0, X1)
-	VMAXSD(X1, X0, X0)
+	across(Y0, X1, VMAXPD, VMAXSD)
 
-	Label(l("max1"))
-	CMPQ(RCX, RBX)
-	JAE(LabelRef(l("exp")))
-	e.loadScalar(e.at(RSI, RCX), X1)
-	VMAXSD(X0, X1, X0)
-	INCQ(RCX)
-	JMP(LabelRef(l("max1")))
+	whileBelow(l("max1"), l("exp"), RCX, RBX, 1, func() {
+		e.loadScalar(e.at(RSI, RCX), X1)
+		VMAXSD(X0, X1, X0)
+	})
 
 	Label(l("exp"))
 	Comment("Y14 = mx, Y13 = s, Y15 = −746, Y11 = 1, Y10 = 2, Y12 = the lane sums")
@@ -154,17 +137,14 @@ func gate(e elem, g gateConsts) {
 	VXORPD(Y12, Y12, Y12)
 	XORQ(RCX, RCX)
 
-	Label(l("exp4"))
-	CMPQ(RCX, R13)
-	JAE(LabelRef(l("sum")))
-	e.load(e.at(RSI, RCX), Y1)
-	VSUBPD(Y14, Y1, Y1)
-	VMULPD(Y13, Y1, Y1)
-	gateExp(g)
-	VMOVUPD(Y1, f64.at(RDI, RCX))
-	VADDPD(Y1, Y12, Y12)
-	ADDQ(U8(4), RCX)
-	JMP(LabelRef(l("exp4")))
+	whileBelow(l("exp4"), l("sum"), RCX, R13, 4, func() {
+		e.load(e.at(RSI, RCX), Y1)
+		VSUBPD(Y14, Y1, Y1)
+		VMULPD(Y13, Y1, Y1)
+		gateExp(g)
+		VMOVUPD(Y1, f64.at(RDI, RCX))
+		VADDPD(Y1, Y12, Y12)
+	})
 
 	Label(l("sum"))
 	VEXTRACTF128(U8(1), Y12, X2)
@@ -203,23 +183,13 @@ func gate(e elem, g gateConsts) {
 	VBROADCASTSD(X1, Y1)
 	XORQ(RCX, RCX)
 
-	Label(l("norm4"))
-	CMPQ(RCX, R13)
-	JAE(LabelRef(l("norm1")))
-	VMULPD(f64.at(RDI, RCX), Y1, Y2)
-	VMOVUPD(Y2, f64.at(RDI, RCX))
-	ADDQ(U8(4), RCX)
-	JMP(LabelRef(l("norm4")))
-
-	Label(l("norm1"))
-	CMPQ(RCX, RBX)
-	JAE(LabelRef(l("done")))
-	VMULSD(f64.at(RDI, RCX), X1, X2)
-	VMOVSD(X2, f64.at(RDI, RCX))
-	INCQ(RCX)
-	JMP(LabelRef(l("norm1")))
-
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
+	whileBelow(l("norm4"), l("norm1"), RCX, R13, 4, func() {
+		VMULPD(f64.at(RDI, RCX), Y1, Y2)
+		VMOVUPD(Y2, f64.at(RDI, RCX))
+	})
+	whileBelow(l("norm1"), l("done"), RCX, RBX, 1, func() {
+		VMULSD(f64.at(RDI, RCX), X1, X2)
+		VMOVSD(X2, f64.at(RDI, RCX))
+	})
+	done(l)
 }

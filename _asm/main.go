@@ -151,6 +151,16 @@ func routine(name string, doc ...string) {
 	Comment(doc...)
 }
 
+// routine starts the TEXT of e's routine base (as routine), with doc64 as its first lines for
+// float64 data and doc32 for float32 data.
+func (e elem) routine(base string, doc64, doc32 []string) {
+	if e.bits == 64 {
+		routine(e.name(base), doc64...)
+	} else {
+		routine(e.name(base), doc32...)
+	}
+}
+
 // arg is an argument of the routine, by name ("len(s)" for the length of the slice s), and
 // the register it is loaded into.
 type arg struct {
@@ -207,6 +217,17 @@ func next(i GPPhysical, step int) {
 	} else {
 		ADDQ(U8(step), i)
 	}
+}
+
+// across sets the low lane of y to the minimum or maximum of its four lanes, by the packed
+// and scalar instructions pd and sd (VMINPD and VMINSD, or VMAXPD and VMAXSD), with tmp as
+// scratch: the upper half against the lower, then the two lanes left.
+func across(y, tmp VecPhysical, pd, sd func(...Op)) {
+	x := y.AsX()
+	VEXTRACTF128(U8(1), y, tmp)
+	pd(tmp, x, x)
+	VPERMILPD(U8(1), x, tmp)
+	sd(tmp, x, x)
 }
 
 // broadcastQ sets the four int64 lanes of y to v, through AX and the low half of y.

@@ -75,24 +75,19 @@ func rowBlock(ln lanes, n int, st func(a, b Op)) {
 }
 
 func row(e elem) {
-	if e.bits == 32 {
-		routine(e.name("row"),
-			"One float32 row of the second channel, as rowT: block (a,b) is o[(a·K+b)·P+c] = f·(e[a·P+c]",
-			"+ e[b·P+c]) with f = c[min(a,b)·Kp + max(a,b)] (coefAVX32), eight lanes at a time, then",
-			"one. With nt the vector stores are non-temporal (the caller guarantees that o and P·4 are",
-			"multiples of 32 bytes). Kp ≥ 4.")
-	} else {
-		routine(e.name("row"),
-			"rowAVX32 for float64: four lanes at a time, then one (P·8 a multiple of 32 bytes for nt).")
-	}
+	e.routine("row", []string{
+		"rowAVX32 for float64: four lanes at a time, then one (P·8 a multiple of 32 bytes for nt).",
+	}, []string{
+		"One float32 row of the second channel, as rowT: block (a,b) is o[(a·K+b)·P+c] = f·(e[a·P+c]",
+		"+ e[b·P+c]) with f = c[min(a,b)·Kp + max(a,b)] (coefAVX32), eight lanes at a time, then",
+		"one. With nt the vector stores are non-temporal (the caller guarantees that o and P·4 are",
+		"multiples of 32 bytes). Kp ≥ 4.",
+	})
 	ln := e.lanes()
-	l := func(s string) string { return e.lbl("r", s) }
-	Load(Param("o").Base(), RDI)
-	Load(Param("e").Base(), R11)
-	Load(Param("P"), R10)
+	l := e.labels("r")
+	loadArgs(arg{"o", RDI}, arg{"e", R11}, arg{"P", R10})
 	SHLQ(U8(e.shift), R10)
-	MOVQ(R10, R13)
-	ANDQ(I8(-32), R13)
+	roundDown(R10, R13, 32)
 	XORQ(R15, R15)
 	CMPQ(R10, U8(128))
 	JA(LabelRef(l("variant")))
@@ -108,58 +103,55 @@ func row(e elem) {
 	MOVQ(R11, R14)
 	XORQ(RBX, RBX)
 
-	Label(l("a"))
-	CMPQ(RBX, addr(Param("K")))
-	JAE(LabelRef(l("done")))
-	MOVQ(R15, RAX)
-	ANDQ(U8(7), RAX)
-	JZ(LabelRef(l("lower")))
-	for j := 0; j < 4; j++ {
-		ln.movu(mem(R14, 32*j), ys[8+j])
-		if j < 3 {
-			CMPQ(RAX, U8(j+1))
-			JEQ(LabelRef(l("lower")))
+	whileBelow(l("a"), l("done"), RBX, addr(Param("K")), 1, func() {
+		MOVQ(R15, RAX)
+		ANDQ(U8(7), RAX)
+		JZ(LabelRef(l("lower")))
+		for j := 0; j < 4; j++ {
+			ln.movu(mem(R14, 32*j), ys[8+j])
+			if j < 3 {
+				CMPQ(RAX, U8(j+1))
+				JEQ(LabelRef(l("lower")))
+			}
 		}
-	}
 
-	Label(l("lower"))
-	Comment("b < a: c[b·Kp+a], down column a")
-	Load(Param("c").Base(), R8)
-	LEAQ(e.at(R8, RBX), R8)
-	Load(Param("Kp"), R9)
-	SHLQ(U8(e.shift), R9)
-	XORQ(RCX, RCX)
-	MOVQ(R14, R12)
-	SUBQ(R11, R12)
+		Label(l("lower"))
+		Comment("b < a: c[b·Kp+a], down column a")
+		loadArgs(arg{"c", R8})
+		LEAQ(e.at(R8, RBX), R8)
+		Load(Param("Kp"), R9)
+		SHLQ(U8(e.shift), R9)
+		XORQ(RCX, RCX)
+		MOVQ(R14, R12)
+		SUBQ(R11, R12)
 
-	Label(l("run"))
-	CMPQ(RCX, R12)
-	JAE(LabelRef(l("rundone")))
-	for _, v := range ln.dispatch {
-		CMPQ(R15, U8(v))
-		JEQ(LabelRef(e.variantLabel(v)))
-	}
-	JMP(LabelRef(e.variantLabel(0)))
+		Label(l("run"))
+		CMPQ(RCX, R12)
+		JAE(LabelRef(l("rundone")))
+		for _, v := range ln.dispatch {
+			CMPQ(R15, U8(v))
+			JEQ(LabelRef(e.variantLabel(v)))
+		}
+		JMP(LabelRef(e.variantLabel(0)))
 
-	Label(l("rundone"))
-	CMPQ(R9, U8(e.size))
-	JEQ(LabelRef(l("nexta")))
-	Comment("b ≥ a: c[a·Kp+b], along row a")
-	Load(Param("Kp"), R8)
-	IMULQ(RBX, R8)
-	ADDQ(RBX, R8)
-	SHLQ(U8(e.shift), R8)
-	ADDQ(addr(Param("c").Base()), R8)
-	MOVQ(U32(e.size), R9)
-	Load(Param("K"), R12)
-	IMULQ(R10, R12)
-	JMP(LabelRef(l("run")))
+		Label(l("rundone"))
+		CMPQ(R9, U8(e.size))
+		JEQ(LabelRef(l("nexta")))
+		Comment("b ≥ a: c[a·Kp+b], along row a")
+		Load(Param("Kp"), R8)
+		IMULQ(RBX, R8)
+		ADDQ(RBX, R8)
+		SHLQ(U8(e.shift), R8)
+		ADDQ(addr(Param("c").Base()), R8)
+		MOVQ(U32(e.size), R9)
+		Load(Param("K"), R12)
+		IMULQ(R10, R12)
+		JMP(LabelRef(l("run")))
 
-	Label(l("nexta"))
-	ADDQ(R10, R14)
-	ADDQ(R12, RDI)
-	INCQ(RBX)
-	JMP(LabelRef(l("a")))
+		Label(l("nexta"))
+		ADDQ(R10, R14)
+		ADDQ(R12, RDI)
+	})
 
 	for _, nt := range []int{0, 8} {
 		st := func(a, b Op) { ln.movu(a, b) }
@@ -167,77 +159,63 @@ func row(e elem) {
 			st = ln.movnt
 		}
 		for n := 1; n <= 4; n++ {
-			self := e.variantLabel(n + nt)
-			Label(self)
-			rowBlock(ln, n, st)
-			nextBlock(e, U8(32*n), self)
+			blocks(e, e.variantLabel(n+nt), U8(32*n), func() { rowBlock(ln, n, st) })
 		}
 	}
 
 	rowAny(e, ln, true)
 	rowAny(e, ln, false)
-
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
+	done(l)
 }
 
-// nextBlock moves R8 to the next block's coefficient and CX on by step, and goes back to top
-// while CX < R12 (the run's end), then to the end of the run.
-func nextBlock(e elem, step Op, top string) {
-	ADDQ(R9, R8)
-	ADDQ(step, RCX)
-	CMPQ(RCX, R12)
-	JB(LabelRef(top))
+// blocks is the block loop at label top: body for each block, then R8 on to the next block's
+// coefficient and CX on by step, while CX < R12 (the run's end); then on to the end of the run.
+func blocks(e elem, top string, step Op, body func()) {
+	repeatBelow(top, RCX, R12, step, func() {
+		body()
+		ADDQ(R9, R8)
+	})
 	JMP(LabelRef(e.lbl("r", "rundone")))
 }
 
 // rowAny is the block loop for any P (variants 8 and 0): whole vectors, non-temporal with nt
 // (then P·size is a multiple of 32), else followed by one lane at a time.
 func rowAny(e elem, ln lanes, nt bool) {
-	l := func(s string) string { return e.lbl("r", s) }
+	l := e.labels("r")
 	top, vec := l("g"), l("gv")
 	st := func(a, b Op) { ln.movu(a, b) }
 	if nt {
 		top, vec = l("gnt"), l("gntv")
 		st = ln.movnt
 	}
-	Label(top)
-	if nt {
-		Commentf("any P·%d a multiple of 32: whole vectors, non-temporal", e.size)
-	} else {
-		Comment("any P: whole vectors, then one lane at a time")
-	}
-	ln.bcast(mem(R8, 0), Y0)
-	LEAQ(memx(0, R11, RCX, 1), RSI)
-	LEAQ(memx(0, RDI, RCX, 1), RDX)
-	XORQ(RAX, RAX)
-	if !nt {
-		TESTQ(R13, R13)
-		JZ(LabelRef(l("gt")))
-	}
-
-	Label(vec)
-	ln.movu(memx(0, R14, RAX, 1), Y1)
-	ln.add(memx(0, RSI, RAX, 1), Y1, Y1)
-	ln.mul(Y0, Y1, Y1)
-	st(Y1, memx(0, RDX, RAX, 1))
-	ADDQ(U8(32), RAX)
-	CMPQ(RAX, R13)
-	JB(LabelRef(vec))
-
-	if !nt {
-		Label(l("gt"))
-		CMPQ(RAX, R10)
-		JAE(LabelRef(l("gnext")))
-		ln.movs(memx(0, R14, RAX, 1), X1)
-		ln.adds(memx(0, RSI, RAX, 1), X1, X1)
-		ln.muls(X0, X1, X1)
-		ln.movs(X1, memx(0, RDX, RAX, 1))
-		ADDQ(U8(e.size), RAX)
-		JMP(LabelRef(l("gt")))
-
-		Label(l("gnext"))
-	}
-	nextBlock(e, R10, top)
+	blocks(e, top, R10, func() {
+		if nt {
+			Commentf("any P·%d a multiple of 32: whole vectors, non-temporal", e.size)
+		} else {
+			Comment("any P: whole vectors, then one lane at a time")
+		}
+		ln.bcast(mem(R8, 0), Y0)
+		LEAQ(memx(0, R11, RCX, 1), RSI)
+		LEAQ(memx(0, RDI, RCX, 1), RDX)
+		XORQ(RAX, RAX)
+		if !nt {
+			TESTQ(R13, R13)
+			JZ(LabelRef(l("gt")))
+		}
+		repeatBelow(vec, RAX, R13, U8(32), func() {
+			ln.movu(memx(0, R14, RAX, 1), Y1)
+			ln.add(memx(0, RSI, RAX, 1), Y1, Y1)
+			ln.mul(Y0, Y1, Y1)
+			st(Y1, memx(0, RDX, RAX, 1))
+		})
+		if !nt {
+			whileBelow(l("gt"), l("gnext"), RAX, R10, e.size, func() {
+				ln.movs(memx(0, R14, RAX, 1), X1)
+				ln.adds(memx(0, RSI, RAX, 1), X1, X1)
+				ln.muls(X0, X1, X1)
+				ln.movs(X1, memx(0, RDX, RAX, 1))
+			})
+			Label(l("gnext"))
+		}
+	})
 }
