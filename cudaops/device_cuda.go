@@ -227,7 +227,11 @@ func (b *DeviceBackend) withContext(f func() error) error {
 
 // Prewarm compiles and loads the modules of the given kernels (all when none is given).
 func (b *DeviceBackend) Prewarm(kernels ...Kernel) error {
-	return b.withContext(func() error { return b.mods.Prewarm(kernels...) })
+	ids := make([]kernel.ID, len(kernels))
+	for i, k := range kernels {
+		ids[i] = k.id()
+	}
+	return b.withContext(func() error { return b.mods.Prewarm(ids...) })
 }
 
 // function returns the entry point for kernel k and element type dt (with the lock held and
@@ -236,7 +240,7 @@ func (b *DeviceBackend) function(k Kernel, dt DType, entry string) (cu.Function,
 	if fn, ok := b.fns[entry]; ok {
 		return fn, nil
 	}
-	mod, err := b.mods.Get(k, dt)
+	mod, err := b.mods.Get(k.id(), dt)
 	if err != nil {
 		return cu.Function{}, err
 	}
@@ -253,7 +257,7 @@ func (b *DeviceBackend) plan(c *Call) (launch.Config, error) {
 	if c.DType == Float32 {
 		suffix = "f32"
 	}
-	cfg, err := launch.Plan(c.Kernel, c.Ints, suffix, b.lim, launch.Options{})
+	cfg, err := launch.Plan(c.Kernel.id(), c.Ints, suffix, b.lim, launch.Options{})
 	if err != nil {
 		return cfg, deviceErrorCause(err, "%s", b.Name())
 	}
@@ -269,7 +273,7 @@ func makeParams(c *Call, cfg launch.Config, in, out []cu.DevicePtr, floats cu.De
 		return out
 	}
 	s := 0.0
-	if c.Kernel.Spec().Device.Floats == kernel.ScalarS {
+	if c.Kernel.id().Spec().Device.Floats == kernel.ScalarS {
 		s = c.Floats[0]
 	}
 	return launch.MakeParams(addr(in), addr(out), uint64(floats), c.Ints, cfg, s)
@@ -299,7 +303,7 @@ func hostBufs(c *Call) (in, out []hostBuf) {
 }
 
 func operandBufs[T Float](c *Call, o *Operands[T]) (in, out []hostBuf) {
-	sp := c.Kernel.Spec()
+	sp := c.Kernel.id().Spec()
 	buf := func(s []T) hostBuf {
 		if len(s) == 0 {
 			return hostBuf{}
@@ -403,7 +407,7 @@ func (b *DeviceBackend) upload(c *Call) (_ *deviceCall, err error) {
 		}
 		d.out = append(d.out, p)
 	}
-	if c.Kernel.Spec().Device.Floats == kernel.FloatsArray {
+	if c.Kernel.id().Spec().Device.Floats == kernel.FloatsArray {
 		if d.floats, err = b.put(d, unsafe.Pointer(&c.Floats[0]), int64(8*len(c.Floats)), "the gate parameters"); err != nil {
 			return nil, err
 		}

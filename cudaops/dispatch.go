@@ -268,25 +268,27 @@ func Run(c *Call) (Path, error) {
 	return PathCPU, runCPU(c)
 }
 
-// runCPU runs c with its kernel's CPU function.
+// runCPU runs c with its kernel's CPU function, after the checks a device launch would make
+// (but for skippable outputs, which may be nil), so that a call's outcome does not depend on
+// the mode. The checks allocate nothing for a valid call.
 func runCPU(c *Call) error {
 	if c == nil {
 		return check.Errorf(gatejet.ErrParam, runOp, "", "nil call")
 	}
-	switch c.DType {
-	case Float64:
-		return kernel.Run(runOp, c.Kernel, &c.F64, c.Ints, c.Floats)
-	case Float32:
-		return kernel.Run(runOp, c.Kernel, &c.F32, c.Ints, c.Floats)
+	if err := c.check(runOp, true); err != nil {
+		return err
 	}
-	return check.Errorf(gatejet.ErrDType, runOp, "DType", "%v: want Float64 or Float32, got %v", c.Kernel, c.DType)
+	if c.DType == Float32 {
+		return kernel.Run(runOp, c.Kernel.id(), &c.F32, c.Ints, c.Floats)
+	}
+	return kernel.Run(runOp, c.Kernel.id(), &c.F64, c.Ints, c.Floats)
 }
 
 // launchOn checks c and launches it on b, with scratch for the outputs the caller left nil;
 // errors other than Check's are wrapped as device errors.
 func launchOn(b Backend, c *Call) error {
-	if _, err := c.spec(runOp); err != nil {
-		return err
+	if err := c.check(runOp, true); err != nil {
+		return err // before any scratch is allocated for a call that is refused anyway
 	}
 	if !c.Kernel.OnDevice() {
 		return check.Errorf(gatejet.ErrDevice, runOp, "Kernel", "%v has no device kernel (it runs on the CPU only)", c.Kernel)
@@ -316,24 +318,29 @@ func launchOn(b Backend, c *Call) error {
 }
 
 // fillScratch gives each nil output that the kernel lets the CPU skip a fresh buffer of its
-// length, within gatejet.MaxBytes, and returns the bits of the outputs it filled.
+// length, the call's scratch together within gatejet.MaxBytes, and returns the bits of the
+// outputs it filled. c has passed check.
 func fillScratch[T Float](c *Call, o *Operands[T]) (filled uint8, err error) {
-	sp, err := c.spec(runOp)
-	if err != nil {
+	sp := c.Kernel.id().Spec()
+	var z T
+	total := 0
+	for i, d := range sp.Out {
+		if o.Out[i] == nil && sp.Skippable&(1<<i) != 0 {
+			n, _ := d.Len(c.Ints) // c passed check: no overflow
+			if n > int(^uint(0)>>1)-total {
+				return 0, check.Errorf(gatejet.ErrSize, runOp, "scratch", "%v: scratch sizes overflow int", c.Kernel)
+			}
+			total += n
+		}
+	}
+	if _, err := check.Alloc(runOp, "scratch", int(unsafe.Sizeof(z)), total); err != nil {
 		return 0, err
 	}
 	for i, d := range sp.Out {
 		if o.Out[i] != nil || sp.Skippable&(1<<i) == 0 {
 			continue
 		}
-		n, ok := d.Len(c.Ints)
-		if !ok {
-			return filled, check.Errorf(gatejet.ErrShape, runOp, "Ints", "%v: sizes %v overflow int", c.Kernel, c.Ints)
-		}
-		var z T
-		if _, err := check.Alloc(runOp, "scratch", int(unsafe.Sizeof(z)), n); err != nil {
-			return filled, err
-		}
+		n, _ := d.Len(c.Ints)
 		o.Out[i] = make([]T, n)
 		filled |= 1 << i
 	}

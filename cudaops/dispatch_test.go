@@ -157,9 +157,13 @@ func TestRunAutoFallbackOnBadCall(t *testing.T) {
 	c := reluCall(x, y)
 	c.Work = 5
 	p, err := Run(c)
-	require.ErrorIs(t, err, gatejet.ErrSize, "the CPU function's own error is what Run returns")
-	require.Contains(t, err.Error(), "backward.ReLU")
+	require.ErrorIs(t, err, gatejet.ErrSize, "the call is refused on the CPU too: its outcome does not depend on the mode")
+	require.Contains(t, err.Error(), "Out[0]")
 	require.Equal(t, PathCPUFallback, p)
+	SetMode(ModeOff)
+	_, errOff := Run(reluCall(x, y))
+	require.Equal(t, err.Error(), errOff.Error(), "ModeOff refuses it with the same error")
+	SetMode(ModeAuto)
 	require.True(t, errors.Is(LastFallbackError(), gatejet.ErrSize))
 	require.Zero(t, f.launches.Load(), "a malformed call never reaches the backend")
 }

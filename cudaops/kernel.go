@@ -44,45 +44,63 @@ const (
 //     Floats = [lambda].
 //
 // The formulas are in docs/math.md.
-type Kernel = kernel.ID
+type Kernel kernel.ID
+
+// String returns the kernel's name, "kernel(N)" for one not in the table.
+func (k Kernel) String() string { return kernel.ID(k).String() }
+
+// Family returns the kernel's argument convention (FamilyUnknown for one not in the table).
+func (k Kernel) Family() Family { return kernel.ID(k).Family() }
+
+// NumIn is the number of inputs the kernel takes (0 for one not in the table).
+func (k Kernel) NumIn() int { return kernel.ID(k).NumIn() }
+
+// NumOut is the number of outputs the kernel writes (0 for one not in the table).
+func (k Kernel) NumOut() int { return kernel.ID(k).NumOut() }
+
+// OnDevice reports whether the kernel has device entry points.
+func (k Kernel) OnDevice() bool { return kernel.ID(k).OnDevice() }
+
+// id is the kernel's entry in the table.
+func (k Kernel) id() kernel.ID { return kernel.ID(k) }
 
 // The kernels.
 const (
-	KernelJetValue               = kernel.JetValue
-	KernelJetFirst               = kernel.JetFirst
-	KernelJetSecond              = kernel.JetSecond
-	KernelJetHVP                 = kernel.JetHVP
-	KernelJetGaussNewton         = kernel.JetGaussNewton
-	KernelJetValueVJP            = kernel.JetValueVJP
-	KernelJetFirstVJP            = kernel.JetFirstVJP
-	KernelJetSecondVJP           = kernel.JetSecondVJP
-	KernelJetHVPVJP              = kernel.JetHVPVJP
-	KernelJetGaussNewtonVJP      = kernel.JetGaussNewtonVJP
-	KernelLogisticValue          = kernel.LogisticValue
-	KernelLogisticFirst          = kernel.LogisticFirst
-	KernelLogisticSecond         = kernel.LogisticSecond
-	KernelLogisticHVP            = kernel.LogisticHVP
-	KernelLogisticGaussNewton    = kernel.LogisticGaussNewton
-	KernelLogisticValueVJP       = kernel.LogisticValueVJP
-	KernelLogisticFirstVJP       = kernel.LogisticFirstVJP
-	KernelLogisticSecondVJP      = kernel.LogisticSecondVJP
-	KernelLogisticHVPVJP         = kernel.LogisticHVPVJP
-	KernelLogisticGaussNewtonVJP = kernel.LogisticGaussNewtonVJP
-	KernelSoftmaxBackward        = kernel.SoftmaxBackward
-	KernelLogSoftmaxBackward     = kernel.LogSoftmaxBackward
-	KernelSoftmaxBackwardGrad    = kernel.SoftmaxBackwardGrad
-	KernelLogSoftmaxBackwardGrad = kernel.LogSoftmaxBackwardGrad
-	KernelSoftmaxForward         = kernel.SoftmaxForward
-	KernelLogSoftmaxForward      = kernel.LogSoftmaxForward
-	KernelReLUForward            = kernel.ReLUForward
-	KernelReLUBackward           = kernel.ReLUBackward
-	KernelReLUBackwardGrad       = kernel.ReLUBackwardGrad
-	KernelGELUForward            = kernel.GELUForward
-	KernelGELUBackward           = kernel.GELUBackward
-	KernelGELUBackwardGrad       = kernel.GELUBackwardGrad
-	KernelSiLUForward            = kernel.SiLUForward
-	KernelSiLUBackward           = kernel.SiLUBackward
-	KernelSiLUBackwardGrad       = kernel.SiLUBackwardGrad
+	KernelJetValue               = Kernel(kernel.JetValue)
+	KernelJetFirst               = Kernel(kernel.JetFirst)
+	KernelJetSecond              = Kernel(kernel.JetSecond)
+	KernelJetHVP                 = Kernel(kernel.JetHVP)
+	KernelJetGaussNewton         = Kernel(kernel.JetGaussNewton)
+	KernelJetValueVJP            = Kernel(kernel.JetValueVJP)
+	KernelJetFirstVJP            = Kernel(kernel.JetFirstVJP)
+	KernelJetSecondVJP           = Kernel(kernel.JetSecondVJP)
+	KernelJetHVPVJP              = Kernel(kernel.JetHVPVJP)
+	KernelJetGaussNewtonVJP      = Kernel(kernel.JetGaussNewtonVJP)
+	KernelLogisticValue          = Kernel(kernel.LogisticValue)
+	KernelLogisticFirst          = Kernel(kernel.LogisticFirst)
+	KernelLogisticSecond         = Kernel(kernel.LogisticSecond)
+	KernelLogisticHVP            = Kernel(kernel.LogisticHVP)
+	KernelLogisticGaussNewton    = Kernel(kernel.LogisticGaussNewton)
+	KernelLogisticValueVJP       = Kernel(kernel.LogisticValueVJP)
+	KernelLogisticFirstVJP       = Kernel(kernel.LogisticFirstVJP)
+	KernelLogisticSecondVJP      = Kernel(kernel.LogisticSecondVJP)
+	KernelLogisticHVPVJP         = Kernel(kernel.LogisticHVPVJP)
+	KernelLogisticGaussNewtonVJP = Kernel(kernel.LogisticGaussNewtonVJP)
+	KernelSoftmaxBackward        = Kernel(kernel.SoftmaxBackward)
+	KernelLogSoftmaxBackward     = Kernel(kernel.LogSoftmaxBackward)
+	KernelSoftmaxBackwardGrad    = Kernel(kernel.SoftmaxBackwardGrad)
+	KernelLogSoftmaxBackwardGrad = Kernel(kernel.LogSoftmaxBackwardGrad)
+	KernelSoftmaxForward         = Kernel(kernel.SoftmaxForward)
+	KernelLogSoftmaxForward      = Kernel(kernel.LogSoftmaxForward)
+	KernelReLUForward            = Kernel(kernel.ReLUForward)
+	KernelReLUBackward           = Kernel(kernel.ReLUBackward)
+	KernelReLUBackwardGrad       = Kernel(kernel.ReLUBackwardGrad)
+	KernelGELUForward            = Kernel(kernel.GELUForward)
+	KernelGELUBackward           = Kernel(kernel.GELUBackward)
+	KernelGELUBackwardGrad       = Kernel(kernel.GELUBackwardGrad)
+	KernelSiLUForward            = Kernel(kernel.SiLUForward)
+	KernelSiLUBackward           = Kernel(kernel.SiLUBackward)
+	KernelSiLUBackwardGrad       = Kernel(kernel.SiLUBackwardGrad)
 )
 
 // Family is the argument convention of a kernel: what its Ints mean.
@@ -102,14 +120,20 @@ const (
 func Modules() []string { return kernel.Modules() }
 
 // Kernels returns every kernel of the table, in order.
-func Kernels() []Kernel { return kernel.All() }
+func Kernels() []Kernel {
+	var out []Kernel
+	for _, k := range kernel.All() {
+		out = append(out, Kernel(k))
+	}
+	return out
+}
 
 // DeviceKernels returns every kernel that has device entry points, in order.
 func DeviceKernels() []Kernel {
 	var out []Kernel
 	for _, k := range kernel.All() {
 		if k.OnDevice() {
-			out = append(out, k)
+			out = append(out, Kernel(k))
 		}
 	}
 	return out
@@ -162,7 +186,7 @@ func (c *Call) spec(op string) (*kernel.Spec, error) {
 	if c == nil {
 		return nil, check.Errorf(gatejet.ErrParam, op, "", "nil call")
 	}
-	return c.Kernel.Args(op, c.Ints, c.Floats)
+	return c.Kernel.id().Args(op, c.Ints, c.Floats)
 }
 
 func lengths(c *Call, dims []kernel.Dim) ([]int, error) {
@@ -183,7 +207,7 @@ func (c *Call) OutputElements() int {
 	if c == nil {
 		return 0
 	}
-	sp, err := c.Kernel.Sizes("", c.Ints)
+	sp, err := c.Kernel.id().Sizes("", c.Ints)
 	if err != nil {
 		return 0
 	}
@@ -205,7 +229,7 @@ func (c *Call) Lengths() (in, out []int, err error) {
 	if c == nil {
 		return nil, nil, check.Errorf(gatejet.ErrParam, "cudaops.Call", "", "nil call")
 	}
-	sp, err := c.Kernel.Sizes("cudaops.Call", c.Ints)
+	sp, err := c.Kernel.id().Sizes("cudaops.Call", c.Ints)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -222,8 +246,12 @@ func (c *Call) Lengths() (in, out []int, err error) {
 // operand's length and no operand beyond the kernel's counts (ErrSize), and the count and
 // range of Floats (ErrParam, ErrTemperature, ErrNonFinite, as the gate's own check). Backends
 // call it before launching.
-func (c *Call) Check() error {
-	const op = "cudaops.Call"
+func (c *Call) Check() error { return c.check("cudaops.Call", false) }
+
+// check is Check; with skipNil, an output the kernel lets the CPU skip may be nil (Run's CPU
+// path, and its device path before it gives such outputs scratch). It allocates nothing when
+// the call is valid.
+func (c *Call) check(op string, skipNil bool) error {
 	sp, err := c.spec(op)
 	if err != nil {
 		return err
@@ -233,12 +261,12 @@ func (c *Call) Check() error {
 		if !empty(&c.F32) {
 			return check.Errorf(gatejet.ErrDType, op, "F32", "%v: a Float64 call with float32 operands", c.Kernel)
 		}
-		err = checkLens(c, sp, &c.F64)
+		err = checkLens(op, c, sp, &c.F64, skipNil)
 	case Float32:
 		if !empty(&c.F64) {
 			return check.Errorf(gatejet.ErrDType, op, "F64", "%v: a Float32 call with float64 operands", c.Kernel)
 		}
-		err = checkLens(c, sp, &c.F32)
+		err = checkLens(op, c, sp, &c.F32, skipNil)
 	default:
 		return check.Errorf(gatejet.ErrDType, op, "DType", "%v: want Float64 or Float32, got %v", c.Kernel, c.DType)
 	}
@@ -265,29 +293,38 @@ func empty[T Float](o *Operands[T]) bool {
 	return true
 }
 
-func checkLens[T Float](c *Call, sp *kernel.Spec, o *Operands[T]) error {
-	const op = "cudaops.Call"
-	for _, side := range []struct {
-		name string
-		dims []kernel.Dim
-		s    [][]T
-	}{{"In", sp.In, o.In[:]}, {"Out", sp.Out, o.Out[:]}} {
-		want, err := lengths(c, side.dims)
-		if err != nil {
+// checkLens checks each operand's length against the kernel's declaration, and that none is
+// given beyond its counts; with skipNil a skippable output may be nil.
+func checkLens[T Float](op string, c *Call, sp *kernel.Spec, o *Operands[T], skipNil bool) error {
+	for i, s := range o.In {
+		if err := checkLen(op, c, sp.In, "In", i, s, false); err != nil {
 			return err
 		}
-		for i, s := range side.s {
-			arg := side.name + "[" + strconv.Itoa(i) + "]"
-			if i >= len(want) {
-				if s != nil {
-					return check.Errorf(gatejet.ErrSize, op, arg, "%v takes %d %s operands", c.Kernel, len(want), side.name)
-				}
-				continue
-			}
-			if len(s) != want[i] {
-				return check.Errorf(gatejet.ErrSize, op, arg, "%v with Ints %v: want length %d, got %d", c.Kernel, c.Ints, want[i], len(s))
-			}
+	}
+	for i, s := range o.Out {
+		if err := checkLen(op, c, sp.Out, "Out", i, s, skipNil && sp.Skippable&(1<<i) != 0); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+func checkLen[T Float](op string, c *Call, dims []kernel.Dim, side string, i int, s []T, nilOK bool) error {
+	if i >= len(dims) {
+		if s != nil {
+			return check.Errorf(gatejet.ErrSize, op, side+"["+strconv.Itoa(i)+"]", "%v takes %d %s operands", c.Kernel, len(dims), side)
+		}
+		return nil
+	}
+	if s == nil && nilOK {
+		return nil
+	}
+	n, ok := dims[i].Len(c.Ints)
+	if !ok {
+		return check.Errorf(gatejet.ErrShape, op, "Ints", "%v: sizes %v overflow int", c.Kernel, c.Ints)
+	}
+	if len(s) != n {
+		return check.Errorf(gatejet.ErrSize, op, side+"["+strconv.Itoa(i)+"]", "%v with Ints %v: want length %d, got %d", c.Kernel, c.Ints, n, len(s))
 	}
 	return nil
 }

@@ -8,4 +8,4 @@ import "github.com/gatejet/gatejet/cudaops/kernels"
 var KernelSource = kernels.Source
 
 // EntryPoint returns the name of the device function that runs kernel k on element type dt.
-func EntryPoint(k Kernel, dt DType) string { return k.Entry(dt) }
+func EntryPoint(k Kernel, dt DType) string { return k.id().Entry(dt) }

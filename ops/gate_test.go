@@ -311,8 +311,8 @@ func TestGateDeclaredInATestNames(t *testing.T) {
 // ErrDevice instead of running anything.
 func TestCPUOnlyGateDispatch(t *testing.T) {
 	f := withFake(t)
-	cudaops.SetBreakEven(testExpGate.Kernel(kernel.First, false), 0)
-	t.Cleanup(func() { cudaops.SetBreakEven(testExpGate.Kernel(kernel.First, false), -1) })
+	cudaops.SetBreakEven(cudaops.Kernel(testExpGate.Kernel(kernel.First, false)), 0)
+	t.Cleanup(func() { cudaops.SetBreakEven(cudaops.Kernel(testExpGate.Kernel(kernel.First, false)), -1) })
 	c := expCase(kernel.First)
 	got := forwardValue(t, c, tensor.Float64, tape)
 	for _, x := range got {

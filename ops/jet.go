@@ -243,12 +243,13 @@ func (op *jetOp) inferBatch(ds []gorgonia.DimSizer) (softmaxjet.Shape, error) {
 	return jetShape(op.name(), op.c, ls, dsh, vs)
 }
 
-// WriteHash writes the op's name, channel and gate parameters (exact bits).
+// WriteHash writes the op's name, its gate's kernel name, channel and gate parameters
+// (exact bits).
 func (op *jetOp) WriteHash(h hash.Hash) {
 	if h == nil {
 		return
 	}
-	fmt.Fprintf(h, "%s%s", op.name(), op.reuseHash())
+	fmt.Fprintf(h, "%s/%s%s", op.name(), op.g.k.Name, op.reuseHash())
 	op.g.writeHash(h)
 }
 

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/gatejet/gatejet/internal/kernel"
 	"sync"
 	"sync/atomic"
 
@@ -155,11 +156,11 @@ var callPool = sync.Pool{New: func() any { return new(callBuf) }}
 // run runs kernel k through cudaops.Run on the operands in and out (in the kernel's order;
 // entries past the kernel's counts are ignored, a nil output is one the CPU may skip) with
 // sizes ints and scalars floats, and records the path taken in rec.
-func run[T float](rec *pathRecord, k cudaops.Kernel, ints []int, floats []float64, in, out [][]T) error {
+func run[T float](rec *pathRecord, k kernel.ID, ints []int, floats []float64, in, out [][]T) error {
 	sp := k.Spec()
 	b := callPool.Get().(*callBuf)
 	c := &b.call
-	c.Kernel, c.DType, c.Ints, c.Floats = k, cudaops.DTypeOf[T](), b.ints[:copy(b.ints[:], ints)], floats
+	c.Kernel, c.DType, c.Ints, c.Floats = cudaops.Kernel(k), cudaops.DTypeOf[T](), b.ints[:copy(b.ints[:], ints)], floats
 	o := cudaops.Ops[T](c)
 	copy(o.In[:], in[:len(sp.In)])
 	copy(o.Out[:], out[:len(sp.Out)])

@@ -3,6 +3,7 @@ package ops
 import (
 	"errors"
 	"fmt"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"hash"
 
 	"gorgonia.org/gorgonia"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/check"
 )
 
@@ -104,11 +104,11 @@ func newSoftmaxAxis(name, arg string, log bool, s tensor.Shape, axis int, dt ten
 }
 
 // kernels are the axis's forward, backward and double-backward kernels.
-func (a *softmaxAxis) kernels() [3]cudaops.Kernel {
+func (a *softmaxAxis) kernels() [3]kernel.ID {
 	if a.log {
-		return [3]cudaops.Kernel{cudaops.KernelLogSoftmaxForward, cudaops.KernelLogSoftmaxBackward, cudaops.KernelLogSoftmaxBackwardGrad}
+		return [3]kernel.ID{kernel.LogSoftmaxForward, kernel.LogSoftmaxBackward, kernel.LogSoftmaxBackwardGrad}
 	}
-	return [3]cudaops.Kernel{cudaops.KernelSoftmaxForward, cudaops.KernelSoftmaxBackward, cudaops.KernelSoftmaxBackwardGrad}
+	return [3]kernel.ID{kernel.SoftmaxForward, kernel.SoftmaxBackward, kernel.SoftmaxBackwardGrad}
 }
 
 // names are the names of the axis's forward and backward ops.

@@ -2,11 +2,11 @@ package ops
 
 import (
 	"github.com/chewxy/hm"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/check"
 )
 
@@ -16,14 +16,14 @@ import (
 // one computes all its inputs' gradients in DoDiff with one call of a second kernel.
 type uniform struct {
 	seam
-	args   []string       // the inputs' names, in order
-	k      cudaops.Kernel // the forward kernel
-	sizes  []int          // the kernels' sizes
-	floats []float64      // the kernels' parameters
-	slot   int            // the kernel output the op computes (a double backward computes one of two)
+	args   []string  // the inputs' names, in order
+	k      kernel.ID // the forward kernel
+	sizes  []int     // the kernels' sizes
+	floats []float64 // the kernels' parameters
+	slot   int       // the kernel output the op computes (a double backward computes one of two)
 	// DoDiff: the kernel (0 for an op that is not differentiable), the names of its values
 	// (those of the inputs, or of the output when fromOutput, then of the output's gradient).
-	diff       cudaops.Kernel
+	diff       kernel.ID
 	diffArgs   []string
 	fromOutput bool
 }

@@ -47,7 +47,7 @@ func (k *Kernel) CUDAFuncName() string {
 	if k == nil {
 		return ""
 	}
-	return string(k.Kernel)
+	return k.Kernel.String()
 }
 
 func deviceErr(format string, args ...any) error {
@@ -116,6 +116,16 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	if err != nil {
 		return err
 	}
+	// The floats are read on the device: their count and range as the table declares them.
+	spec, err := kernel.ID(k.Kernel).Args("cudadoer.CUDADo", k.Ints, k.Floats)
+	if err != nil {
+		return err
+	}
+	if g := spec.Gate; g != nil {
+		if err := g.Check("cudadoer.CUDADo", k.Ints[1], k.Floats); err != nil {
+			return err
+		}
+	}
 	for i, v := range inputs {
 		if v.Size() != inLens[i] || v.Dtype() != inputs[0].Dtype() {
 			return check.Errorf(gatejet.ErrSize, "cudadoer.CUDADo", fmt.Sprintf("inputs[%d]", i), "%s: want %d %v, got %d %v", k.Kernel, inLens[i], inputs[0].Dtype(), v.Size(), v.Dtype())
@@ -125,7 +135,7 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	if dt == cudaops.Float32 {
 		suffix = "f32"
 	}
-	cfg, err := launch.Plan(k.Kernel, k.Ints, suffix, launch.DefaultLimits, launch.Options{})
+	cfg, err := launch.Plan(kernel.ID(k.Kernel), k.Ints, suffix, launch.DefaultLimits, launch.Options{})
 	if err != nil {
 		return deviceErr("%s: %v", k.Kernel, err)
 	}
@@ -144,7 +154,7 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	if err != nil {
 		return deviceErr("device %d: %v", d, err)
 	}
-	ds := k.Kernel.Spec().Device
+	ds := kernel.ID(k.Kernel).Spec().Device
 	supported, err := nvrtccomp.SupportedArchs()
 	if err != nil {
 		return deviceErr("%v", err)

@@ -15,7 +15,7 @@ func Run(c *cudaops.Call) error {
 		return err
 	}
 	if c.DType == cudaops.Float32 {
-		return kernel.Run(op, c.Kernel, &c.F32, c.Ints, c.Floats)
+		return kernel.Run(op, kernel.ID(c.Kernel), &c.F32, c.Ints, c.Floats)
 	}
-	return kernel.Run(op, c.Kernel, &c.F64, c.Ints, c.Floats)
+	return kernel.Run(op, kernel.ID(c.Kernel), &c.F64, c.Ints, c.Floats)
 }

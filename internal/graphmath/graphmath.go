@@ -109,7 +109,7 @@ func SoftArgminVJP[T backward.Float](dc, p, dp []T, k int, s float64) error {
 // NaN for a matrix holding a NaN or an infinity, and returns an ErrNotSPD error naming the
 // first finite row that is not positive definite.
 func LogDet(out, h []float64, n, k int, lambda float64) error {
-	if err := batchLens(n, k, h, out, nil); err != nil {
+	if err := batchLens(n, k, h, out, h); err != nil {
 		return err
 	}
 	work := make([]float64, k*k)
@@ -163,10 +163,9 @@ func LogDetGrad(dh, h, g []float64, n, k int, lambda float64) error {
 	return nil
 }
 
-// batchLens checks the lengths of n matrices K×K h, of the n values v and, unless nil, of the
-// matrices m.
+// batchLens checks the lengths of n matrices K×K h and m and of the n values v.
 func batchLens(n, k int, h, v, m []float64) error {
-	if len(h) != n*k*k || len(v) != n || (m != nil && len(m) != len(h)) {
+	if len(h) != n*k*k || len(v) != n || len(m) != len(h) {
 		return check.Errorf(gatejet.ErrSize, OpLogDet, "H", "want %d matrices %d×%d and %d values, got %d, %d and %d elements",
 			n, k, k, n, len(h), len(v), len(m))
 	}

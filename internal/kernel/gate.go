@@ -127,6 +127,13 @@ func Register(g *Gate) {
 	if g.first != 0 {
 		panic("kernel: gate " + g.Name + " registered twice")
 	}
+	// Ops are named, and Gorgonia merges equal nodes, by Title and parameter names: two gates
+	// sharing them would share nodes.
+	for _, id := range All() {
+		if o := id.Spec().Gate; o != nil && (o.Title == g.Title || o.Name == g.Name) {
+			panic("kernel: gate " + g.Name + " (" + g.Title + ") has the name or title of gate " + o.Name)
+		}
+	}
 	f64, f32 := g.CPU.f64, g.CPU.f32
 	ss := make([]Spec, 0, 2*NumChannels)
 	for i := range 2 * int(NumChannels) {

@@ -3,6 +3,7 @@
 package emu
 
 import (
+	"github.com/gatejet/gatejet/internal/kernel"
 	"os"
 	"sort"
 	"strings"
@@ -33,7 +34,7 @@ func TestEveryKernelCompiled(t *testing.T) {
 	require.Equal(t, want, got)
 
 	for _, k := range cudaops.DeviceKernels() {
-		_, err := launch.Plan(k, map[cudaops.Family][]int{cudaops.FamilyRowJet: {1, 2, 3}, cudaops.FamilyAxis: {1, 2, 3},
+		_, err := launch.Plan(kernel.ID(k), map[cudaops.Family][]int{cudaops.FamilyRowJet: {1, 2, 3}, cudaops.FamilyAxis: {1, 2, 3},
 			cudaops.FamilyElementwise: {4}}[k.Family()], "f64", launch.DefaultLimits, launch.Options{})
 		require.NoError(t, err, "%s has a launch plan", k)
 	}
@@ -162,7 +163,7 @@ func TestJetsInvariantToLaunchShape(t *testing.T) {
 			for _, o := range shapes {
 				d := testcase.Clone(c)
 				emulate(t, d, o)
-				for i := range c.Kernel.Spec().Out {
+				for i := range kernel.ID(c.Kernel).Spec().Out {
 					require.True(t, floats.BitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]),
 						"%s %s output %d differs under %+v", k, dt, i, o)
 				}
@@ -197,7 +198,7 @@ func TestRaceFreeUnderEverySchedule(t *testing.T) {
 			d := testcase.Clone(c)
 			_, err := LaunchScheduled(d, o, sched)
 			require.NoError(t, err)
-			for i := range c.Kernel.Spec().Out {
+			for i := range kernel.ID(c.Kernel).Spec().Out {
 				require.True(t, floats.BitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]),
 					"%s output %d differs under schedule %d", k, i, sched)
 			}
@@ -215,7 +216,7 @@ func TestAxisAndActivationsInvariantToGrid(t *testing.T) {
 		for _, o := range []launch.Options{{Grid: 1}, {Grid: 5}} {
 			d := testcase.Clone(c)
 			emulate(t, d, o)
-			for i := range c.Kernel.Spec().Out {
+			for i := range kernel.ID(c.Kernel).Spec().Out {
 				require.True(t, floats.BitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]), "%s %+v", k, o)
 			}
 		}
@@ -226,7 +227,7 @@ func TestAxisAndActivationsInvariantToGrid(t *testing.T) {
 		for _, o := range []launch.Options{{Grid: 1, Block: 32}, {Grid: 3, Block: 7}} {
 			d := testcase.Clone(c)
 			emulate(t, d, o)
-			for i := range c.Kernel.Spec().Out {
+			for i := range kernel.ID(c.Kernel).Spec().Out {
 				require.True(t, floats.BitsEqual(testcase.Outputs(c)[i], testcase.Outputs(d)[i]), "%s %+v", k, o)
 			}
 		}

@@ -66,7 +66,7 @@ func Plan(c *cudaops.Call, o launch.Options) (launch.Config, error) {
 	if c.DType == cudaops.Float32 {
 		suffix = "f32"
 	}
-	return launch.Plan(c.Kernel, c.Ints, suffix, launch.DefaultLimits, o)
+	return launch.Plan(kernel.ID(c.Kernel), c.Ints, suffix, launch.DefaultLimits, o)
 }
 
 // cbuf is a C allocation holding a copy of one slice.
@@ -152,7 +152,7 @@ func LaunchScheduled(c *cudaops.Call, o launch.Options, sched Schedule) (Result,
 	} else {
 		copyBack = marshal(&args, &bufs, c, &c.F64)
 	}
-	switch c.Kernel.Spec().Device.Floats {
+	switch kernel.ID(c.Kernel).Spec().Device.Floats {
 	case kernel.FloatsArray:
 		b := toC(c.Floats)
 		bufs = append(bufs, b)
@@ -183,7 +183,7 @@ func LaunchScheduled(c *cudaops.Call, o launch.Options, sched Schedule) (Result,
 // marshal copies the call's inputs into C buffers and gives each output a poisoned one,
 // appending them to bufs and setting args; copyBack copies the outputs back after the launch.
 func marshal[T cudaops.Float](args *C.GjArgsC, bufs *[]cbuf, c *cudaops.Call, o *cudaops.Operands[T]) (copyBack func()) {
-	sp := c.Kernel.Spec()
+	sp := kernel.ID(c.Kernel).Spec()
 	for i := range sp.In {
 		b := toC(o.In[i])
 		*bufs = append(*bufs, b)

@@ -27,7 +27,7 @@ func run64(t *testing.T, k cudaops.Kernel, ints []int, floats []float64, in ...[
 	c.Floats = floats
 	copy(c.F64.In[:], in)
 	emulate(t, c, launch.Options{})
-	return c.F64.Out[:len(k.Spec().Out)]
+	return c.F64.Out[:len(kernel.ID(k).Spec().Out)]
 }
 
 func randVec(rng *rand.Rand, n int) []float64 {
@@ -212,7 +212,7 @@ func TestActivationsFiniteDifferences(t *testing.T) {
 	rng := newRNG(57, 58)
 	for _, a := range kernel.Activations {
 		act := a.Name
-		fk, bk, gk := a.Kernel(kernel.Forward), a.Kernel(kernel.Backward), a.Kernel(kernel.BackwardGrad)
+		fk, bk, gk := cudaops.Kernel(a.Kernel(kernel.Forward)), cudaops.Kernel(a.Kernel(kernel.Backward)), cudaops.Kernel(a.Kernel(kernel.BackwardGrad))
 		const n = 64
 		x := make([]float64, n)
 		for i := range x {

@@ -45,7 +45,7 @@ func reference(t testing.TB, c *cudaops.Call) *cudaops.Call {
 // that no poisoned (NaN) element survived where the reference is finite.
 func requireClose(t testing.TB, got, want *cudaops.Call, what string) {
 	t.Helper()
-	for i := range got.Kernel.Spec().Out {
+	for i := range kernel.ID(got.Kernel).Spec().Out {
 		g, w := testcase.Outputs(got)[i], testcase.Outputs(want)[i]
 		e := testcase.RelErr(g, w)
 		require.LessOrEqual(t, e, tol(got.DType), "%s: %s %s Ints=%v output %d: normwise relative error %.3g",
@@ -75,7 +75,7 @@ func jetKernels() []cudaops.Kernel { return kernelsOf(cudaops.FamilyRowJet) }
 func kernelsOfGate(g *kernel.Gate) []cudaops.Kernel {
 	var out []cudaops.Kernel
 	for _, k := range jetKernels() {
-		if k.Spec().Gate == g {
+		if kernel.ID(k).Spec().Gate == g {
 			out = append(out, k)
 		}
 	}

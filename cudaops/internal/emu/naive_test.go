@@ -245,7 +245,7 @@ func naiveRow(suffix string, T rowTensors, in [][]float64, out [][]float64) {
 func TestJetsMatchMathMD(t *testing.T) {
 	rng := newRNG(41, 42)
 	for _, k := range jetKernels() {
-		gate := k.Spec().Gate
+		gate := kernel.ID(k).Spec().Gate
 		suffix := strings.TrimPrefix(k.String(), gate.Name+"_")
 		for _, sh := range [][3]int{{2, 1, 3}, {2, 3, 1}, {2, 8, 4}} {
 			N, K, P := sh[0], sh[1], sh[2]
@@ -264,17 +264,17 @@ func TestJetsMatchMathMD(t *testing.T) {
 					t.Fatalf("%s: no plain contractions of gate %s here: add its tensors", k, gate.Name)
 				}
 				var in, out [][]float64
-				for _, x := range c.F64.In[2:len(k.Spec().In)] {
+				for _, x := range c.F64.In[2:len(kernel.ID(k).Spec().In)] {
 					per := len(x) / N
 					in = append(in, x[n*per:(n+1)*per])
 				}
-				for _, x := range want.F64.Out[:len(k.Spec().Out)] {
+				for _, x := range want.F64.Out[:len(kernel.ID(k).Spec().Out)] {
 					per := len(x) / N
 					out = append(out, x[n*per:(n+1)*per])
 				}
 				naiveRow(suffix, T, in, out)
 			}
-			for i := range c.Kernel.Spec().Out {
+			for i := range kernel.ID(c.Kernel).Spec().Out {
 				e := testcase.RelErr(c.F64.Out[i], want.F64.Out[i])
 				require.LessOrEqual(t, e, 1e-12, "%s %v output %d", k, sh, i)
 			}

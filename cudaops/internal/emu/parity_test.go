@@ -46,7 +46,7 @@ func TestJetsMultiTile(t *testing.T) {
 		}{{[3]int{2, 8, 37}, 5}, {[3]int{1, 16, 64}, 7}, {[3]int{1, 128, 80}, 0}} {
 			c := testcase.New(k, cudaops.Float64, tc.sh[:], rng)
 			res := emulate(t, c, launch.Options{Tile: tc.tile})
-			if tc.tile > 0 || 8*launch.SharedDoubles(k, tc.sh[1], tc.sh[2], 0) > 48<<10 {
+			if tc.tile > 0 || 8*launch.SharedDoubles(kernel.ID(k), tc.sh[1], tc.sh[2], 0) > 48<<10 {
 				require.Less(t, res.Config.Tile, tc.sh[2], "%s %v should be tiled", k, tc.sh)
 			}
 			requireClose(t, c, reference(t, c), fmt.Sprintf("tile %d", res.Config.Tile))
@@ -104,7 +104,7 @@ func TestNonFiniteStaysInItsRow(t *testing.T) {
 			f(c.F64.In[0], c.F64.In[1])
 			emulate(t, c, launch.Options{})
 			ref := reference(t, c)
-			for i := range c.Kernel.Spec().Out {
+			for i := range kernel.ID(c.Kernel).Spec().Out {
 				g, w := c.F64.Out[i], ref.F64.Out[i]
 				for j := range w {
 					require.Equal(t, math.IsNaN(w[j]), math.IsNaN(g[j]), "%s %s output %d [%d]: NaN pattern", k, name, i, j)
@@ -133,7 +133,7 @@ func TestLargeLogitsStable(t *testing.T) {
 		}
 		emulate(t, c, launch.Options{})
 		ref := reference(t, c)
-		for i := range c.Kernel.Spec().Out {
+		for i := range kernel.ID(c.Kernel).Spec().Out {
 			g := c.F64.Out[i]
 			for _, x := range g {
 				require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "%s output %d", k, i)

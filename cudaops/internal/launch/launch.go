@@ -127,7 +127,11 @@ func Plan(k kernel.ID, ints []int, suffix string, lim Limits, o Options) (Config
 			return Config{}, fmt.Errorf("launch: %s: bad sizes %v", k, ints)
 		}
 		budget := min(lim.MaxSharedBytes, 48<<10) / 8
-		// Flattened in-tile indices are 32-bit: K·K·CT must stay below 2^31.
+		// Flattened in-tile indices are 32-bit: K·K·CT must stay below 2^31 (and K·K must not
+		// overflow first).
+		if K > 46340 {
+			return Config{}, fmt.Errorf("%w: %s with K=%d", ErrTooLarge, k, K)
+		}
 		ctMax := min(P, (math.MaxInt32-1)/(K*K))
 		if ctMax < 1 {
 			return Config{}, fmt.Errorf("%w: %s with K=%d", ErrTooLarge, k, K)

@@ -138,8 +138,8 @@ func TestModuleCachePrewarmAndConcurrency(t *testing.T) {
 	}
 	wg.Wait()
 	require.NoError(t, c.Prewarm())
-	require.EqualValues(t, 8, loads.Load(), "4 families × 2 dtypes, each compiled once")
-	require.EqualValues(t, 8, comp.calls.Load())
+	require.EqualValues(t, 2*len(kernel.Modules()), loads.Load(), "every module × 2 dtypes, each compiled once")
+	require.EqualValues(t, 2*len(kernel.Modules()), comp.calls.Load())
 	require.Error(t, c.Prewarm(60000))
 
 	d, _, _ := newFakeCache("sm_90", &fakeCompiler{})
@@ -155,7 +155,7 @@ func TestPTXTargetAndNames(t *testing.T) {
 	eps := EntryPoints(ModuleKey{"AXIS", kernel.Float64, "sm_90"})
 	require.Equal(t, []string{"gj_softmax_backward_f64", "gj_log_softmax_backward_f64", "gj_softmax_backward_grad_f64",
 		"gj_log_softmax_backward_grad_f64", "gj_softmax_forward_f64", "gj_log_softmax_forward_f64"}, eps)
-	require.Equal(t, []string{"SOFTMAX_JET", "LOGISTIC_JET", "AXIS", "ELEMENTWISE"}, kernel.Modules())
+	require.Equal(t, []string{"SOFTMAX_JET", "LOGISTIC_JET", "AXIS", "ELEMENTWISE"}, kernel.Modules()[:4], "the built-in modules first")
 	for _, m := range kernel.Modules() {
 		require.Contains(t, kernels.Source, "defined(GJ_FAMILY_"+m+")")
 	}

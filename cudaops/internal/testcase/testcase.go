@@ -3,6 +3,7 @@
 package testcase
 
 import (
+	"github.com/gatejet/gatejet/internal/kernel"
 	"math"
 	"math/rand/v2"
 
@@ -36,7 +37,7 @@ func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaop
 	}
 	switch {
 	case jet:
-		c.Floats = k.Spec().Gate.Sample(ints[1], rng.Float64, rng.NormFloat64)
+		c.Floats = kernel.ID(k).Spec().Gate.Sample(ints[1], rng.Float64, rng.NormFloat64)
 	case k.Family() == cudaops.FamilyAxis:
 		if k == cudaops.KernelSoftmaxForward || k == cudaops.KernelLogSoftmaxForward {
 			for j := range in64[0] {
@@ -129,7 +130,7 @@ func operands(c *cudaops.Call) (in, out [][]float64) {
 }
 
 func copies[T cudaops.Float](c *cudaops.Call, o *cudaops.Operands[T]) (in, out [][]float64) {
-	sp := c.Kernel.Spec()
+	sp := kernel.ID(c.Kernel).Spec()
 	for i := range sp.In {
 		in = append(in, floats.Convert[float64](o.In[i]))
 	}
