@@ -37,9 +37,10 @@ func (p Path) String() string {
 	return "Path(?)"
 }
 
-// Backend runs Calls on a device. Launch must either write every Out slice completely and
-// return nil, or return an error; it may be called concurrently. Close releases the device
-// resources; Run never calls it.
+// Backend runs Calls on a device. Launch must either write every output completely and return
+// nil, or return an error; it may be called concurrently, and must not keep the *Call (or its
+// slices) after it returns: callers pool and reuse them. Close releases the device resources;
+// Run never calls it.
 type Backend interface {
 	Name() string
 	Launch(c *Call) error
