@@ -76,8 +76,28 @@ func bytesOf[T Float](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero)))
 }
 
-// validate checks the shape and every buffer length.
-func validate(op string, sh Shape, bufs ...buf) error {
+// validate checks a kernel call: the shape and every buffer length, the gate (check.InvTau,
+// or check.LogisticGate: lengths, finite values, |α| ≤ gatejet.MaxLogisticAlpha), then that
+// no output overlaps an input (α and β included) or another output.
+func validate(op string, sh Shape, g gate, bufs ...buf) error {
+	if err := checkLengths(op, sh, bufs...); err != nil {
+		return err
+	}
+	if g.logistic {
+		if err := check.LogisticGate(op, sh.K, g.alpha, g.beta); err != nil {
+			return err
+		}
+	} else if err := check.InvTau(op, g.s); err != nil {
+		return err
+	}
+	if err := checkOverlap(op, bufs...); err != nil {
+		return err
+	}
+	return checkParamOverlap(op, g.alpha, g.beta, bufs...)
+}
+
+// checkLengths checks the shape and every buffer length.
+func checkLengths(op string, sh Shape, bufs ...buf) error {
 	if err := sh.Check(op); err != nil {
 		return err
 	}
@@ -114,14 +134,4 @@ func checkOverlap(op string, bufs ...buf) error {
 // overlapError is the ErrParam error of an output that shares memory with another argument.
 func overlapError(op, out, other string) error {
 	return check.Errorf(gatejet.ErrParam, op, out, "%s overlaps %s: an output must share no memory with the other arguments", out, other)
-}
-
-func validateSoftmax(op string, sh Shape, invTau float64, bufs ...buf) error {
-	if err := validate(op, sh, bufs...); err != nil {
-		return err
-	}
-	if err := check.InvTau(op, invTau); err != nil {
-		return err
-	}
-	return checkOverlap(op, bufs...)
 }
