@@ -88,10 +88,7 @@ func randVec(r *rand.Rand, n int, lo, hi float64) []float64 {
 func softmaxFwd(x []float64, shape []int, axis int) []float64 {
 	y := make([]float64, len(x))
 	for _, ln := range lines(shape, axis) {
-		m := math.Inf(-1)
-		for _, i := range ln {
-			m = math.Max(m, x[i])
-		}
+		m := lineMax(x, ln)
 		var z float64
 		for _, i := range ln {
 			y[i] = math.Exp(x[i] - m)
@@ -107,10 +104,7 @@ func softmaxFwd(x []float64, shape []int, axis int) []float64 {
 func logSoftmaxFwd(x []float64, shape []int, axis int) []float64 {
 	y := make([]float64, len(x))
 	for _, ln := range lines(shape, axis) {
-		m := math.Inf(-1)
-		for _, i := range ln {
-			m = math.Max(m, x[i])
-		}
+		m := lineMax(x, ln)
 		var z float64
 		for _, i := range ln {
 			z += math.Exp(x[i] - m)
@@ -121,6 +115,15 @@ func logSoftmaxFwd(x []float64, shape []int, axis int) []float64 {
 		}
 	}
 	return y
+}
+
+// lineMax is the max of x over a line's indices.
+func lineMax(x []float64, ln []int) float64 {
+	m := math.Inf(-1)
+	for _, i := range ln {
+		m = math.Max(m, x[i])
+	}
+	return m
 }
 
 // Naive references, straight from the formulas, one line at a time.
