@@ -1,10 +1,6 @@
 package softmaxjet
 
-import (
-	"math"
-
-	"github.com/gatejet/gatejet/internal/check"
-)
+import "math"
 
 // The per-atom logistic gate: ζ_k = σ(α_k·l_k + β_k), each atom gated on its own. Its jet is
 // diagonal in the logits:
@@ -31,25 +27,6 @@ func logisticDerivs(x float64) (s0, s1, s2, s3 float64) {
 	s2 = s1 * (q - s0)
 	s3 = s1 * (1 - 6*s0*q)
 	return
-}
-
-// checkParamOverlap reports an ErrParam error naming an output of bufs that overlaps alpha or
-// beta, which the kernels read while they write (none for the softmax gate: both are nil).
-func checkParamOverlap(op string, alpha, beta []float64, bufs ...buf) error {
-	a, c := bytesOf(alpha), bytesOf(beta)
-	for i := range bufs {
-		b := &bufs[i]
-		if !b.out {
-			continue
-		}
-		if check.Overlap(b.mem, a) {
-			return overlapError(op, b.name, "alpha")
-		}
-		if check.Overlap(b.mem, c) {
-			return overlapError(op, b.name, "beta")
-		}
-	}
-	return nil
 }
 
 // rowLogistic holds one row's gate value z = σ and its scaled derivatives d1 = α σ',

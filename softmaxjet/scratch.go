@@ -217,10 +217,10 @@ func (j *job[T]) forRows(n, rowWork int) {
 }
 
 // runKernel is the body of every kernel function: it checks the call (validate: the shape,
-// the lengths of bufs, the gate, overlaps), then runs kernel k, with workspace ws, over the
+// the lengths of args, the gate, overlaps), then runs kernel k, with workspace ws, over the
 // batch's rows, at rowWork a row, on the slices a and the gate g.
-func runKernel[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, rowWork int, a args[T], bufs ...buf) error {
-	if err := validate(op, sh, g, bufs...); err != nil {
+func runKernel[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, rowWork int, a args[T], args ...check.Arg) error {
+	if err := validate(op, sh, g, args...); err != nil {
 		return err
 	}
 	j, err := newJob(op, k, ws, sh)
@@ -236,28 +236,28 @@ func runKernel[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, 
 // decoded values.
 func forward[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, rowWork int, dst []T, dstLen int, logits, decoded []T) error {
 	return runKernel(op, sh, g, k, ws, rowWork, args[T]{o0: dst, l: logits, d: decoded},
-		out("dst", dst, dstLen), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()))
+		check.Out("dst", dst, dstLen), check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()))
 }
 
 // vjp runs a vector-Jacobian product of a channel, for an upstream gradient g of gLen
 // elements: the gradients dLogits and dDecoded (either may be nil) of ⟨g, channel⟩.
 func vjp[T Float](op string, sh Shape, gt gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, logits, decoded, g []T, gLen int) error {
 	return runKernel(op, sh, gt, k, ws, rowWork, args[T]{o0: dLogits, o1: dDecoded, l: logits, d: decoded, g: g},
-		opt("dLogits", dLogits, sh.LogitsLen()), opt("dDecoded", dDecoded, sh.DecodedLen()),
-		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, gLen))
+		check.OptOut("dLogits", dLogits, sh.LogitsLen()), check.OptOut("dDecoded", dDecoded, sh.DecodedLen()),
+		check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("g", g, gLen))
 }
 
 // hvp runs a Hessian-vector product kernel: dst [N,K,P] from logits, decoded values and a
 // direction v [N,K].
 func hvp[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, dst, logits, decoded, v []T) error {
 	return runKernel(op, sh, g, k, ws, sh.K*sh.P, args[T]{o0: dst, l: logits, d: decoded, v: v},
-		out("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen()))
+		check.Out("dst", dst, sh.FirstLen()), check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("v", v, sh.LogitsLen()))
 }
 
 // hvpVJP runs the vector-Jacobian product of a Hessian-vector product, for an upstream
 // gradient g [N,K,P]: the gradients dLogits, dDecoded and dV (each may be nil).
 func hvpVJP[T Float](op string, sh Shape, gt gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, dV, logits, decoded, v, g []T) error {
 	return runKernel(op, sh, gt, k, ws, rowWork, args[T]{o0: dLogits, o1: dDecoded, o2: dV, l: logits, d: decoded, v: v, g: g},
-		opt("dLogits", dLogits, sh.LogitsLen()), opt("dDecoded", dDecoded, sh.DecodedLen()), opt("dV", dV, sh.LogitsLen()),
-		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen()), need("g", g, sh.FirstLen()))
+		check.OptOut("dLogits", dLogits, sh.LogitsLen()), check.OptOut("dDecoded", dDecoded, sh.DecodedLen()), check.OptOut("dV", dV, sh.LogitsLen()),
+		check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("v", v, sh.LogitsLen()), check.In("g", g, sh.FirstLen()))
 }
