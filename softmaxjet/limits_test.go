@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/stretchr/testify/require"
 )
@@ -259,14 +260,6 @@ func byName(outs []output) map[string]output {
 	return m
 }
 
-func maxAbs[T Float](x []T) float64 {
-	m := 0.0
-	for _, v := range x {
-		m = math.Max(m, math.Abs(float64(v)))
-	}
-	return m
-}
-
 // in64 converts inputs to float64: references are computed in float64 on the same values.
 func in64[T Float](in limitInputs[T]) limitInputs[float64] {
 	return limitInputs[float64]{toF64(in.l), toF64(in.d), toF64(in.v), toF64(in.gV), toF64(in.gF), toF64(in.gS), toF64(in.gN)}
@@ -287,7 +280,7 @@ func requireScaled[T Float](t *testing.T, what string, f float64, got, ref []out
 		if is32 {
 			tol = 1e-5
 		}
-		tol *= fo * math.Max(maxAbs(r.data), 1)
+		tol *= fo * math.Max(testkit.MaxAbs(r.data), 1)
 		for i, x := range o.data {
 			require.False(t, math.IsNaN(x), "%s %s[%d] = %v", what, o.name, i, x)
 			want := fo * r.data[i]
@@ -363,12 +356,6 @@ func TestParameterBounds(t *testing.T) {
 
 }
 
-// withMaxBytes sets gatejet.MaxBytes for the test.
-func withMaxBytes(t *testing.T, n int64) {
-	prev := gatejet.SetMaxBytes(n)
-	t.Cleanup(func() { gatejet.SetMaxBytes(prev) })
-}
-
 // TestKernelScratchSizes: a kernel whose per-goroutine scratch would exceed gatejet.MaxBytes
 // is refused before it allocates; an empty batch needs none.
 func TestKernelScratchSizes(t *testing.T) {
@@ -383,7 +370,7 @@ func TestKernelScratchSizes(t *testing.T) {
 		}
 	}
 	n, _ := scratchLen(workspace{second: true}, sh.K, sh.P, 8)
-	withMaxBytes(t, int64(8*n))
+	testkit.WithMaxBytes(t, int64(8*n))
 	require.NoError(t, Second(dst, l, d, sh, 1))
 	gatejet.SetMaxBytes(int64(8*n - 1))
 	err := Second(dst, l, d, sh, 1)
@@ -447,7 +434,7 @@ func TestOverlapRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ge := requireGatejetError(t, tc.call, gatejet.ErrParam)
+			ge := testkit.RequireGatejetError(t, tc.call, gatejet.ErrParam)
 			require.Equal(t, tc.arg, ge.Arg)
 			require.ErrorContains(t, ge, "overlaps")
 		})

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // This file holds the tests of the accepted parameter ranges (gatejet.MaxInvTau,
@@ -45,24 +46,6 @@ func TestParameterBounds(t *testing.T) {
 	require.NoError(t, TowerChannels(nil, make([]float64, 6), nil, l, d, sh, 1e19))
 }
 
-// requireGatejetError runs call, which must not panic and must fail with an error matching
-// kind, and returns that error as the *gatejet.Error it must be.
-func requireGatejetError(t *testing.T, call func() error, kind error) *gatejet.Error {
-	t.Helper()
-	var err error
-	require.NotPanics(t, func() { err = call() })
-	require.ErrorIs(t, err, kind)
-	var ge *gatejet.Error
-	require.True(t, errors.As(err, &ge))
-	return ge
-}
-
-// withMaxBytes sets gatejet.MaxBytes for the test.
-func withMaxBytes(t *testing.T, n int64) {
-	prev := gatejet.SetMaxBytes(n)
-	t.Cleanup(func() { gatejet.SetMaxBytes(prev) })
-}
-
 // TestProgramSizes: a program whose jets would not fit is refused before anything is
 // allocated, where K = 1<<40, P = 1<<40 ended the process (out of memory in Tower.Jet),
 // K = 1<<62 panicked in makeslice and K = 1<<17 allocated 128 GiB of jets.
@@ -84,7 +67,7 @@ func TestProgramSizes(t *testing.T) {
 	}
 	// The workspace is (K+3)·(K+K²) elements: K = 64 in float64 takes 67·4160·8 bytes.
 	need := int64(67 * 4160 * 8)
-	withMaxBytes(t, need)
+	testkit.WithMaxBytes(t, need)
 	_, err := NewProgram[float64](ProgramSpec{K: 64, P: 1, InvTau: 1})
 	require.NoError(t, err)
 	_, err = NewProgram[float32](ProgramSpec{K: 64, P: 1, InvTau: 1})
@@ -153,7 +136,7 @@ func TestBasisChangesSize(t *testing.T) {
 		m := pr.Primaries()
 		require.NoError(t, pr.RowLatent(make([]float64, 1), make([]float64, m), nil, []float64{0, 1}, []float64{0.5, 0.25}))
 		nb = 3
-		ge := requireGatejetError(t, func() error {
+		ge := testkit.RequireGatejetError(t, func() error {
 			return pr.RowLatent(make([]float64, 1), make([]float64, m), nil, []float64{0, 1}, []float64{0.5, 0.25})
 		}, gatejet.ErrParam)
 		require.Equal(t, "Basis", ge.Arg)
@@ -203,7 +186,7 @@ func TestOverlapRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ge := requireGatejetError(t, tc.call, gatejet.ErrParam)
+			ge := testkit.RequireGatejetError(t, tc.call, gatejet.ErrParam)
 			require.Equal(t, tc.arg, ge.Arg)
 			require.ErrorContains(t, ge, "overlaps")
 		})
