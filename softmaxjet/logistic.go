@@ -38,10 +38,12 @@ type rowLogistic struct {
 
 // newRowLogistic carves the row state from pooled scratch of n float64s (the job's
 // scratchLen, checked by newJob); rest holds what the kernel carves beyond it.
-func newRowLogistic(n, K int) rowLogistic {
+func newRowLogistic(n, K int) *rowLogistic {
 	sc := getScratch(n)
 	b := sc.buf
-	return rowLogistic{z: carve(&b, K), d1: carve(&b, K), d2: carve(&b, K), d3: carve(&b, K), rest: b, sc: sc}
+	r := &sc.logistic
+	*r = rowLogistic{z: carve(&b, K), d1: carve(&b, K), d2: carve(&b, K), d3: carve(&b, K), rest: b, sc: sc}
+	return r
 }
 
 func fillLogistic[T Float](r *rowLogistic, l []T, alpha, beta []float64) {
@@ -54,12 +56,12 @@ func fillLogistic[T Float](r *rowLogistic, l []T, alpha, beta []float64) {
 // logisticKernel is a logistic-gate kernel's work on row n, from the row state r that
 // fillLogistic filled (the rest of the scratch in r.rest).
 type logisticKernel[T Float] interface {
-	row(j *job[T], r rowLogistic, n int)
+	row(j *job[T], r *rowLogistic, n int)
 }
 
 // logisticRows is the kernel that runs logistic-gate kernel R on rows [lo, hi): it carves the
 // row state once, then on each row computes the gate and its derivatives (fillLogistic) and
-// R's row. The row state is passed by value, as in softmaxRows.
+// R's row.
 type logisticRows[T Float, R logisticKernel[T]] struct{}
 
 func (logisticRows[T, R]) rows(j *job[T], lo, hi int) {
@@ -68,7 +70,7 @@ func (logisticRows[T, R]) rows(j *job[T], lo, hi int) {
 	defer r.sc.release()
 	var k R
 	for n := lo; n < hi; n++ {
-		fillLogistic(&r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		fillLogistic(r, j.l[n*K:n*K+K], j.alpha, j.beta)
 		k.row(j, r, n)
 	}
 }
@@ -103,8 +105,8 @@ func LogisticValue[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []fl
 
 type logisticValueRows[T Float] struct{}
 
-func (logisticValueRows[T]) row(j *job[T], r rowLogistic, n int) {
-	K, P := j.K, j.P
+func (logisticValueRows[T]) row(j *job[T], r *rowLogistic, n int) {
+	K, P, z := j.K, j.P, r.z
 	m := r.rest[:P]
 	for c := range m {
 		m[c] = 0
@@ -113,7 +115,7 @@ func (logisticValueRows[T]) row(j *job[T], r rowLogistic, n int) {
 		dk := j.d[(n*K+k)*P : (n*K+k)*P+P]
 		dk = dk[:len(m)]
 		for c := range m {
-			m[c] += r.z[k] * float64(dk[c])
+			m[c] += z[k] * float64(dk[c])
 		}
 	}
 	out := j.o0[n*P : n*P+P]
@@ -129,7 +131,7 @@ func LogisticFirst[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []fl
 
 type logisticFirstRows[T Float] struct{}
 
-func (logisticFirstRows[T]) row(j *job[T], r rowLogistic, n int) {
+func (logisticFirstRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	KP := j.K * j.P
 	scaledRows(j.o0[n*KP:(n+1)*KP], j.P, j.d[n*KP:(n+1)*KP], r.d1, j.P)
 }
@@ -142,7 +144,7 @@ func LogisticSecond[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []f
 
 type logisticSecondRows[T Float] struct{}
 
-func (logisticSecondRows[T]) row(j *job[T], r rowLogistic, n int) {
+func (logisticSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
 	out := j.o0[n*K*K*P : (n+1)*K*K*P]
 	clear(out)
@@ -157,11 +159,11 @@ func LogisticHVP[T Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []f
 
 type logisticHVPRows[T Float] struct{}
 
-func (logisticHVPRows[T]) row(j *job[T], r rowLogistic, n int) {
-	K, P := j.K, j.P
-	f := r.rest[:K]
+func (logisticHVPRows[T]) row(j *job[T], r *rowLogistic, n int) {
+	K, P, d2 := j.K, j.P, r.d2
+	f, v := r.rest[:K], j.v[n*K:n*K+K]
 	for k := range f {
-		f[k] = r.d2[k] * float64(j.v[n*K+k])
+		f[k] = d2[k] * float64(v[k])
 	}
 	scaledRows(j.o0[n*K*P:(n+1)*K*P], P, j.d[n*K*P:(n+1)*K*P], f, P)
 }
@@ -173,7 +175,7 @@ func LogisticGaussNewton[T Float](dst, logits, decoded []T, sh Shape, alpha, bet
 
 type logisticGaussNewtonRows[T Float] struct{}
 
-func (logisticGaussNewtonRows[T]) row(j *job[T], r rowLogistic, n int) {
+func (logisticGaussNewtonRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
 	D := r.rest[:K*P]
 	for i, x := range j.d[n*K*P : (n+1)*K*P] {
@@ -190,7 +192,7 @@ func LogisticValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 
 type logisticValueVJPRows[T Float] struct{}
 
-func (logisticValueVJPRows[T]) row(j *job[T], r rowLogistic, n int) {
+func (logisticValueVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
 	diagVJPRow(j.o0, j.o1, n, K, P, j.g[n*P:n*P+P], 0, j.d[n*K*P:(n+1)*K*P], r.z, r.d1, nil)
 }
@@ -203,7 +205,7 @@ func LogisticFirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sha
 
 type logisticFirstVJPRows[T Float] struct{}
 
-func (logisticFirstVJPRows[T]) row(j *job[T], r rowLogistic, n int) {
+func (logisticFirstVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
 	rows := n * K * P
 	diagVJPRow(j.o0, j.o1, n, K, P, j.g[rows:rows+K*P], P, j.d[rows:rows+K*P], r.d1, r.d2, nil)
@@ -245,7 +247,7 @@ func LogisticSecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Sh
 
 type logisticSecondVJPRows[T Float] struct{}
 
-func (logisticSecondVJPRows[T]) row(j *job[T], r rowLogistic, n int) {
+func (logisticSecondVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
 	// G[a][a] starts at (a·K + a)·P = a·(K+1)·P within the row.
 	diagVJPRow(j.o0, j.o1, n, K, P, j.g[n*K*K*P:(n+1)*K*K*P], (K+1)*P, j.d[n*K*P:(n+1)*K*P], r.d2, r.d3, nil)
@@ -260,7 +262,7 @@ func LogisticHVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, s
 
 type logisticHVPVJPRows[T Float] struct{}
 
-func (logisticHVPVJPRows[T]) row(j *job[T], r rowLogistic, n int) {
+func (logisticHVPVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
 	rows := n * K * P
 	gn, dn := j.g[rows:rows+K*P], j.d[rows:rows+K*P]
@@ -280,7 +282,7 @@ func LogisticGaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, 
 
 type logisticGaussNewtonVJPRows[T Float] struct{}
 
-func (logisticGaussNewtonVJPRows[T]) row(j *job[T], r rowLogistic, n int) {
+func (logisticGaussNewtonVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
 	b := r.rest
 	D, G := carve(&b, K*P), carve(&b, K*P)

@@ -11,9 +11,15 @@ import (
 	"github.com/gatejet/gatejet/internal/par"
 )
 
-// scratch holds the float64 per-row workspace of one goroutine. Buffers come from a pool so
-// that steady-state calls allocate nothing.
-type scratch struct{ buf []float64 }
+// scratch holds the float64 per-row workspace of one goroutine, and the row state carved from
+// it. Both come from a pool so that steady-state calls allocate nothing, and the row state,
+// on the heap with its scratch, goes by pointer to a kernel's row method (called through a
+// generic dictionary, which escape analysis cannot see into) without escaping.
+type scratch struct {
+	buf      []float64
+	softmax  rowSoftmax
+	logistic rowLogistic
+}
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 

@@ -68,11 +68,12 @@ type rowSoftmax struct {
 // checked by newJob); rest holds what the kernel carves beyond z, m and e. z has capacity
 // padK(K), the padding zeroed: the second channel's coefficient loop reads z four atoms at a
 // time.
-func newRowSoftmax(n, K, P int) rowSoftmax {
+func newRowSoftmax(n, K, P int) *rowSoftmax {
 	Kp := padK(K)
 	sc := getScratch(n)
 	b := sc.buf
-	r := rowSoftmax{sc: sc}
+	r := &sc.softmax
+	r.sc = sc
 	r.z = carve(&b, Kp)
 	clear(r.z[K:])
 	r.z = r.z[:K]
@@ -85,13 +86,11 @@ func newRowSoftmax(n, K, P int) rowSoftmax {
 // softmaxKernel is a softmax-gate kernel's work on row n, from the row state r that
 // softmaxRow filled (the rest of the scratch in r.rest).
 type softmaxKernel[T Float] interface {
-	row(j *job[T], r rowSoftmax, n int)
+	row(j *job[T], r *rowSoftmax, n int)
 }
 
 // softmaxRows is the kernel that runs softmax-gate kernel R on rows [lo, hi): it carves the
-// row state once, then on each row computes the gate (softmaxRow) and R's row. The row state
-// is passed by value: R's row is called through the generic dictionary, which escape analysis
-// cannot see into, and a pointer would move r to the heap.
+// row state once, then on each row computes the gate (softmaxRow) and R's row.
 type softmaxRows[T Float, R softmaxKernel[T]] struct{}
 
 func (softmaxRows[T, R]) rows(j *job[T], lo, hi int) {
@@ -108,15 +107,23 @@ func (softmaxRows[T, R]) rows(j *job[T], lo, hi int) {
 // Value writes the value channel ẑ[n][c] = Σ_k softmax(s·l[n])_k · decoded[n][k][c] into dst
 // [N,P]. s = invTau is the inverse temperature.
 func Value[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.Value", sh, softmaxParam(invTau), softmaxRows[T, valueRows[T]]{}, workspace{}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
+	return forward("softmaxjet.Value", sh, softmaxParam(invTau), valueRows[T]{}, workspace{}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
 }
 
+// valueRows runs its own row loop, not softmaxRows: the value channel is the gate's m, and
+// needs no centred values e.
 type valueRows[T Float] struct{}
 
-func (valueRows[T]) row(j *job[T], r rowSoftmax, n int) {
-	out := j.o0[n*j.P : (n+1)*j.P]
-	for c, v := range r.m[:len(out)] {
-		out[c] = T(v)
+func (valueRows[T]) rows(j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowSoftmax(j.scratch, K, P)
+	defer r.sc.release()
+	for n := lo; n < hi; n++ {
+		softmaxGate(r.z, r.m, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], j.s, K, P)
+		out := j.o0[n*P : n*P+P]
+		for c, v := range r.m[:len(out)] {
+			out[c] = T(v)
+		}
 	}
 }
 
@@ -128,13 +135,13 @@ func First[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 
 type firstRows[T Float] struct{}
 
-func (firstRows[T]) row(j *job[T], r rowSoftmax, n int) {
-	K, P := j.K, j.P
+func (firstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+	K, P, s, z, e := j.K, j.P, j.s, r.z, r.e
 	out := j.o0[n*K*P : (n+1)*K*P]
 	for a := 0; a < K; a++ {
-		f := j.s * r.z[a]
+		f := s * z[a]
 		oa := out[a*P : a*P+P]
-		ea := r.e[a*P : a*P+P]
+		ea := e[a*P : a*P+P]
 		ea = ea[:len(oa)]
 		for c := range oa {
 			oa[c] = T(f * ea[c])
@@ -210,7 +217,7 @@ func newSecondRow[T Float](n, K, P int, s float64) secondRow[T] {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	cLen := (K*Kp*size + 7) / 8
-	r := secondRow[T]{rowSoftmax: newRowSoftmax(n, K, P), s: s, s2: s * s, K: K, P: P, size: size}
+	r := secondRow[T]{rowSoftmax: *newRowSoftmax(n, K, P), s: s, s2: s * s, K: K, P: P, size: size}
 	b := r.rest
 	r.nsz, r.diag = carve(&b, Kp), carve(&b, Kp)
 	r.c = asT[T](carve(&b, cLen), K*Kp)
@@ -377,7 +384,7 @@ func HVP[T Float](dst, logits, decoded, v []T, sh Shape, invTau float64) error {
 
 type hvpRows[T Float] struct{}
 
-func (hvpRows[T]) row(j *job[T], r rowSoftmax, n int) {
+func (hvpRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P := j.K, j.P
 	s2 := j.s * j.s
 	b := r.rest
@@ -427,12 +434,12 @@ func GaussNewton[T Float](dst, logits, decoded []T, sh Shape, invTau float64) er
 
 type gaussNewtonRows[T Float] struct{}
 
-func (gaussNewtonRows[T]) row(j *job[T], r rowSoftmax, n int) {
-	K := j.K
-	for a := range r.z {
-		r.z[a] *= j.s // ζ scaled by s: first[a][c] = z[a]·e[a][c]
+func (gaussNewtonRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+	K, s, z := j.K, j.s, r.z
+	for a := range z {
+		z[a] *= s // ζ scaled by s: first[a][c] = z[a]·e[a][c]
 	}
-	gramRow(j.o0[n*K*K:(n+1)*K*K], r.z, r.e, K, j.P)
+	gramRow(j.o0[n*K*K:(n+1)*K*K], z, r.e, K, j.P)
 }
 
 // gramRow writes H[a][b] = f_a f_b Σ_c e[a][c] e[b][c] for a ≤ b and mirrors it.

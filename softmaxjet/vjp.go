@@ -34,8 +34,8 @@ func ValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 
 type valueVJPRows[T Float] struct{}
 
-func (valueVJPRows[T]) row(j *job[T], r rowSoftmax, n int) {
-	K, P := j.K, j.P
+func (valueVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+	K, P, z, e := j.K, j.P, r.z, r.e
 	gn := j.g[n*P : n*P+P]
 	if j.o1 != nil {
 		out := j.o1[n*K*P : (n+1)*K*P]
@@ -43,14 +43,14 @@ func (valueVJPRows[T]) row(j *job[T], r rowSoftmax, n int) {
 			ok := out[k*P : k*P+P]
 			gk := gn[:len(ok)]
 			for c := range ok {
-				ok[c] = T(r.z[k] * float64(gk[c]))
+				ok[c] = T(z[k] * float64(gk[c]))
 			}
 		}
 	}
 	if j.o0 != nil {
 		Z := r.rest[:K]
 		for a := 0; a < K; a++ {
-			ea := r.e[a*P : a*P+P]
+			ea := e[a*P : a*P+P]
 			ga := gn[:len(ea)]
 			acc := 0.0
 			for c := range ea {
@@ -58,7 +58,7 @@ func (valueVJPRows[T]) row(j *job[T], r rowSoftmax, n int) {
 			}
 			Z[a] = acc
 		}
-		pullBack(j.o0[n*K:n*K+K], r.z, Z, j.s)
+		pullBack(j.o0[n*K:n*K+K], z, Z, j.s)
 	}
 }
 
@@ -74,7 +74,7 @@ func FirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invT
 
 type firstVJPRows[T Float] struct{}
 
-func (firstVJPRows[T]) row(j *job[T], r rowSoftmax, n int) {
+func (firstVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P := j.K, j.P
 	b := r.rest
 	Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
@@ -168,7 +168,7 @@ func SecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, inv
 
 type secondVJPRows[T Float] struct{}
 
-func (secondVJPRows[T]) row(j *job[T], r rowSoftmax, n int) {
+func (secondVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P := j.K, j.P
 	b := r.rest
 	M, Y, mu, Z := carve(&b, K*P), carve(&b, K*P), carve(&b, P), carve(&b, K)
@@ -176,6 +176,22 @@ func (secondVJPRows[T]) row(j *job[T], r rowSoftmax, n int) {
 }
 
 func secondVJPRow[T Float](dLogits, dDecoded []T, n int, gn []T, z, e, M, Y, mu, Z []float64, s float64, K, P int) {
+	secondVJPSums(M, Y, gn, z, e, K, P)
+	mu = mu[:P]
+	gateSum(mu, z, M, K)
+	s2 := s * s
+	centredDots(Z, M, e, Y, mu, K)
+	if dDecoded != nil {
+		gateScaled(dDecoded[n*K*P:(n+1)*K*P], z, M, s2, P)
+	}
+	if dLogits != nil {
+		pullBack(dLogits[n*K:n*K+K], z, Z, s2*s)
+	}
+}
+
+// secondVJPSums fills M[a][c] = G[a][a][c] − T[a][c] and Y (see SecondVJP) in one pass over
+// the row's G. It is a function of its own so that its loop keeps its slices in registers.
+func secondVJPSums[T Float](M, Y []float64, gn []T, z, e []float64, K, P int) {
 	for i := range M {
 		M[i] = 0 // holds −T until the diagonal is added
 		Y[i] = 0
@@ -215,16 +231,6 @@ func secondVJPRow[T Float](dLogits, dDecoded []T, n int, gn []T, z, e, M, Y, mu,
 			Ma[c] += float64(gaa[c])
 		}
 	}
-	mu = mu[:P]
-	gateSum(mu, z, M, K)
-	s2 := s * s
-	centredDots(Z, M, e, Y, mu, K)
-	if dDecoded != nil {
-		gateScaled(dDecoded[n*K*P:(n+1)*K*P], z, M, s2, P)
-	}
-	if dLogits != nil {
-		pullBack(dLogits[n*K:n*K+K], z, Z, s2*s)
-	}
 }
 
 // HVPVJP writes the gradients of ⟨G, HVP(v)⟩ for G [N,K,P] with respect to the logits, the
@@ -241,7 +247,7 @@ func HVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape,
 
 type hvpVJPRows[T Float] struct{}
 
-func (hvpVJPRows[T]) row(j *job[T], r rowSoftmax, n int) {
+func (hvpVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P, s := j.K, j.P, j.s
 	s2 := s * s
 	b := r.rest
@@ -315,7 +321,7 @@ func GaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape
 
 type gaussNewtonVJPRows[T Float] struct{}
 
-func (gaussNewtonVJPRows[T]) row(j *job[T], r rowSoftmax, n int) {
+func (gaussNewtonVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P, s := j.K, j.P, j.s
 	b := r.rest
 	Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
