@@ -24,6 +24,25 @@ func RequireGatejetError(t *testing.T, call func() error, kind error) *gatejet.E
 	return ge
 }
 
+// OverlapCase is a call that must be refused for an output, Arg, that overlaps another
+// argument.
+type OverlapCase struct {
+	Name, Arg string
+	Call      func() error
+}
+
+// RequireOverlapsRefused runs each case as a subtest: its call must fail with an ErrParam
+// *gatejet.Error naming the case's Arg and saying that it overlaps.
+func RequireOverlapsRefused(t *testing.T, cases []OverlapCase) {
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			ge := RequireGatejetError(t, tc.Call, gatejet.ErrParam)
+			require.Equal(t, tc.Arg, ge.Arg)
+			require.ErrorContains(t, ge, "overlaps")
+		})
+	}
+}
+
 // WithMaxBytes sets gatejet.MaxBytes for the test.
 func WithMaxBytes(t *testing.T, n int64) {
 	prev := gatejet.SetMaxBytes(n)

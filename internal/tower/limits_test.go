@@ -170,27 +170,17 @@ func TestOverlapRefused(t *testing.T) {
 	d, gS := make([]float64, 12), make([]float64, 36)
 	al, be := []float64{1, 2, 3}, []float64{0, 0, 0}
 	o := func(n int) []float64 { return arena[3 : 3+n] }
-	cases := []struct {
-		name string
-		arg  string
-		call func() error
-	}{
-		{"TowerChannels", "first", func() error { return TowerChannels(nil, o(12), nil, l, d, sh, 1) }},
-		{"TowerLogisticChannels", "second", func() error { return TowerLogisticChannels(nil, nil, o(36), l, d, sh, al, be) }},
+	cases := []testkit.OverlapCase{
+		{Name: "TowerChannels", Arg: "first", Call: func() error { return TowerChannels(nil, o(12), nil, l, d, sh, 1) }},
+		{Name: "TowerLogisticChannels", Arg: "second", Call: func() error { return TowerLogisticChannels(nil, nil, o(36), l, d, sh, al, be) }},
 		// Outputs against each other.
-		{"TowerChannels outputs", "first", func() error { return TowerChannels(nil, gS[:12], gS, l, d, sh, 1) }},
+		{Name: "TowerChannels outputs", Arg: "first", Call: func() error { return TowerChannels(nil, gS[:12], gS, l, d, sh, 1) }},
 		// An output over the logistic gate's parameters.
-		{"TowerLogisticChannels alpha", "value", func() error {
+		{Name: "TowerLogisticChannels alpha", Arg: "value", Call: func() error {
 			return TowerLogisticChannels(arena[100:104], nil, nil, l, d, sh, arena[102:105], be)
 		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ge := testkit.RequireGatejetError(t, tc.call, gatejet.ErrParam)
-			require.Equal(t, tc.arg, ge.Arg)
-			require.ErrorContains(t, ge, "overlaps")
-		})
-	}
+	testkit.RequireOverlapsRefused(t, cases)
 
 	// The row program: outputs against its inputs and each other.
 	pr, err := NewProgram[float64](ProgramSpec{K: 3, P: 2, InvTau: 1})
