@@ -88,14 +88,9 @@ func randVec(r *rand.Rand, n int, lo, hi float64) []float64 {
 func softmaxFwd(x []float64, shape []int, axis int) []float64 {
 	y := make([]float64, len(x))
 	for _, ln := range lines(shape, axis) {
-		m := lineMax(x, ln)
-		var z float64
+		m, z := lineMaxSumExp(x, ln)
 		for _, i := range ln {
-			y[i] = math.Exp(x[i] - m)
-			z += y[i]
-		}
-		for _, i := range ln {
-			y[i] /= z
+			y[i] = math.Exp(x[i]-m) / z
 		}
 	}
 	return y
@@ -104,11 +99,7 @@ func softmaxFwd(x []float64, shape []int, axis int) []float64 {
 func logSoftmaxFwd(x []float64, shape []int, axis int) []float64 {
 	y := make([]float64, len(x))
 	for _, ln := range lines(shape, axis) {
-		m := lineMax(x, ln)
-		var z float64
-		for _, i := range ln {
-			z += math.Exp(x[i] - m)
-		}
+		m, z := lineMaxSumExp(x, ln)
 		lse := m + math.Log(z)
 		for _, i := range ln {
 			y[i] = x[i] - lse
@@ -117,13 +108,16 @@ func logSoftmaxFwd(x []float64, shape []int, axis int) []float64 {
 	return y
 }
 
-// lineMax is the max of x over a line's indices.
-func lineMax(x []float64, ln []int) float64 {
-	m := math.Inf(-1)
+// lineMaxSumExp returns the max m of x over a line's indices and z = Σ exp(x − m) over them.
+func lineMaxSumExp(x []float64, ln []int) (m, z float64) {
+	m = math.Inf(-1)
 	for _, i := range ln {
 		m = math.Max(m, x[i])
 	}
-	return m
+	for _, i := range ln {
+		z += math.Exp(x[i] - m)
+	}
+	return m, z
 }
 
 // Naive references, straight from the formulas, one line at a time.
