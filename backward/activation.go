@@ -12,11 +12,7 @@ import (
 // length (y may be x; any other overlap is gatejet.ErrParam). The error, when not nil, is a
 // *gatejet.Error wrapping gatejet.ErrSize or gatejet.ErrParam.
 func ReLU[T Float](y, x []T) error {
-	if err := checkForward("backward.ReLU", y, x); err != nil {
-		return err
-	}
-	runAct(actReLU, y, nil, x, nil, nil)
-	return nil
+	return activation("backward.ReLU", actReLU, y, x)
 }
 
 // GELU computes the tanh form of the Gaussian error linear unit elementwise,
@@ -28,22 +24,14 @@ func ReLU[T Float](y, x []T) error {
 // The error, when not nil, is a *gatejet.Error wrapping gatejet.ErrSize, or gatejet.ErrParam
 // for an output that partly overlaps an input.
 func GELU[T Float](y, x []T) error {
-	if err := checkForward("backward.GELU", y, x); err != nil {
-		return err
-	}
-	runAct(actGELU, y, nil, x, nil, nil)
-	return nil
+	return activation("backward.GELU", actGELU, y, x)
 }
 
 // SiLU computes the sigmoid linear unit y = x·σ(x) elementwise. y and x must have the same
 // length (y may be x; any other overlap is gatejet.ErrParam). The error, when not nil, is a
 // *gatejet.Error wrapping gatejet.ErrSize or gatejet.ErrParam.
 func SiLU[T Float](y, x []T) error {
-	if err := checkForward("backward.SiLU", y, x); err != nil {
-		return err
-	}
-	runAct(actSiLU, y, nil, x, nil, nil)
-	return nil
+	return activation("backward.SiLU", actSiLU, y, x)
 }
 
 // ReLUBackward computes dx = dy·[x > 0] elementwise, x being the saved forward input: dx is dy
@@ -52,11 +40,7 @@ func SiLU[T Float](y, x []T) error {
 // dy, and must not otherwise overlap them (gatejet.ErrParam). The error, when not nil, is a
 // *gatejet.Error wrapping gatejet.ErrSize or gatejet.ErrParam.
 func ReLUBackward[T Float](dx, x, dy []T) error {
-	if err := checkBackward("backward.ReLUBackward", dx, x, dy); err != nil {
-		return err
-	}
-	runAct(actReLUBackward, dx, nil, x, dy, nil)
-	return nil
+	return activationBackward("backward.ReLUBackward", actReLUBackward, dx, x, dy)
 }
 
 // GELUBackward computes dx = dy·gelu'(x) elementwise, x being the saved forward input and
@@ -64,11 +48,7 @@ func ReLUBackward[T Float](dx, x, dy []T) error {
 // may be x or dy, and must not otherwise overlap them. The error, when not nil, is a
 // *gatejet.Error wrapping gatejet.ErrSize, or gatejet.ErrParam for an overlap.
 func GELUBackward[T Float](dx, x, dy []T) error {
-	if err := checkBackward("backward.GELUBackward", dx, x, dy); err != nil {
-		return err
-	}
-	runAct(actGELUBackward, dx, nil, x, dy, nil)
-	return nil
+	return activationBackward("backward.GELUBackward", actGELUBackward, dx, x, dy)
 }
 
 // SiLUBackward computes dx = dy·silu'(x) elementwise, x being the saved forward input and
@@ -76,11 +56,7 @@ func GELUBackward[T Float](dx, x, dy []T) error {
 // may be x or dy, and must not otherwise overlap them. The error, when not nil, is a
 // *gatejet.Error wrapping gatejet.ErrSize, or gatejet.ErrParam for an overlap.
 func SiLUBackward[T Float](dx, x, dy []T) error {
-	if err := checkBackward("backward.SiLUBackward", dx, x, dy); err != nil {
-		return err
-	}
-	runAct(actSiLUBackward, dx, nil, x, dy, nil)
-	return nil
+	return activationBackward("backward.SiLUBackward", actSiLUBackward, dx, x, dy)
 }
 
 // ReLUBackwardGrad is the double backward of ReLUBackward: given the upstream gradient g on
@@ -92,11 +68,7 @@ func SiLUBackward[T Float](dx, x, dy []T) error {
 // when not nil, is a *gatejet.Error wrapping gatejet.ErrSize, or gatejet.ErrParam for an
 // overlap (naming the output).
 func ReLUBackwardGrad[T Float](gx, gdy, x, dy, g []T) error {
-	if err := checkGrad("backward.ReLUBackwardGrad", gx, gdy, x, dy, g); err != nil || (gx == nil && gdy == nil) {
-		return err
-	}
-	runAct(actReLUGrad, gx, gdy, x, dy, g)
-	return nil
+	return activationGrad("backward.ReLUBackwardGrad", actReLUGrad, gx, gdy, x, dy, g)
 }
 
 // GELUBackwardGrad is the double backward of GELUBackward: given the upstream gradient g on
@@ -104,11 +76,7 @@ func ReLUBackwardGrad[T Float](gx, gdy, x, dy, g []T) error {
 // gelu' and gelu″ from GELUDeriv. Outputs, lengths, aliasing and errors are as for
 // ReLUBackwardGrad.
 func GELUBackwardGrad[T Float](gx, gdy, x, dy, g []T) error {
-	if err := checkGrad("backward.GELUBackwardGrad", gx, gdy, x, dy, g); err != nil || (gx == nil && gdy == nil) {
-		return err
-	}
-	runAct(actGELUGrad, gx, gdy, x, dy, g)
-	return nil
+	return activationGrad("backward.GELUBackwardGrad", actGELUGrad, gx, gdy, x, dy, g)
 }
 
 // SiLUBackwardGrad is the double backward of SiLUBackward: given the upstream gradient g on
@@ -116,11 +84,7 @@ func GELUBackwardGrad[T Float](gx, gdy, x, dy, g []T) error {
 // silu' and silu″ from SiLUDeriv. Outputs, lengths, aliasing and errors are as for
 // ReLUBackwardGrad.
 func SiLUBackwardGrad[T Float](gx, gdy, x, dy, g []T) error {
-	if err := checkGrad("backward.SiLUBackwardGrad", gx, gdy, x, dy, g); err != nil || (gx == nil && gdy == nil) {
-		return err
-	}
-	runAct(actSiLUGrad, gx, gdy, x, dy, g)
-	return nil
+	return activationGrad("backward.SiLUBackwardGrad", actSiLUGrad, gx, gdy, x, dy, g)
 }
 
 // GELU constants: u = geluC·(x + geluA·x³).
@@ -156,77 +120,58 @@ func pick(m uint64, pos, neg float64) float64 {
 	return math.Float64frombits(math.Float64bits(pos)&^m | math.Float64bits(neg)&m)
 }
 
-// geluChunk evaluates the tanh form of GELU on x: f[i] = gelu(x[i]), d1[i] = gelu'(x[i]) and
-// d2[i] = gelu″(x[i]); each of f, d1 and d2 may be nil to skip it. e is scratch as long as x.
-// With u = √(2/π)(x + 0.044715x³), e = exp(−2|u|) and r = 1/(1 + e),
+// smoothChunk evaluates GELU (gelu) or SiLU on x: f[i] = act(x[i]), d1[i] = act'(x[i]) and
+// d2[i] = act″(x[i]); each of f, d1 and d2 may be nil to skip it. e is scratch as long as x.
+//
+// GELU, tanh form: with u = √(2/π)(x + 0.044715x³), e = exp(−2|u|) and r = 1/(1 + e),
 //
 //	s = σ(2u) = r (u ≥ 0) or e·r (u < 0),   s(1 − s) = e·r²,   tanh u = ±(1 − e)·r,
 //
 // so nothing overflows and nothing cancels; u has the sign of x.
-func geluChunk(x, e, f, d1, d2 []float64) {
+//
+// SiLU likewise: f = x·σ(x), d1 = σ(1 + x(1 − σ)), d2 = σ(1 − σ)(2 + x(1 − 2σ)), with σ(x)
+// and 1 − σ(x) taken from e = exp(−|x|) as r and e·r (in the order the sign of x gives).
+func smoothChunk(gelu bool, x, e, f, d1, d2 []float64) {
 	e = e[:len(x)]
 	f, d1, d2 = trim(f, len(x)), trim(d1, len(x)), trim(d2, len(x))
-	for i, v := range x {
-		e[i] = -2 * math.Abs(geluC*v*(1+geluA*v*v))
+	cut := float64(siluCut)
+	if gelu {
+		cut = geluCut
+		for i, v := range x {
+			e[i] = -2 * math.Abs(geluC*v*(1+geluA*v*v))
+		}
+	} else {
+		for i, v := range x {
+			e[i] = -math.Abs(v)
+		}
 	}
 	expOf(e, e)
 	for i, v := range x {
 		var fv, d1v, d2v float64
 		switch {
-		case v > geluCut:
+		case v > cut:
 			fv, d1v = v, 1
-		case v < -geluCut:
+		case v < -cut:
 		default:
 			ev := e[i]
 			r := 1 / (1 + ev)
 			er := ev * r
 			m := negMask(v)
-			sv := pick(m, r, er)
-			q := er * r
-			tp := (1 - ev) * r
-			t := pick(m, tp, -tp)
-			up := geluC * (1 + 3*geluA*v*v)
-			fv = v * sv
-			d1v = sv + 2*v*up*q
-			d2v = 2 * q * (2*up + v*(6*geluA*geluC*v) - 2*v*up*up*t)
-		}
-		if f != nil {
-			f[i] = fv
-		}
-		if d1 != nil {
-			d1[i] = d1v
-		}
-		if d2 != nil {
-			d2[i] = d2v
-		}
-	}
-}
-
-// siluChunk evaluates SiLU on x as geluChunk does GELU: f = x·σ(x), d1 = σ(1 + x(1 − σ)),
-// d2 = σ(1 − σ)(2 + x(1 − 2σ)), with σ(x) and 1 − σ(x) taken from e = exp(−|x|) as r and e·r
-// (in the order the sign of x gives).
-func siluChunk(x, e, f, d1, d2 []float64) {
-	e = e[:len(x)]
-	f, d1, d2 = trim(f, len(x)), trim(d1, len(x)), trim(d2, len(x))
-	for i, v := range x {
-		e[i] = -math.Abs(v)
-	}
-	expOf(e, e)
-	for i, v := range x {
-		var fv, d1v, d2v float64
-		switch {
-		case v > siluCut:
-			fv, d1v = v, 1
-		case v < -siluCut:
-		default:
-			ev := e[i]
-			r := 1 / (1 + ev)
-			er := ev * r
-			m := negMask(v)
-			sv, cv := pick(m, r, er), pick(m, er, r)
-			fv = v * sv
-			d1v = sv * (1 + v*cv)
-			d2v = sv * cv * (2 + v*(cv-sv))
+			if gelu {
+				sv := pick(m, r, er)
+				q := er * r
+				tp := (1 - ev) * r
+				t := pick(m, tp, -tp)
+				up := geluC * (1 + 3*geluA*v*v)
+				fv = v * sv
+				d1v = sv + 2*v*up*q
+				d2v = 2 * q * (2*up + v*(6*geluA*geluC*v) - 2*v*up*up*t)
+			} else {
+				sv, cv := pick(m, r, er), pick(m, er, r)
+				fv = v * sv
+				d1v = sv * (1 + v*cv)
+				d2v = sv * cv * (2 + v*(cv-sv))
+			}
 		}
 		if f != nil {
 			f[i] = fv
@@ -249,12 +194,7 @@ func siluChunk(x, e, f, d1, d2 []float64) {
 // where u' = √(2/π)·(1 + 3·0.044715·x²) and u″ = 6·0.044715·√(2/π)·x. For |x| > 30, where
 // these are exactly 1 or 0 and 0 in float64, the limits are returned, so ±Inf gives (1, 0) and
 // (0, 0); NaN gives NaN. The kernels use the same arithmetic, so they agree bit for bit.
-func GELUDeriv(x float64) (d1, d2 float64) {
-	var xb, eb, d1b, d2b [1]float64
-	xb[0] = x
-	geluChunk(xb[:], eb[:], nil, d1b[:], d2b[:])
-	return d1b[0], d2b[0]
-}
+func GELUDeriv(x float64) (d1, d2 float64) { return smoothDeriv(true, x) }
 
 // SiLUDeriv returns the first and second derivatives of SiLU, x·σ(x), at x:
 //
@@ -263,10 +203,13 @@ func GELUDeriv(x float64) (d1, d2 float64) {
 //
 // ±Inf gives the limits (1, 0) and (0, 0); NaN gives NaN. The kernels use the same
 // arithmetic, so they agree bit for bit.
-func SiLUDeriv(x float64) (d1, d2 float64) {
+func SiLUDeriv(x float64) (d1, d2 float64) { return smoothDeriv(false, x) }
+
+// smoothDeriv is smoothChunk's d1 and d2 at one x.
+func smoothDeriv(gelu bool, x float64) (d1, d2 float64) {
 	var xb, eb, d1b, d2b [1]float64
 	xb[0] = x
-	siluChunk(xb[:], eb[:], nil, d1b[:], d2b[:])
+	smoothChunk(gelu, xb[:], eb[:], nil, d1b[:], d2b[:])
 	return d1b[0], d2b[0]
 }
 
@@ -290,51 +233,58 @@ func reluSel(x, v float64) float64 {
 	return r
 }
 
-func checkSame[T Float](op string, x []T, arg string, buf []T, optional bool) error {
-	if optional && buf == nil {
-		return nil
-	}
-	if len(buf) != len(x) {
-		return check.Errorf(gatejet.ErrSize, op, arg, "len(%s) = %d, want len(x) = %d", arg, len(buf), len(x))
+// checkSame reports an ErrSize error naming the first of args whose length is not len(x).
+func checkSame[T Float](op string, x []T, args ...arg[T]) error {
+	for _, a := range args {
+		if a.optional && a.s == nil {
+			continue
+		}
+		if len(a.s) != len(x) {
+			return check.Errorf(gatejet.ErrSize, op, a.name, "len(%s) = %d, want len(x) = %d", a.name, len(a.s), len(x))
+		}
 	}
 	return nil
 }
 
-// checkForward checks an activation's output y against its input x.
-func checkForward[T Float](op string, y, x []T) error {
-	if err := checkSame(op, x, "y", y, false); err != nil {
+// activation checks an activation's output y against its input x, then runs kernel kind.
+func activation[T Float](op string, kind actKind, y, x []T) error {
+	if err := checkSame(op, x, need("y", y)); err != nil {
 		return err
 	}
-	return checkAlias(op, "y", y, "x", x)
+	if err := checkAlias(op, "y", y, "x", x); err != nil {
+		return err
+	}
+	runAct(kind, y, nil, x, nil, nil)
+	return nil
 }
 
-func checkBackward[T Float](op string, dx, x, dy []T) error {
-	if err := checkSame(op, x, "dx", dx, false); err != nil {
-		return err
-	}
-	if err := checkSame(op, x, "dy", dy, false); err != nil {
+// activationBackward checks a backward's output dx and upstream gradient dy against the
+// saved input x, then runs kernel kind.
+func activationBackward[T Float](op string, kind actKind, dx, x, dy []T) error {
+	if err := checkSame(op, x, need("dx", dx), need("dy", dy)); err != nil {
 		return err
 	}
 	if err := checkAlias(op, "dx", dx, "x", x); err != nil {
 		return err
 	}
-	return checkAlias(op, "dx", dx, "dy", dy)
+	if err := checkAlias(op, "dx", dx, "dy", dy); err != nil {
+		return err
+	}
+	runAct(kind, dx, nil, x, dy, nil)
+	return nil
 }
 
-func checkGrad[T Float](op string, gx, gdy, x, dy, g []T) error {
-	if err := checkSame(op, x, "gx", gx, true); err != nil {
+// activationGrad checks a double backward's outputs gx and gdy (either may be nil) and
+// inputs, then runs kernel kind unless both outputs are nil.
+func activationGrad[T Float](op string, kind actKind, gx, gdy, x, dy, g []T) error {
+	if err := checkSame(op, x, opt("gx", gx), opt("gdy", gdy), need("dy", dy), need("g", g)); err != nil {
 		return err
 	}
-	if err := checkSame(op, x, "gdy", gdy, true); err != nil {
+	if err := checkOutputs(op, "gx", gx, "gdy", gdy, "x", x, dy, g); err != nil || (gx == nil && gdy == nil) {
 		return err
 	}
-	if err := checkSame(op, x, "dy", dy, false); err != nil {
-		return err
-	}
-	if err := checkSame(op, x, "g", g, false); err != nil {
-		return err
-	}
-	return checkOutputs(op, "gx", gx, "gdy", gdy, "x", x, dy, g)
+	runAct(kind, gx, gdy, x, dy, g)
+	return nil
 }
 
 // actKind selects the elementwise kernel an actJob runs.
@@ -367,14 +317,14 @@ func runAct[T Float](kind actKind, o0, o1, x, dy, g []T) {
 	if len(x) == 0 {
 		return
 	}
-	j := getActJob[T]()
+	j := getJob[T, actJob[T]](&actJobs)
 	j.kind, j.o0, j.o1, j.x, j.dy, j.g = kind, o0, o1, x, dy, g
 	work := actBlock
 	if kind != actReLU && kind != actReLUBackward && kind != actReLUGrad {
 		work *= 8 // an exp and a division per element cost several stores' worth
 	}
 	par.For((len(x)+actBlock-1)/actBlock, work, j.run)
-	putActJob(j)
+	putJob[T](&actJobs, j)
 }
 
 // do runs blocks [lo, hi).
@@ -388,14 +338,6 @@ func (j *actJob[T]) do(lo, hi int) {
 	case actGELU, actGELUBackward, actGELUGrad:
 		isGELU = true
 	}
-	// A direct call (not a func value) keeps the buffers below on the stack.
-	chunk := func(x, e, f, d1, d2 []float64) {
-		if isGELU {
-			geluChunk(x, e, f, d1, d2)
-		} else {
-			siluChunk(x, e, f, d1, d2)
-		}
-	}
 	var xb, eb, d1b, d2b [actChunk]float64
 	for c := a; c < b; c += actChunk {
 		d := min(c+actChunk, b)
@@ -406,14 +348,14 @@ func (j *actJob[T]) do(lo, hi int) {
 		}
 		switch j.kind {
 		case actGELU, actSiLU:
-			chunk(xv, eb[:], d1, nil, nil)
+			smoothChunk(isGELU, xv, eb[:], d1, nil, nil)
 			y := j.o0[c:d]
 			y = y[:len(d1)]
 			for i, v := range d1 {
 				y[i] = T(v)
 			}
 		case actGELUBackward, actSiLUBackward:
-			chunk(xv, eb[:], nil, d1, nil)
+			smoothChunk(isGELU, xv, eb[:], nil, d1, nil)
 			dx, dy := j.o0[c:d], j.dy[c:d]
 			dx, dy = dx[:len(d1)], dy[:len(d1)]
 			for i, v := range d1 {
@@ -427,7 +369,7 @@ func (j *actJob[T]) do(lo, hi int) {
 			if gdy == nil {
 				d1 = nil
 			}
-			chunk(xv, eb[:], nil, d1, d2)
+			smoothChunk(isGELU, xv, eb[:], nil, d1, d2)
 			// gx = g·(dy·f″): |f″| < 1, so dy·f″ cannot overflow and finite inputs never give
 			// NaN. With both outputs, one pass reads each element's inputs before writing, so
 			// an output may alias an input.

@@ -103,7 +103,7 @@ func runAxis[T Float](kind axisKind, l layout, o0, o1, y, dy, g []T) {
 	if l.total == 0 {
 		return
 	}
-	j := getAxisJob[T]()
+	j := getJob[T, axisJob[T]](&axisJobs)
 	j.kind, j.o0, j.o1, j.y, j.dy, j.g = kind, o0, o1, y, dy, g
 	p := newAxisPlan(l, kind)
 	j.p = p
@@ -112,7 +112,7 @@ func runAxis[T Float](kind axisKind, l layout, o0, o1, y, dy, g []T) {
 		cost = 4 // an exp per element costs a few stores' worth
 	}
 	runPlan(&j.p, cost, &j.phase, &j.parts, j.run)
-	putAxisJob(j)
+	putJob[T](&axisJobs, j)
 }
 
 // runPlan runs a job's phases over plan p with par.For: whole blocks when one chunk covers

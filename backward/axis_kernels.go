@@ -50,13 +50,19 @@ func sum[T Float](a []T) float64 {
 // expChunk is the length of the stack buffers exponentials are computed into.
 const expChunk = 256
 
+// expChunkAt returns exp(y[lo:hi]) in buf, hi = min(lo+expChunk, n): the chunk from lo of a
+// loop over n values, and its end.
+func expChunkAt[T Float](buf *[expChunk]float64, y []T, lo, n int) ([]float64, int) {
+	hi := min(lo+expChunk, n)
+	return expOf(buf[:hi-lo], y[lo:hi]), hi
+}
+
 // dotExp returns Σ g_i·exp(y_i) in float64, in index order.
 func dotExp[T Float](g, y []T) float64 {
 	var buf [expChunk]float64
 	var s float64
 	for lo := 0; lo < len(g); lo += expChunk {
-		hi := min(lo+expChunk, len(g))
-		e := expOf(buf[:hi-lo], y[lo:hi])
+		e, hi := expChunkAt(&buf, y, lo, len(g))
 		gs := g[lo:hi]
 		gs = gs[:len(e)]
 		for i, v := range e {
@@ -132,8 +138,7 @@ func reduceDotExp[T Float](s slab, acc []float64, g, y []T) {
 	for r := 0; r < s.n; r++ {
 		gr, yr := row(g, s, r), row(y, s, r)
 		for lo := 0; lo < len(acc); lo += expChunk {
-			hi := min(lo+expChunk, len(acc))
-			e := expOf(buf[:hi-lo], yr[lo:hi])
+			e, hi := expChunkAt(&buf, yr, lo, len(acc))
 			gs, as := gr[lo:hi], acc[lo:hi]
 			gs, as = gs[:len(e)], as[:len(e)]
 			for i, v := range e {
@@ -165,8 +170,7 @@ func writeLogSoftmax[T Float](s slab, a []float64, dx, y, dy []T) {
 		xs, ys, ds := span(dx, s), span(y, s), span(dy, s)
 		av := a[0]
 		for lo := 0; lo < len(xs); lo += expChunk {
-			hi := min(lo+expChunk, len(xs))
-			e := expOf(buf[:hi-lo], ys[lo:hi])
+			e, hi := expChunkAt(&buf, ys, lo, len(xs))
 			xc, dc := xs[lo:hi], ds[lo:hi]
 			xc, dc = xc[:len(e)], dc[:len(e)]
 			for i, v := range e {
@@ -178,8 +182,7 @@ func writeLogSoftmax[T Float](s slab, a []float64, dx, y, dy []T) {
 	for r := 0; r < s.n; r++ {
 		xr, yr, dr := row(dx, s, r), row(y, s, r), row(dy, s, r)
 		for lo := 0; lo < len(a); lo += expChunk {
-			hi := min(lo+expChunk, len(a))
-			e := expOf(buf[:hi-lo], yr[lo:hi])
+			e, hi := expChunkAt(&buf, yr, lo, len(a))
 			xc, dc, ac := xr[lo:hi], dr[lo:hi], a[lo:hi]
 			xc, dc, ac = xc[:len(e)], dc[:len(e)], ac[:len(e)]
 			for i, v := range e {

@@ -13,20 +13,11 @@ func exp(x float64) float64 {
 	if !(x >= expMin && x <= expMax) {
 		return math.Exp(x)
 	}
-	// Adding 1.5·2^52 rounds x·64/ln2 to an integer k held in the low bits of z.
-	z := x*expInvC + expShift
-	kb := math.Float64bits(z)
-	kf := z - expShift
-	// Cody-Waite: kf·expCHi is exact (kf has at most 17 bits, expCHi 36).
-	r := (x - kf*expCHi) - kf*expCLo
-	k := int64(kb - expShiftBits)
-	scale := math.Float64frombits(exp2Tab[k&63] + uint64(k>>6)<<52)
-	q := r * (1 + r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120)))))
-	return scale + scale*q
+	return expPoly(expReduce(x))
 }
 
 // expOf sets dst[i] = exp(src[i]) for i < len(dst) (src must be at least as long) and returns
-// dst. It is exp with the body written out, so the loop makes no calls on its fast path.
+// dst. expReduce and expPoly are inlined, so the loop makes no calls on its fast path.
 func expOf[T Float](dst []float64, src []T) []float64 {
 	src = src[:len(dst)]
 	for i, v := range src {
@@ -35,16 +26,30 @@ func expOf[T Float](dst []float64, src []T) []float64 {
 			dst[i] = math.Exp(x)
 			continue
 		}
-		z := x*expInvC + expShift
-		kb := math.Float64bits(z)
-		kf := z - expShift
-		r := (x - kf*expCHi) - kf*expCLo
-		k := int64(kb - expShiftBits)
-		scale := math.Float64frombits(exp2Tab[k&63] + uint64(k>>6)<<52)
-		q := r * (1 + r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120)))))
-		dst[i] = scale + scale*q
+		dst[i] = expPoly(expReduce(x))
 	}
 	return dst
+}
+
+// expReduce returns, for x in [expMin, expMax], r = x − k·ln2/64 and scale = 2^(k/64) =
+// 2^m · 2^(j/64) (see exp). It and expPoly are split so that each is small enough to be
+// inlined.
+func expReduce(x float64) (r, scale float64) {
+	// Adding 1.5·2^52 rounds x·64/ln2 to an integer k held in the low bits of z.
+	z := x*expInvC + expShift
+	kb := math.Float64bits(z)
+	kf := z - expShift
+	// Cody-Waite: kf·expCHi is exact (kf has at most 17 bits, expCHi 36).
+	r = (x - kf*expCHi) - kf*expCLo
+	k := int64(kb - expShiftBits)
+	scale = math.Float64frombits(exp2Tab[k&63] + uint64(k>>6)<<52)
+	return r, scale
+}
+
+// expPoly returns scale·exp(r) for |r| ≤ ln2/128, as scale + scale·(exp(r) − 1).
+func expPoly(r, scale float64) float64 {
+	q := r * (1 + r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120)))))
+	return scale + scale*q
 }
 
 const (

@@ -2,7 +2,6 @@ package backward
 
 import (
 	"math"
-	"sync"
 	"unsafe"
 
 	"github.com/gatejet/gatejet"
@@ -29,13 +28,7 @@ import (
 // in an order fixed by the shape, so the result is bit-for-bit the same whatever the number of
 // cores used.
 func Softmax[T Float](y, x []T, shape []int, axis int) error {
-	const op = "backward.Softmax"
-	l, err := checkForwardArgs(op, shape, axis, y, x)
-	if err != nil {
-		return err
-	}
-	runForward(false, l, y, x)
-	return nil
+	return forward("backward.Softmax", false, y, x, shape, axis)
 }
 
 // LogSoftmax computes the log-softmax of x along axis of a tensor of the given shape,
@@ -46,32 +39,22 @@ func Softmax[T Float](y, x []T, shape []int, axis int) error {
 // of all −Inf makes its slice NaN. Buffers, aliasing, validation, errors and determinism are
 // as for Softmax.
 func LogSoftmax[T Float](y, x []T, shape []int, axis int) error {
-	const op = "backward.LogSoftmax"
-	l, err := checkForwardArgs(op, shape, axis, y, x)
-	if err != nil {
-		return err
-	}
-	runForward(true, l, y, x)
-	return nil
+	return forward("backward.LogSoftmax", true, y, x, shape, axis)
 }
 
-func checkForwardArgs[T Float](op string, shape []int, axis int, y, x []T) (layout, error) {
-	l, err := newLayout(op, shape, axis)
+// forward checks the arguments of Softmax (LogSoftmax if log) and runs it.
+func forward[T Float](op string, log bool, y, x []T, shape []int, axis int) error {
+	l, err := layoutFor(op, shape, axis, need("y", y), need("x", x))
 	if err != nil {
-		return l, err
-	}
-	if err := checkLen(op, "y", len(y), l.total); err != nil {
-		return l, err
-	}
-	if err := checkLen(op, "x", len(x), l.total); err != nil {
-		return l, err
+		return err
 	}
 	// Every element is read before its own output is written and no other, so y == x works
 	// in place; a shifted overlap would read outputs as inputs.
 	if check.Overlap(y, x) && unsafe.SliceData(y) != unsafe.SliceData(x) {
-		return l, check.Errorf(gatejet.ErrParam, op, "y", "y overlaps x other than as the same slice")
+		return check.Errorf(gatejet.ErrParam, op, "y", "y overlaps x other than as the same slice")
 	}
-	return l, nil
+	runForward(log, l, y, x)
+	return nil
 }
 
 // A forward job uses the decomposition of the backward kernels (axisPlan) with two
@@ -94,27 +77,6 @@ type fwdJob[T Float] struct {
 	run   func(lo, hi int)
 }
 
-var fwdPool32, fwdPool64 sync.Pool
-
-func getFwdJob[T Float]() *fwdJob[T] {
-	if p := poolFor[T](&fwdPool32, &fwdPool64); p != nil {
-		if j, ok := p.Get().(*fwdJob[T]); ok {
-			return j
-		}
-	}
-	j := new(fwdJob[T])
-	j.run = j.do
-	return j
-}
-
-func putFwdJob[T Float](j *fwdJob[T]) {
-	run := j.run
-	*j = fwdJob[T]{run: run}
-	if p := poolFor[T](&fwdPool32, &fwdPool64); p != nil {
-		p.Put(j)
-	}
-}
-
 // forwardCost is the work per element given to par.For: an exponential costs a few stores.
 const forwardCost = 4
 
@@ -122,13 +84,13 @@ func runForward[T Float](log bool, l layout, y, x []T) {
 	if l.total == 0 {
 		return
 	}
-	j := getFwdJob[T]()
+	j := getJob[T, fwdJob[T]](&fwdJobs)
 	j.log, j.y, j.x = log, y, x
 	p := newAxisPlan(l, kindSoftmax)
 	p.aw = 2 * p.w
 	j.p = p
 	runPlan(&j.p, forwardCost, &j.phase, &j.parts, j.run)
-	putFwdJob(j)
+	putJob[T](&fwdJobs, j)
 }
 
 // do runs tasks [lo, hi) of the current phase.

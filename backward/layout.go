@@ -82,12 +82,34 @@ func checkLen(op, arg string, got, want int) error {
 	return nil
 }
 
-// checkOpt is checkLen for an optional output: a nil slice is skipped.
-func checkOpt[T Float](op, arg string, buf []T, want int) error {
-	if buf == nil {
-		return nil
+// arg is a named slice argument whose length a call checks.
+type arg[T Float] struct {
+	name     string
+	s        []T
+	optional bool // an output that may be nil (skipped)
+}
+
+// need is an argument that must have the length wanted.
+func need[T Float](name string, s []T) arg[T] { return arg[T]{name: name, s: s} }
+
+// opt is an output that must have the length wanted unless it is nil.
+func opt[T Float](name string, s []T) arg[T] { return arg[T]{name: name, s: s, optional: true} }
+
+// layoutFor is newLayout, then checkLen of every argument against the layout's total length.
+func layoutFor[T Float](op string, shape []int, axis int, args ...arg[T]) (layout, error) {
+	l, err := newLayout(op, shape, axis)
+	if err != nil {
+		return l, err
 	}
-	return checkLen(op, arg, len(buf), want)
+	for _, a := range args {
+		if a.optional && a.s == nil {
+			continue
+		}
+		if err := checkLen(op, a.name, len(a.s), l.total); err != nil {
+			return l, err
+		}
+	}
+	return l, nil
 }
 
 // sub returns x[lo:hi], or nil when x is nil (an output the caller skips).

@@ -21,56 +21,52 @@ func putScratch(p *[]float64) { scratchPool.Put(p) }
 // Jobs carry a kernel's arguments to par.For through a method value bound once, when the job
 // is made: a closure built per call would escape to the heap and cost an allocation per call.
 // Jobs of float32 and float64 are pooled; those of other types defined on them are made afresh.
-var (
-	axisPool32, axisPool64 sync.Pool
-	actPool32, actPool64   sync.Pool
-)
+type jobPools struct{ f32, f64 sync.Pool }
+
+var axisJobs, actJobs, fwdJobs jobPools
 
 // poolFor returns the pool of a float32 or a float64 job, nil for other element types.
-func poolFor[T Float](p32, p64 *sync.Pool) *sync.Pool {
+func poolFor[T Float](jp *jobPools) *sync.Pool {
 	switch any((*T)(nil)).(type) {
 	case *float32:
-		return p32
+		return &jp.f32
 	case *float64:
-		return p64
+		return &jp.f64
 	}
 	return nil
 }
 
-func getAxisJob[T Float]() *axisJob[T] {
-	if p := poolFor[T](&axisPool32, &axisPool64); p != nil {
-		if j, ok := p.Get().(*axisJob[T]); ok {
+// pooledJob is a job *J: bind sets its run to its do method (once, when it is made), reset
+// drops the references to the caller's buffers (keeping run) before it goes back to its pool.
+type pooledJob[J any] interface {
+	*J
+	bind()
+	reset()
+}
+
+// getJob returns a job of type J, of element type T, from its pools or made afresh.
+func getJob[T Float, J any, P pooledJob[J]](jp *jobPools) P {
+	if p := poolFor[T](jp); p != nil {
+		if j, ok := p.Get().(P); ok {
 			return j
 		}
 	}
-	j := new(axisJob[T])
-	j.run = j.do
+	j := P(new(J))
+	j.bind()
 	return j
 }
 
-func putAxisJob[T Float](j *axisJob[T]) {
-	run := j.run
-	*j = axisJob[T]{run: run} // drop references to the caller's buffers
-	if p := poolFor[T](&axisPool32, &axisPool64); p != nil {
+// putJob resets j and returns it to its pools.
+func putJob[T Float, P interface{ reset() }](jp *jobPools, j P) {
+	j.reset()
+	if p := poolFor[T](jp); p != nil {
 		p.Put(j)
 	}
 }
 
-func getActJob[T Float]() *actJob[T] {
-	if p := poolFor[T](&actPool32, &actPool64); p != nil {
-		if j, ok := p.Get().(*actJob[T]); ok {
-			return j
-		}
-	}
-	j := new(actJob[T])
-	j.run = j.do
-	return j
-}
-
-func putActJob[T Float](j *actJob[T]) {
-	run := j.run
-	*j = actJob[T]{run: run}
-	if p := poolFor[T](&actPool32, &actPool64); p != nil {
-		p.Put(j)
-	}
-}
+func (j *axisJob[T]) bind()  { j.run = j.do }
+func (j *axisJob[T]) reset() { *j = axisJob[T]{run: j.run} }
+func (j *actJob[T]) bind()   { j.run = j.do }
+func (j *actJob[T]) reset()  { *j = actJob[T]{run: j.run} }
+func (j *fwdJob[T]) bind()   { j.run = j.do }
+func (j *fwdJob[T]) reset()  { *j = fwdJob[T]{run: j.run} }

@@ -19,13 +19,7 @@ package backward
 // The sums are accumulated in float64 in a fixed order, so the result is bit-for-bit the same
 // whatever the number of cores used.
 func SoftmaxBackward[T Float](dx, y, dy []T, shape []int, axis int) error {
-	const op = "backward.SoftmaxBackward"
-	l, err := checkAxisArgs(op, kindSoftmax, shape, axis, dx, y, dy)
-	if err != nil {
-		return err
-	}
-	runAxis(kindSoftmax, l, dx, nil, y, dy, nil)
-	return nil
+	return axisBackward("backward.SoftmaxBackward", kindSoftmax, dx, y, dy, shape, axis)
 }
 
 // LogSoftmaxBackward computes the gradient with respect to the input of a log-softmax taken
@@ -37,13 +31,7 @@ func SoftmaxBackward[T Float](dx, y, dy []T, shape []int, axis int) error {
 // with respect to it. Buffers, aliasing, shape validation, errors and determinism are as for
 // SoftmaxBackward.
 func LogSoftmaxBackward[T Float](dx, y, dy []T, shape []int, axis int) error {
-	const op = "backward.LogSoftmaxBackward"
-	l, err := checkAxisArgs(op, kindLogSoftmax, shape, axis, dx, y, dy)
-	if err != nil {
-		return err
-	}
-	runAxis(kindLogSoftmax, l, dx, nil, y, dy, nil)
-	return nil
+	return axisBackward("backward.LogSoftmaxBackward", kindLogSoftmax, dx, y, dy, shape, axis)
 }
 
 // SoftmaxBackwardGrad is the double backward of SoftmaxBackward: given the upstream gradient
@@ -59,13 +47,7 @@ func LogSoftmaxBackward[T Float](dx, y, dy []T, shape []int, axis int) error {
 // (gatejet.ErrParam, naming the output). Shape validation, errors and determinism are as for
 // SoftmaxBackward.
 func SoftmaxBackwardGrad[T Float](gy, gdy, y, dy, g []T, shape []int, axis int) error {
-	const op = "backward.SoftmaxBackwardGrad"
-	l, err := checkGradArgs(op, kindSoftmaxGrad, shape, axis, gy, gdy, y, dy, g)
-	if err != nil || (gy == nil && gdy == nil) {
-		return err
-	}
-	runAxis(kindSoftmaxGrad, l, gy, gdy, y, dy, g)
-	return nil
+	return axisBackwardGrad("backward.SoftmaxBackwardGrad", kindSoftmaxGrad, gy, gdy, y, dy, g, shape, axis)
 }
 
 // LogSoftmaxBackwardGrad is the double backward of LogSoftmaxBackward: given the upstream
@@ -78,60 +60,42 @@ func SoftmaxBackwardGrad[T Float](gy, gdy, y, dy, g []T, shape []int, axis int) 
 // the sums running along the axis. Outputs, aliasing, shape validation, errors and
 // determinism are as for SoftmaxBackwardGrad.
 func LogSoftmaxBackwardGrad[T Float](gy, gdy, y, dy, g []T, shape []int, axis int) error {
-	const op = "backward.LogSoftmaxBackwardGrad"
-	l, err := checkGradArgs(op, kindLogSoftmaxGrad, shape, axis, gy, gdy, y, dy, g)
-	if err != nil || (gy == nil && gdy == nil) {
+	return axisBackwardGrad("backward.LogSoftmaxBackwardGrad", kindLogSoftmaxGrad, gy, gdy, y, dy, g, shape, axis)
+}
+
+// axisBackward checks the arguments of a backward along an axis (kind kindSoftmax or
+// kindLogSoftmax) and runs it.
+func axisBackward[T Float](op string, kind axisKind, dx, y, dy []T, shape []int, axis int) error {
+	l, err := layoutFor(op, shape, axis, need("dx", dx), need("y", y), need("dy", dy))
+	if err != nil {
 		return err
 	}
-	runAxis(kindLogSoftmaxGrad, l, gy, gdy, y, dy, g)
+	if err := checkAlias(op, "dx", dx, "y", y); err != nil {
+		return err
+	}
+	if err := checkAlias(op, "dx", dx, "dy", dy); err != nil {
+		return err
+	}
+	if err := checkParts(op, l, kind); err != nil {
+		return err
+	}
+	runAxis(kind, l, dx, nil, y, dy, nil)
 	return nil
 }
 
-func checkAxisArgs[T Float](op string, kind axisKind, shape []int, axis int, dx, y, dy []T) (layout, error) {
-	l, err := newLayout(op, shape, axis)
+// axisBackwardGrad checks the arguments of a double backward along an axis (kind
+// kindSoftmaxGrad or kindLogSoftmaxGrad) and runs it, unless both outputs are nil.
+func axisBackwardGrad[T Float](op string, kind axisKind, gy, gdy, y, dy, g []T, shape []int, axis int) error {
+	l, err := layoutFor(op, shape, axis, opt("gy", gy), opt("gdy", gdy), need("y", y), need("dy", dy), need("g", g))
 	if err != nil {
-		return l, err
-	}
-	if err := checkLen(op, "dx", len(dx), l.total); err != nil {
-		return l, err
-	}
-	if err := checkLen(op, "y", len(y), l.total); err != nil {
-		return l, err
-	}
-	if err := checkLen(op, "dy", len(dy), l.total); err != nil {
-		return l, err
-	}
-	if err := checkAlias(op, "dx", dx, "y", y); err != nil {
-		return l, err
-	}
-	if err := checkAlias(op, "dx", dx, "dy", dy); err != nil {
-		return l, err
-	}
-	return l, checkParts(op, l, kind)
-}
-
-func checkGradArgs[T Float](op string, kind axisKind, shape []int, axis int, gy, gdy, y, dy, g []T) (layout, error) {
-	l, err := newLayout(op, shape, axis)
-	if err != nil {
-		return l, err
-	}
-	if err := checkOpt(op, "gy", gy, l.total); err != nil {
-		return l, err
-	}
-	if err := checkOpt(op, "gdy", gdy, l.total); err != nil {
-		return l, err
-	}
-	if err := checkLen(op, "y", len(y), l.total); err != nil {
-		return l, err
-	}
-	if err := checkLen(op, "dy", len(dy), l.total); err != nil {
-		return l, err
-	}
-	if err := checkLen(op, "g", len(g), l.total); err != nil {
-		return l, err
+		return err
 	}
 	if err := checkOutputs(op, "gy", gy, "gdy", gdy, "y", y, dy, g); err != nil {
-		return l, err
+		return err
 	}
-	return l, checkParts(op, l, kind)
+	if err := checkParts(op, l, kind); err != nil || (gy == nil && gdy == nil) {
+		return err
+	}
+	runAxis(kind, l, gy, gdy, y, dy, g)
+	return nil
 }

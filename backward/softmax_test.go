@@ -12,6 +12,7 @@ import (
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/internal/axisref"
 	"github.com/gatejet/gatejet/internal/par"
+	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -168,15 +169,10 @@ var fdCases = []axisCase{
 
 // centralDiff returns (f(v+h e_i) − f(v−h e_i))/(2h) for every i, restoring v.
 func centralDiff(v []float64, h float64, f func() float64) []float64 {
+	J := testkit.FDJacobian(v, func() []float64 { return []float64{f()} }, h)
 	d := make([]float64, len(v))
-	for i := range v {
-		v0 := v[i]
-		v[i] = v0 + h
-		fp := f()
-		v[i] = v0 - h
-		fm := f()
-		v[i] = v0
-		d[i] = (fp - fm) / (2 * h)
+	for i, Ji := range J {
+		d[i] = Ji[0]
 	}
 	return d
 }

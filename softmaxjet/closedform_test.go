@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // testKs are the atom counts every closed form is proven on.
@@ -67,24 +69,6 @@ func relErr[T Float](got []T, want []float64, floor float64) float64 {
 		den = math.Max(den, math.Abs(want[i]))
 	}
 	return num / den
-}
-
-// fdJacobian returns J[i][j] = ∂f_j/∂x_i by central differences, perturbing x in place.
-func fdJacobian(x []float64, f func() []float64, h float64) [][]float64 {
-	J := make([][]float64, len(x))
-	for i := range x {
-		x0 := x[i]
-		x[i] = x0 + h
-		fp := f()
-		x[i] = x0 - h
-		fm := f()
-		x[i] = x0
-		J[i] = make([]float64, len(fp))
-		for j := range fp {
-			J[i][j] = (fp[j] - fm[j]) / (2 * h)
-		}
-	}
-	return J
 }
 
 // channelLens are the output lengths of the channels, by name.
@@ -187,9 +171,9 @@ func dot(a, b []float64) float64 {
 }
 
 // fdGrad is the central-difference gradient of f with respect to x (perturbed in place): the
-// one column of fdJacobian.
+// one column of testkit.FDJacobian.
 func fdGrad(x []float64, f func() float64, h float64) []float64 {
-	J := fdJacobian(x, func() []float64 { return []float64{f()} }, h)
+	J := testkit.FDJacobian(x, func() []float64 { return []float64{f()} }, h)
 	g := make([]float64, len(x))
 	for i := range g {
 		g[i] = J[i][0]

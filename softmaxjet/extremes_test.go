@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/par"
+	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -194,7 +195,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ge := requireGatejetError(t, tc.call, tc.kind)
+			ge := testkit.RequireGatejetError(t, tc.call, tc.kind)
 			require.Equal(t, tc.arg, ge.Arg)
 			require.Contains(t, ge.Error(), "softmaxjet.")
 		})

@@ -1,12 +1,11 @@
 package softmaxjet
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // Helpers several test files share.
@@ -17,20 +16,8 @@ func forFloats(t *testing.T, f64, f32 func(*testing.T)) {
 	t.Run("float32", f32)
 }
 
-// requireGatejetError runs call, which must not panic and must fail with an error matching
-// kind, and returns that error as the *gatejet.Error it must be.
-func requireGatejetError(t *testing.T, call func() error, kind error) *gatejet.Error {
-	t.Helper()
-	var err error
-	require.NotPanics(t, func() { err = call() })
-	require.ErrorIs(t, err, kind)
-	var ge *gatejet.Error
-	require.True(t, errors.As(err, &ge))
-	return ge
-}
-
 // jacobianChannel arranges the Jacobian J[i][j] = ∂f_j/∂l_i of a batch channel f with w values
-// per row (fdJacobian's layout) as the next channel, [N,K,w]: entry (n, a, j) is
+// per row (testkit.FDJacobian's layout) as the next channel, [N,K,w]: entry (n, a, j) is
 // J[n·K+a][n·w+j], row n's values by its own logit a (rows do not mix). The first channel is
 // jacobianChannel(J of value, sh, P); the second, jacobianChannel(J of first, sh, K·P).
 func jacobianChannel(J [][]float64, sh Shape, w int) []float64 {
@@ -78,12 +65,12 @@ func requireChannelsMatchFD(t *testing.T, c jetCase, channel func(name string) [
 	require.Less(t, relErr(channel("value"), naive(), 1), 1e-14, "value vs textbook value")
 
 	// first[n][a][c] = ∂value[n][c]/∂l[n][a]
-	J := fdJacobian(c.l, naive, 1e-5)
+	J := testkit.FDJacobian(c.l, naive, 1e-5)
 	first := channel("first")
 	require.Less(t, relErr(first, jacobianChannel(J, sh, sh.P), 1e-3), 1e-8, "first vs FD of value")
 
 	// second[n][a][b][c] = ∂first[n][b][c]/∂l[n][a]
-	J = fdJacobian(c.l, func() []float64 { return channel("first") }, 1e-5)
+	J = testkit.FDJacobian(c.l, func() []float64 { return channel("first") }, 1e-5)
 	second := channel("second")
 	require.Less(t, relErr(second, jacobianChannel(J, sh, sh.K*sh.P), 1e-3), 1e-8, "second vs FD of first")
 

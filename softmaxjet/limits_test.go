@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/stretchr/testify/require"
 )
@@ -259,14 +260,6 @@ func byName(outs []output) map[string]output {
 	return m
 }
 
-func maxAbs[T Float](x []T) float64 {
-	m := 0.0
-	for _, v := range x {
-		m = math.Max(m, math.Abs(float64(v)))
-	}
-	return m
-}
-
 // in64 converts inputs to float64: references are computed in float64 on the same values.
 func in64[T Float](in limitInputs[T]) limitInputs[float64] {
 	return limitInputs[float64]{toF64(in.l), toF64(in.d), toF64(in.v), toF64(in.gV), toF64(in.gF), toF64(in.gS), toF64(in.gN)}
@@ -287,7 +280,7 @@ func requireScaled[T Float](t *testing.T, what string, f float64, got, ref []out
 		if is32 {
 			tol = 1e-5
 		}
-		tol *= fo * math.Max(maxAbs(r.data), 1)
+		tol *= fo * math.Max(testkit.MaxAbs(r.data), 1)
 		for i, x := range o.data {
 			require.False(t, math.IsNaN(x), "%s %s[%d] = %v", what, o.name, i, x)
 			want := fo * r.data[i]
@@ -363,12 +356,6 @@ func TestParameterBounds(t *testing.T) {
 
 }
 
-// withMaxBytes sets gatejet.MaxBytes for the test.
-func withMaxBytes(t *testing.T, n int64) {
-	prev := gatejet.SetMaxBytes(n)
-	t.Cleanup(func() { gatejet.SetMaxBytes(prev) })
-}
-
 // TestKernelScratchSizes: a kernel whose per-goroutine scratch would exceed gatejet.MaxBytes
 // is refused before it allocates; an empty batch needs none.
 func TestKernelScratchSizes(t *testing.T) {
@@ -383,7 +370,7 @@ func TestKernelScratchSizes(t *testing.T) {
 		}
 	}
 	n, _ := scratchLen(workspace{second: true}, sh.K, sh.P, 8)
-	withMaxBytes(t, int64(8*n))
+	testkit.WithMaxBytes(t, int64(8*n))
 	require.NoError(t, Second(dst, l, d, sh, 1))
 	gatejet.SetMaxBytes(int64(8*n - 1))
 	err := Second(dst, l, d, sh, 1)
@@ -405,52 +392,41 @@ func TestOverlapRefused(t *testing.T) {
 	gV, gF, gS, gN := make([]float64, 4), make([]float64, 12), make([]float64, 36), make([]float64, 18)
 	al, be := []float64{1, 2, 3}, []float64{0, 0, 0}
 	o := func(n int) []float64 { return arena[3 : 3+n] }
-	cases := []struct {
-		name string
-		arg  string
-		call func() error
-	}{
-		{"Value", "dst", func() error { return Value(o(4), l, d, sh, 1) }},
-		{"First", "dst", func() error { return First(o(12), l, d, sh, 1) }},
-		{"Second", "dst", func() error { return Second(o(36), l, d, sh, 1) }},
-		{"HVP", "dst", func() error { return HVP(o(12), l, d, v, sh, 1) }},
-		{"GaussNewton", "dst", func() error { return GaussNewton(o(18), l, d, sh, 1) }},
-		{"ValueVJP", "dLogits", func() error { return ValueVJP(o(6), nil, l, d, gV, sh, 1) }},
-		{"FirstVJP", "dDecoded", func() error { return FirstVJP(nil, o(12), l, d, gF, sh, 1) }},
-		{"SecondVJP", "dLogits", func() error { return SecondVJP(o(6), nil, l, d, gS, sh, 1) }},
-		{"HVPVJP", "dV", func() error { return HVPVJP(nil, nil, o(6), l, d, v, gF, sh, 1) }},
-		{"GaussNewtonVJP", "dDecoded", func() error { return GaussNewtonVJP(nil, o(12), l, d, gN, sh, 1) }},
-		{"LogisticValue", "dst", func() error { return LogisticValue(o(4), l, d, sh, al, be) }},
-		{"LogisticFirst", "dst", func() error { return LogisticFirst(o(12), l, d, sh, al, be) }},
-		{"LogisticSecond", "dst", func() error { return LogisticSecond(o(36), l, d, sh, al, be) }},
-		{"LogisticHVP", "dst", func() error { return LogisticHVP(o(12), l, d, v, sh, al, be) }},
-		{"LogisticGaussNewton", "dst", func() error { return LogisticGaussNewton(o(18), l, d, sh, al, be) }},
-		{"LogisticValueVJP", "dDecoded", func() error { return LogisticValueVJP(nil, o(12), l, d, gV, sh, al, be) }},
-		{"LogisticFirstVJP", "dLogits", func() error { return LogisticFirstVJP(o(6), nil, l, d, gF, sh, al, be) }},
-		{"LogisticSecondVJP", "dDecoded", func() error { return LogisticSecondVJP(nil, o(12), l, d, gS, sh, al, be) }},
-		{"LogisticHVPVJP", "dV", func() error { return LogisticHVPVJP(nil, nil, o(6), l, d, v, gF, sh, al, be) }},
-		{"LogisticGaussNewtonVJP", "dLogits", func() error { return LogisticGaussNewtonVJP(o(6), nil, l, d, gN, sh, al, be) }},
+	cases := []testkit.OverlapCase{
+		{Name: "Value", Arg: "dst", Call: func() error { return Value(o(4), l, d, sh, 1) }},
+		{Name: "First", Arg: "dst", Call: func() error { return First(o(12), l, d, sh, 1) }},
+		{Name: "Second", Arg: "dst", Call: func() error { return Second(o(36), l, d, sh, 1) }},
+		{Name: "HVP", Arg: "dst", Call: func() error { return HVP(o(12), l, d, v, sh, 1) }},
+		{Name: "GaussNewton", Arg: "dst", Call: func() error { return GaussNewton(o(18), l, d, sh, 1) }},
+		{Name: "ValueVJP", Arg: "dLogits", Call: func() error { return ValueVJP(o(6), nil, l, d, gV, sh, 1) }},
+		{Name: "FirstVJP", Arg: "dDecoded", Call: func() error { return FirstVJP(nil, o(12), l, d, gF, sh, 1) }},
+		{Name: "SecondVJP", Arg: "dLogits", Call: func() error { return SecondVJP(o(6), nil, l, d, gS, sh, 1) }},
+		{Name: "HVPVJP", Arg: "dV", Call: func() error { return HVPVJP(nil, nil, o(6), l, d, v, gF, sh, 1) }},
+		{Name: "GaussNewtonVJP", Arg: "dDecoded", Call: func() error { return GaussNewtonVJP(nil, o(12), l, d, gN, sh, 1) }},
+		{Name: "LogisticValue", Arg: "dst", Call: func() error { return LogisticValue(o(4), l, d, sh, al, be) }},
+		{Name: "LogisticFirst", Arg: "dst", Call: func() error { return LogisticFirst(o(12), l, d, sh, al, be) }},
+		{Name: "LogisticSecond", Arg: "dst", Call: func() error { return LogisticSecond(o(36), l, d, sh, al, be) }},
+		{Name: "LogisticHVP", Arg: "dst", Call: func() error { return LogisticHVP(o(12), l, d, v, sh, al, be) }},
+		{Name: "LogisticGaussNewton", Arg: "dst", Call: func() error { return LogisticGaussNewton(o(18), l, d, sh, al, be) }},
+		{Name: "LogisticValueVJP", Arg: "dDecoded", Call: func() error { return LogisticValueVJP(nil, o(12), l, d, gV, sh, al, be) }},
+		{Name: "LogisticFirstVJP", Arg: "dLogits", Call: func() error { return LogisticFirstVJP(o(6), nil, l, d, gF, sh, al, be) }},
+		{Name: "LogisticSecondVJP", Arg: "dDecoded", Call: func() error { return LogisticSecondVJP(nil, o(12), l, d, gS, sh, al, be) }},
+		{Name: "LogisticHVPVJP", Arg: "dV", Call: func() error { return LogisticHVPVJP(nil, nil, o(6), l, d, v, gF, sh, al, be) }},
+		{Name: "LogisticGaussNewtonVJP", Arg: "dLogits", Call: func() error { return LogisticGaussNewtonVJP(o(6), nil, l, d, gN, sh, al, be) }},
 
 		// Outputs against each other, the same slice included.
-		{"ValueVJP outputs", "dLogits", func() error { return ValueVJP(gF[:6], gF, arena[100:106], d, gV, sh, 1) }},
-		{"HVPVJP same output", "dLogits", func() error { return HVPVJP(v, nil, v, l, d, arena[100:106], gF, sh, 1) }},
+		{Name: "ValueVJP outputs", Arg: "dLogits", Call: func() error { return ValueVJP(gF[:6], gF, arena[100:106], d, gV, sh, 1) }},
+		{Name: "HVPVJP same output", Arg: "dLogits", Call: func() error { return HVPVJP(v, nil, v, l, d, arena[100:106], gF, sh, 1) }},
 		// An output that is exactly an input.
-		{"FirstVJP g", "dDecoded", func() error { return FirstVJP(nil, gF, l, d, gF, sh, 1) }},
-		{"Value decoded tail", "dst", func() error { return Value(d[8:], l, d, sh, 1) }},
+		{Name: "FirstVJP g", Arg: "dDecoded", Call: func() error { return FirstVJP(nil, gF, l, d, gF, sh, 1) }},
+		{Name: "Value decoded tail", Arg: "dst", Call: func() error { return Value(d[8:], l, d, sh, 1) }},
 		// An output over the logistic gate's parameters.
-		{"LogisticFirst alpha", "dst", func() error {
+		{Name: "LogisticFirst alpha", Arg: "dst", Call: func() error {
 			return LogisticFirst(arena[100:112], arena[120:126], d, sh, arena[110:113], be)
 		}},
-		{"LogisticHVPVJP beta", "dV", func() error {
+		{Name: "LogisticHVPVJP beta", Arg: "dV", Call: func() error {
 			return LogisticHVPVJP(nil, nil, arena[100:106], arena[120:126], d, v, gF, sh, al, arena[105:108])
 		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ge := requireGatejetError(t, tc.call, gatejet.ErrParam)
-			require.Equal(t, tc.arg, ge.Arg)
-			require.ErrorContains(t, ge, "overlaps")
-		})
-	}
-
+	testkit.RequireOverlapsRefused(t, cases)
 }

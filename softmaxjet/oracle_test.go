@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/gatejet/gatejet/internal/tower"
 )
 
@@ -83,7 +84,7 @@ func orcCompare(t *testing.T, name string, got, want []float64, w int, scale fun
 
 // orcRowMaxAbs returns, for row n, max |x| over that row's w values.
 func orcRowMaxAbs(x []float64, w int) func(n int) float64 {
-	return func(n int) float64 { return maxAbs(x[n*w : (n+1)*w]) }
+	return func(n int) float64 { return testkit.MaxAbs(x[n*w : (n+1)*w]) }
 }
 
 func TestClosedFormEqualsTower(t *testing.T) {
@@ -196,7 +197,7 @@ func TestClosedFormEqualsTowerFloat32(t *testing.T) {
 	require.NoError(t, Second(cs, l, d, sh, s))
 	w := sh.K * sh.K * sh.P
 	for n := 0; n < sh.N; n++ {
-		scale := s * s * maxAbs(d[n*sh.K*sh.P:(n+1)*sh.K*sh.P])
+		scale := s * s * testkit.MaxAbs(d[n*sh.K*sh.P:(n+1)*sh.K*sh.P])
 		for i := n * w; i < (n+1)*w; i++ {
 			require.InDelta(t, float64(ts[i]), float64(cs[i]), 1e-5*scale, "second[%d]", i)
 		}

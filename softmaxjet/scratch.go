@@ -11,9 +11,15 @@ import (
 	"github.com/gatejet/gatejet/internal/par"
 )
 
-// scratch holds the float64 per-row workspace of one goroutine. Buffers come from a pool so
-// that steady-state calls allocate nothing.
-type scratch struct{ buf []float64 }
+// scratch holds the float64 per-row workspace of one goroutine, and the row state carved from
+// it. Both come from a pool so that steady-state calls allocate nothing, and the row state,
+// on the heap with its scratch, goes by pointer to a kernel's row method (called through a
+// generic dictionary, which escape analysis cannot see into) without escaping.
+type scratch struct {
+	buf      []float64
+	softmax  rowSoftmax
+	logistic rowLogistic
+}
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
@@ -121,19 +127,39 @@ func asT[T Float](b []float64, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
+// args are one kernel call's slices.
+type args[T Float] struct {
+	o0, o1, o2 []T // outputs: dst, or dLogits, dDecoded, dV (nil: skipped)
+	l, d, v, g []T // logits, decoded, direction, upstream gradient
+}
+
+// gate is one kernel call's gate parameters: the softmax gate's inverse temperature, or the
+// logistic gate's α and β.
+type gate struct {
+	logistic    bool
+	s           float64   // inverse temperature (softmax gate)
+	alpha, beta []float64 // logistic gate
+}
+
+// softmaxParam is the softmax gate of inverse temperature invTau.
+func softmaxParam(invTau float64) gate { return gate{s: invTau} }
+
+// logisticParams is the logistic gate of parameters alpha and beta.
+func logisticParams(alpha, beta []float64) gate {
+	return gate{logistic: true, alpha: alpha, beta: beta}
+}
+
 // job carries one kernel call's arguments to par.For through a method value bound once, when
 // the job is made: a closure built per call would escape to the heap and cost an allocation
 // per call. Jobs of float32 and float64 are pooled; those of types defined on them are made
 // afresh (one allocation per call).
 type job[T Float] struct {
-	k           kernel[T] // the kernel whose rows the job runs
-	o0, o1, o2  []T       // outputs: dst, or dLogits, dDecoded, dV (nil: skipped)
-	l, d, v, g  []T       // logits, decoded, direction, upstream gradient
-	K, P        int
-	scratch     int       // float64s of scratch a goroutine takes (scratchLen)
-	s           float64   // inverse temperature (softmax gate)
-	alpha, beta []float64 // logistic gate
-	run         func(lo, hi int)
+	k kernel[T] // the kernel whose rows the job runs
+	args[T]
+	gate
+	K, P    int
+	scratch int // float64s of scratch a goroutine takes (scratchLen)
+	run     func(lo, hi int)
 }
 
 // kernel is one kernel's rows function. Each kernel is a type of no size, so that making a
@@ -194,4 +220,50 @@ func (j *job[T]) forRows(n, rowWork int) {
 	if p := jobPool[T](); p != nil {
 		p.Put(j)
 	}
+}
+
+// runKernel is the body of every kernel function: it checks the call (validate: the shape,
+// the lengths of args, the gate, overlaps), then runs kernel k, with workspace ws, over the
+// batch's rows, at rowWork a row, on the slices a and the gate g.
+func runKernel[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, rowWork int, a args[T], args ...check.Arg) error {
+	if err := validate(op, sh, g, args...); err != nil {
+		return err
+	}
+	j, err := newJob(op, k, ws, sh)
+	if err != nil {
+		return err
+	}
+	j.args, j.gate = a, g
+	j.forRows(sh.N, rowWork)
+	return nil
+}
+
+// forward runs a kernel that writes one channel, dst of dstLen elements, from logits and
+// decoded values.
+func forward[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, rowWork int, dst []T, dstLen int, logits, decoded []T) error {
+	return runKernel(op, sh, g, k, ws, rowWork, args[T]{o0: dst, l: logits, d: decoded},
+		check.Out("dst", dst, dstLen), check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()))
+}
+
+// vjp runs a vector-Jacobian product of a channel, for an upstream gradient g of gLen
+// elements: the gradients dLogits and dDecoded (either may be nil) of ⟨g, channel⟩.
+func vjp[T Float](op string, sh Shape, gt gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, logits, decoded, g []T, gLen int) error {
+	return runKernel(op, sh, gt, k, ws, rowWork, args[T]{o0: dLogits, o1: dDecoded, l: logits, d: decoded, g: g},
+		check.OptOut("dLogits", dLogits, sh.LogitsLen()), check.OptOut("dDecoded", dDecoded, sh.DecodedLen()),
+		check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("g", g, gLen))
+}
+
+// hvp runs a Hessian-vector product kernel: dst [N,K,P] from logits, decoded values and a
+// direction v [N,K].
+func hvp[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, dst, logits, decoded, v []T) error {
+	return runKernel(op, sh, g, k, ws, sh.K*sh.P, args[T]{o0: dst, l: logits, d: decoded, v: v},
+		check.Out("dst", dst, sh.FirstLen()), check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("v", v, sh.LogitsLen()))
+}
+
+// hvpVJP runs the vector-Jacobian product of a Hessian-vector product, for an upstream
+// gradient g [N,K,P]: the gradients dLogits, dDecoded and dV (each may be nil).
+func hvpVJP[T Float](op string, sh Shape, gt gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, dV, logits, decoded, v, g []T) error {
+	return runKernel(op, sh, gt, k, ws, rowWork, args[T]{o0: dLogits, o1: dDecoded, o2: dV, l: logits, d: decoded, v: v, g: g},
+		check.OptOut("dLogits", dLogits, sh.LogitsLen()), check.OptOut("dDecoded", dDecoded, sh.DecodedLen()), check.OptOut("dV", dV, sh.LogitsLen()),
+		check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("v", v, sh.LogitsLen()), check.In("g", g, sh.FirstLen()))
 }

@@ -68,11 +68,12 @@ type rowSoftmax struct {
 // checked by newJob); rest holds what the kernel carves beyond z, m and e. z has capacity
 // padK(K), the padding zeroed: the second channel's coefficient loop reads z four atoms at a
 // time.
-func newRowSoftmax(n, K, P int) rowSoftmax {
+func newRowSoftmax(n, K, P int) *rowSoftmax {
 	Kp := padK(K)
 	sc := getScratch(n)
 	b := sc.buf
-	r := rowSoftmax{sc: sc}
+	r := &sc.softmax
+	r.sc = sc
 	r.z = carve(&b, Kp)
 	clear(r.z[K:])
 	r.z = r.z[:K]
@@ -82,22 +83,35 @@ func newRowSoftmax(n, K, P int) rowSoftmax {
 	return r
 }
 
+// softmaxKernel is a softmax-gate kernel's work on row n, from the row state r that
+// softmaxRow filled (the rest of the scratch in r.rest).
+type softmaxKernel[T Float] interface {
+	row(j *job[T], r *rowSoftmax, n int)
+}
+
+// softmaxRows is the kernel that runs softmax-gate kernel R on rows [lo, hi): it carves the
+// row state once, then on each row computes the gate (softmaxRow) and R's row.
+type softmaxRows[T Float, R softmaxKernel[T]] struct{}
+
+func (softmaxRows[T, R]) rows(j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := newRowSoftmax(j.scratch, K, P)
+	defer r.sc.release()
+	var k R
+	for n := lo; n < hi; n++ {
+		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], j.s, K, P)
+		k.row(j, r, n)
+	}
+}
+
 // Value writes the value channel ẑ[n][c] = Σ_k softmax(s·l[n])_k · decoded[n][k][c] into dst
 // [N,P]. s = invTau is the inverse temperature.
 func Value[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	const op = "softmaxjet.Value"
-	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.ValueLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
-		return err
-	}
-	j, err := newJob[T](op, valueRows[T]{}, workspace{}, sh)
-	if err != nil {
-		return err
-	}
-	j.o0, j.l, j.d, j.s = dst, logits, decoded, invTau
-	j.forRows(sh.N, sh.K*sh.P)
-	return nil
+	return forward("softmaxjet.Value", sh, softmaxParam(invTau), valueRows[T]{}, workspace{}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
 }
 
+// valueRows runs its own row loop, not softmaxRows: the value channel is the gate's m, and
+// needs no centred values e.
 type valueRows[T Float] struct{}
 
 func (valueRows[T]) rows(j *job[T], lo, hi int) {
@@ -105,7 +119,7 @@ func (valueRows[T]) rows(j *job[T], lo, hi int) {
 	r := newRowSoftmax(j.scratch, K, P)
 	defer r.sc.release()
 	for n := lo; n < hi; n++ {
-		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], j.s, K, P)
+		softmaxGate(r.z, r.m, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], j.s, K, P)
 		out := j.o0[n*P : n*P+P]
 		for c, v := range r.m[:len(out)] {
 			out[c] = T(v)
@@ -116,36 +130,21 @@ func (valueRows[T]) rows(j *job[T], lo, hi int) {
 // First writes the first channel first[n][a][c] = ∂ẑ_c/∂l_a = s·ζ_a·(D[a][c] − ẑ_c) into dst
 // [N,K,P]. Cost O(K·P) per row.
 func First[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	const op = "softmaxjet.First"
-	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
-		return err
-	}
-	j, err := newJob[T](op, firstRows[T]{}, workspace{}, sh)
-	if err != nil {
-		return err
-	}
-	j.o0, j.l, j.d, j.s = dst, logits, decoded, invTau
-	j.forRows(sh.N, sh.K*sh.P)
-	return nil
+	return forward("softmaxjet.First", sh, softmaxParam(invTau), softmaxRows[T, firstRows[T]]{}, workspace{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
 }
 
 type firstRows[T Float] struct{}
 
-func (firstRows[T]) rows(j *job[T], lo, hi int) {
-	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(j.scratch, K, P)
-	defer r.sc.release()
-	for n := lo; n < hi; n++ {
-		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
-		out := j.o0[n*K*P : (n+1)*K*P]
-		for a := 0; a < K; a++ {
-			f := s * r.z[a]
-			oa := out[a*P : a*P+P]
-			ea := r.e[a*P : a*P+P]
-			ea = ea[:len(oa)]
-			for c := range oa {
-				oa[c] = T(f * ea[c])
-			}
+func (firstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+	K, P, s, z, e := j.K, j.P, j.s, r.z, r.e
+	out := j.o0[n*K*P : (n+1)*K*P]
+	for a := 0; a < K; a++ {
+		f := s * z[a]
+		oa := out[a*P : a*P+P]
+		ea := e[a*P : a*P+P]
+		ea = ea[:len(oa)]
+		for c := range oa {
+			oa[c] = T(f * ea[c])
 		}
 	}
 }
@@ -164,17 +163,7 @@ func (firstRows[T]) rows(j *job[T], lo, hi int) {
 // inner loop runs four float64 or eight float32 lanes at a time (the same operations, so the
 // same bits); outputs much larger than the caches are written with non-temporal stores.
 func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	const op = "softmaxjet.Second"
-	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.SecondLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
-		return err
-	}
-	j, err := newJob[T](op, secondRows[T]{}, workspace{second: true}, sh)
-	if err != nil {
-		return err
-	}
-	j.o0, j.l, j.d, j.s = dst, logits, decoded, invTau
-	j.forRows(sh.N, sh.K*sh.K*sh.P)
-	return nil
+	return forward("softmaxjet.Second", sh, softmaxParam(invTau), secondRows[T]{}, workspace{second: true}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
 }
 
 // secondRows writes rows [lo, hi) of the second channel. Each row is the gate and value
@@ -228,7 +217,7 @@ func newSecondRow[T Float](n, K, P int, s float64) secondRow[T] {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	cLen := (K*Kp*size + 7) / 8
-	r := secondRow[T]{rowSoftmax: newRowSoftmax(n, K, P), s: s, s2: s * s, K: K, P: P, size: size}
+	r := secondRow[T]{rowSoftmax: *newRowSoftmax(n, K, P), s: s, s2: s * s, K: K, P: P, size: size}
 	b := r.rest
 	r.nsz, r.diag = carve(&b, Kp), carve(&b, Kp)
 	r.c = asT[T](carve(&b, cLen), K*Kp)
@@ -390,36 +379,21 @@ func rowGo[T Float](o []T, nsz, z, diag, e []float64, K, P int) {
 //
 // Cost O(K·P) per row. v is [N,K].
 func HVP[T Float](dst, logits, decoded, v []T, sh Shape, invTau float64) error {
-	const op = "softmaxjet.HVP"
-	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.FirstLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen())); err != nil {
-		return err
-	}
-	j, err := newJob[T](op, hvpRows[T]{}, workspace{k: 3, p: 1}, sh)
-	if err != nil {
-		return err
-	}
-	j.o0, j.l, j.d, j.v, j.s = dst, logits, decoded, v, invTau
-	j.forRows(sh.N, sh.K*sh.P)
-	return nil
+	return hvp("softmaxjet.HVP", sh, softmaxParam(invTau), softmaxRows[T, hvpRows[T]]{}, workspace{k: 3, p: 1}, dst, logits, decoded, v)
 }
 
 type hvpRows[T Float] struct{}
 
-func (hvpRows[T]) rows(j *job[T], lo, hi int) {
+func (hvpRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P := j.K, j.P
 	s2 := j.s * j.s
-	r := newRowSoftmax(j.scratch, K, P)
-	defer r.sc.release()
 	b := r.rest
 	u, w, f, zu := carve(&b, K), carve(&b, P), carve(&b, K), carve(&b, K)
-	for n := lo; n < hi; n++ {
-		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], j.s, K, P)
-		centredDirection(u, w, zu, r.z, r.e, j.v[n*K:n*K+K], K, P)
-		for a, za := range r.z {
-			f[a] = s2 * za
-		}
-		hvpOutVec(j.o0[n*K*P:(n+1)*K*P], r.e, w, f, u, K, P)
+	centredDirection(u, w, zu, r.z, r.e, j.v[n*K:n*K+K], K, P)
+	for a, za := range r.z {
+		f[a] = s2 * za
 	}
+	hvpOutVec(j.o0[n*K*P:(n+1)*K*P], r.e, w, f, u, K, P)
 }
 
 // hvpOutGo writes o[a][c] = T(f_a·(e[a][c]·u_a − w_c)).
@@ -455,33 +429,17 @@ func centredDirection[T Float](u, w, zu, z, e []float64, v []T, K, P int) {
 // symmetric positive semi-definite; it is computed on a ≤ b and mirrored, so it is exactly
 // symmetric. Cost O(K²·P) per row.
 func GaussNewton[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	const op = "softmaxjet.GaussNewton"
-	if err := validateSoftmax(op, sh, invTau, out("dst", dst, sh.GNLen()), need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen())); err != nil {
-		return err
-	}
-	j, err := newJob[T](op, gaussNewtonRows[T]{}, workspace{}, sh)
-	if err != nil {
-		return err
-	}
-	j.o0, j.l, j.d, j.s = dst, logits, decoded, invTau
-	j.forRows(sh.N, sh.K*sh.K*sh.P)
-	return nil
+	return forward("softmaxjet.GaussNewton", sh, softmaxParam(invTau), softmaxRows[T, gaussNewtonRows[T]]{}, workspace{}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
 }
 
 type gaussNewtonRows[T Float] struct{}
 
-func (gaussNewtonRows[T]) rows(j *job[T], lo, hi int) {
-	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(j.scratch, K, P)
-	defer r.sc.release()
-	for n := lo; n < hi; n++ {
-		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
-		out := j.o0[n*K*K : (n+1)*K*K]
-		for a := 0; a < K; a++ {
-			r.z[a] *= s // ζ scaled by s: first[a][c] = z[a]·e[a][c]
-		}
-		gramRow(out, r.z, r.e, K, P)
+func (gaussNewtonRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+	K, s, z := j.K, j.s, r.z
+	for a := range z {
+		z[a] *= s // ζ scaled by s: first[a][c] = z[a]·e[a][c]
 	}
+	gramRow(j.o0[n*K*K:(n+1)*K*K], z, r.e, K, j.P)
 }
 
 // gramRow writes H[a][b] = f_a f_b Σ_c e[a][c] e[b][c] for a ≤ b and mirrors it.

@@ -29,53 +29,36 @@ func pullBack[T Float](dl []T, z, Z []float64, f float64) {
 //
 //	dl_a = s·ζ_a·Σ_c g_c e[a][c],   dD[k][c] = ζ_k g_c.
 func ValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	const op = "softmaxjet.ValueVJP"
-	if err := validateSoftmax(op, sh, invTau, opt("dLogits", dLogits, sh.LogitsLen()), opt("dDecoded", dDecoded, sh.DecodedLen()),
-		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.ValueLen())); err != nil {
-		return err
-	}
-	j, err := newJob[T](op, valueVJPRows[T]{}, workspace{k: 1}, sh)
-	if err != nil {
-		return err
-	}
-	j.o0, j.o1, j.l, j.d, j.g, j.s = dLogits, dDecoded, logits, decoded, g, invTau
-	j.forRows(sh.N, sh.K*sh.P)
-	return nil
+	return vjp("softmaxjet.ValueVJP", sh, softmaxParam(invTau), softmaxRows[T, valueVJPRows[T]]{}, workspace{k: 1}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
 }
 
 type valueVJPRows[T Float] struct{}
 
-func (valueVJPRows[T]) rows(j *job[T], lo, hi int) {
-	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(j.scratch, K, P)
-	defer r.sc.release()
-	b := r.rest
-	Z := carve(&b, K)
-	for n := lo; n < hi; n++ {
-		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
-		gn := j.g[n*P : n*P+P]
-		if j.o1 != nil {
-			out := j.o1[n*K*P : (n+1)*K*P]
-			for k := 0; k < K; k++ {
-				ok := out[k*P : k*P+P]
-				gk := gn[:len(ok)]
-				for c := range ok {
-					ok[c] = T(r.z[k] * float64(gk[c]))
-				}
+func (valueVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+	K, P, z, e := j.K, j.P, r.z, r.e
+	gn := j.g[n*P : n*P+P]
+	if j.o1 != nil {
+		out := j.o1[n*K*P : (n+1)*K*P]
+		for k := 0; k < K; k++ {
+			ok := out[k*P : k*P+P]
+			gk := gn[:len(ok)]
+			for c := range ok {
+				ok[c] = T(z[k] * float64(gk[c]))
 			}
 		}
-		if j.o0 != nil {
-			for a := 0; a < K; a++ {
-				ea := r.e[a*P : a*P+P]
-				ga := gn[:len(ea)]
-				acc := 0.0
-				for c := range ea {
-					acc += float64(ga[c]) * ea[c]
-				}
-				Z[a] = acc
+	}
+	if j.o0 != nil {
+		Z := r.rest[:K]
+		for a := 0; a < K; a++ {
+			ea := e[a*P : a*P+P]
+			ga := gn[:len(ea)]
+			acc := 0.0
+			for c := range ea {
+				acc += float64(ga[c]) * ea[c]
 			}
-			pullBack(j.o0[n*K:n*K+K], r.z, Z, s)
+			Z[a] = acc
 		}
+		pullBack(j.o0[n*K:n*K+K], z, Z, j.s)
 	}
 }
 
@@ -86,79 +69,88 @@ func (valueVJPRows[T]) rows(j *job[T], lo, hi int) {
 //
 // This is the second channel contracted with G, at O(K·P) per row, never materialised.
 func FirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	const op = "softmaxjet.FirstVJP"
-	if err := validateSoftmax(op, sh, invTau, opt("dLogits", dLogits, sh.LogitsLen()), opt("dDecoded", dDecoded, sh.DecodedLen()),
-		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.FirstLen())); err != nil {
-		return err
-	}
-	j, err := newJob[T](op, firstVJPRows[T]{}, workspace{k: 1, p: 1, kp: 1}, sh)
-	if err != nil {
-		return err
-	}
-	j.o0, j.o1, j.l, j.d, j.g, j.s = dLogits, dDecoded, logits, decoded, g, invTau
-	j.forRows(sh.N, sh.K*sh.P)
-	return nil
+	return vjp("softmaxjet.FirstVJP", sh, softmaxParam(invTau), softmaxRows[T, firstVJPRows[T]]{}, workspace{k: 1, p: 1, kp: 1}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
 }
 
 type firstVJPRows[T Float] struct{}
 
-func (firstVJPRows[T]) rows(j *job[T], lo, hi int) {
-	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(j.scratch, K, P)
-	defer r.sc.release()
+func (firstVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+	K, P := j.K, j.P
 	b := r.rest
 	Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
-	for n := lo; n < hi; n++ {
-		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
-		gn := j.g[n*K*P : (n+1)*K*P]
-		for i, v := range gn {
-			G[i] = float64(v)
-		}
-		firstVJPRow(j.o0, j.o1, n, r.z, r.e, G, Z, gamma, s, K, P)
+	for i, v := range j.g[n*K*P : (n+1)*K*P] {
+		G[i] = float64(v)
 	}
+	firstVJPRow(j.o0, j.o1, n, r.z, r.e, G, Z, gamma, j.s, K, P)
 }
 
 // firstVJPRow is FirstVJP on one row whose upstream gradient G is already float64; it is
 // shared with GaussNewtonVJP, whose upstream reaches first through (S+Sᵀ)·first.
 func firstVJPRow[T Float](dLogits, dDecoded []T, n int, z, e, G, Z, gamma []float64, s float64, K, P int) {
 	gamma = gamma[:P]
-	for c := range gamma {
-		gamma[c] = 0
-	}
-	for a := 0; a < K; a++ {
-		ga := G[a*P : a*P+P]
-		ga = ga[:len(gamma)]
-		for c := range gamma {
-			gamma[c] += z[a] * ga[c]
-		}
-	}
+	gateSum(gamma, z, G, K)
 	// G ← G − γ (per column), then dD = s·ζ_k·G and Z_k = Σ_c e[k][c]·G[k][c].
-	for k := 0; k < K; k++ {
-		gk := G[k*P : k*P+P]
-		gk = gk[:len(gamma)]
-		ek := e[k*P : k*P+P]
-		ek = ek[:len(gamma)]
-		acc := 0.0
-		for c := range gk {
-			gk[c] -= gamma[c]
-			acc += ek[c] * gk[c]
-		}
-		Z[k] = acc
-	}
+	centredDots(Z, G, e, nil, gamma, K)
 	if dDecoded != nil {
-		out := dDecoded[n*K*P : (n+1)*K*P]
-		for k := 0; k < K; k++ {
-			f := s * z[k]
-			ok := out[k*P : k*P+P]
-			gk := G[k*P : k*P+P]
-			gk = gk[:len(ok)]
-			for c := range ok {
-				ok[c] = T(f * gk[c])
-			}
-		}
+		gateScaled(dDecoded[n*K*P:(n+1)*K*P], z, G, s, P)
 	}
 	if dLogits != nil {
 		pullBack(dLogits[n*K:n*K+K], z, Z, s*s)
+	}
+}
+
+// gateSum writes m_c = Σ_a ζ_a X[a][c] (len(m) = P), the terms added in atom order.
+func gateSum(m, z, X []float64, K int) {
+	P := len(m)
+	for c := range m {
+		m[c] = 0
+	}
+	for a := 0; a < K; a++ {
+		xa := X[a*P : a*P+P]
+		xa = xa[:len(m)]
+		for c := range m {
+			m[c] += z[a] * xa[c]
+		}
+	}
+}
+
+// centredDots subtracts m from every row of X (X[k][c] −= m_c, len(m) = P) and writes
+// Z_k = Σ_c e[k][c]·X[k][c], less Σ_c Y[k][c] where Y is not nil, the terms added in order.
+func centredDots(Z, X, e, Y, m []float64, K int) {
+	P := len(m)
+	for k := 0; k < K; k++ {
+		xk := X[k*P : k*P+P]
+		xk = xk[:len(m)]
+		ek := e[k*P : k*P+P]
+		ek = ek[:len(m)]
+		acc := 0.0
+		if Y == nil {
+			for c := range m {
+				xk[c] -= m[c]
+				acc += ek[c] * xk[c]
+			}
+		} else {
+			yk := Y[k*P : k*P+P]
+			yk = yk[:len(m)]
+			for c := range m {
+				xk[c] -= m[c]
+				acc += ek[c]*xk[c] - yk[c]
+			}
+		}
+		Z[k] = acc
+	}
+}
+
+// gateScaled writes out[k][c] = f·ζ_k·X[k][c] ((f·ζ_k) first) for the K rows of P of out.
+func gateScaled[T Float](out []T, z, X []float64, f float64, P int) {
+	for k, zk := range z {
+		fk := f * zk
+		ok := out[k*P : k*P+P]
+		xk := X[k*P : k*P+P]
+		xk = xk[:len(ok)]
+		for c := range ok {
+			ok[c] = T(fk * xk[c])
+		}
 	}
 }
 
@@ -171,35 +163,35 @@ func firstVJPRow[T Float](dLogits, dDecoded []T, n int, z, e, G, Z, gamma []floa
 //	dD[k][c] = s²·ζ_k·(M[k][c] − μ_c),
 //	dl = s³·ζ⊙(Z − ⟨ζ,Z⟩),   Z_k = Σ_c ( e[k][c]·(M[k][c] − μ_c) − Y[k][c] ).
 func SecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	const op = "softmaxjet.SecondVJP"
-	if err := validateSoftmax(op, sh, invTau, opt("dLogits", dLogits, sh.LogitsLen()), opt("dDecoded", dDecoded, sh.DecodedLen()),
-		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.SecondLen())); err != nil {
-		return err
-	}
-	j, err := newJob[T](op, secondVJPRows[T]{}, workspace{k: 1, p: 1, kp: 2}, sh)
-	if err != nil {
-		return err
-	}
-	j.o0, j.o1, j.l, j.d, j.g, j.s = dLogits, dDecoded, logits, decoded, g, invTau
-	j.forRows(sh.N, 2*sh.K*sh.K*sh.P)
-	return nil
+	return vjp("softmaxjet.SecondVJP", sh, softmaxParam(invTau), softmaxRows[T, secondVJPRows[T]]{}, workspace{k: 1, p: 1, kp: 2}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
 }
 
 type secondVJPRows[T Float] struct{}
 
-func (secondVJPRows[T]) rows(j *job[T], lo, hi int) {
-	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(j.scratch, K, P)
-	defer r.sc.release()
+func (secondVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+	K, P := j.K, j.P
 	b := r.rest
 	M, Y, mu, Z := carve(&b, K*P), carve(&b, K*P), carve(&b, P), carve(&b, K)
-	for n := lo; n < hi; n++ {
-		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
-		secondVJPRow(j.o0, j.o1, n, j.g[n*K*K*P:(n+1)*K*K*P], r.z, r.e, M, Y, mu, Z, s, K, P)
-	}
+	secondVJPRow(j.o0, j.o1, n, j.g[n*K*K*P:(n+1)*K*K*P], r.z, r.e, M, Y, mu, Z, j.s, K, P)
 }
 
 func secondVJPRow[T Float](dLogits, dDecoded []T, n int, gn []T, z, e, M, Y, mu, Z []float64, s float64, K, P int) {
+	secondVJPSums(M, Y, gn, z, e, K, P)
+	mu = mu[:P]
+	gateSum(mu, z, M, K)
+	s2 := s * s
+	centredDots(Z, M, e, Y, mu, K)
+	if dDecoded != nil {
+		gateScaled(dDecoded[n*K*P:(n+1)*K*P], z, M, s2, P)
+	}
+	if dLogits != nil {
+		pullBack(dLogits[n*K:n*K+K], z, Z, s2*s)
+	}
+}
+
+// secondVJPSums fills M[a][c] = G[a][a][c] − T[a][c] and Y (see SecondVJP) in one pass over
+// the row's G. It is a function of its own so that its loop keeps its slices in registers.
+func secondVJPSums[T Float](M, Y []float64, gn []T, z, e []float64, K, P int) {
 	for i := range M {
 		M[i] = 0 // holds −T until the diagonal is added
 		Y[i] = 0
@@ -239,47 +231,6 @@ func secondVJPRow[T Float](dLogits, dDecoded []T, n int, gn []T, z, e, M, Y, mu,
 			Ma[c] += float64(gaa[c])
 		}
 	}
-	mu = mu[:P]
-	for c := range mu {
-		mu[c] = 0
-	}
-	for a := 0; a < K; a++ {
-		Ma := M[a*P : a*P+P]
-		Ma = Ma[:len(mu)]
-		for c := range mu {
-			mu[c] += z[a] * Ma[c]
-		}
-	}
-	s2 := s * s
-	for k := 0; k < K; k++ {
-		Mk := M[k*P : k*P+P]
-		Mk = Mk[:len(mu)]
-		ek := e[k*P : k*P+P]
-		ek = ek[:len(mu)]
-		Yk := Y[k*P : k*P+P]
-		Yk = Yk[:len(mu)]
-		acc := 0.0
-		for c := range mu {
-			Mk[c] -= mu[c]
-			acc += ek[c]*Mk[c] - Yk[c]
-		}
-		Z[k] = acc
-	}
-	if dDecoded != nil {
-		out := dDecoded[n*K*P : (n+1)*K*P]
-		for k := 0; k < K; k++ {
-			f := s2 * z[k]
-			ok := out[k*P : k*P+P]
-			Mk := M[k*P : k*P+P]
-			Mk = Mk[:len(ok)]
-			for c := range ok {
-				ok[c] = T(f * Mk[c])
-			}
-		}
-	}
-	if dLogits != nil {
-		pullBack(dLogits[n*K:n*K+K], z, Z, s2*s)
-	}
 }
 
 // HVPVJP writes the gradients of ⟨G, HVP(v)⟩ for G [N,K,P] with respect to the logits, the
@@ -291,89 +242,73 @@ func secondVJPRow[T Float](dLogits, dDecoded []T, n int, gn []T, z, e, M, Y, mu,
 //	dD[k][c] = s²·ζ_k·( u_k·(G[k][c] − γ_c) − β_c ),
 //	dl = s³·ζ⊙(Z − ⟨ζ,Z⟩),   Z_k = u_k·(A_k − Ā − Γ_k) − Σ_c e[k][c] β_c − Σ_c G[k][c] w_c.
 func HVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape, invTau float64) error {
-	const op = "softmaxjet.HVPVJP"
-	if err := validateSoftmax(op, sh, invTau, opt("dLogits", dLogits, sh.LogitsLen()), opt("dDecoded", dDecoded, sh.DecodedLen()), opt("dV", dV, sh.LogitsLen()),
-		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("v", v, sh.LogitsLen()), need("g", g, sh.FirstLen())); err != nil {
-		return err
-	}
-	j, err := newJob[T](op, hvpVJPRows[T]{}, workspace{k: 4, p: 3}, sh)
-	if err != nil {
-		return err
-	}
-	j.o0, j.o1, j.o2, j.l, j.d, j.v, j.g, j.s = dLogits, dDecoded, dV, logits, decoded, v, g, invTau
-	j.forRows(sh.N, 3*sh.K*sh.P)
-	return nil
+	return hvpVJP("softmaxjet.HVPVJP", sh, softmaxParam(invTau), softmaxRows[T, hvpVJPRows[T]]{}, workspace{k: 4, p: 3}, 3*sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
 }
 
 type hvpVJPRows[T Float] struct{}
 
-func (hvpVJPRows[T]) rows(j *job[T], lo, hi int) {
+func (hvpVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P, s := j.K, j.P, j.s
 	s2 := s * s
-	r := newRowSoftmax(j.scratch, K, P)
-	defer r.sc.release()
 	b := r.rest
 	u, w, zu := carve(&b, K), carve(&b, P), carve(&b, K)
 	A, Z := carve(&b, K), carve(&b, K)
 	gamma, beta := carve(&b, P), carve(&b, P)
-	for n := lo; n < hi; n++ {
-		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
-		z, e := r.z, r.e
-		centredDirection(u, w, zu, z, e, j.v[n*K:n*K+K], K, P)
-		gn := j.g[n*K*P : (n+1)*K*P]
-		for c := 0; c < P; c++ {
-			gamma[c], beta[c] = 0, 0
+	z, e := r.z, r.e
+	centredDirection(u, w, zu, z, e, j.v[n*K:n*K+K], K, P)
+	gn := j.g[n*K*P : (n+1)*K*P]
+	for c := 0; c < P; c++ {
+		gamma[c], beta[c] = 0, 0
+	}
+	Abar := 0.0
+	for a := 0; a < K; a++ {
+		ga := gn[a*P : a*P+P]
+		ea := e[a*P : a*P+P]
+		ea = ea[:len(ga)]
+		gm, bt := gamma[:len(ga)], beta[:len(ga)]
+		za, zu := z[a], z[a]*u[a]
+		acc := 0.0
+		for c := range ga {
+			gv := float64(ga[c])
+			acc += gv * ea[c]
+			gm[c] += za * gv
+			bt[c] += zu * gv
 		}
-		Abar := 0.0
-		for a := 0; a < K; a++ {
-			ga := gn[a*P : a*P+P]
-			ea := e[a*P : a*P+P]
-			ea = ea[:len(ga)]
-			gm, bt := gamma[:len(ga)], beta[:len(ga)]
-			za, zu := z[a], z[a]*u[a]
-			acc := 0.0
-			for c := range ga {
-				gv := float64(ga[c])
-				acc += gv * ea[c]
-				gm[c] += za * gv
-				bt[c] += zu * gv
-			}
-			A[a] = acc
-			Abar += za * acc
+		A[a] = acc
+		Abar += za * acc
+	}
+	for k := 0; k < K; k++ {
+		ek := e[k*P : k*P+P]
+		gk := gn[k*P : k*P+P]
+		gk = gk[:len(ek)]
+		gm, bt, ww := gamma[:len(ek)], beta[:len(ek)], w[:len(ek)]
+		var Gam, eb, gw float64
+		for c := range ek {
+			Gam += gm[c] * ek[c]
+			eb += ek[c] * bt[c]
+			gw += float64(gk[c]) * ww[c]
 		}
+		q := A[k] - Abar - Gam
+		if j.o2 != nil {
+			j.o2[n*K+k] = T(s2 * z[k] * q)
+		}
+		Z[k] = u[k]*q - eb - gw
+	}
+	if j.o1 != nil {
+		out := j.o1[n*K*P : (n+1)*K*P]
 		for k := 0; k < K; k++ {
-			ek := e[k*P : k*P+P]
+			f, uk := s2*z[k], u[k]
+			ok := out[k*P : k*P+P]
 			gk := gn[k*P : k*P+P]
-			gk = gk[:len(ek)]
-			gm, bt, ww := gamma[:len(ek)], beta[:len(ek)], w[:len(ek)]
-			var Gam, eb, gw float64
-			for c := range ek {
-				Gam += gm[c] * ek[c]
-				eb += ek[c] * bt[c]
-				gw += float64(gk[c]) * ww[c]
-			}
-			q := A[k] - Abar - Gam
-			if j.o2 != nil {
-				j.o2[n*K+k] = T(s2 * z[k] * q)
-			}
-			Z[k] = u[k]*q - eb - gw
-		}
-		if j.o1 != nil {
-			out := j.o1[n*K*P : (n+1)*K*P]
-			for k := 0; k < K; k++ {
-				f, uk := s2*z[k], u[k]
-				ok := out[k*P : k*P+P]
-				gk := gn[k*P : k*P+P]
-				gk = gk[:len(ok)]
-				gm, bt := gamma[:len(ok)], beta[:len(ok)]
-				for c := range ok {
-					ok[c] = T(f * (uk*(float64(gk[c])-gm[c]) - bt[c]))
-				}
+			gk = gk[:len(ok)]
+			gm, bt := gamma[:len(ok)], beta[:len(ok)]
+			for c := range ok {
+				ok[c] = T(f * (uk*(float64(gk[c])-gm[c]) - bt[c]))
 			}
 		}
-		if j.o0 != nil {
-			pullBack(j.o0[n*K:n*K+K], z, Z, s2*s)
-		}
+	}
+	if j.o0 != nil {
+		pullBack(j.o0[n*K:n*K+K], z, Z, s2*s)
 	}
 }
 
@@ -381,33 +316,17 @@ func (hvpVJPRows[T]) rows(j *job[T], lo, hi int) {
 // dDecoded [N,K,P] (either may be nil). Since H = F·Fᵀ with F = first, the upstream reaching
 // first is (S + Sᵀ)·F, and the rest is FirstVJP. Cost O(K²·P) per row.
 func GaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	const op = "softmaxjet.GaussNewtonVJP"
-	if err := validateSoftmax(op, sh, invTau, opt("dLogits", dLogits, sh.LogitsLen()), opt("dDecoded", dDecoded, sh.DecodedLen()),
-		need("logits", logits, sh.LogitsLen()), need("decoded", decoded, sh.DecodedLen()), need("g", g, sh.GNLen())); err != nil {
-		return err
-	}
-	j, err := newJob[T](op, gaussNewtonVJPRows[T]{}, workspace{k: 1, p: 1, kp: 1}, sh)
-	if err != nil {
-		return err
-	}
-	j.o0, j.o1, j.l, j.d, j.g, j.s = dLogits, dDecoded, logits, decoded, g, invTau
-	j.forRows(sh.N, 2*sh.K*sh.K*sh.P)
-	return nil
+	return vjp("softmaxjet.GaussNewtonVJP", sh, softmaxParam(invTau), softmaxRows[T, gaussNewtonVJPRows[T]]{}, workspace{k: 1, p: 1, kp: 1}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
 }
 
 type gaussNewtonVJPRows[T Float] struct{}
 
-func (gaussNewtonVJPRows[T]) rows(j *job[T], lo, hi int) {
+func (gaussNewtonVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P, s := j.K, j.P, j.s
-	r := newRowSoftmax(j.scratch, K, P)
-	defer r.sc.release()
 	b := r.rest
 	Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
-	for n := lo; n < hi; n++ {
-		softmaxRow(r.z, r.m, r.e, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], s, K, P)
-		symTimesFirst(G, j.g[n*K*K:(n+1)*K*K], r.z, r.e, s, K, P)
-		firstVJPRow(j.o0, j.o1, n, r.z, r.e, G, Z, gamma, s, K, P)
-	}
+	symTimesFirst(G, j.g[n*K*K:(n+1)*K*K], r.z, r.e, s, K, P)
+	firstVJPRow(j.o0, j.o1, n, r.z, r.e, G, Z, gamma, s, K, P)
 }
 
 // symTimesFirst writes G[a][c] = Σ_b (S[a][b] + S[b][a])·f_b·e[b][c], with f_b = s·ζ_b (the

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // This file holds the tests of the accepted parameter ranges (gatejet.MaxInvTau,
@@ -45,24 +46,6 @@ func TestParameterBounds(t *testing.T) {
 	require.NoError(t, TowerChannels(nil, make([]float64, 6), nil, l, d, sh, 1e19))
 }
 
-// requireGatejetError runs call, which must not panic and must fail with an error matching
-// kind, and returns that error as the *gatejet.Error it must be.
-func requireGatejetError(t *testing.T, call func() error, kind error) *gatejet.Error {
-	t.Helper()
-	var err error
-	require.NotPanics(t, func() { err = call() })
-	require.ErrorIs(t, err, kind)
-	var ge *gatejet.Error
-	require.True(t, errors.As(err, &ge))
-	return ge
-}
-
-// withMaxBytes sets gatejet.MaxBytes for the test.
-func withMaxBytes(t *testing.T, n int64) {
-	prev := gatejet.SetMaxBytes(n)
-	t.Cleanup(func() { gatejet.SetMaxBytes(prev) })
-}
-
 // TestProgramSizes: a program whose jets would not fit is refused before anything is
 // allocated, where K = 1<<40, P = 1<<40 ended the process (out of memory in Tower.Jet),
 // K = 1<<62 panicked in makeslice and K = 1<<17 allocated 128 GiB of jets.
@@ -84,7 +67,7 @@ func TestProgramSizes(t *testing.T) {
 	}
 	// The workspace is (K+3)·(K+K²) elements: K = 64 in float64 takes 67·4160·8 bytes.
 	need := int64(67 * 4160 * 8)
-	withMaxBytes(t, need)
+	testkit.WithMaxBytes(t, need)
 	_, err := NewProgram[float64](ProgramSpec{K: 64, P: 1, InvTau: 1})
 	require.NoError(t, err)
 	_, err = NewProgram[float32](ProgramSpec{K: 64, P: 1, InvTau: 1})
@@ -153,7 +136,7 @@ func TestBasisChangesSize(t *testing.T) {
 		m := pr.Primaries()
 		require.NoError(t, pr.RowLatent(make([]float64, 1), make([]float64, m), nil, []float64{0, 1}, []float64{0.5, 0.25}))
 		nb = 3
-		ge := requireGatejetError(t, func() error {
+		ge := testkit.RequireGatejetError(t, func() error {
 			return pr.RowLatent(make([]float64, 1), make([]float64, m), nil, []float64{0, 1}, []float64{0.5, 0.25})
 		}, gatejet.ErrParam)
 		require.Equal(t, "Basis", ge.Arg)
@@ -187,27 +170,17 @@ func TestOverlapRefused(t *testing.T) {
 	d, gS := make([]float64, 12), make([]float64, 36)
 	al, be := []float64{1, 2, 3}, []float64{0, 0, 0}
 	o := func(n int) []float64 { return arena[3 : 3+n] }
-	cases := []struct {
-		name string
-		arg  string
-		call func() error
-	}{
-		{"TowerChannels", "first", func() error { return TowerChannels(nil, o(12), nil, l, d, sh, 1) }},
-		{"TowerLogisticChannels", "second", func() error { return TowerLogisticChannels(nil, nil, o(36), l, d, sh, al, be) }},
+	cases := []testkit.OverlapCase{
+		{Name: "TowerChannels", Arg: "first", Call: func() error { return TowerChannels(nil, o(12), nil, l, d, sh, 1) }},
+		{Name: "TowerLogisticChannels", Arg: "second", Call: func() error { return TowerLogisticChannels(nil, nil, o(36), l, d, sh, al, be) }},
 		// Outputs against each other.
-		{"TowerChannels outputs", "first", func() error { return TowerChannels(nil, gS[:12], gS, l, d, sh, 1) }},
+		{Name: "TowerChannels outputs", Arg: "first", Call: func() error { return TowerChannels(nil, gS[:12], gS, l, d, sh, 1) }},
 		// An output over the logistic gate's parameters.
-		{"TowerLogisticChannels alpha", "value", func() error {
+		{Name: "TowerLogisticChannels alpha", Arg: "value", Call: func() error {
 			return TowerLogisticChannels(arena[100:104], nil, nil, l, d, sh, arena[102:105], be)
 		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ge := requireGatejetError(t, tc.call, gatejet.ErrParam)
-			require.Equal(t, tc.arg, ge.Arg)
-			require.ErrorContains(t, ge, "overlaps")
-		})
-	}
+	testkit.RequireOverlapsRefused(t, cases)
 
 	// The row program: outputs against its inputs and each other.
 	pr, err := NewProgram[float64](ProgramSpec{K: 3, P: 2, InvTau: 1})

@@ -358,8 +358,8 @@ func progCheckLens[T Float](op string, K, P, m int, value, first, second, logits
 // progCheckOverlap reports an ErrParam error if an output (nil allowed) overlaps an input or
 // another output; lengths are already checked.
 func progCheckOverlap[T Float](op string, value, first, second, logits []T, inName string, x []T) error {
-	return checkDisjoint(op, outSlot("value", value, 0), outSlot("first", first, 0), outSlot("second", second, 0),
-		in("logits", logits, 0), in(inName, x, 0))
+	return check.Disjoint(op, check.OptOut("value", value, 0), check.OptOut("first", first, 0), check.OptOut("second", second, 0),
+		check.In("logits", logits, 0), check.In(inName, x, 0))
 }
 
 // progRowDecoded evaluates one row from decoded values; lengths are the caller's business.
@@ -560,7 +560,7 @@ func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []
 	if err := check.LogisticGate(op, sh.K, alpha, beta); err != nil {
 		return err
 	}
-	if err := checkGateDisjoint(op, alpha, beta, outSlot("value", value, 0), outSlot("first", first, 0), outSlot("second", second, 0)); err != nil {
+	if err := check.GateDisjoint(op, alpha, beta, check.OptOut("value", value, 0), check.OptOut("first", first, 0), check.OptOut("second", second, 0)); err != nil {
 		return err
 	}
 	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Logistic: true, Alpha: alpha, Beta: beta})
@@ -569,8 +569,8 @@ func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []
 // towerRun checks that no output overlaps another argument and, for a batch with rows, the
 // size of a row program's workspace, then runs towerBatch.
 func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec) error {
-	if err := checkDisjoint(op, outSlot("value", value, 0), outSlot("first", first, 0), outSlot("second", second, 0),
-		in("logits", logits, 0), in("decoded", decoded, 0)); err != nil {
+	if err := check.Disjoint(op, check.OptOut("value", value, 0), check.OptOut("first", first, 0), check.OptOut("second", second, 0),
+		check.In("logits", logits, 0), check.In("decoded", decoded, 0)); err != nil {
 		return err
 	}
 	var zero T
@@ -633,6 +633,6 @@ func towerCheckBatch[T Float](op string, value, first, second, logits, decoded [
 		return err
 	}
 	N, K, P := sh.N, sh.K, sh.P
-	return checkLens(op, sh, outSlot("value", value, N*P), outSlot("first", first, N*K*P), outSlot("second", second, N*K*K*P),
-		in("logits", logits, N*K), in("decoded", decoded, N*K*P))
+	return check.Lengths(op, N, K, P, check.OptOut("value", value, N*P), check.OptOut("first", first, N*K*P), check.OptOut("second", second, N*K*K*P),
+		check.In("logits", logits, N*K), check.In("decoded", decoded, N*K*P))
 }

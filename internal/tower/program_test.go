@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/par"
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // progRBF is a test basis of Gaussian radial functions Φ_b(t) = exp(−|t − c_b|²/(2w²)).
@@ -80,14 +81,6 @@ func progNormals(r *rand.Rand, n int, scale float64) []float64 {
 		x[i] = scale * r.NormFloat64()
 	}
 	return x
-}
-
-func progMaxAbs[T Float](xs []T) float64 {
-	m := 0.0
-	for _, x := range xs {
-		m = math.Max(m, math.Abs(float64(x)))
-	}
-	return m
 }
 
 // progCase is one row program and one row of inputs: logits [K] and x2, the decoded values
@@ -289,17 +282,17 @@ func TestProgramAgainstFiniteDifferences(t *testing.T) {
 				worst2 = math.Max(worst2, math.Abs(second[i]-fdSecond[i]))
 			}
 			t.Logf("m=%d: max |first − fd| = %.1e (scale %.2g), max |second − fd| = %.1e (scale %.2g)",
-				m, worst1, progMaxAbs(fdFirst), worst2, progMaxAbs(fdSecond))
-			tol1 := 1e-7 * math.Max(1, progMaxAbs(fdFirst))
+				m, worst1, testkit.MaxAbs(fdFirst), worst2, testkit.MaxAbs(fdSecond))
+			tol1 := 1e-7 * math.Max(1, testkit.MaxAbs(fdFirst))
 			for i := range first {
 				require.InDelta(t, fdFirst[i], first[i], tol1, "first[a=%d][c=%d]", i/P, i%P)
 			}
-			tol2 := 1e-7 * math.Max(1, progMaxAbs(fdSecond))
+			tol2 := 1e-7 * math.Max(1, testkit.MaxAbs(fdSecond))
 			for i := range second {
 				require.InDelta(t, fdSecond[i], second[i], tol2, "second[a=%d][b=%d][c=%d]", i/P/m, i/P%m, i%P)
 			}
 			if K > 1 && (pc.spec.Basis == nil || pc.d() > 0) { // with d = 0 every atom decodes alike
-				require.Greater(t, progMaxAbs(second), 1e-3, "the test exercises a non-trivial second channel")
+				require.Greater(t, testkit.MaxAbs(second), 1e-3, "the test exercises a non-trivial second channel")
 			}
 
 			// Symmetry, exact.
@@ -314,8 +307,8 @@ func TestProgramAgainstFiniteDifferences(t *testing.T) {
 			// Softmax: ẑ is invariant to adding a constant to every logit, so the sums over
 			// the logit primaries vanish (for every first index a, logit or latent).
 			if !pc.spec.Logistic {
-				s1 := 1e-13 * math.Max(1, progMaxAbs(first))
-				s2 := 1e-13 * math.Max(1, progMaxAbs(second))
+				s1 := 1e-13 * math.Max(1, testkit.MaxAbs(first))
+				s2 := 1e-13 * math.Max(1, testkit.MaxAbs(second))
 				for c := 0; c < P; c++ {
 					sum := 0.0
 					for a := 0; a < K; a++ {
@@ -406,7 +399,7 @@ func TestTowerExtremes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v0, f0, s0 := run(tc.spread, tc.s)
 			av, af, as := progAnalyticSoftmax(tc.spread, D, tc.s, K, P)
-			scale := progMaxAbs(D)
+			scale := testkit.MaxAbs(D)
 			for _, ch := range []struct {
 				got, want []float64
 				order     int
@@ -606,7 +599,7 @@ func TestTowerFloat32MatchesFloat64(t *testing.T) {
 				worst := 0.0
 				for n := 0; n < N; n++ {
 					a, b := ch.a[n*ch.w:(n+1)*ch.w], ch.b[n*ch.w:(n+1)*ch.w]
-					scale := progMaxAbs(a)
+					scale := testkit.MaxAbs(a)
 					for i := range a {
 						worst = math.Max(worst, math.Abs(a[i]-float64(b[i]))/scale)
 					}
@@ -761,7 +754,7 @@ func TestTowerErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Contains(t, requireGatejetError(t, tc.call, tc.kind).Op, "tower.Tower")
+			require.Contains(t, testkit.RequireGatejetError(t, tc.call, tc.kind).Op, "tower.Tower")
 		})
 	}
 }

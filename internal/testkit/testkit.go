@@ -1,0 +1,78 @@
+// Package testkit holds the test helpers that the tests of several gatejet packages share
+// (softmaxjet, backward, internal/tower): it is imported by tests only.
+package testkit
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet"
+)
+
+// RequireGatejetError runs call, which must not panic and must fail with an error matching
+// kind, and returns that error as the *gatejet.Error it must be.
+func RequireGatejetError(t *testing.T, call func() error, kind error) *gatejet.Error {
+	t.Helper()
+	var err error
+	require.NotPanics(t, func() { err = call() })
+	require.ErrorIs(t, err, kind)
+	var ge *gatejet.Error
+	require.True(t, errors.As(err, &ge))
+	return ge
+}
+
+// OverlapCase is a call that must be refused for an output, Arg, that overlaps another
+// argument.
+type OverlapCase struct {
+	Name, Arg string
+	Call      func() error
+}
+
+// RequireOverlapsRefused runs each case as a subtest: its call must fail with an ErrParam
+// *gatejet.Error naming the case's Arg and saying that it overlaps.
+func RequireOverlapsRefused(t *testing.T, cases []OverlapCase) {
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			ge := RequireGatejetError(t, tc.Call, gatejet.ErrParam)
+			require.Equal(t, tc.Arg, ge.Arg)
+			require.ErrorContains(t, ge, "overlaps")
+		})
+	}
+}
+
+// WithMaxBytes sets gatejet.MaxBytes for the test.
+func WithMaxBytes(t *testing.T, n int64) {
+	prev := gatejet.SetMaxBytes(n)
+	t.Cleanup(func() { gatejet.SetMaxBytes(prev) })
+}
+
+// MaxAbs returns the largest |x[i]|: 0 for an empty x, NaN if x holds a NaN (math.Max).
+func MaxAbs[T ~float32 | ~float64](x []T) float64 {
+	m := 0.0
+	for _, v := range x {
+		m = math.Max(m, math.Abs(float64(v)))
+	}
+	return m
+}
+
+// FDJacobian returns J[i][j] = ∂f_j/∂x_i by central differences of step h, perturbing x in
+// place (and restoring it).
+func FDJacobian(x []float64, f func() []float64, h float64) [][]float64 {
+	J := make([][]float64, len(x))
+	for i := range x {
+		x0 := x[i]
+		x[i] = x0 + h
+		fp := f()
+		x[i] = x0 - h
+		fm := f()
+		x[i] = x0
+		J[i] = make([]float64, len(fp))
+		for j := range fp {
+			J[i][j] = (fp[j] - fm[j]) / (2 * h)
+		}
+	}
+	return J
+}
