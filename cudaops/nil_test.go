@@ -2,7 +2,7 @@ package cudaops
 
 import (
 	"errors"
-	"github.com/gatejet/gatejet/internal/gjtest"
+	"github.com/gatejet/gatejet/internal/testkit"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,7 +13,7 @@ import (
 // requireParam checks an ErrParam *gatejet.Error of operation op and argument arg.
 func requireParam(t *testing.T, err error, op, arg string) {
 	t.Helper()
-	gjtest.Error(t, err, gatejet.ErrParam, op, arg)
+	testkit.RequireError(t, err, gatejet.ErrParam, op, arg)
 }
 
 // TestNilCall: the methods of a nil *Call return zero values or ErrParam errors, never panic.

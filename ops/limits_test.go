@@ -2,7 +2,7 @@ package ops
 
 import (
 	"github.com/gatejet/gatejet/cudaops"
-	"github.com/gatejet/gatejet/internal/gjtest"
+	"github.com/gatejet/gatejet/internal/testkit"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,7 +23,7 @@ func setMaxBytes(t *testing.T, n int64) {
 // message contains each of the given strings (the size, the limit).
 func requireSizeError(t *testing.T, err error, op, arg string, contains ...string) {
 	t.Helper()
-	gjtest.Error(t, err, gatejet.ErrSize, op, arg)
+	testkit.RequireError(t, err, gatejet.ErrSize, op, arg)
 	for _, s := range contains {
 		require.Contains(t, err.Error(), s)
 	}

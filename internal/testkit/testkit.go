@@ -1,5 +1,5 @@
 // Package testkit holds the test helpers that the tests of several gatejet packages share
-// (softmaxjet, backward, internal/tower): it is imported by tests only.
+// (softmaxjet, backward, internal/tower, cudaops, ops): it is imported by tests only.
 package testkit
 
 import (
@@ -11,6 +11,18 @@ import (
 
 	"github.com/gatejet/gatejet"
 )
+
+// RequireError requires err to match kind and to be a *gatejet.Error of operation op and
+// argument arg, and returns it.
+func RequireError(t testing.TB, err error, kind error, op, arg string) *gatejet.Error {
+	t.Helper()
+	require.ErrorIs(t, err, kind)
+	var ge *gatejet.Error
+	require.True(t, errors.As(err, &ge), "want a *gatejet.Error, got %T: %v", err, err)
+	require.Equal(t, op, ge.Op, "%v", err)
+	require.Equal(t, arg, ge.Arg, "%v", err)
+	return ge
+}
 
 // RequireGatejetError runs call, which must not panic and must fail with an error matching
 // kind, and returns that error as the *gatejet.Error it must be.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gatejet/gatejet/cudaops/kernels"
-	"github.com/gatejet/gatejet/internal/gjtest"
+	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/gatejet/gatejet/internal/kernel"
 	"strings"
 	"sync"
@@ -197,5 +197,5 @@ func TestNilCache(t *testing.T) {
 // requireParam checks an ErrParam *gatejet.Error of operation op and argument arg.
 func requireParam(t *testing.T, err error, op, arg string) {
 	t.Helper()
-	gjtest.Error(t, err, gatejet.ErrParam, op, arg)
+	testkit.RequireError(t, err, gatejet.ErrParam, op, arg)
 }
