@@ -7,16 +7,14 @@ import (
 	"testing"
 
 	"github.com/gatejet/gatejet/internal/par"
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // TestVectorLoopsEqualGo: the AVX loops of the softmax backward give the very bits of the Go
 // loops, for every axis kind (contiguous rows, strided slabs, several chunks), lengths that
 // are and are not multiples of four, float64 and float32, on one goroutine and split.
 func TestVectorLoopsEqualGo(t *testing.T) {
-	if !hasAVX {
-		t.Skip("no AVX loops on this machine")
-	}
-	defer func(u bool) { useAVX = u }(useAVX)
+	testkit.RequireAVX(t, "loops", hasAVX, &useAVX)
 	rng := rand.New(rand.NewPCG(21, 22))
 	shapes := []struct {
 		shape []int

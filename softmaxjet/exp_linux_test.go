@@ -11,16 +11,15 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // TestGateStaysInBounds: the AVX gate's tail (masked loads and stores of the last K mod 4
 // atoms) touches nothing past l[K−1] or z[K−1]: with both ending against an unmapped page, a
 // lane read or written past them would fault.
 func TestGateStaysInBounds(t *testing.T) {
-	if !hasAVX {
-		t.Skip("no AVX gate on this machine")
-	}
-	defer func(u bool) { useAVX = u }(useAVX)
+	testkit.RequireAVX(t, "gate", hasAVX, &useAVX)
 	page := syscall.Getpagesize()
 	mem, err := syscall.Mmap(-1, 0, 4*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	require.NoError(t, err)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // ulpDist is the distance in units in the last place between two non-negative floats: the
@@ -214,10 +216,7 @@ func gateRowNaN(l []float64) bool {
 // TestGateVectorEqualsGo: the AVX gate gives the bits of gateGo for every K from 1 to 70 (all
 // four residues mod 4), both dtypes, and writes nothing past z[K−1].
 func TestGateVectorEqualsGo(t *testing.T) {
-	if !hasAVX {
-		t.Skip("no AVX gate on this machine")
-	}
-	defer func(u bool) { useAVX = u }(useAVX)
+	testkit.RequireAVX(t, "gate", hasAVX, &useAVX)
 	rng := rand.New(rand.NewPCG(43, 44))
 	for K := 1; K <= 70; K++ {
 		for ri, l := range gateRows(rng, K) {
@@ -259,10 +258,7 @@ func gateVectorEqualsGo[T Float](t *testing.T, l []T, s float64, name string) {
 // TestGateVectorExpSweep: the AVX exponential gives the bits of expNeg over the whole sweep,
 // seen through rows l = (0, x_1, …, x_63) at s = 1, whose gate is expNeg(x_k)/Σ.
 func TestGateVectorExpSweep(t *testing.T) {
-	if !hasAVX {
-		t.Skip("no AVX gate on this machine")
-	}
-	defer func(u bool) { useAVX = u }(useAVX)
+	testkit.RequireAVX(t, "gate", hasAVX, &useAVX)
 	xs := expNegSweep()
 	const K = 64
 	l := make([]float64, K)

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gatejet/gatejet/internal/par"
+	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -93,10 +94,7 @@ func testS2(rng *rand.Rand, z []float64) []float64 {
 // coefficient matrix holds T(pairCoef) on and right of the diagonal, for every K from 1 to 70,
 // whatever the padding of z holds; nothing past the matrix is written.
 func TestSecondCoefsVecEqualsGo(t *testing.T) {
-	if !hasAVX {
-		t.Skip("no AVX loops on this machine")
-	}
-	defer func(u bool) { useAVX = u }(useAVX)
+	testkit.RequireAVX(t, "loops", hasAVX, &useAVX)
 	useAVX = true
 	t.Run("f64", func(t *testing.T) { coefsVecEqualGo[float64](t) })
 	t.Run("f32", func(t *testing.T) { coefsVecEqualGo[float32](t) })
@@ -161,10 +159,7 @@ func coefsVecEqualGo[T Float](t *testing.T) {
 // secondCoefsVec with the unused half of the matrix poisoned, and ordinary, extreme and
 // non-finite values; nothing outside the row's output is written.
 func TestRowVecEqualsRowT(t *testing.T) {
-	if !hasAVX {
-		t.Skip("no AVX loops on this machine")
-	}
-	defer func(u bool) { useAVX = u }(useAVX)
+	testkit.RequireAVX(t, "loops", hasAVX, &useAVX)
 	t.Run("f64", func(t *testing.T) { rowVecEqualRowT[float64](t) })
 	t.Run("f32", func(t *testing.T) { rowVecEqualRowT[float32](t) })
 }
@@ -329,10 +324,7 @@ func TestCentreVecCheck(t *testing.T) {
 // that underflow, temperatures and decoded values that take float32 rows off the float32
 // path, and non-finite inputs.
 func TestSecondVectorEqualsGoSweep(t *testing.T) {
-	if !hasAVX {
-		t.Skip("no AVX loops on this machine")
-	}
-	defer func(u bool) { useAVX = u }(useAVX)
+	testkit.RequireAVX(t, "loops", hasAVX, &useAVX)
 	defer func(n int) { ntMin = n }(ntMin)
 	defer par.SetMinWork(par.SetMinWork(0))
 	rng := rand.New(rand.NewPCG(47, 48))

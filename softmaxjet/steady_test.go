@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatejet/gatejet/internal/par"
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // kernelCall is one call of every exported kernel on a fixed set of buffers.
@@ -144,10 +145,7 @@ func deterministicKernels[T Float](t *testing.T, sh Shape) {
 // gives the very bits of the Go loop, for P a multiple of the lane count and not, on one
 // goroutine and split.
 func TestSecondVectorEqualsGo(t *testing.T) {
-	if !hasAVX {
-		t.Skip("no AVX slab loop on this machine")
-	}
-	defer func(u bool) { useAVX = u }(useAVX)
+	testkit.RequireAVX(t, "slab loop", hasAVX, &useAVX)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, sh := range []Shape{{N: 300, K: 16, P: 16}, {N: 7, K: 130, P: 9}, {N: 3, K: 512, P: 1}, {N: 40, K: 3, P: 1000}, {N: 50, K: 5, P: 8}, {N: 9, K: 7, P: 20}} {
 		for _, mw := range []int64{math.MaxInt64, 0} {
@@ -212,10 +210,7 @@ func TestSecondFloat32Ranges(t *testing.T) {
 // TestKernelsVectorEqualGo: with the AVX loops on and off, every kernel gives the same bits,
 // for P a multiple of the lane count (and of 16) and not.
 func TestKernelsVectorEqualGo(t *testing.T) {
-	if !hasAVX {
-		t.Skip("no AVX loops on this machine")
-	}
-	defer func(u bool) { useAVX = u }(useAVX)
+	testkit.RequireAVX(t, "loops", hasAVX, &useAVX)
 	for _, sh := range []Shape{{N: 13, K: 9, P: 7}, {N: 11, K: 5, P: 16}, {N: 6, K: 17, P: 37}, {N: 5, K: 1, P: 3}} {
 		t.Run(fmt.Sprintf("%+v/f64", sh), func(t *testing.T) { vectorEqualGo[float64](t, sh) })
 		t.Run(fmt.Sprintf("%+v/f32", sh), func(t *testing.T) { vectorEqualGo[float32](t, sh) })

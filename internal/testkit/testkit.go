@@ -88,3 +88,15 @@ func FDJacobian(x []float64, f func() []float64, h float64) [][]float64 {
 	}
 	return J
 }
+
+// RequireAVX skips the test where the machine has no AVX code (has false, the package's
+// hasAVX), naming what it would have tested, and restores the package's switch *use (useAVX)
+// when the test ends, so that the test may set it freely.
+func RequireAVX(t testing.TB, what string, has bool, use *bool) {
+	t.Helper()
+	if !has {
+		t.Skipf("no AVX %s on this machine", what)
+	}
+	prev := *use
+	t.Cleanup(func() { *use = prev })
+}
