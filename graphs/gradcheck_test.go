@@ -12,6 +12,7 @@ import (
 
 	"github.com/chewxy/hm"
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/stretchr/testify/require"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -19,22 +20,7 @@ import (
 
 // randDense returns a Dense of the given dtype with entries uniform in [lo, hi).
 func randDense(dt tensor.Dtype, rng *rand.Rand, lo, hi float64, shape ...int) *tensor.Dense {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	if dt == tensor.Float32 {
-		b := make([]float32, n)
-		for i := range b {
-			b[i] = float32(lo + (hi-lo)*rng.Float64())
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(b))
-	}
-	b := make([]float64, n)
-	for i := range b {
-		b[i] = lo + (hi-lo)*rng.Float64()
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(b))
+	return testkit.Dense(dt, func() float64 { return lo + (hi-lo)*rng.Float64() }, shape...)
 }
 
 // eachDtypeMachine runs f as the subtest "dtype/machine" for each of Float64 and Float32

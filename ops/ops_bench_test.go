@@ -10,6 +10,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -35,23 +36,9 @@ func dtName(dt tensor.Dtype) string {
 	return "f64"
 }
 
+// randDense returns a Dense of the given dtype with normal entries of standard deviation scale.
 func randDense(rng *rand.Rand, dt tensor.Dtype, scale float64, shape ...int) *tensor.Dense {
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	if dt == tensor.Float64 {
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = scale * rng.NormFloat64()
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(x))
-	}
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = float32(scale * rng.NormFloat64())
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(x))
+	return testkit.Dense(dt, func() float64 { return scale * rng.NormFloat64() }, shape...)
 }
 
 // benchOp benchmarks the op that build puts in a graph of its own (the output node, on the

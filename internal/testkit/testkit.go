@@ -1,5 +1,5 @@
 // Package testkit holds the test helpers that the tests of several gatejet packages share
-// (softmaxjet, backward, internal/tower, cudaops, ops): it is imported by tests only.
+// (softmaxjet, backward, internal/tower, cudaops, ops, graphs): it is imported by tests only.
 package testkit
 
 import (
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
 )
@@ -99,4 +100,25 @@ func RequireAVX(t testing.TB, what string, has bool, use *bool) {
 	}
 	prev := *use
 	t.Cleanup(func() { *use = prev })
+}
+
+// Dense returns a Dense of dtype dt (Float32 or Float64) and the given shape, its entries
+// drawn from draw in row-major order (rounded to float32 for Float32).
+func Dense(dt tensor.Dtype, draw func() float64, shape ...int) *tensor.Dense {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	if dt == tensor.Float32 {
+		b := make([]float32, n)
+		for i := range b {
+			b[i] = float32(draw())
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(b))
+	}
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = draw()
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(b))
 }
