@@ -61,32 +61,34 @@ func randVec(r *rand.Rand, n int, lo, hi float64) []float64 {
 
 // Naive references, straight from the formulas, one line at a time.
 
-func refSoftmaxBackward(y, dy []float64, shape []int, axis int) []float64 {
-	dx := make([]float64, len(y))
+// refByLine returns, for each line of shape along axis, dx[i] = out(i, s) with s the sum of
+// term(j) over the line's j.
+func refByLine(n int, shape []int, axis int, term func(j int) float64, out func(i int, s float64) float64) []float64 {
+	dx := make([]float64, n)
 	for _, ln := range axisref.Lines(shape, axis) {
 		var s float64
-		for _, i := range ln {
-			s += y[i] * dy[i]
+		for _, j := range ln {
+			s += term(j)
 		}
 		for _, i := range ln {
-			dx[i] = y[i] * (dy[i] - s)
+			dx[i] = out(i, s)
 		}
 	}
 	return dx
 }
 
+// refSoftmaxBackward: dx = y⊙(dy − Σ y⊙dy).
+func refSoftmaxBackward(y, dy []float64, shape []int, axis int) []float64 {
+	return refByLine(len(y), shape, axis,
+		func(j int) float64 { return y[j] * dy[j] },
+		func(i int, s float64) float64 { return y[i] * (dy[i] - s) })
+}
+
+// refLogSoftmaxBackward: dx = dy − exp(y)·Σ dy.
 func refLogSoftmaxBackward(y, dy []float64, shape []int, axis int) []float64 {
-	dx := make([]float64, len(y))
-	for _, ln := range axisref.Lines(shape, axis) {
-		var s float64
-		for _, i := range ln {
-			s += dy[i]
-		}
-		for _, i := range ln {
-			dx[i] = dy[i] - math.Exp(y[i])*s
-		}
-	}
-	return dx
+	return refByLine(len(y), shape, axis,
+		func(j int) float64 { return dy[j] },
+		func(i int, s float64) float64 { return dy[i] - math.Exp(y[i])*s })
 }
 
 func refSoftmaxBackwardGrad(y, dy, g []float64, shape []int, axis int) (gy, gdy []float64) {
