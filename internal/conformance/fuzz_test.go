@@ -200,13 +200,21 @@ func softmaxExpect(a []argSpec, p ctorParams) ([]error, []int) {
 	return axisExpect([]argSpec{a[0], a[0]}, p)
 }
 
-// actExpect is the oracle of the activations (one argument) and their backward (two).
-func actExpect(a []argSpec, p ctorParams) ([]error, []int) {
-	ks := commonKinds(a)
-	x := a[0]
-	if x.isNil {
-		return ks, nil
+// firstArg makes the oracle of a constructor whose rules are about its first argument:
+// commonKinds, then, unless that argument is nil, what check adds about it.
+func firstArg(check func(ks []error, x argSpec, a []argSpec, p ctorParams) ([]error, []int)) func([]argSpec, ctorParams) ([]error, []int) {
+	return func(a []argSpec, p ctorParams) ([]error, []int) {
+		ks := commonKinds(a)
+		if a[0].isNil {
+			return ks, nil
+		}
+		return check(ks, a[0], a, p)
 	}
+}
+
+// actExpect is the oracle of the activations (one argument) and their backward (two), with
+// firstArg.
+func actExpect(ks []error, x argSpec, a []argSpec, _ ctorParams) ([]error, []int) {
 	ok := true
 	if len(x.shape) == 0 {
 		ks, ok = append(ks, gatejet.ErrRank), false
@@ -223,13 +231,8 @@ func actExpect(a []argSpec, p ctorParams) ([]error, []int) {
 	return ks, x.shape
 }
 
-// softArgminExpect is the oracle of graphs.SoftArgmin.
-func softArgminExpect(a []argSpec, p ctorParams) ([]error, []int) {
-	ks := commonKinds(a)
-	c := a[0]
-	if c.isNil {
-		return ks, nil
-	}
+// softArgminExpect is the oracle of graphs.SoftArgmin, with firstArg.
+func softArgminExpect(ks []error, c argSpec, _ []argSpec, p ctorParams) ([]error, []int) {
 	if !validInvTau(p.param) || (c.dt == tensor.Float32 && p.param > math.MaxFloat32) {
 		// Float32 costs: the gradient's factor −invTau must be a finite float32.
 		ks = append(ks, gatejet.ErrTemperature)
@@ -243,13 +246,8 @@ func softArgminExpect(a []argSpec, p ctorParams) ([]error, []int) {
 	return ks, c.shape
 }
 
-// logDetExpect is the oracle of graphs.LogDetPlusRidge.
-func logDetExpect(a []argSpec, p ctorParams) ([]error, []int) {
-	ks := commonKinds(a)
-	h := a[0]
-	if h.isNil {
-		return ks, nil
-	}
+// logDetExpect is the oracle of graphs.LogDetPlusRidge, with firstArg.
+func logDetExpect(ks []error, h argSpec, _ []argSpec, p ctorParams) ([]error, []int) {
 	if !(p.param >= 0) || math.IsInf(p.param, 1) {
 		ks = append(ks, gatejet.ErrParam)
 	}
@@ -290,14 +288,14 @@ var ctors = []ctor{
 	// Softmax-family forward: one argument, x, checked as y and dy are by axisExpect.
 	{"ops.Softmax", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.Softmax(a[0], p.axis) }, softmaxExpect},
 	{"ops.LogSoftmax", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.LogSoftmax(a[0], p.axis) }, softmaxExpect},
-	{"ops.ReLU", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.ReLU(a[0]) }, actExpect},
-	{"ops.GELU", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.GELU(a[0]) }, actExpect},
-	{"ops.SiLU", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.SiLU(a[0]) }, actExpect},
-	{"ops.ReLUBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.ReLUBackward(a[0], a[1]) }, actExpect},
-	{"ops.GELUBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.GELUBackward(a[0], a[1]) }, actExpect},
-	{"ops.SiLUBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.SiLUBackward(a[0], a[1]) }, actExpect},
-	{"ops.SoftArgmin", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.SoftArgmin(a[0], p.param) }, softArgminExpect},
-	{"ops.LogDetPlusRidge", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.LogDetPlusRidge(a[0], p.param) }, logDetExpect},
+	{"ops.ReLU", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.ReLU(a[0]) }, firstArg(actExpect)},
+	{"ops.GELU", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.GELU(a[0]) }, firstArg(actExpect)},
+	{"ops.SiLU", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.SiLU(a[0]) }, firstArg(actExpect)},
+	{"ops.ReLUBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.ReLUBackward(a[0], a[1]) }, firstArg(actExpect)},
+	{"ops.GELUBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.GELUBackward(a[0], a[1]) }, firstArg(actExpect)},
+	{"ops.SiLUBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.SiLUBackward(a[0], a[1]) }, firstArg(actExpect)},
+	{"ops.SoftArgmin", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.SoftArgmin(a[0], p.param) }, firstArg(softArgminExpect)},
+	{"ops.LogDetPlusRidge", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.LogDetPlusRidge(a[0], p.param) }, firstArg(logDetExpect)},
 	{"graphs.GaussNewtonSlabs", 2, true, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.GaussNewtonSlabs(a[0], a[1], p.param) }, jetExpect(chGN, false, false)},
 	{"graphs.GaussNewtonLogDet", 2, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
 		return graphs.GaussNewtonLogDet(a[0], a[1], 1, p.param)
