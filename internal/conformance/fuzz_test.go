@@ -598,17 +598,10 @@ func FuzzOpsRun(f *testing.F) {
 		// The machine's result is the kernel's, bit for bit.
 		sh := softmaxjet.Shape{N: n, K: k, P: p}
 		wantSec, wantHVP := kernelSecondHVP(t, dt, lv, dv, vv, sh, invTau)
-		if i := firstDiff(wantSec, sec); i >= 0 {
-			t.Fatalf("%s: second[%d] = %v through the machine, %v from the kernel", what, i, sec[i], wantSec[i])
-		}
-		if i := firstDiff(wantHVP, hv); i >= 0 {
-			t.Fatalf("%s: hvp[%d] = %v through the machine, %v from the kernel", what, i, hv[i], wantHVP[i])
-		}
+		requireKernelBits(t, what, "second", wantSec, sec)
+		requireKernelBits(t, what, "hvp", wantHVP, hv)
 
-		eps := 0x1p-52
-		if dt == f32 {
-			eps = 0x1p-23
-		}
+		eps := epsilon(dt)
 		for r := range n {
 			lr, dr, vr := lv[r*k:(r+1)*k], dv[r*k*p:(r+1)*k*p], vv[r*k:(r+1)*k]
 			sr, hr := sec[r*k*k*p:(r+1)*k*k*p], hv[r*k*p:(r+1)*k*p]
@@ -835,13 +828,8 @@ func fuzzSoftmaxBackward(t *testing.T, dt tensor.Dtype, opt uint8, data []byte) 
 	if err != nil {
 		t.Fatalf("%s: kernel: %v", what, err)
 	}
-	if i := firstDiff(want, got); i >= 0 {
-		t.Fatalf("%s: dx[%d] = %v through the machine, %v from the kernel", what, i, got[i], want[i])
-	}
-	eps := 0x1p-52
-	if dt == f32 {
-		eps = 0x1p-23
-	}
+	requireKernelBits(t, what, "dx", want, got)
+	eps := epsilon(dt)
 	for o := range outer {
 		for i := range inner {
 			finite := true

@@ -224,6 +224,23 @@ func firstDiff(a, b []float64) int {
 	return -1
 }
 
+// requireKernelBits fails the test unless got, the channel name's values through the machine,
+// are the kernel's want bit for bit.
+func requireKernelBits(t *testing.T, what, name string, want, got []float64) {
+	t.Helper()
+	if i := firstDiff(want, got); i >= 0 {
+		t.Fatalf("%s: %s[%d] = %v through the machine, %v from the kernel", what, name, i, got[i], want[i])
+	}
+}
+
+// epsilon is the machine epsilon of dt: 2⁻²³ for Float32, 2⁻⁵² for Float64.
+func epsilon(dt tensor.Dtype) float64 {
+	if dt == f32 {
+		return 0x1p-23
+	}
+	return 0x1p-52
+}
+
 // jetSeq returns the inputs of a jet of n rows, k atoms and p columns from seq with seeds
 // seed, seed+1 and seed+2: logits in [-lr, lr), decoded values in [-2, 2), v in [-1, 1).
 func jetSeq(seed uint64, n, k, p int, lr float64) (l, d, v []float64) {
