@@ -119,13 +119,10 @@ func Plan(k kernel.ID, ints []int, suffix string, lim Limits, o Options) (Config
 	}
 	switch sp.Family {
 	case kernel.RowJet:
-		if len(ints) != 3 {
-			return Config{}, fmt.Errorf("launch: %s wants [N,K,P], got %v", k, ints)
+		if err := checkSizes(k, ints, "[N,K,P]", 0, 1, 1); err != nil {
+			return Config{}, err
 		}
 		N, K, P := ints[0], ints[1], ints[2]
-		if K < 1 || P < 1 || N < 0 {
-			return Config{}, fmt.Errorf("launch: %s: bad sizes %v", k, ints)
-		}
 		budget := min(lim.MaxSharedBytes, 48<<10) / 8
 		// Flattened in-tile indices are 32-bit: K·K·CT must stay below 2^31 (and K·K must not
 		// overflow first).
@@ -168,13 +165,10 @@ func Plan(k kernel.ID, ints []int, suffix string, lim Limits, o Options) (Config
 		cfg.SharedBytes = 8 * SharedDoubles(k, K, ct, cfg.Block)
 		cfg.Grid = min(N, gridCap)
 	case kernel.Axis:
-		if len(ints) != 3 {
-			return Config{}, fmt.Errorf("launch: %s wants [outer,n,inner], got %v", k, ints)
+		if err := checkSizes(k, ints, "[outer,n,inner]", 0, 0, 0); err != nil {
+			return Config{}, err
 		}
 		outer, n, inner := ints[0], ints[1], ints[2]
-		if outer < 0 || n < 0 || inner < 0 {
-			return Config{}, fmt.Errorf("launch: %s: bad sizes %v", k, ints)
-		}
 		w := min(pow2(max(inner, 1)), 32)
 		if o.Tile > 0 {
 			if o.Tile != pow2(o.Tile) || o.Tile > MaxBlock {
@@ -235,4 +229,18 @@ func MakeParams(in, out []uint64, floats uint64, ints []int, cfg Config, s float
 	p[11] = uint64(int64(cfg.Tile))
 	p[12] = math.Float64bits(s)
 	return p
+}
+
+// checkSizes refuses sizes ints of kernel k unless there are as many as mins, each at least
+// its minimum; names spells the sizes for the message.
+func checkSizes(k kernel.ID, ints []int, names string, mins ...int) error {
+	if len(ints) != len(mins) {
+		return fmt.Errorf("launch: %s wants %s, got %v", k, names, ints)
+	}
+	for i, m := range mins {
+		if ints[i] < m {
+			return fmt.Errorf("launch: %s: bad sizes %v", k, ints)
+		}
+	}
+	return nil
 }
