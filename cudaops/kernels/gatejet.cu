@@ -137,12 +137,19 @@ GJ_DEV void gj_tile_e(const T* D, gj_ll K, gj_ll P, gj_ll c0, gj_ll cw, gj_ll st
   }
 }
 
+// GJ_TILE_EACH(R, a, c) { … }: the block's threads over the R×cw elements of a tile (R rows of
+// cw columns), flattened so that neighbouring threads take neighbouring columns; a is the
+// row and c the column of each element. The indices are 32-bit: launch.Plan keeps K·K·CT below
+// 2^31. Needs cw, the tile's width, in scope.
+#define GJ_TILE_EACH(R, a, c)                                                              \
+  for (gj_u gj_j_ = threadIdx.x, gj_n_ = (gj_u)((R) * cw), gj_w_ = (gj_u)cw; gj_j_ < gj_n_; \
+       gj_j_ += blockDim.x)                                                                \
+    for (gj_u a = gj_j_ / gj_w_, c = gj_j_ - a * gj_w_, gj_once_ = 1; gj_once_; gj_once_ = 0)
+
 // dst[a][c] = X[a*stride + c0 + c] for a < K, c < cw (a tile of a [K, ·] array). No sync.
 template <typename T>
 GJ_DEV void gj_tile_copy(const T* X, gj_ll K, gj_ll stride, gj_ll c0, gj_ll cw, gj_ll st, double* dst) {
-  const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
-  for (gj_u j = threadIdx.x; j < n; j += blockDim.x) {
-    gj_u a = j / w, c = j - a * w;
+  GJ_TILE_EACH(K, a, c) {
     dst[a * st + c] = (double)X[a * stride + c0 + c];
   }
 }
@@ -156,9 +163,7 @@ GJ_DEV void gj_value_vjp_tile(const T* Gv, const double* z, const double* X, dou
   const gj_ll t = threadIdx.x, nt = blockDim.x;
   for (gj_ll c = t; c < cw; c += nt) gt[c] = (double)Gv[c0 + c];
   __syncthreads();
-  const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
-  for (gj_u j = t; j < n; j += nt) {
-    gj_u k = j / w, c = j - k * w;
+  GJ_TILE_EACH(K, k, c) {
     dD[k * P + c0 + c] = (T)(z[k] * gt[c]);
   }
   for (gj_ll a = t; a < K; a += nt) {
@@ -175,9 +180,7 @@ GJ_DEV void gj_value_vjp_tile(const T* Gv, const double* z, const double* X, dou
 template <typename T>
 GJ_DEV void gj_gn_upstream(const T* M, const double* f, const double* X, double* Ut, gj_ll K, gj_ll cw,
                            gj_ll st, double scale) {
-  const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
-  for (gj_u j = threadIdx.x; j < n; j += blockDim.x) {
-    gj_u a = j / w, c = j - a * w;
+  GJ_TILE_EACH(K, a, c) {
     double x = 0.0;
     for (gj_ll b = 0; b < K; ++b) x += ((double)M[a * K + b] + (double)M[b * K + a]) * f[b] * X[b * st + c];
     Ut[a * st + c] = scale * x;
@@ -297,9 +300,7 @@ GJ_DEV void jet_first_body(const GjArgs& A) {
     GJ_TILES {
       for (gj_ll c = t; c < cw; c += nt) m[c] = gj_gate_dot(z, Dr, c0 + c, K, P);
       __syncthreads();
-      const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
-      for (gj_u j = t; j < n; j += nt) {
-        gj_u a = j / w, c = j - a * w;
+      GJ_TILE_EACH(K, a, c) {
         gj_ll o = a * P + c0 + c;
         Fr[o] = (T)(s * z[a] * ((double)Dr[o] - m[c]));
       }
@@ -321,9 +322,8 @@ GJ_DEV void jet_second_body(const GjArgs& A) {
     GJ_TILES {
       gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
       __syncthreads();
-      const gj_u n = (gj_u)(K * K * cw), w = (gj_u)cw, kk = (gj_u)K;
-      for (gj_u j = t; j < n; j += nt) {
-        gj_u ab = j / w, c = j - ab * w;
+      const gj_u kk = (gj_u)K;
+      GJ_TILE_EACH(K * K, ab, c) {
         gj_u a = ab / kk, b = ab - a * kk;
         double ea = e[a * st + c], eb = e[b * st + c];
         double v = -z[a] * z[b] * (ea + eb);
@@ -361,9 +361,7 @@ GJ_DEV void jet_hvp_body(const GjArgs& A) {
         w[c] = wc;
       }
       __syncthreads();
-      const gj_u n = (gj_u)(K * cw), cwu = (gj_u)cw;
-      for (gj_u j = t; j < n; j += nt) {
-        gj_u a = j / cwu, c = j - a * cwu;
+      GJ_TILE_EACH(K, a, c) {
         gj_ll o = a * P + c0 + c;
         Hr[o] = (T)(s2 * z[a] * (((double)Dr[o] - m[c]) * u[a] - w[c]));
       }
@@ -401,9 +399,7 @@ GJ_DEV void gj_first_vjp_tile(const double* z, const double* e, const double* Gt
     rho[c] = r;
   }
   __syncthreads();
-  const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
-  for (gj_u j = t; j < n; j += nt) {
-    gj_u k = j / w, c = j - k * w;
+  GJ_TILE_EACH(K, k, c) {
     dDr[k * P + c0 + c] = (T)(s * z[k] * (Gt[k * st + c] - gam[c]));
   }
   for (gj_ll b = t; b < K; b += nt) {
@@ -485,9 +481,7 @@ GJ_DEV void jet_second_vjp_body(const GjArgs& A) {
     GJ_TILES {
       gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
       __syncthreads();
-      const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;
-      for (gj_u j = t; j < n; j += nt) {
-        gj_u a = j / w, c = j - a * w;
+      GJ_TILE_EACH(K, a, c) {
         double r = 0.0, tv = 0.0;
         for (gj_ll b = 0; b < K; ++b) {
           double h = (double)Gr[(a * K + b) * P + c0 + c] + (double)Gr[(b * K + a) * P + c0 + c];
@@ -505,8 +499,7 @@ GJ_DEV void jet_second_vjp_body(const GjArgs& A) {
         Qc[c] = x;
       }
       __syncthreads();
-      for (gj_u j = t; j < n; j += nt) {
-        gj_u k = j / w, c = j - k * w;
+      GJ_TILE_EACH(K, k, c) {
         dDr[k * P + c0 + c] = (T)(s2 * z[k] * (q[k * st + c] - Qc[c]));
       }
       for (gj_ll k = t; k < K; k += nt) {
@@ -583,9 +576,7 @@ GJ_DEV void jet_hvp_vjp_body(const GjArgs& A) {
         rhop[c] = rp;
       }
       __syncthreads();
-      const gj_u n = (gj_u)(K * cw), cwu = (gj_u)cw;
-      for (gj_u j = t; j < n; j += nt) {
-        gj_u k = j / cwu, c = j - k * cwu;
+      GJ_TILE_EACH(K, k, c) {
         dDr[k * P + c0 + c] = (T)(s2 * z[k] * (u[k] * (Gt[k * st + c] - gam[c]) - gamp[c]));
       }
       for (gj_ll b = t; b < K; b += nt) {
@@ -685,9 +676,7 @@ GJ_DEV void logistic_value_body(const GjArgs& A) {
 // out[a][c] = f(a) · D[a][c] (· extra(a)) over a row, tile by tile.
 #define GJ_SCALED_ROWS(OUTROW, FA)                                   \
   GJ_TILES {                                                          \
-    const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;                      \
-    for (gj_u j = t; j < n; j += nt) {                                \
-      gj_u a = j / w, c = j - a * w;                                  \
+    GJ_TILE_EACH(K, a, c) {                                           \
       gj_ll o = a * P + c0 + c;                                       \
       OUTROW[o] = (T)((FA) * (double)Dr[o]);                          \
     }                                                                 \
@@ -730,9 +719,8 @@ GJ_DEV void logistic_second_body(const GjArgs& A) {
     const T* Dr = D + row * K * P;
     T* Sr = S + row * K * K * P;
     GJ_TILES {
-      const gj_u n = (gj_u)(K * K * cw), w = (gj_u)cw, kk = (gj_u)K;
-      for (gj_u j = t; j < n; j += nt) {
-        gj_u ab = j / w, c = j - ab * w;
+      const gj_u kk = (gj_u)K;
+      GJ_TILE_EACH(K * K, ab, c) {
         gj_u a = ab / kk, b = ab - a * kk;
         double v = 0.0;
         if (a == b) v = d2[a] * (double)Dr[(gj_ll)a * P + c0 + c];
@@ -785,9 +773,7 @@ GJ_DEV void logistic_value_vjp_body(const GjArgs& A) {
       gj_tile_copy(Dr, K, P, c0, cw, st, Dt);                                 \
       UPSTREAM;                                                               \
       __syncthreads();                                                        \
-      const gj_u n = (gj_u)(K * cw), w = (gj_u)cw;                            \
-      for (gj_u j = t; j < n; j += nt) {                                      \
-        gj_u a = j / w, c = j - a * w;                                        \
+      GJ_TILE_EACH(K, a, c) {                                                 \
         dDr[a * P + c0 + c] = (T)((DDFAC) * Ut[a * st + c]);                  \
       }                                                                       \
       gj_acc_rowdot(acc, Ut, Dt, K, cw, st);                                  \

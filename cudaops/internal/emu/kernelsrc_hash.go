@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "127648b84cb2f6a94203c858fb974549df2419fa1b02b5ce064174813d5d50ea"
+const kernelSourceSHA256 = "32728694075fb6cd024df00e69aaf832c2dd9fe59b935328bf8675055ffaf759"
