@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"hash"
 
 	"gorgonia.org/gorgonia"
 
@@ -75,19 +74,15 @@ func (op *axisOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (g
 // Inputs: y, dy and the upstream gradient on dx. Not differentiable itself.
 type axisGradOp struct {
 	uniform
-	fwd *axisOp
-	wrt int
+	wrtOf[*axisOp]
 }
 
 func newAxisGradOp(fwd *axisOp, wrt int) *axisGradOp {
-	op := &axisGradOp{fwd: fwd, wrt: wrt}
+	op := &axisGradOp{wrtOf: wrtOf[*axisOp]{fwd: fwd, wrt: wrt, tag: "grad"}}
 	op.uniform = uniform{args: []string{"y", "dy", "grad"}, k: fwd.kernels()[2], sizes: fwd.sizes, slot: wrt}
 	op.init(op, fwd.name()+"Grad", fwd.dt, fwd.shape, fwd.inherited())
 	return op
 }
-
-// WriteHash writes the forward op's hash and wrt.
-func (op *axisGradOp) WriteHash(h hash.Hash) { writeGradHash(h, op.fwd, "grad", op.wrt) }
 
 // String names the op, its axis and wrt.
 func (op *axisGradOp) String() string {

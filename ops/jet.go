@@ -383,12 +383,11 @@ func jetDiff[T float](op *jetOp, grads []*tensor.Dense, in jetInputs) error {
 // the channel; the output has the shape of input wrt. It is not differentiable itself.
 type jetVJPOp struct {
 	seam
-	fwd *jetOp
-	wrt int
+	wrtOf[*jetOp]
 }
 
 func newJetVJPOp(fwd *jetOp, wrt int) *jetVJPOp {
-	op := &jetVJPOp{fwd: fwd, wrt: wrt}
+	op := &jetVJPOp{wrtOf: wrtOf[*jetOp]{fwd: fwd, wrt: wrt, tag: "VJP"}}
 	op.init(op, fwd.name()+"VJP", fwd.dt, op.wrtShape(), fwd.inherited())
 	return op
 }
@@ -430,9 +429,6 @@ func (op *jetVJPOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 	}
 	return op.claim(op.name(), op.wrtShape(), nil)
 }
-
-// WriteHash writes the forward op's hash and wrt.
-func (op *jetVJPOp) WriteHash(h hash.Hash) { writeGradHash(h, op.fwd, "VJP", op.wrt) }
 
 // String names the VJP, its gate parameters and wrt.
 func (op *jetVJPOp) String() string {

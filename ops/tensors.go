@@ -425,14 +425,21 @@ func gradNodes(n int, children gorgonia.Nodes, newOp func(wrt int) gradOp) (gorg
 	return retVal, nil
 }
 
-// writeGradHash writes the hash of a gradient op: that of the op fwd it differentiates, then
-// its tag and wrt.
-func writeGradHash(h hash.Hash, fwd interface{ WriteHash(hash.Hash) }, tag string, wrt int) {
+// wrtOf is what a gradient op holds of the forward op it differentiates: fwd, the input
+// wrt, and the tag of the gradient's kind ("grad", "VJP") for the hash.
+type wrtOf[F interface{ WriteHash(hash.Hash) }] struct {
+	fwd F
+	wrt int
+	tag string
+}
+
+// WriteHash writes the hash of the gradient op: that of fwd, then the tag and wrt.
+func (g *wrtOf[F]) WriteHash(h hash.Hash) {
 	if h == nil {
 		return
 	}
-	fwd.WriteHash(h)
-	fmt.Fprintf(h, " %s wrt %d", tag, wrt)
+	g.fwd.WriteHash(h)
+	fmt.Fprintf(h, " %s wrt %d", g.tag, g.wrt)
 }
 
 // logical returns t (not a view, dtype dt) laid out row-major in its logical order (a
