@@ -92,9 +92,7 @@ func run(cfg Config) (Result, error) {
 	if err := cfg.validate(); err != nil {
 		return res, err
 	}
-	if cfg.Out == nil {
-		cfg.Out = io.Discard
-	}
+	cfg.Out = exampleutil.OrDiscard(cfg.Out)
 	start := time.Now()
 	res.Candidates = cfg.Candidates
 	if res.Candidates == nil {

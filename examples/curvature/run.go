@@ -185,12 +185,8 @@ func run(cfg Config) (Result, error) {
 	if err := cfg.validate(); err != nil {
 		return res, err
 	}
-	if cfg.Stdout == nil {
-		cfg.Stdout = io.Discard
-	}
-	if cfg.Stderr == nil {
-		cfg.Stderr = io.Discard
-	}
+	cfg.Stdout = exampleutil.OrDiscard(cfg.Stdout)
+	cfg.Stderr = exampleutil.OrDiscard(cfg.Stderr)
 	if err := cudaops.EnvError(); err != nil {
 		fmt.Fprintf(cfg.Stderr, "warning: %v\n", err)
 	}

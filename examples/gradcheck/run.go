@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"strings"
 
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/exampleutil"
 	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/ops"
 	G "gorgonia.org/gorgonia"
@@ -30,9 +30,7 @@ const ratioLegend = "ratio = |analytic − numeric| / (atol + rtol·max(|analyti
 // run builds the graph once per machine, checks it and prints the reports. It returns an
 // error matching graphs.ErrGradient when a gradient is wrong.
 func run(cfg Config) error {
-	if cfg.Out == nil {
-		cfg.Out = io.Discard
-	}
+	cfg.Out = exampleutil.OrDiscard(cfg.Out)
 	var machines []graphs.Machine
 	switch cfg.Machines {
 	case "tape":

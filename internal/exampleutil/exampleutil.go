@@ -1,9 +1,10 @@
 // Package exampleutil holds the helpers that several example programs (examples/...) share:
-// writing a CSV file and drawing normal random numbers.
+// writing a CSV file, drawing normal random numbers and defaulting an output writer.
 package exampleutil
 
 import (
 	"encoding/csv"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -41,4 +42,12 @@ func Normals(rng NormalSource, n int, sd float64) []float64 {
 		v[i] = sd * rng.NormFloat64()
 	}
 	return v
+}
+
+// OrDiscard returns w, or io.Discard when w is nil: a run's output writers default to silence.
+func OrDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }

@@ -1,9 +1,11 @@
 package exampleutil
 
 import (
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +33,15 @@ func TestNormals(t *testing.T) {
 		if want := 2 * b.NormFloat64(); x != want {
 			t.Fatalf("v[%d] = %v, want %v", i, x, want)
 		}
+	}
+}
+
+func TestOrDiscard(t *testing.T) {
+	if got := OrDiscard(nil); got != io.Discard {
+		t.Fatalf("OrDiscard(nil) = %v, want io.Discard", got)
+	}
+	var b strings.Builder
+	if got := OrDiscard(&b); got != &b {
+		t.Fatalf("OrDiscard(w) = %v, want w", got)
 	}
 }
