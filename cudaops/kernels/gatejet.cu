@@ -379,6 +379,27 @@ GJ_DEV void jet_gauss_newton_body(const GjArgs& A) {
 #undef GJ_FA
 }
 
+// The centred VJP passes of one tile, given the K×cw tiles e and X and the column means m
+// (stride st, visible): dD[k][c] = f ζ_k (X[k][c] − m_c) and acc[b] += Σ_c e[b][c] (X[b][c] − m_c),
+// less sub[b][c] per term where SUB. No sync.
+template <bool SUB, typename T>
+GJ_DEV void gj_centred_vjp(const double* z, const double* e, const double* X, const double* m,
+                           const double* sub, double* acc, T* dDr, gj_ll K, gj_ll P, gj_ll c0,
+                           gj_ll cw, gj_ll st, double f) {
+  const gj_ll t = threadIdx.x, nt = blockDim.x;
+  GJ_TILE_EACH(K, k, c) {
+    dDr[k * P + c0 + c] = (T)(f * z[k] * (X[k * st + c] - m[c]));
+  }
+  for (gj_ll b = t; b < K; b += nt) {
+    double x = acc[b];
+    for (gj_ll c = 0; c < cw; ++c) {
+      if (SUB) x += e[b * st + c] * (X[b * st + c] - m[c]) - sub[b * st + c];
+      else x += e[b * st + c] * (X[b * st + c] - m[c]);
+    }
+    acc[b] = x;
+  }
+}
+
 // The first-channel VJP of one tile, given e and the upstream tile Gt (both K×cw, stride st):
 // γ_c = Σ_a ζ_a Gt[a][c], ρ_c = Σ_a ζ_a Gt[a][c] e[a][c]; dD[k][c] = s ζ_k (Gt[k][c] − γ_c);
 // acc[b] += Σ_c e[b][c] (Gt[b][c] − γ_c); *rsum += Σ_c ρ_c. Starts after a sync that made e and
@@ -399,14 +420,7 @@ GJ_DEV void gj_first_vjp_tile(const double* z, const double* e, const double* Gt
     rho[c] = r;
   }
   __syncthreads();
-  GJ_TILE_EACH(K, k, c) {
-    dDr[k * P + c0 + c] = (T)(s * z[k] * (Gt[k * st + c] - gam[c]));
-  }
-  for (gj_ll b = t; b < K; b += nt) {
-    double x = acc[b];
-    for (gj_ll c = 0; c < cw; ++c) x += e[b * st + c] * (Gt[b * st + c] - gam[c]);
-    acc[b] = x;
-  }
+  gj_centred_vjp<false>(z, e, Gt, gam, (const double*)0, acc, dDr, K, P, c0, cw, st, s);
   if (t == 0) {
     double x = *rsum;
     for (gj_ll c = 0; c < cw; ++c) x += rho[c];
@@ -499,14 +513,7 @@ GJ_DEV void jet_second_vjp_body(const GjArgs& A) {
         Qc[c] = x;
       }
       __syncthreads();
-      GJ_TILE_EACH(K, k, c) {
-        dDr[k * P + c0 + c] = (T)(s2 * z[k] * (q[k * st + c] - Qc[c]));
-      }
-      for (gj_ll k = t; k < K; k += nt) {
-        double x = acc[k];
-        for (gj_ll c = 0; c < cw; ++c) x += e[k * st + c] * (q[k * st + c] - Qc[c]) - tt[k * st + c];
-        acc[k] = x;
-      }
+      gj_centred_vjp<true>(z, e, q, Qc, tt, acc, dDr, K, P, c0, cw, st, s2);
       __syncthreads();
     }
     for (gj_ll k = t; k < kp; k += nt) red[k] = k < K ? z[k] * acc[k] : 0.0;

@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "32728694075fb6cd024df00e69aaf832c2dd9fe59b935328bf8675055ffaf759"
+const kernelSourceSHA256 = "b8cb8e7e9cce4795840add08adafe8ad199a5d7f2374c2575769ec85ac5d8c24"
