@@ -356,6 +356,8 @@ GJ_DEV void jet_hvp_body(const GjArgs& A) {
       for (gj_ll c = t; c < cw; c += nt) {
         const double mc = gj_gate_dot(z, Dr, c0 + c, K, P);
         double wc = 0.0;
+        // Not unrolled: unrolled, ptxas 11.8 spills this kernel's f32 twin for sm_90.
+#pragma unroll 1
         for (gj_ll b = 0; b < K; ++b) wc += z[b] * u[b] * ((double)Dr[b * P + c0 + c] - mc);
         m[c] = mc;
         w[c] = wc;

@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "b8cb8e7e9cce4795840add08adafe8ad199a5d7f2374c2575769ec85ac5d8c24"
+const kernelSourceSHA256 = "9db2d9dc7d80e4f9bc3a85d98659f50f586a8118b7d83339d27dc8a47fac057c"
