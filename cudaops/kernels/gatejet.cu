@@ -357,7 +357,9 @@ GJ_DEV void jet_hvp_body(const GjArgs& A) {
         const double mc = gj_gate_dot(z, Dr, c0 + c, K, P);
         double wc = 0.0;
         // Not unrolled: unrolled, ptxas 11.8 spills this kernel's f32 twin for sm_90.
+#ifndef GJ_EMU
 #pragma unroll 1
+#endif
         for (gj_ll b = 0; b < K; ++b) wc += z[b] * u[b] * ((double)Dr[b * P + c0 + c] - mc);
         m[c] = mc;
         w[c] = wc;

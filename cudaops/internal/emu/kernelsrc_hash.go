@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "9db2d9dc7d80e4f9bc3a85d98659f50f586a8118b7d83339d27dc8a47fac057c"
+const kernelSourceSHA256 = "c0a412a1c4d7ec8b074a1023a170a5f23949fe18fc8068cd9a8ec3699006e6b4"
