@@ -671,14 +671,19 @@ GJ_DEV void gj_logistic_gate(const T* l, gj_ll K, const double* ab, double* z, d
   (void)z; (void)d1; (void)d2; (void)d3;     \
   const T* L = (const T*)A.in[0];            \
   const T* D = (const T*)A.in[1];
+// The gate of row `row`: ζ and its three scaled derivatives into z, d1, d2, d3.
+#define GJ_LOGISTIC_GATE gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3)
+// The start of a row: its gate and its decoded values Dr.
+#define GJ_LOGISTIC_ROW \
+  GJ_LOGISTIC_GATE;     \
+  const T* Dr = D + row * K * P
 
 template <typename T>
 GJ_DEV void logistic_value_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
   T* V = (T*)A.out[0];
   GJ_ROWS {
-    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
-    const T* Dr = D + row * K * P;
+    GJ_LOGISTIC_ROW;
     for (gj_ll c = t; c < P; c += nt) V[row * P + c] = (T)gj_gate_dot(z, Dr, c, K, P);
     __syncthreads();
   }
@@ -698,8 +703,7 @@ GJ_DEV void logistic_first_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
   T* F = (T*)A.out[0];
   GJ_ROWS {
-    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
-    const T* Dr = D + row * K * P;
+    GJ_LOGISTIC_ROW;
     T* Fr = F + row * K * P;
     GJ_SCALED_ROWS(Fr, d1[a])
     __syncthreads();
@@ -712,8 +716,7 @@ GJ_DEV void logistic_hvp_body(const GjArgs& A) {
   const T* V = (const T*)A.in[2];
   T* H = (T*)A.out[0];
   GJ_ROWS {
-    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
-    const T* Dr = D + row * K * P;
+    GJ_LOGISTIC_ROW;
     const T* Vr = V + row * K;
     T* Hr = H + row * K * P;
     GJ_SCALED_ROWS(Hr, d2[a] * (double)Vr[a])
@@ -726,8 +729,7 @@ GJ_DEV void logistic_second_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
   T* S = (T*)A.out[0];
   GJ_ROWS {
-    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);
-    const T* Dr = D + row * K * P;
+    GJ_LOGISTIC_ROW;
     T* Sr = S + row * K * K * P;
     GJ_TILES {
       const gj_u kk = (gj_u)K;
@@ -746,7 +748,7 @@ template <typename T>
 GJ_DEV void logistic_gauss_newton_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
 #define GJ_FA(i) (d1[i])
-  GJ_GN_ROWS(gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3), gj_tile_copy(Dr, K, P, c0, cw, st, X),
+  GJ_GN_ROWS(GJ_LOGISTIC_GATE, gj_tile_copy(Dr, K, P, c0, cw, st, X),
              GJ_FA)
 #undef GJ_FA
 }
@@ -763,8 +765,7 @@ GJ_DEV void gj_acc_rowdot(double* acc, const double* X, const double* Y, gj_ll K
 template <typename T>
 GJ_DEV void logistic_value_vjp_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
-  GJ_VALUE_VJP_ROWS(gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3),
-                    gj_tile_copy(Dr, K, P, c0, cw, st, X), d1[a])
+  GJ_VALUE_VJP_ROWS(GJ_LOGISTIC_GATE, gj_tile_copy(Dr, K, P, c0, cw, st, X), d1[a])
 }
 
 // Shared skeleton of the diagonal logistic VJPs: per tile, Dt = D and Ut = the upstream tile
@@ -776,7 +777,7 @@ GJ_DEV void logistic_value_vjp_body(const GjArgs& A) {
   T* dL = (T*)A.out[0];                                                       \
   T* dD = (T*)A.out[1];                                                       \
   GJ_ROWS {                                                                   \
-    gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3);                \
+    GJ_LOGISTIC_GATE;                                                         \
     for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;                           \
     const T* Dr = D + row * K * P;                                            \
     T* dDr = dD + row * K * P;                                                \

@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "c0a412a1c4d7ec8b074a1023a170a5f23949fe18fc8068cd9a8ec3699006e6b4"
+const kernelSourceSHA256 = "73f12d9f03847992f3e4b190c60fadc42c076c6aafd76cd5f69b830fb0ae8c6a"
