@@ -40,13 +40,15 @@
 //	    softmax / log-softmax along axis from its saved output y (any rank 1 to 8)
 //	ReLU(x), GELU(x), SiLU(x) and ReLUBackward, GELUBackward, SiLUBackward(x, dy)
 //
+//	SoftArgmin(costs, invTau): softmax(−invTau·costs) along the last axis (graphs.SoftArgmin)
+//	LogDetPlusRidge(H, lambda): log det(sym(H[r]) + λI) per row (graphs.LogDetPlusRidge)
+//
+// SoftArgmin and LogDetPlusRidge (and the latter's gradient) run on kernels that exist on the
+// CPU only, so under cudaops.ModeRequired their computation is an ErrDevice error; package
+// graphs documents them with the graph pieces built on them.
+//
 // Every constructor takes Options after its arguments. ReuseOutput makes the op write each
 // run's result into one buffer it owns, rather than a new tensor per run (see below).
-//
-// This package also holds the ops of graphs.SoftArgmin and graphs.LogDetPlusRidge (and of
-// the latter's gradient), which graphs builds and names: they take Options, report their
-// paths and run through cudaops.Run like the ops above, on kernels that run on the CPU only,
-// so under cudaops.ModeRequired their computation is an ErrDevice error.
 //
 // # Gradients
 //
