@@ -16,7 +16,6 @@ import (
 type kernelCall struct {
 	name string
 	call func() error
-	outs [][]float64 // the float64 outputs, for comparisons (nil for float32 calls)
 }
 
 // allKernels returns a call of each kernel, on element type T, over a batch of shape sh with

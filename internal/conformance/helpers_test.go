@@ -21,9 +21,6 @@ var (
 	f32 = tensor.Float32
 )
 
-// float is the element type of the kernels.
-type float interface{ float32 | float64 }
-
 // catch runs f and turns a panic into an error that names it and carries the stack, so a
 // table test reports the case that panicked instead of dying.
 func catch(f func() error) (err error, panicked bool) {
