@@ -31,6 +31,7 @@ func outShape(c channel, n, k, p int) []int { return c.Out().Shape(n, k, p) }
 // every gate; nothing here branches on which gate it holds. Immutable once built.
 type gate struct {
 	k      *kernel.Gate
+	K      int // atoms: the length of a per-atom parameter
 	floats []float64
 }
 
@@ -42,7 +43,7 @@ func newGate(op string, k *kernel.Gate, K int, floats []float64) (*gate, error) 
 	if err := k.Check(op, K, floats); err != nil {
 		return nil, err
 	}
-	return &gate{k: k, floats: append([]float64(nil), floats...)}, nil
+	return &gate{k: k, K: K, floats: append([]float64(nil), floats...)}, nil
 }
 
 // softmaxParams returns the softmax gate's parameters: [invTau].
@@ -66,23 +67,11 @@ type gateParams func(op string, K int) ([]float64, error)
 
 // groups calls f with each named parameter of the gate and its values.
 func (g *gate) groups(f func(p kernel.Param, v []float64)) {
-	K := len(g.floats)
-	if n := g.k.NumFloats(1); n > 0 {
-		scalars := 0
-		for _, p := range g.k.Params {
-			if !p.PerAtom {
-				scalars++
-			}
-		}
-		if per := n - scalars; per > 0 {
-			K = (len(g.floats) - scalars) / per
-		}
-	}
 	rest := g.floats
 	for _, p := range g.k.Params {
 		n := 1
 		if p.PerAtom {
-			n = K
+			n = g.K
 		}
 		f(p, rest[:n:n])
 		rest = rest[n:]
