@@ -246,8 +246,10 @@ func deviceError(b Backend, c *Call, err error) error {
 //
 // An output the CPU function may skip (a VJP's, left nil) is given a scratch buffer for a
 // device launch, since device kernels write every output; the call's slices are as they were
-// when Run returns. The error returned with a CPU path is the CPU function's own; an error
-// under ModeRequired comes with PathGPU, the path that was required.
+// when Run returns. A call is checked the same way on every path (Check, but for those
+// outputs), so its outcome does not depend on the mode: the error returned with a CPU path is
+// that check's or the CPU function's own; an error under ModeRequired comes with PathGPU, the
+// path that was required.
 func Run(c *Call) (Path, error) {
 	m := CurrentMode()
 	if m == ModeRequired {
@@ -327,8 +329,8 @@ func fillScratch[T Float](c *Call, o *Operands[T]) (filled uint8, err error) {
 	total := 0
 	for i, d := range sp.Out {
 		if o.Out[i] == nil && sp.Skippable&(1<<i) != 0 {
-			n, _ := d.Len(c.Ints) // c passed check: no overflow
-			if n > int(^uint(0)>>1)-total {
+			n, ok := d.Len(c.Ints)
+			if !ok || n > int(^uint(0)>>1)-total {
 				return 0, check.Errorf(gatejet.ErrSize, runOp, "scratch", "%v: scratch sizes overflow int", c.Kernel)
 			}
 			total += n
