@@ -380,7 +380,8 @@ func jetDiff[T float](op *jetOp, grads []*tensor.Dense, in jetInputs) error {
 
 // jetVJPOp is the gradient of a jetOp with respect to one of its inputs (wrt: 0 logits,
 // 1 decoded, 2 v): inputs are the forward op's inputs followed by the upstream gradient of
-// the channel; the output has the shape of input wrt. It is not differentiable itself.
+// the channel; the output has the shape of input wrt. Only the value and first channels' are
+// differentiable themselves.
 type jetVJPOp struct {
 	seam
 	wrtOf[*jetOp]
@@ -439,26 +440,26 @@ func (op *jetVJPOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 	return computeJet(op.name(), &op.run, op.fwd, op.fwd.outShape, op.wrt, out, vals)
 }
 
-// DiffWRT: the value channel's VJP is differentiable (see valueVJPSymDiff); the other
-// channels' VJPs are not: that would need the next order of the jet.
+// DiffWRT: the value and first channels' VJPs are differentiable (see vjpSymDiff); the
+// other channels' VJPs are not: that would need the next order of the jet.
 func (op *jetVJPOp) DiffWRT(inputs int) []bool {
-	if op.fwd.c == kernel.Value {
-		return valueVJPDiffWRT(op.wrt, inputs)
+	if differentiableVJP(op.fwd.c) {
+		return vjpDiffWRT(op.wrt, inputs)
 	}
 	return diffMask(inputs, false)
 }
 
-// SymDiff returns the gradients of the value channel's VJP (see valueVJPSymDiff), and reports
-// that the other channels' VJPs are not differentiable.
+// SymDiff returns the gradients of the value and first channels' VJPs (see vjpSymDiff), and
+// reports that the other channels' VJPs are not differentiable.
 func (op *jetVJPOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	if op.fwd.c != kernel.Value {
+	if !differentiableVJP(op.fwd.c) {
 		return nil, check.Errorf(gatejet.ErrParam, op.name(), "",
-			"the gradient of the %s channel is not differentiable (only the value channel's is)", op.fwd.c)
+			"the gradient of the %s channel is not differentiable (only the value and first channels' are)", op.fwd.c)
 	}
 	if err := checkDiffNodes(op.name(), op.Arity(), inputs, grad); err != nil {
 		return nil, err
 	}
-	return valueVJPSymDiff(op, inputs, grad)
+	return vjpSymDiff(op, inputs, grad)
 }
 
 // DoDiff accepts a zero output gradient and reports an error otherwise (see nonDiff).

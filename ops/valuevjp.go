@@ -9,24 +9,36 @@ import (
 	"github.com/gatejet/gatejet/internal/check"
 )
 
-// The gradients of the value channel's VJP, so that a loss built on SoftmaxJetValue or
-// LogisticJetValue has exact Hessian-vector products. With ẑ = Σ_k ζ_k(l)·D[k], upstream g on
-// ẑ, the VJP is
+// The gradients of the value and first channels' VJPs, so that a loss built on either channel
+// (SoftmaxJetValue, LogisticJetFirst, ...) has exact Hessian-vector products. Channel X with
+// upstream G has the VJP dl = ∂⟨G,X⟩/∂l, dD = ∂⟨G,X⟩/∂D; the gradients of ⟨U, dl⟩ and ⟨U, dD⟩
+// for an upstream U on either output are contractions of channels that exist, for any gate.
 //
-//	dl_a = Σ_c g_c·first[a][c],   dD[k][c] = ζ_k·g_c,
+// Through dD: X is linear in D, so dD does not depend on D and ⟨U, dD⟩ = ⟨G, X(l, U)⟩:
 //
-// and its own gradients, for an upstream U on dl or on dD, are contractions of channels that
-// exist, for any gate:
+//	∂/∂l = XVJP_l(l, U, G)    ∂/∂G = X(l, U)
 //
-//	through dl:  ∂/∂l_b = Σ_c g_c·HVP(l, D, U)[b][c]    ∂/∂D = FirstVJP_D(l, D, U⊗g)
-//	             ∂/∂g_c = Σ_a U_a·first[a][c]
-//	through dD:  ∂/∂l   = ValueVJP_l(l, U, g)           ∂/∂g_c = Σ_k ζ_k·U[k][c] = value(l, U)
+// Through dl: ⟨U, dl⟩ is the derivative of ⟨G, X⟩ along U. For the value channel
+// (dl_a = Σ_c g_c·first[a][c]):
 //
-// (dD does not depend on D). Each term is a node of this package or a Gorgonia reshape or
-// batched product, so they are differentiable in turn as far as those are.
+//	∂/∂l_b = Σ_c g_c·HVP(l, D, U)[b][c]    ∂/∂D = FirstVJP_D(l, D, U⊗g)    ∂/∂g_c = Σ_a U_a·first[a][c]
+//
+// and for the first channel (dl_e = Σ_{a,c} G[a][c]·second[a][e][c], so
+// ⟨U, dl⟩ = ⟨G, HVP(l, D, U)⟩):
+//
+//	∂/∂l = HVPVJP_l(l, D, U, G)    ∂/∂D = HVPVJP_D(l, D, U, G)    ∂/∂G = HVP(l, D, U)
+//
+// HVPVJP_l is the third-order contraction Σ_{a,b,c} G[a][c]·U_b·∂³ẑ_c/∂l_a∂l_b∂l_e, which the
+// HVP's VJP kernel computes in O(K·P) a row (docs/math.md). Each term is a node of this
+// package or a Gorgonia reshape or batched product, so they are differentiable in turn as far
+// as those are (the HVP's VJP is not).
 
-// valueVJPDiffWRT is the DiffWRT of the value channel's VJP with respect to input wrt.
-func valueVJPDiffWRT(wrt, inputs int) []bool {
+// differentiableVJP reports whether the VJP ops of channel c are differentiable.
+func differentiableVJP(c channel) bool { return c == kernel.Value || c == kernel.First }
+
+// vjpDiffWRT is the DiffWRT of a differentiable VJP op with respect to input wrt: dD does not
+// depend on D.
+func vjpDiffWRT(wrt, inputs int) []bool {
 	m := diffMask(inputs, true)
 	if wrt == 1 && len(m) > 1 {
 		m[1] = false
@@ -34,25 +46,31 @@ func valueVJPDiffWRT(wrt, inputs int) []bool {
 	return m
 }
 
-// valueVJPSymDiff returns the gradients of ⟨U, VJP⟩ with respect to logits, decoded and g,
-// for the value channel's VJP op with respect to input wrt.
-func valueVJPSymDiff(op *jetVJPOp, inputs gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
+// vjpSymDiff returns the gradients of ⟨U, VJP⟩ with respect to logits, decoded and the
+// upstream gradient, for the value or first channel's VJP op with respect to input wrt.
+func vjpSymDiff(op *jetVJPOp, inputs gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 	f := op.fwd
 	l, d, g := inputs[0], inputs[1], inputs[2]
 	sh := f.sh
-	o := f.inherited()
 	b := nodeBuilder{op: op.name(), dt: f.dt}
-	if op.wrt == 1 { // through dD = ζ⊗g, U [n,K,P]
-		dl := b.apply(newJetVJPOp(newJetOp(f.g, kernel.Value, sh, f.dt, o), 0), l, u, g)
-		dg := b.apply(newJetOp(f.g, kernel.Value, sh, f.dt, o), l, u)
+	jetOf := func(c channel) *jetOp { return newJetOp(f.g, c, sh, f.dt, f.inherited()) }
+	switch {
+	case op.wrt == 1: // through dD, U shaped like D
+		dl := b.apply(newJetVJPOp(jetOf(f.c), 0), l, u, g)
+		dg := b.apply(jetOf(f.c), l, u)
 		return gorgonia.Nodes{dl, nil, dg}, b.err
+	case f.c == kernel.First: // through dl, U [n,K]
+		dl := b.apply(newJetVJPOp(jetOf(kernel.HVP), 0), l, d, u, g)
+		dd := b.apply(newJetVJPOp(jetOf(kernel.HVP), 1), l, d, u, g)
+		dg := b.apply(jetOf(kernel.HVP), l, d, u)
+		return gorgonia.Nodes{dl, dd, dg}, b.err
 	}
-	// through dl = first·g, U [n,K]
-	hvp := b.apply(newJetOp(f.g, kernel.HVP, sh, f.dt, o), l, d, u)
+	// the value channel through dl, U [n,K]
+	hvp := b.apply(jetOf(kernel.HVP), l, d, u)
 	dl := b.reshape(b.batchedMatMul(hvp, b.reshape(g, sh.N, sh.P, 1)), sh.N, sh.K)
 	ug := b.batchedMatMul(b.reshape(u, sh.N, sh.K, 1), b.reshape(g, sh.N, 1, sh.P))
-	dd := b.apply(newJetVJPOp(newJetOp(f.g, kernel.First, sh, f.dt, o), 1), l, d, ug)
-	first := b.apply(newJetOp(f.g, kernel.First, sh, f.dt, o), l, d)
+	dd := b.apply(newJetVJPOp(jetOf(kernel.First), 1), l, d, ug)
+	first := b.apply(jetOf(kernel.First), l, d)
 	dg := b.reshape(b.batchedMatMul(b.reshape(u, sh.N, 1, sh.K), first), sh.N, sh.P)
 	return gorgonia.Nodes{dl, dd, dg}, b.err
 }

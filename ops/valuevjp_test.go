@@ -110,15 +110,15 @@ func TestValueVJPHessianVectorProduct(t *testing.T) {
 	}
 }
 
-// TestFirstVJPNotDifferentiable: the first channel's VJP is not differentiable, and Grad says
-// which op stops it.
-func TestFirstVJPNotDifferentiable(t *testing.T) {
+// TestSecondVJPNotDifferentiable: the second channel's VJP is not differentiable (the value
+// and first channels' are), and Grad says which op stops it.
+func TestSecondVJPNotDifferentiable(t *testing.T) {
 	g := G.NewGraph()
 	l := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 3), G.WithName("l"),
 		G.WithValue(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6}))))
 	d := G.NewTensor(g, tensor.Float64, 3, G.WithShape(2, 3, 1), G.WithName("D"),
 		G.WithValue(tensor.New(tensor.WithShape(2, 3, 1), tensor.WithBacking([]float64{1, 0, 2, 1, 3, 0}))))
-	f, err := ops.SoftmaxJetFirst(l, d, 1)
+	f, err := ops.SoftmaxJetSecond(l, d, 1)
 	require.NoError(t, err)
 	c := G.Must(G.Sum(G.Must(G.Square(f))))
 	gl, err := graphs.Grad(c, l)
@@ -127,5 +127,5 @@ func TestFirstVJPNotDifferentiable(t *testing.T) {
 	require.ErrorIs(t, err, graphs.ErrNotDifferentiable)
 	var ge *gatejet.Error
 	require.True(t, errors.As(err, &ge))
-	require.Contains(t, err.Error(), "SoftmaxJetFirstVJP")
+	require.Contains(t, err.Error(), "SoftmaxJetSecondVJP")
 }

@@ -1,0 +1,352 @@
+package ops_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/ops"
+)
+
+// firstShapes are the batch shapes [n,K,P] the first channel's second-order tests run on,
+// K = 1 and P = 1 included. (With K = 1 the softmax gate is constant, so its first channel
+// and all its derivatives are zero; the logistic gate is not.)
+var firstShapes = [][3]int{{3, 4, 2}, {2, 1, 3}, {2, 3, 1}, {1, 1, 1}, {4, 5, 3}}
+
+// firstGraph is a graph on the first channel of a softmax or logistic gate: logits l [n,K]
+// and decoded D [n,K,P] are inputs, f is the first channel and c = Σ W⊙f + Σ tanh(f), so
+// that the Hessian of c in (l, D) is not that of a linear cost.
+type firstGraph struct {
+	g       *G.ExprGraph
+	l, d, f *G.Node
+	c       *G.Node
+	alpha   []float64 // the logistic gate's parameters
+	beta    []float64
+	invTau  float64
+}
+
+// normals returns m standard normal values rounded to float32, so that a float32 graph sees
+// the same inputs as a float64 one.
+func normals(rng *rand.Rand, m int) []float64 {
+	x := make([]float64, m)
+	for i := range x {
+		x[i] = float64(float32(rng.NormFloat64()))
+	}
+	return x
+}
+
+// variable is an input node of g named name holding vals.
+func variable(g *G.ExprGraph, dt tensor.Dtype, name string, shape []int, vals []float64) *G.Node {
+	return G.NewTensor(g, dt, len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(dense(dt, shape, vals)))
+}
+
+// newFirstGraph builds a firstGraph of dtype dt for shape sh from seed.
+func newFirstGraph(t *testing.T, dt tensor.Dtype, logistic bool, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph {
+	t.Helper()
+	n, k, p := sh[0], sh[1], sh[2]
+	rng := rand.New(rand.NewPCG(seed, 11))
+	fg := &firstGraph{g: G.NewGraph(), invTau: 1.3}
+	fg.l = variable(fg.g, dt, "l", []int{n, k}, normals(rng, n*k))
+	fg.d = variable(fg.g, dt, "D", []int{n, k, p}, normals(rng, n*k*p))
+	w := G.NewConstant(dense(dt, []int{n, k, p}, normals(rng, n*k*p)), G.WithName("W"))
+	var err error
+	if logistic {
+		fg.alpha, fg.beta = normals(rng, k), normals(rng, k)
+		for i := range fg.alpha {
+			fg.alpha[i] += math.Copysign(0.5, fg.alpha[i]) // |α| ≥ 0.5: a gate that moves
+		}
+		fg.f, err = ops.LogisticJetFirst(fg.l, fg.d, fg.alpha, fg.beta, opts...)
+	} else {
+		fg.f, err = ops.SoftmaxJetFirst(fg.l, fg.d, fg.invTau, opts...)
+	}
+	require.NoError(t, err)
+	fg.c = G.Must(G.Add(G.Must(G.Sum(G.Must(G.HadamardProd(fg.f, w)))), G.Must(G.Sum(G.Must(G.Tanh(fg.f))))))
+	return fg
+}
+
+// inner is ⟨a, b⟩ as a node.
+func inner(a, b *G.Node) *G.Node { return G.Must(G.Sum(G.Must(G.HadamardProd(a, b)))) }
+
+// eval runs each node on its own tape machine (a tape may reuse an intermediate's memory) and
+// returns its value as float64.
+func eval(t *testing.T, ns ...*G.Node) [][]float64 {
+	t.Helper()
+	out := make([][]float64, len(ns))
+	for i, n := range ns {
+		m := G.NewTapeMachine(n.Graph().SubgraphRoots(n))
+		require.NoError(t, m.RunAll())
+		switch v := n.Value().(type) {
+		case *G.F64:
+			out[i] = []float64{float64(*v)}
+		case *G.F32:
+			out[i] = []float64{float64(*v)}
+		case *tensor.Dense:
+			switch d := v.Data().(type) {
+			case []float64:
+				out[i] = append([]float64(nil), d...)
+			case []float32:
+				for _, x := range d {
+					out[i] = append(out[i], float64(x))
+				}
+			}
+		}
+		m.Close()
+	}
+	return out
+}
+
+// hvp builds the gradient (∇_l c, ∇_D c) and, with graphs.Grad of ⟨∇c, (vl, vd)⟩, the
+// Hessian-vector product H·(vl, vd) of the graph's cost, directions given as values.
+func (fg *firstGraph) hvp(t *testing.T, vl, vd []float64) (grads, hv G.Nodes) {
+	t.Helper()
+	grads, err := graphs.Grad(fg.c, fg.l, fg.d)
+	require.NoError(t, err)
+	hv = fg.hvpOf(t, grads, vl, vd)
+	return grads, hv
+}
+
+func (fg *firstGraph) hvpOf(t *testing.T, grads G.Nodes, vl, vd []float64) G.Nodes {
+	t.Helper()
+	dt := fg.l.Dtype()
+	vln := G.NewConstant(dense(dt, fg.l.Shape(), vl))
+	vdn := G.NewConstant(dense(dt, fg.d.Shape(), vd))
+	hv, err := graphs.Grad(G.Must(G.Add(inner(grads[0], vln), inner(grads[1], vdn))), fg.l, fg.d)
+	require.NoError(t, err)
+	return hv
+}
+
+// relErr is max_i |got_i − want_i| / (1 + max_i |want_i|).
+func relErr(got, want []float64) float64 {
+	scale, e := 1.0, 0.0
+	for i := range want {
+		scale = math.Max(scale, 1+math.Abs(want[i]))
+		e = math.Max(e, math.Abs(got[i]-want[i]))
+	}
+	return e / scale
+}
+
+// centralDiff returns (f(x + h·dir) − f(x − h·dir)) / 2h for the float64 inputs xs with
+// directions dirs, each f a node evaluated at the perturbed inputs; the inputs are restored.
+func centralDiff(t *testing.T, xs []*G.Node, dirs [][]float64, h float64, fs ...*G.Node) [][]float64 {
+	t.Helper()
+	data := make([][]float64, len(xs))
+	orig := make([][]float64, len(xs))
+	for i, x := range xs {
+		data[i] = x.Value().Data().([]float64)
+		orig[i] = append([]float64(nil), data[i]...)
+	}
+	at := func(sign float64) [][]float64 {
+		for i := range xs {
+			for j := range data[i] {
+				data[i][j] = orig[i][j] + sign*h*dirs[i][j]
+			}
+		}
+		return eval(t, fs...)
+	}
+	plus, minus := at(1), at(-1)
+	for i := range xs {
+		copy(data[i], orig[i])
+	}
+	out := make([][]float64, len(fs))
+	for i := range fs {
+		out[i] = make([]float64, len(plus[i]))
+		for j := range out[i] {
+			out[i][j] = (plus[i][j] - minus[i][j]) / (2 * h)
+		}
+	}
+	return out
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// TestFirstVJPHessianVectorProduct: the Hessian-vector product of a loss on the first channel,
+// graphs.Grad of ⟨∇c, v⟩ through the first channel's differentiable VJP, agrees with central
+// differences of ∇c along v (logits and decoded at once), for both gates and several shapes;
+// and the Hessian it implies is symmetric: ⟨u, H·v⟩ = ⟨v, H·u⟩ to round-off, which finite
+// differences cannot see at that accuracy.
+func TestFirstVJPHessianVectorProduct(t *testing.T) {
+	for _, logistic := range []bool{false, true} {
+		for i, sh := range firstShapes {
+			t.Run(fmt.Sprintf("logistic=%v/%v", logistic, sh), func(t *testing.T) {
+				fg := newFirstGraph(t, tensor.Float64, logistic, sh, uint64(i+1))
+				rng := rand.New(rand.NewPCG(uint64(i), 3))
+				nl, nd := sh[0]*sh[1], sh[0]*sh[1]*sh[2]
+				vl, vd := normals(rng, nl), normals(rng, nd)
+				ul, ud := normals(rng, nl), normals(rng, nd)
+				grads, hv := fg.hvp(t, vl, vd)
+				hu := fg.hvpOf(t, grads, ul, ud)
+				got := eval(t, hv[0], hv[1], hu[0], hu[1])
+				want := centralDiff(t, []*G.Node{fg.l, fg.d}, [][]float64{vl, vd}, 1e-5, grads[0], grads[1])
+				for j, name := range []string{"H·v in l", "H·v in D"} {
+					e := relErr(got[j], want[j])
+					t.Logf("%s: max error %.2g (relative to 1 + max |H·v|)", name, e)
+					require.LessOrEqual(t, e, 1e-7, "%s: got %v, central differences %v", name, got[j], want[j])
+				}
+				uHv, vHu := dot(ul, got[0])+dot(ud, got[1]), dot(vl, got[2])+dot(vd, got[3])
+				sym := math.Abs(uHv-vHu) / (1 + math.Abs(uHv))
+				t.Logf("symmetry: ⟨u,Hv⟩ = %.15g, ⟨v,Hu⟩ = %.15g, relative difference %.2g", uHv, vHu, sym)
+				require.LessOrEqual(t, sym, 1e-12)
+			})
+		}
+	}
+}
+
+// TestFirstVJPHessianGradCheck: graphs.GradCheck, which differentiates with graphs.Grad and
+// compares with central differences of the cost itself, passes on ⟨∇c, v⟩ for a loss on the
+// first channel, in logits and decoded, for both gates, in float64 and float32.
+func TestFirstVJPHessianGradCheck(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		for _, logistic := range []bool{false, true} {
+			for i, sh := range firstShapes {
+				t.Run(fmt.Sprintf("%v/logistic=%v/%v", dt, logistic, sh), func(t *testing.T) {
+					fg := newFirstGraph(t, dt, logistic, sh, uint64(10+i))
+					rng := rand.New(rand.NewPCG(uint64(i), 5))
+					grads, err := graphs.Grad(fg.c, fg.l, fg.d)
+					require.NoError(t, err)
+					vl := G.NewConstant(dense(dt, fg.l.Shape(), normals(rng, fg.l.Shape().TotalSize())))
+					vd := G.NewConstant(dense(dt, fg.d.Shape(), normals(rng, fg.d.Shape().TotalSize())))
+					dir := G.Must(G.Add(inner(grads[0], vl), inner(grads[1], vd)))
+					var opts []graphs.Option
+					if dt == tensor.Float64 {
+						opts = append(opts, graphs.WithStep(1e-5), graphs.WithTolerance(1e-7, 1e-8))
+					}
+					rep, err := graphs.GradCheck(dir, G.Nodes{fg.l, fg.d}, opts...)
+					require.NoError(t, err, "%v", rep)
+					for _, n := range rep.Nodes {
+						t.Logf("%s: max abs error %.2g, max rel error %.2g", n.Name, n.MaxAbsErr, n.MaxRelErr)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestFirstVJPPartials checks each gradient of the first channel's VJP ops on its own: with
+// dl, dD the VJP of ⟨G, first⟩ (G an input), the gradients of Sl = ⟨Ul, dl⟩ and
+// SD = ⟨UD, dD⟩ with respect to logits, decoded and G agree with central differences of Sl
+// and SD, and SD does not depend on decoded (graphs.Grad refuses that gradient: the VJP's
+// DiffWRT says so). For the logistic gate the gradients are also checked against their
+// closed forms (σ at x = α_a l_a + β_a):
+//
+//	Sl: ∂/∂G = Ul α² σ'' D   ∂/∂D = Ul α² σ'' G   ∂/∂l_a = Ul_a α³ σ''' Σ_c G D
+//	SD: ∂/∂G = UD α σ'       ∂/∂l_a = α² σ'' Σ_c UD G
+func TestFirstVJPPartials(t *testing.T) {
+	for _, logistic := range []bool{false, true} {
+		for i, sh := range firstShapes {
+			t.Run(fmt.Sprintf("logistic=%v/%v", logistic, sh), func(t *testing.T) {
+				n, k, p := sh[0], sh[1], sh[2]
+				fg := newFirstGraph(t, tensor.Float64, logistic, sh, uint64(20+i))
+				rng := rand.New(rand.NewPCG(uint64(i), 9))
+				gv := variable(fg.g, tensor.Float64, "G", []int{n, k, p}, normals(rng, n*k*p))
+				vjp, err := graphs.Grad(inner(fg.f, gv), fg.l, fg.d)
+				require.NoError(t, err)
+				require.Contains(t, vjp[0].Op().String(), "JetFirstVJP")
+				require.Contains(t, vjp[1].Op().String(), "JetFirstVJP")
+				ul := G.NewConstant(dense(tensor.Float64, []int{n, k}, normals(rng, n*k)))
+				ud := G.NewConstant(dense(tensor.Float64, []int{n, k, p}, normals(rng, n*k*p)))
+				sl, sd := inner(vjp[0], ul), inner(vjp[1], ud)
+
+				_, err = graphs.Grad(sd, fg.d)
+				require.ErrorIs(t, err, graphs.ErrNotDifferentiable, "dD does not depend on decoded")
+
+				xs := []*G.Node{fg.l, fg.d, gv}
+				gl, err := graphs.Grad(sl, xs...)
+				require.NoError(t, err)
+				gd, err := graphs.Grad(sd, fg.l, gv)
+				require.NoError(t, err)
+				got := eval(t, gl[0], gl[1], gl[2], gd[0], gd[1])
+				gotSl, gotSD := got[:3], [][]float64{got[3], nil, got[4]}
+
+				// Central differences of Sl and SD along each coordinate of each input.
+				for xi, x := range xs {
+					size := x.Shape().TotalSize()
+					fdSl, fdSD := make([]float64, size), make([]float64, size)
+					for j := range size {
+						dirs := [][]float64{make([]float64, n*k), make([]float64, n*k*p), make([]float64, n*k*p)}
+						dirs[xi][j] = 1
+						fd := centralDiff(t, xs, dirs, 1e-5, sl, sd)
+						fdSl[j], fdSD[j] = fd[0][0], fd[1][0]
+					}
+					e := relErr(gotSl[xi], fdSl)
+					t.Logf("∂Sl/∂%s: max error %.2g", x.Name(), e)
+					require.LessOrEqual(t, e, 1e-7, "∂Sl/∂%s: got %v, central differences %v", x.Name(), gotSl[xi], fdSl)
+					if xi == 1 {
+						require.LessOrEqual(t, relErr(fdSD, make([]float64, size)), 1e-9, "SD depends on decoded: %v", fdSD)
+						continue
+					}
+					e = relErr(gotSD[xi], fdSD)
+					t.Logf("∂SD/∂%s: max error %.2g", x.Name(), e)
+					require.LessOrEqual(t, e, 1e-7, "∂SD/∂%s: got %v, central differences %v", x.Name(), gotSD[xi], fdSD)
+				}
+				if !logistic {
+					return
+				}
+				// The logistic gate's closed forms.
+				ls, ds, gs := fg.l.Value().Data().([]float64), fg.d.Value().Data().([]float64), gv.Value().Data().([]float64)
+				uls, uds := ul.Value().Data().([]float64), ud.Value().Data().([]float64)
+				want := [][]float64{make([]float64, n*k), make([]float64, n*k*p), make([]float64, n*k*p), make([]float64, n*k), make([]float64, n*k*p)}
+				for r := range n {
+					for a := range k {
+						ra, al := r*k+a, fg.alpha[a]
+						s := 1 / (1 + math.Exp(-(al*ls[ra] + fg.beta[a])))
+						s1 := s * (1 - s)
+						s2, s3 := s1*(1-2*s), s1*(1-6*s1)
+						for c := range p {
+							i := ra*p + c
+							want[0][ra] += uls[ra] * al * al * al * s3 * gs[i] * ds[i]
+							want[1][i] = uls[ra] * al * al * s2 * gs[i]
+							want[2][i] = uls[ra] * al * al * s2 * ds[i]
+							want[3][ra] += al * al * s2 * uds[i] * gs[i]
+							want[4][i] = uds[i] * al * s1
+						}
+					}
+				}
+				for j, name := range []string{"∂Sl/∂l", "∂Sl/∂D", "∂Sl/∂G", "∂SD/∂l", "∂SD/∂G"} {
+					e := relErr(got[j], want[j])
+					t.Logf("%s against the closed form: max error %.2g", name, e)
+					require.LessOrEqual(t, e, 1e-12, "%s: got %v, closed form %v", name, got[j], want[j])
+				}
+			})
+		}
+	}
+}
+
+// TestFirstVJPHessianFloat32: the float32 Hessian-vector product of a loss on the first channel
+// agrees with the float64 one (checked above against finite differences) at the same inputs,
+// within float32's precision; and with ReuseOutput, which the gradient ops inherit, the
+// float64 one is unchanged.
+func TestFirstVJPHessianFloat32(t *testing.T) {
+	for _, logistic := range []bool{false, true} {
+		for i, sh := range firstShapes {
+			t.Run(fmt.Sprintf("logistic=%v/%v", logistic, sh), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(uint64(i), 13))
+				vl, vd := normals(rng, sh[0]*sh[1]), normals(rng, sh[0]*sh[1]*sh[2])
+				hvpOf := func(dt tensor.Dtype, opts ...ops.Option) [][]float64 {
+					fg := newFirstGraph(t, dt, logistic, sh, uint64(30+i), opts...)
+					_, hv := fg.hvp(t, vl, vd)
+					return eval(t, hv[0], hv[1])
+				}
+				want, got := hvpOf(tensor.Float64), hvpOf(tensor.Float32)
+				reused := hvpOf(tensor.Float64, ops.ReuseOutput())
+				for j, name := range []string{"H·v in l", "H·v in D"} {
+					e := relErr(got[j], want[j])
+					t.Logf("%s: float32 against float64, max error %.2g", name, e)
+					require.LessOrEqual(t, e, 1e-6, "%s: float32 %v, float64 %v", name, got[j], want[j])
+					require.Equal(t, want[j], reused[j], "%s with ReuseOutput", name)
+				}
+			})
+		}
+	}
+}
