@@ -62,11 +62,14 @@
 //     softmaxjet.ValueVJP; First uses FirstVJP, the second channel contracted with the
 //     upstream gradient without building it; Second uses SecondVJP, the O(K²·P) third-order
 //     contraction; HVP uses HVPVJP, including the gradient with respect to v; GaussNewton uses
-//     GaussNewtonVJP; the Logistic* ops use their Logistic*VJP counterparts. The value
-//     channel's VJP ops are differentiable in turn (their gradients are the HVP, the first
-//     channel and its VJP, contracted), so a loss on SoftmaxJetValue or LogisticJetValue has
-//     exact Hessian-vector products through graphs.Grad. The other channels' VJP ops are not
-//     differentiable (that would need the next order of the jet): graphs.Grad names them.
+//     GaussNewtonVJP; the Logistic* ops use their Logistic*VJP counterparts. The value and
+//     first channels' VJP ops are differentiable in turn: the value channel's gradients are
+//     the HVP, the first channel and its VJP, contracted; the first channel's are the HVP,
+//     the HVP's VJP (the third-order contraction) and the first channel's VJP. So a loss on
+//     SoftmaxJetValue, SoftmaxJetFirst, LogisticJetValue or LogisticJetFirst has exact
+//     Hessian-vector products through graphs.Grad. The other channels' VJP ops are not
+//     differentiable (the second channel's and the HVP's would need the fourth order of the
+//     jet): graphs.Grad names them.
 //   - Softmax and LogSoftmax have SoftmaxBackward and LogSoftmaxBackward of their output as
 //     gradient, so a graph through them can be differentiated twice.
 //   - SoftmaxBackward and LogSoftmaxBackward are differentiable in both y and dy (double

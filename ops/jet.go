@@ -441,7 +441,8 @@ func (op *jetVJPOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 }
 
 // DiffWRT: the value and first channels' VJPs are differentiable (see vjpSymDiff); the
-// other channels' VJPs are not: that would need the next order of the jet.
+// other channels' VJPs are not (the second channel's and the HVP's would need the fourth
+// order of the jet).
 func (op *jetVJPOp) DiffWRT(inputs int) []bool {
 	if differentiableVJP(op.fwd.c) {
 		return vjpDiffWRT(op.wrt, inputs)
