@@ -258,6 +258,8 @@ func TestFirstVJPPartials(t *testing.T) {
 				ud := G.NewConstant(dense(tensor.Float64, []int{n, k, p}, normals(rng, n*k*p)))
 				sl, sd := inner(vjp[0], ul), inner(vjp[1], ud)
 
+				require.Equal(t, []bool{true, true, true}, vjp[0].Op().(G.SDOp).DiffWRT(3))
+				require.Equal(t, []bool{true, false, true}, vjp[1].Op().(G.SDOp).DiffWRT(3))
 				_, err = graphs.Grad(sd, fg.d)
 				require.ErrorIs(t, err, graphs.ErrNotDifferentiable, "dD does not depend on decoded")
 
@@ -348,5 +350,22 @@ func TestFirstVJPHessianFloat32(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFirstVJPThirdOrderNotDifferentiable: a third derivative of a loss on the first channel
+// passes through the HVP's VJP, which is not differentiable. graphs.Grad reports it, naming
+// the op, although the logits also reach the cost through differentiable ops (the HVP's VJP
+// is not dropped as if it were a constant, which would give a wrong third derivative).
+func TestFirstVJPThirdOrderNotDifferentiable(t *testing.T) {
+	for _, logistic := range []bool{false, true} {
+		fg := newFirstGraph(t, tensor.Float64, logistic, [3]int{2, 3, 2}, 1)
+		grads, err := graphs.Grad(fg.c, fg.l)
+		require.NoError(t, err)
+		hv, err := graphs.Grad(G.Must(G.Sum(G.Must(G.Square(grads[0])))), fg.l)
+		require.NoError(t, err)
+		_, err = graphs.Grad(G.Must(G.Sum(G.Must(G.Square(hv[0])))), fg.l)
+		require.ErrorIs(t, err, graphs.ErrNotDifferentiable)
+		require.Contains(t, err.Error(), "JetHVPVJP")
 	}
 }

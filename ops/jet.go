@@ -440,14 +440,17 @@ func (op *jetVJPOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 	return computeJet(op.name(), &op.run, op.fwd, op.fwd.outShape, op.wrt, out, vals)
 }
 
-// DiffWRT: the value and first channels' VJPs are differentiable (see vjpSymDiff); the
-// other channels' VJPs are not (the second channel's and the HVP's would need the fourth
-// order of the jet).
+// DiffWRT: the value and first channels' VJPs are differentiable (see vjpSymDiff). The other
+// channels' VJPs are not (the second channel's and the HVP's would need the fourth order of
+// the jet), but are reported differentiable so that a gradient through one fails loudly in
+// SymDiff rather than being dropped as if the op were a constant. Either way the gradient of
+// a channel linear in D (all but Gauss-Newton) with respect to D does not depend on D.
 func (op *jetVJPOp) DiffWRT(inputs int) []bool {
-	if differentiableVJP(op.fwd.c) {
-		return vjpDiffWRT(op.wrt, inputs)
+	m := diffMask(inputs, true)
+	if op.wrt == 1 && op.fwd.c != kernel.GaussNewton && len(m) > 1 {
+		m[1] = false
 	}
-	return diffMask(inputs, false)
+	return m
 }
 
 // SymDiff returns the gradients of the value and first channels' VJPs (see vjpSymDiff), and

@@ -36,16 +36,6 @@ import (
 // differentiableVJP reports whether the VJP ops of channel c are differentiable.
 func differentiableVJP(c channel) bool { return c == kernel.Value || c == kernel.First }
 
-// vjpDiffWRT is the DiffWRT of a differentiable VJP op with respect to input wrt: dD does not
-// depend on D.
-func vjpDiffWRT(wrt, inputs int) []bool {
-	m := diffMask(inputs, true)
-	if wrt == 1 && len(m) > 1 {
-		m[1] = false
-	}
-	return m
-}
-
 // vjpSymDiff returns the gradients of ⟨U, VJP⟩ with respect to logits, decoded and the
 // upstream gradient, for the value or first channel's VJP op with respect to input wrt.
 func vjpSymDiff(op *jetVJPOp, inputs gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
