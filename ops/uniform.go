@@ -91,8 +91,10 @@ func computeUniform[T float](u *uniform, out *tensor.Dense, ts []*tensor.Dense) 
 	return run(&u.run, u.k, u.sizes, u.floats, in[:len(ts)], outs[:])
 }
 
-// DiffWRT: differentiable in every input, or (a double backward) in none.
-func (u *uniform) DiffWRT(inputs int) []bool { return diffMask(inputs, u.diff != 0) }
+// DiffWRT: differentiable in every input. A double backward, which has no gradient, says so
+// too, so that a gradient through it fails loudly in SymDiff rather than being dropped as if
+// the op were a constant.
+func (u *uniform) DiffWRT(inputs int) []bool { return diffMask(inputs, true) }
 
 // DoDiff is the LispMachine's reverse step: one call of the op's DoDiff kernel computes the
 // gradients of every input, which are added into theirs. An op that is not differentiable
