@@ -82,7 +82,10 @@
 // dLogits, dDecoded and dV together) and adds it, in place, into the live gradient tensor of
 // each input node, which node.Grad returns during a LispMachine's reverse pass. A
 // non-differentiable op's DoDiff accepts a zero output gradient (its output does not reach
-// the cost) and returns an error otherwise, rather than dropping a gradient silently.
+// the cost) and returns an error otherwise, rather than dropping a gradient silently. For the
+// same reason a non-differentiable op's DiffWRT reports its inputs differentiable (but not
+// decoded for the dD of a channel linear in decoded) and its SymDiff returns an error:
+// graphs.Grad and gorgonia.Grad treat an input reported not differentiable as a constant.
 //
 // # Running on a GPU
 //
