@@ -55,7 +55,8 @@ func SoftArgmin(costs *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia
 }
 
 // softArgminOp is p = softmax(−invTau·c) along the last axis of c: one kernel call forward,
-// one (the VJP −invTau·SoftmaxBackward(p, dp)) in DoDiff.
+// one (the VJP −invTau·SoftmaxBackward(p, dp)) in DoDiff. Its kernel runs on the CPU only:
+// under the build tag cuda its CUDADo is staged through host.
 type softArgminOp struct {
 	uniform
 	invTau float64
@@ -128,7 +129,8 @@ func LogDetPlusRidge(H *gorgonia.Node, lambda float64, opts ...Option) (*gorgoni
 	return gorgonia.ApplyOp(newLogDetOp(lambda, s[0], s[1], dt, o), H)
 }
 
-// logDetOp: H [n,K,K] → [n], computed in float64 by the log_det_plus_ridge kernel.
+// logDetOp: H [n,K,K] → [n], computed in float64 by the log_det_plus_ridge kernel, which runs
+// on the CPU only: under the build tag cuda its CUDADo is staged through host.
 type logDetOp struct {
 	seam
 	lambda float64
@@ -238,7 +240,8 @@ func (op *logDetOp) DoDiff(_ gorgonia.ExecutionContext, inputs gorgonia.Nodes, o
 	})
 }
 
-// logDetGradOp: (H [n,K,K], grad [n]) → grad[r]·(sym(H[r]) + λI)⁻¹. Not differentiable.
+// logDetGradOp: (H [n,K,K], grad [n]) → grad[r]·(sym(H[r]) + λI)⁻¹. Not differentiable. Its
+// kernel runs on the CPU only: under the build tag cuda its CUDADo is staged through host.
 type logDetGradOp struct {
 	seam
 	fwd *logDetOp
