@@ -23,9 +23,10 @@ type PathCounts struct {
 }
 
 // PathReporter is implemented by every Op of this package. LastPath is the path of the op's
-// most recent Do or UsePreallocDo (ok is false before the first one); LastDiffPath is the path
-// of its most recent DoDiff (the LispMachine's reverse pass; ok is false for ops without
-// DoDiff or before the first call). Both are safe to call while the op runs elsewhere.
+// most recent Do, UsePreallocDo or (build tag cuda) CUDADo (ok is false before the first
+// one); LastDiffPath is the path of its most recent DoDiff (the LispMachine's reverse pass; ok
+// is false for ops without DoDiff or before the first call). Both are safe to call while the
+// op runs elsewhere.
 type PathReporter interface {
 	LastPath() (p cudaops.Path, ok bool)
 	PathCounts() PathCounts

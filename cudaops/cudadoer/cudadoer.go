@@ -6,11 +6,13 @@
 // CUDADo loads the kernel's module into the machine's engine for the value's device on first
 // use (compiled with NVRTC for that device's own architecture, like the cudaops device
 // backend), then launches the kernel on the device pointers of the inputs and of prealloc,
-// through the engine's batched context.
+// through the engine's batched context, and waits for it (see Launch). CopyToHost and
+// CopyToDevice move a value between host and device through the same context, for an op
+// that is staged through host. Every op of package ops uses this package under the tag.
 //
 // This package needs Gorgonia's cuda build, which needs the cuDNN headers; it was written
-// against gorgonia v0.9.18 and cu v0.9.6 but has not been compiled where it was written (see
-// docs/gpu.md).
+// against gorgonia v0.9.18 and cu v0.9.6 and is type-checked with fake cgo where it was
+// written, not compiled (see docs/gpu.md).
 package cudadoer
 
 import (
@@ -87,9 +89,10 @@ func (k *Kernel) CUDADo(extern G.External, dev G.Device, prealloc G.Value, input
 	return prealloc, nil
 }
 
-// Launch runs the kernel with the given device inputs and outputs. A nil output is written to
-// scratch memory from the machine's arena and dropped. A nil *Kernel, an unknown kernel or a
-// nil input is an error.
+// Launch runs the kernel with the given device inputs and outputs and returns when it has
+// run. A nil output is written to scratch memory from the machine's arena and dropped. A nil
+// *Kernel, an unknown kernel, a nil or host input, or a machine that is not a CUDA machine is
+// an error.
 func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value) error {
 	if k == nil {
 		return deviceErr("nil *Kernel")
