@@ -4,10 +4,14 @@
 // be compiled: every package that uses cgo is checked with FakeImportC (its C.x names are
 // accepted untyped, as cmd/api does for the standard library), so no C header is needed.
 // Errors in the named packages fail; errors inside cgo dependencies, which the fake C package
-// makes inevitable, are only counted. Used by .ci/cuda-checks for ./cudaops/cudadoer, whose
-// Gorgonia cuda build needs cuDNN's headers (gorgonia.org/cu/dnn), which Debian does not ship.
+// makes inevitable, are only counted. Used by .ci/cuda-checks for ./cudaops/cudadoer and
+// ./ops, whose Gorgonia cuda build needs cuDNN's headers (gorgonia.org/cu/dnn), which Debian
+// does not ship. With -test the named packages are checked with their tests too: the package
+// with its _test.go files and the external test package (go list -test), each against the
+// test variants of its dependencies; the generated test main is not checked.
 //
 //	go run .ci/fakecgo-typecheck.go -tags cuda ./cudaops/cudadoer
+//	go run .ci/fakecgo-typecheck.go -tags cuda -test ./ops ./cudaops/cudadoer
 package main
 
 import (
@@ -23,10 +27,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 type pkg struct {
 	ImportPath string
+	Name       string
+	ForTest    string
 	Dir        string
 	GoFiles    []string
 	CgoFiles   []string
@@ -37,8 +44,17 @@ type pkg struct {
 
 func main() {
 	tags := flag.String("tags", "", "build tags")
+	withTests := flag.Bool("test", false, "check the named packages' _test.go files too (in-package and external tests)")
 	flag.Parse()
-	args := append([]string{"list", "-e", "-deps", "-json", "-tags", *tags}, flag.Args()...)
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "fakecgo-typecheck: no packages named")
+		os.Exit(2)
+	}
+	args := []string{"list", "-e", "-deps", "-json", "-tags", *tags}
+	if *withTests {
+		args = append(args, "-test")
+	}
+	args = append(args, flag.Args()...)
 	out, err := exec.Command("go", args...).Output()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakecgo-typecheck: go list:", err)
@@ -57,11 +73,14 @@ func main() {
 
 	fset := token.NewFileSet()
 	done := map[string]*types.Package{"unsafe": types.Unsafe}
-	failed, depErrors := false, 0
+	failed, depErrors, checked := false, 0, 0
 	// go list -deps lists every package after its dependencies.
 	for _, p := range pkgs {
 		if p.ImportPath == "unsafe" {
 			continue
+		}
+		if p.Name == "main" && strings.HasSuffix(p.ImportPath, ".test") {
+			continue // the generated test main (go list -test), in the build cache
 		}
 		if p.Error != nil && !p.DepOnly {
 			fmt.Fprintf(os.Stderr, "%s: %s\n", p.ImportPath, p.Error.Err)
@@ -98,7 +117,12 @@ func main() {
 			fmt.Fprintln(os.Stderr, e)
 			failed = true
 		}
-		fmt.Printf("fakecgo-typecheck: %s: %d errors (cgo: %v)\n", p.ImportPath, len(errs), len(p.CgoFiles) > 0)
+		checked++
+		fmt.Printf("fakecgo-typecheck: %s: %d files, %d errors (cgo: %v)\n", p.ImportPath, len(files), len(errs), len(p.CgoFiles) > 0)
+	}
+	if checked == 0 {
+		fmt.Fprintln(os.Stderr, "fakecgo-typecheck: no package checked")
+		failed = true
 	}
 	fmt.Printf("fakecgo-typecheck: %d packages; %d errors inside dependencies (expected with fake C names; not checked)\n", len(pkgs), depErrors)
 	if failed {

@@ -95,6 +95,13 @@
 // variable decides where each call runs; nothing in a graph changes. The default build has
 // no backend and runs everything on the CPU.
 //
+// Under Gorgonia's build tag cuda every op is also a gorgonia.CUDADoer, so Gorgonia's CUDA
+// machine keeps a graph that mixes these ops and Gorgonia's on the device: CUDADo runs the
+// op's kernel on the device values the machine hands it and writes its preallocated device
+// output, except SoftArgmin, LogDetPlusRidge and the latter's gradient, whose kernels run on
+// the CPU only and which are staged through host (inputs copied to host, host path, output
+// copied back; PathCounts.Staged). See docs/gpu.md, "CUDADoer ops".
+//
 // # Which path ran
 //
 // Every op records the cudaops.Path of its computations in atomic fields, readable while it

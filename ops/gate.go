@@ -95,12 +95,6 @@ func (g *gate) String() string {
 	return strings.Join(parts, " ")
 }
 
-// runForward runs the channel's forward kernel: dst from logits l, decoded d and (HVP) v.
-func runForward[T float](rec *pathRecord, g *gate, c channel, dst, l, d, v []T, sh softmaxjet.Shape) error {
-	ints := [3]int{sh.N, sh.K, sh.P}
-	return run(rec, g.k.Kernel(c, false), ints[:], g.floats, [][]T{l, d, v}, [][]T{dst})
-}
-
 // runVJP runs the channel's VJP kernel with upstream gradient up: dl, dd and (HVP) dv, any of
 // which may be nil to skip it.
 func runVJP[T float](rec *pathRecord, g *gate, c channel, dl, dd, dv, l, d, v, up []T, sh softmaxjet.Shape) error {

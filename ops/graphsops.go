@@ -55,7 +55,8 @@ func SoftArgmin(costs *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia
 }
 
 // softArgminOp is p = softmax(−invTau·c) along the last axis of c: one kernel call forward,
-// one (the VJP −invTau·SoftmaxBackward(p, dp)) in DoDiff.
+// one (the VJP −invTau·SoftmaxBackward(p, dp)) in DoDiff. Its kernel runs on the CPU only:
+// under the build tag cuda its CUDADo is staged through host.
 type softArgminOp struct {
 	uniform
 	invTau float64
@@ -128,18 +129,22 @@ func LogDetPlusRidge(H *gorgonia.Node, lambda float64, opts ...Option) (*gorgoni
 	return gorgonia.ApplyOp(newLogDetOp(lambda, s[0], s[1], dt, o), H)
 }
 
-// logDetOp: H [n,K,K] → [n], computed in float64 by the log_det_plus_ridge kernel.
+// logDetOp: H [n,K,K] → [n], computed in float64 by the log_det_plus_ridge kernel, which runs
+// on the CPU only: under the build tag cuda its CUDADo is staged through host.
 type logDetOp struct {
 	seam
 	lambda float64
-	floats []float64
 	sizes  []int // n, K
 	hShape tensor.Shape
+	grad   launch // the gradient's kernel call: (H, grad) → dH
 }
 
 func newLogDetOp(lambda float64, n, k int, dt tensor.Dtype, o options) *logDetOp {
-	op := &logDetOp{lambda: lambda, floats: []float64{lambda}, sizes: []int{n, k}, hShape: tensor.Shape{n, k, k}}
-	op.init(op, graphmath.OpLogDet, dt, tensor.Shape{n}, o)
+	op := &logDetOp{lambda: lambda, sizes: []int{n, k}, hShape: tensor.Shape{n, k, k}}
+	floats := []float64{lambda}
+	op.init(op, graphmath.OpLogDet, dt, tensor.Shape{n},
+		launch{k: kernel.LogDetPlusRidge, ints: op.sizes, floats: floats, in: []tensor.Shape{op.hShape}}, o)
+	op.grad = launch{k: kernel.LogDetPlusRidgeGrad, ints: op.sizes, floats: floats, in: []tensor.Shape{op.hShape, op.outShape}}
 	return op
 }
 
@@ -193,10 +198,11 @@ func (op *logDetOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 	if err != nil {
 		return err
 	}
-	return runDense(op.name(), &op.run, op.outDT, kernel.LogDetPlusRidge, op.sizes, op.floats, ts, []*tensor.Dense{out})
+	return runLaunch(op.name(), &op.run, op.outDT, &op.plan, ts, out)
 }
 
-// gradient writes the gradient dh = g[r]·(sym(H[r]) + λI)⁻¹ from the values H and g.
+// gradient writes the gradient dh = g[r]·(sym(H[r]) + λI)⁻¹ from the values H and g (the
+// launch op.grad), recording the path in rec.
 func (op *logDetOp) gradient(rec *pathRecord, dh *tensor.Dense, vals []gorgonia.Value) error {
 	if len(vals) != 2 {
 		return check.Errorf(gatejet.ErrParam, op.name(), "", "want 2 inputs, got %d", len(vals))
@@ -209,7 +215,7 @@ func (op *logDetOp) gradient(rec *pathRecord, dh *tensor.Dense, vals []gorgonia.
 	if err != nil {
 		return err
 	}
-	return runDense(op.name(), rec, op.outDT, kernel.LogDetPlusRidgeGrad, op.sizes, op.floats, []*tensor.Dense{h, g}, []*tensor.Dense{dh})
+	return runLaunch(op.name(), rec, op.outDT, &op.grad, []*tensor.Dense{h, g}, dh)
 }
 
 // DiffWRT: differentiable in H.
@@ -234,7 +240,8 @@ func (op *logDetOp) DoDiff(_ gorgonia.ExecutionContext, inputs gorgonia.Nodes, o
 	})
 }
 
-// logDetGradOp: (H [n,K,K], grad [n]) → grad[r]·(sym(H[r]) + λI)⁻¹. Not differentiable.
+// logDetGradOp: (H [n,K,K], grad [n]) → grad[r]·(sym(H[r]) + λI)⁻¹. Not differentiable. Its
+// kernel runs on the CPU only: under the build tag cuda its CUDADo is staged through host.
 type logDetGradOp struct {
 	seam
 	fwd *logDetOp
@@ -242,7 +249,7 @@ type logDetGradOp struct {
 
 func newLogDetGradOp(fwd *logDetOp) *logDetGradOp {
 	op := &logDetGradOp{fwd: fwd}
-	op.init(op, fwd.name(), fwd.outDT, fwd.hShape, fwd.inherited())
+	op.init(op, fwd.name(), fwd.outDT, fwd.hShape, fwd.grad, fwd.inherited())
 	return op
 }
 

@@ -192,7 +192,12 @@ func newJetOp(g *gate, c channel, sh softmaxjet.Shape, dt tensor.Dtype, o option
 		lShape: tensor.Shape{sh.N, sh.K},
 		dShape: tensor.Shape{sh.N, sh.K, sh.P},
 	}
-	op.init(op, "ops."+g.k.Title+c.String(), dt, outShape(c, sh.N, sh.K, sh.P), o)
+	in := []tensor.Shape{op.lShape, op.dShape}
+	if c.HasV() {
+		in = append(in, op.lShape)
+	}
+	op.init(op, "ops."+g.k.Title+c.String(), dt, outShape(c, sh.N, sh.K, sh.P),
+		launch{k: g.k.Kernel(c, false), ints: []int{sh.N, sh.K, sh.P}, floats: g.floats, in: in}, o)
 	return op
 }
 
@@ -296,43 +301,27 @@ func jetValues(op string, f *jetOp, vals []gorgonia.Value, upShape tensor.Shape)
 }
 
 func (op *jetOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
-	return computeJet(op.name(), &op.run, op, nil, 0, out, vals)
+	return computeJet(&op.seam, op, nil, out, vals)
 }
 
-// computeJet is the computation of a jet op f (upShape nil) or of its VJP with respect to
-// input wrt (upShape the channel's shape): the values vals are checked and the kernel's
-// output (of the VJP: output wrt) is written into out.
-func computeJet(name string, rec *pathRecord, f *jetOp, upShape tensor.Shape, wrt int, out *tensor.Dense, vals []gorgonia.Value) error {
-	in, err := jetValues(name, f, vals, upShape)
+// computeJet is the computation of a jet op f (upShape nil) or of its VJP (upShape the
+// channel's shape), whose seam is s: the values vals are checked and the op's launch writes
+// its output into out.
+func computeJet(s *seam, f *jetOp, upShape tensor.Shape, out *tensor.Dense, vals []gorgonia.Value) error {
+	in, err := jetValues(s.nm, f, vals, upShape)
 	if err != nil {
 		return err
 	}
-	if f.dt == tensor.Float64 {
-		return runJet[float64](name, rec, f, wrt, out, in)
+	// The inputs in the launch's order: logits, decoded, [v,] [grad].
+	var ts [kernel.MaxIn]*tensor.Dense
+	n := 0
+	for _, t := range [...]*tensor.Dense{in.l, in.d, in.v, in.up} {
+		if t != nil {
+			ts[n] = t
+			n++
+		}
 	}
-	return runJet[float32](name, rec, f, wrt, out, in)
-}
-
-func runJet[T float](name string, rec *pathRecord, f *jetOp, wrt int, out *tensor.Dense, in jetInputs) error {
-	sh := f.sh
-	dst := data[T](out, out.Shape().TotalSize())
-	l, d := data[T](in.l, sh.LogitsLen()), data[T](in.d, sh.DecodedLen())
-	var v, up []T
-	if in.v != nil {
-		v = data[T](in.v, sh.LogitsLen())
-	}
-	if in.up != nil {
-		up = data[T](in.up, in.up.Shape().TotalSize())
-	}
-	if check.Overlap(dst, l) || check.Overlap(dst, d) || check.Overlap(dst, v) || check.Overlap(dst, up) {
-		return errOverlap(name)
-	}
-	if in.up == nil {
-		return runForward(rec, f.g, f.c, dst, l, d, v, sh)
-	}
-	var outs [3][]T
-	outs[wrt] = dst
-	return runVJP(rec, f.g, f.c, outs[0], outs[1], outs[2], l, d, v, up, sh)
+	return runLaunch(s.nm, &s.run, f.dt, &s.plan, ts[:n], out)
 }
 
 // DiffWRT: differentiable in every input.
@@ -389,7 +378,10 @@ type jetVJPOp struct {
 
 func newJetVJPOp(fwd *jetOp, wrt int) *jetVJPOp {
 	op := &jetVJPOp{wrtOf: wrtOf[*jetOp]{fwd: fwd, wrt: wrt, tag: "VJP"}}
-	op.init(op, fwd.name()+"VJP", fwd.dt, op.wrtShape(), fwd.inherited())
+	p := fwd.plan
+	p.k, p.out = fwd.g.k.Kernel(fwd.c, true), wrt
+	p.in = append(p.in[:len(p.in):len(p.in)], fwd.outShape)
+	op.init(op, fwd.name()+"VJP", fwd.dt, op.wrtShape(), p, fwd.inherited())
 	return op
 }
 
@@ -437,7 +429,7 @@ func (op *jetVJPOp) String() string {
 }
 
 func (op *jetVJPOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
-	return computeJet(op.name(), &op.run, op.fwd, op.fwd.outShape, op.wrt, out, vals)
+	return computeJet(&op.seam, op.fwd, op.fwd.outShape, out, vals)
 }
 
 // DiffWRT: the value and first channels' VJPs are differentiable (see vjpSymDiff). The other

@@ -14,14 +14,19 @@ import (
 // PathCounts counts how often an op's computation took each cudaops.Path.
 type PathCounts struct {
 	CPU         uint64 // cudaops.PathCPU: the CPU kernel ran by policy
-	GPU         uint64 // cudaops.PathGPU: the registered backend ran the kernel
+	GPU         uint64 // cudaops.PathGPU: the registered backend, or CUDADo on the device, ran the kernel
 	CPUFallback uint64 // cudaops.PathCPUFallback: the backend failed, the CPU kernel ran
+	// Staged counts the CUDADo calls (build tag cuda) that copied the device inputs to host,
+	// computed on the host (counted above, by its path) and copied the output back to the
+	// device: the ops whose kernel runs on the CPU only. Always 0 in the default build.
+	Staged uint64
 }
 
 // PathReporter is implemented by every Op of this package. LastPath is the path of the op's
-// most recent Do or UsePreallocDo (ok is false before the first one); LastDiffPath is the path
-// of its most recent DoDiff (the LispMachine's reverse pass; ok is false for ops without
-// DoDiff or before the first call). Both are safe to call while the op runs elsewhere.
+// most recent Do, UsePreallocDo or (build tag cuda) CUDADo (ok is false before the first
+// one); LastDiffPath is the path of its most recent DoDiff (the LispMachine's reverse pass; ok
+// is false for ops without DoDiff or before the first call). Both are safe to call while the
+// op runs elsewhere.
 type PathReporter interface {
 	LastPath() (p cudaops.Path, ok bool)
 	PathCounts() PathCounts
@@ -46,6 +51,7 @@ func LastPath(n *gorgonia.Node) (cudaops.Path, bool) {
 type pathRecord struct {
 	last              atomic.Int32 // cudaops.Path + 1; 0 before the first run
 	cpu, gpu, fallbck atomic.Uint64
+	staged            atomic.Uint64 // CUDADo staged through host (build tag cuda)
 }
 
 func (r *pathRecord) record(p cudaops.Path) {
@@ -69,28 +75,31 @@ func (r *pathRecord) get() (cudaops.Path, bool) {
 }
 
 func (r *pathRecord) counts() PathCounts {
-	return PathCounts{CPU: r.cpu.Load(), GPU: r.gpu.Load(), CPUFallback: r.fallbck.Load()}
+	return PathCounts{CPU: r.cpu.Load(), GPU: r.gpu.Load(), CPUFallback: r.fallbck.Load(), Staged: r.staged.Load()}
 }
 
-// seam is embedded in every Op of this package. It knows the op's name and the dtype and shape
-// of its output, gives the op its Do, UsePreallocDo and Hashcode, records the cudaops.Path of
-// the op's computations (forward and DoDiff) and holds the output buffer of an op built with
-// ReuseOutput. Every computation runs on host memory through cudaops.Run, which picks the
-// CPU or a registered device backend.
+// seam is embedded in every Op of this package. It knows the op's name, the dtype and shape
+// of its output and the kernel call that computes it (plan), gives the op its Do,
+// UsePreallocDo and Hashcode, records the cudaops.Path of the op's computations (forward and
+// DoDiff) and holds the output buffer of an op built with ReuseOutput. Do and UsePreallocDo
+// run on host memory through cudaops.Run, which picks the CPU or a registered device backend;
+// under Gorgonia's build tag cuda, cudado_cuda.go gives every op CUDADo, which runs the same
+// plan on the device values of Gorgonia's CUDA machine.
 type seam struct {
 	self     computer // the op that embeds the seam
 	nm       string
 	outDT    tensor.Dtype
 	outShape tensor.Shape
-	run      pathRecord // Do and UsePreallocDo
+	plan     launch     // the kernel call of Do, UsePreallocDo and CUDADo
+	run      pathRecord // Do, UsePreallocDo and CUDADo
 	diffRun  pathRecord // DoDiff
 	out      *outputBuf // the output buffer of an op built with ReuseOutput, else nil
 }
 
 // init sets up the seam of a newly built op: the op itself, its name, its output's dtype and
-// shape, and its options.
-func (s *seam) init(self computer, name string, dt tensor.Dtype, shape tensor.Shape, o options) {
-	s.self, s.nm, s.outDT, s.outShape = self, name, dt, shape
+// shape, the kernel call that computes the output, and its options.
+func (s *seam) init(self computer, name string, dt tensor.Dtype, shape tensor.Shape, plan launch, o options) {
+	s.self, s.nm, s.outDT, s.outShape, s.plan = self, name, dt, shape, plan
 	if o.reuse {
 		s.out = new(outputBuf)
 	}
@@ -134,9 +143,10 @@ func (s *seam) LastDiffPath() (cudaops.Path, bool) { return s.diffRun.get() }
 // DiffPathCounts counts the paths the op's DoDiff calls took.
 func (s *seam) DiffPathCounts() PathCounts { return s.diffRun.counts() }
 
-// CallsExtern is false: the op computes on host memory (a device backend copies in and out
-// inside cudaops.Run).
-func (s *seam) CallsExtern() bool { return false }
+// CallsExtern is false in the default build: the op computes on host memory (a device
+// backend copies in and out inside cudaops.Run). Under the build tag cuda it is true, so that
+// Gorgonia's CUDA machine preallocates the op's output on the device for CUDADo.
+func (s *seam) CallsExtern() bool { return deviceOps }
 
 // ReturnsPtr is false: every op writes a fresh (or preallocated) output.
 func (s *seam) ReturnsPtr() bool { return false }

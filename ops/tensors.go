@@ -13,7 +13,6 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
-	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/internal/strided"
 )
 
@@ -456,30 +455,4 @@ func logical(op, name string, t *tensor.Dense, dt tensor.Dtype, shape tensor.Sha
 		return nil, err
 	}
 	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(backing)), nil
-}
-
-// runDense runs kernel k on the inputs in and outputs out (tensors of dtype dt) with sizes and
-// floats, recording the path in rec, after checking that no output overlaps an input.
-func runDense(name string, rec *pathRecord, dt tensor.Dtype, k kernel.ID, sizes []int, floats []float64, in, out []*tensor.Dense) error {
-	if dt == tensor.Float64 {
-		return runDenseOf[float64](name, rec, k, sizes, floats, in, out)
-	}
-	return runDenseOf[float32](name, rec, k, sizes, floats, in, out)
-}
-
-func runDenseOf[T float](name string, rec *pathRecord, k kernel.ID, sizes []int, floats []float64, in, out []*tensor.Dense) error {
-	var ins [kernel.MaxIn][]T
-	var outs [kernel.MaxOut][]T
-	for i, t := range in {
-		ins[i] = data[T](t, t.Shape().TotalSize())
-	}
-	for i, t := range out {
-		outs[i] = data[T](t, t.Shape().TotalSize())
-		for _, x := range ins[:len(in)] {
-			if check.Overlap(outs[i], x) {
-				return errOverlap(name)
-			}
-		}
-	}
-	return run(rec, k, sizes, floats, ins[:len(in)], outs[:len(out)])
 }

@@ -28,6 +28,16 @@ type uniform struct {
 	fromOutput bool
 }
 
+// init sets up the seam of an op built on uniform (its fields set): its launch is the forward
+// kernel over the inputs in order, every one of the output's shape, keeping output slot.
+func (u *uniform) init(self computer, name string, dt tensor.Dtype, shape tensor.Shape, o options) {
+	in := make([]tensor.Shape, len(u.args))
+	for i := range in {
+		in[i] = shape
+	}
+	u.seam.init(self, name, dt, shape, launch{k: u.k, ints: u.sizes, floats: u.floats, in: in, out: u.slot}, o)
+}
+
 // Arity is the number of inputs.
 func (u *uniform) Arity() int { return len(u.args) }
 
@@ -70,25 +80,7 @@ func (u *uniform) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 	if err != nil {
 		return err
 	}
-	if u.outDT == tensor.Float64 {
-		return computeUniform[float64](u, out, ts)
-	}
-	return computeUniform[float32](u, out, ts)
-}
-
-func computeUniform[T float](u *uniform, out *tensor.Dense, ts []*tensor.Dense) error {
-	n := u.outShape.TotalSize()
-	dst := data[T](out, n)
-	var in [3][]T
-	for i, t := range ts {
-		in[i] = data[T](t, n)
-		if check.Overlap(dst, in[i]) {
-			return errOverlap(u.nm)
-		}
-	}
-	var outs [2][]T
-	outs[u.slot] = dst
-	return run(&u.run, u.k, u.sizes, u.floats, in[:len(ts)], outs[:])
+	return runLaunch(u.nm, &u.run, u.outDT, &u.plan, ts, out)
 }
 
 // DiffWRT: differentiable in every input. A double backward, which has no gradient, says so

@@ -6,19 +6,23 @@
 // CUDADo loads the kernel's module into the machine's engine for the value's device on first
 // use (compiled with NVRTC for that device's own architecture, like the cudaops device
 // backend), then launches the kernel on the device pointers of the inputs and of prealloc,
-// through the engine's batched context.
+// through the engine's batched context, and waits for it (see Launch). CopyToHost and
+// CopyToDevice move a value between host and device through the same context, for an op
+// that is staged through host. Every op of package ops uses this package under the tag.
 //
 // This package needs Gorgonia's cuda build, which needs the cuDNN headers; it was written
-// against gorgonia v0.9.18 and cu v0.9.6 but has not been compiled where it was written (see
-// docs/gpu.md).
+// against gorgonia v0.9.18 and cu v0.9.6 and is type-checked with fake cgo where it was
+// written, not compiled (see docs/gpu.md).
 package cudadoer
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"gorgonia.org/cu"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/gorgonia/cuda"
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
@@ -85,9 +89,10 @@ func (k *Kernel) CUDADo(extern G.External, dev G.Device, prealloc G.Value, input
 	return prealloc, nil
 }
 
-// Launch runs the kernel with the given device inputs and outputs. A nil output is written to
-// scratch memory from the machine's arena and dropped. A nil *Kernel, an unknown kernel or a
-// nil input is an error.
+// Launch runs the kernel with the given device inputs and outputs and returns when it has
+// run. A nil output is written to scratch memory from the machine's arena and dropped. A nil
+// *Kernel, an unknown kernel, a nil or host input, or a machine that is not a CUDA machine is
+// an error.
 func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value) error {
 	if k == nil {
 		return deviceErr("nil *Kernel")
@@ -140,45 +145,30 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 		return deviceErr("%s: %v", k.Kernel, err)
 	}
 
-	d := int(dev)
-	engines, ctxs := machine.Engines(), machine.Contexts()
-	if d < 0 || d >= len(engines) || d >= len(ctxs) {
-		return deviceErr("%s: no engine for device %d", k.Kernel, d)
+	for i, v := range outs {
+		if v != nil && (v.Size() != outLens[i] || v.Dtype() != inputs[0].Dtype()) {
+			return check.Errorf(gatejet.ErrSize, "cudadoer.CUDADo", fmt.Sprintf("outs[%d]", i), "%s: want %d %v, got %d %v", k.Kernel, outLens[i], inputs[0].Dtype(), v.Size(), v.Dtype())
+		}
 	}
-	eng, ctx := &engines[d], ctxs[d]
-	cudev, err := cu.GetDevice(d)
-	if err != nil {
-		return deviceErr("device %d: %v", d, err)
+	for i, v := range inputs {
+		if err := onDevice(v, fmt.Sprintf("inputs[%d]", i)); err != nil {
+			return err
+		}
 	}
-	major, minor, err := cudev.ComputeCapability()
-	if err != nil {
-		return deviceErr("device %d: %v", d, err)
+	for i, v := range outs {
+		if err := onDevice(v, fmt.Sprintf("outs[%d]", i)); err != nil {
+			return err
+		}
 	}
-	ds := kernel.ID(k.Kernel).Spec().Device
-	supported, err := nvrtccomp.SupportedArchs()
-	if err != nil {
-		return deviceErr("%v", err)
-	}
-	target, err := modcache.TargetArch(modcache.ArchOf(major, minor), supported)
+
+	eng, err := engine(machine, dev)
 	if err != nil {
 		return err
 	}
-	key := modcache.ModuleKey{Module: ds.Module, DType: dt, Arch: target}
-	entry := cudaops.EntryPoint(k.Kernel, dt)
-	fqn := key.String() + "." + entry
-	if !eng.HasFunc(fqn) {
-		ptx, err := nvrtccomp.Compiler{}.Compile(cudaops.KernelSource, key.String()+".cu", modcache.CompileOptions(key))
-		if err != nil {
-			return deviceErr("%v", err)
-		}
-		if got, want := modcache.PTXTarget(ptx), modcache.RealArch(target); got != want {
-			return deviceErr("refusing module %s: its PTX targets %q, not %s", key, string(got), want)
-		}
-		if err := eng.LoadCUDAFunc(key.String(), ptx, modcache.EntryPoints(key)); err != nil {
-			return deviceErr("loading %s: %v", key, err)
-		}
+	fn, err := k.function(eng, dev, dt)
+	if err != nil {
+		return err
 	}
-	fn := eng.Functions()[fqn]
 	if cfg.Grid == 0 {
 		return nil
 	}
@@ -191,9 +181,6 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	size := int64(dt.Size())
 	for i, v := range outs {
 		if v != nil {
-			if v.Size() != outLens[i] || v.Dtype() != inputs[0].Dtype() {
-				return check.Errorf(gatejet.ErrSize, "cudadoer.CUDADo", fmt.Sprintf("outs[%d]", i), "%s: want %d %v, got %d %v", k.Kernel, outLens[i], inputs[0].Dtype(), v.Size(), v.Dtype())
-			}
 			out[i] = uint64(v.Uintptr())
 			continue
 		}
@@ -202,17 +189,31 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 		if err != nil {
 			return deviceErr("%s: scratch output %d: %v", k.Kernel, i, err)
 		}
+		// Returned to the arena after the flush below, when the kernel has finished.
 		defer machine.Put(dev, mem, bytes)
 		out[i] = uint64(mem.Uintptr())
 	}
+
+	// Finish the work queued before this call (the launches and copies that made the inputs),
+	// so that an error of that work is reported as such and the flush below reads this
+	// call's results alone.
+	if err := flush(eng); err != nil {
+		return deviceErr("%s: device work queued before the launch failed: %v", k.Kernel, err)
+	}
+	ctx := eng.Context()
 	var floats uint64
+	var hostFloats []float64 // kept alive until the copy has run (the flush below)
+	ds := kernel.ID(k.Kernel).Spec().Device
 	if ds.Floats == kernel.FloatsArray {
-		p, err := ctx.AllocAndCopy(unsafe.Pointer(&k.Floats[0]), int64(8*len(k.Floats)))
+		hostFloats = append([]float64(nil), k.Floats...)
+		bytes := int64(8 * len(hostFloats))
+		mem, err := machine.Get(dev, bytes)
 		if err != nil {
 			return deviceErr("%s: gate parameters: %v", k.Kernel, err)
 		}
-		defer ctx.MemFree(p)
-		floats = uint64(p)
+		defer machine.Put(dev, mem, bytes)
+		floats = uint64(mem.Uintptr())
+		ctx.MemcpyHtoD(cu.DevicePtr(floats), unsafe.Pointer(unsafe.SliceData(hostFloats)), bytes)
 	}
 	s := 0.0
 	if ds.Floats == kernel.ScalarS {
@@ -223,9 +224,163 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	for i := range p {
 		args[i] = unsafe.Pointer(&p[i])
 	}
+	// LaunchAndSync only queues the launch and a cuCtxSynchronize in the batched context: it
+	// returns before either has run, so ctx.Errors() right after it reads the results of the
+	// batch processed before (stale). flush processes the queue on this goroutine, as
+	// Gorgonia's own flush instruction does, and reads the results of this batch: the launch,
+	// and the synchronisation, which reports the kernel's own failures.
 	ctx.LaunchAndSync(fn, cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, cu.NoStream, args)
-	if err := ctx.Errors(); err != nil {
+	err = flush(eng)
+	runtime.KeepAlive(hostFloats)
+	runtime.KeepAlive(p)
+	if err != nil {
 		return deviceErr("%s: %v", k.Kernel, err)
+	}
+	return nil
+}
+
+// engine returns the engine of device dev of the machine (the element of the machine's own
+// slice: its batched context is the one the machine's other ops queue their work in).
+func engine(machine G.CUDAMachine, dev G.Device) (*cuda.Engine, error) {
+	engines := machine.Engines()
+	if d := int(dev); d >= 0 && d < len(engines) {
+		return &engines[d], nil
+	}
+	return nil, deviceErr("no engine for device %d (the machine has %d)", int(dev), len(engines))
+}
+
+// function returns the kernel's function of element type dt in the engine of device dev,
+// loading its module (compiled with NVRTC for the device's own architecture) at first use.
+func (k *Kernel) function(eng *cuda.Engine, dev G.Device, dt cudaops.DType) (cu.Function, error) {
+	cudev, err := cu.GetDevice(int(dev))
+	if err != nil {
+		return cu.Function{}, deviceErr("device %d: %v", int(dev), err)
+	}
+	major, minor, err := cudev.ComputeCapability()
+	if err != nil {
+		return cu.Function{}, deviceErr("device %d: %v", int(dev), err)
+	}
+	supported, err := nvrtccomp.SupportedArchs()
+	if err != nil {
+		return cu.Function{}, deviceErr("%v", err)
+	}
+	target, err := modcache.TargetArch(modcache.ArchOf(major, minor), supported)
+	if err != nil {
+		return cu.Function{}, err
+	}
+	key := modcache.ModuleKey{Module: kernel.ID(k.Kernel).Spec().Device.Module, DType: dt, Arch: target}
+	fqn := key.String() + "." + cudaops.EntryPoint(k.Kernel, dt)
+	if !eng.HasFunc(fqn) {
+		ptx, err := nvrtccomp.Compiler{}.Compile(cudaops.KernelSource, key.String()+".cu", modcache.CompileOptions(key))
+		if err != nil {
+			return cu.Function{}, deviceErr("%v", err)
+		}
+		if got, want := modcache.PTXTarget(ptx), modcache.RealArch(target); got != want {
+			return cu.Function{}, deviceErr("refusing module %s: its PTX targets %q, not %s", key, string(got), want)
+		}
+		// LoadCUDAFunc makes the engine's context current and then loads the module: both
+		// on one OS thread.
+		runtime.LockOSThread()
+		err = eng.LoadCUDAFunc(key.String(), ptx, modcache.EntryPoints(key))
+		runtime.UnlockOSThread()
+		if err != nil {
+			return cu.Function{}, deviceErr("loading %s: %v", key, err)
+		}
+	}
+	fn, ok := eng.Functions()[fqn]
+	if !ok {
+		return cu.Function{}, deviceErr("module %s has no entry point %s", key, fqn)
+	}
+	return fn, nil
+}
+
+// flush processes the work queued in the engine's batched context on this goroutine and
+// returns the errors of the batch it processed last, which holds the work queued last. It is
+// what Gorgonia's tape machine does between instructions (its flush instruction calls the
+// engines' DoWork on the machine's goroutine, the goroutine that calls CUDADo); the engine's
+// own goroutine processes the queue only when a blocking call or a full queue signals it,
+// which nothing here does.
+func flush(eng *cuda.Engine) error { return eng.DoWork() }
+
+// onDevice reports an ErrDevice error for a value whose memory is Go's (a host tensor), which
+// a kernel cannot address; device values of Gorgonia's CUDA machine are tensors over memory
+// it manages. Its memory is never read here.
+func onDevice(v G.Value, name string) error {
+	if t, ok := v.(*tensor.Dense); ok && !t.IsManuallyManaged() {
+		return check.Errorf(gatejet.ErrDevice, "cudadoer.CUDADo", name, "a host tensor, not a device value")
+	}
+	return nil
+}
+
+// hostPointer returns the address of the storage of a host tensor of dtype Float64 or Float32.
+func hostPointer(t *tensor.Dense) unsafe.Pointer {
+	if t.Dtype() == tensor.Float64 {
+		return unsafe.Pointer(unsafe.SliceData(t.Float64s()))
+	}
+	return unsafe.Pointer(unsafe.SliceData(t.Float32s()))
+}
+
+// checkCopy checks a copy between the host tensor h and the device value v of device dev of
+// the machine extern: a CUDA machine, one dtype (Float64 or Float32) and size, h a contiguous
+// tensor in Go memory that is not a view, v a device value. It returns the engine and the
+// byte count.
+func checkCopy(op string, extern G.External, dev G.Device, h *tensor.Dense, v G.Value) (*cuda.Engine, int64, error) {
+	if h == nil || v == nil {
+		return nil, 0, check.Errorf(gatejet.ErrParam, op, "", "nil value")
+	}
+	machine, ok := extern.(G.CUDAMachine)
+	if !ok {
+		return nil, 0, check.Errorf(gatejet.ErrDevice, op, "", "the machine (%T) is not a CUDA machine", extern)
+	}
+	if h.Dtype() != v.Dtype() || (h.Dtype() != tensor.Float64 && h.Dtype() != tensor.Float32) {
+		return nil, 0, check.Errorf(gatejet.ErrDType, op, "", "host %v and device %v: want one of float64 or float32", h.Dtype(), v.Dtype())
+	}
+	if h.IsManuallyManaged() || h.IsMaterializable() || h.RequiresIterator() || !h.DataOrder().IsRowMajor() {
+		return nil, 0, check.Errorf(gatejet.ErrParam, op, "host", "want a contiguous row-major tensor in Go memory that is not a view")
+	}
+	if h.Shape().TotalSize() != v.Size() || h.DataSize() < v.Size() {
+		return nil, 0, check.Errorf(gatejet.ErrSize, op, "", "host %v and device %v differ in size", h.Shape(), v.Shape())
+	}
+	if err := onDevice(v, "device"); err != nil {
+		return nil, 0, err
+	}
+	eng, err := engine(machine, dev)
+	if err != nil {
+		return nil, 0, err
+	}
+	return eng, int64(v.Size()) * int64(h.Dtype().Size()), nil
+}
+
+// CopyToHost copies the device value src (device dev of the CUDA machine extern) into the
+// host tensor dst, of the same dtype and size, through the engine's batched context, after
+// the work queued before it (the work that made src); it returns when dst holds the values.
+func CopyToHost(extern G.External, dev G.Device, dst *tensor.Dense, src G.Value) error {
+	eng, bytes, err := checkCopy("cudadoer.CopyToHost", extern, dev, dst, src)
+	if err != nil || bytes == 0 {
+		return err
+	}
+	eng.Context().MemcpyDtoH(hostPointer(dst), cu.DevicePtr(src.Uintptr()), bytes)
+	err = flush(eng)
+	runtime.KeepAlive(dst)
+	if err != nil {
+		return check.Errorf(gatejet.ErrDevice, "cudadoer.CopyToHost", "", "%v", err)
+	}
+	return nil
+}
+
+// CopyToDevice copies the host tensor src into the device value dst (device dev of the CUDA
+// machine extern), of the same dtype and size, through the engine's batched context; it
+// returns when the copy has run, so src may be reused.
+func CopyToDevice(extern G.External, dev G.Device, dst G.Value, src *tensor.Dense) error {
+	eng, bytes, err := checkCopy("cudadoer.CopyToDevice", extern, dev, src, dst)
+	if err != nil || bytes == 0 {
+		return err
+	}
+	eng.Context().MemcpyHtoD(cu.DevicePtr(dst.Uintptr()), hostPointer(src), bytes)
+	err = flush(eng)
+	runtime.KeepAlive(src)
+	if err != nil {
+		return check.Errorf(gatejet.ErrDevice, "cudadoer.CopyToDevice", "", "%v", err)
 	}
 	return nil
 }

@@ -1,0 +1,395 @@
+//go:build cuda
+
+package ops
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"math/rand"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gorgonia.org/cu"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/gatejet/gatejet"
+)
+
+// Sizes of the graphs below: n rows, K atoms, P columns; x is [n, M].
+const cudaN, cudaK, cudaP, cudaM = 3, 3, 2, 4
+
+// cudaConstructors builds a node with every exported constructor of the package, on the
+// inputs l [n,K], d [n,K,P], v [n,K], x [n,M], y and dy [n,M] and H [n,K,K] of graph g.
+var cudaConstructors = map[string]func(in cudaInputs) (*G.Node, error){
+	"SoftmaxJetValue":       func(in cudaInputs) (*G.Node, error) { return SoftmaxJetValue(in.l, in.d, 0.7) },
+	"SoftmaxJetFirst":       func(in cudaInputs) (*G.Node, error) { return SoftmaxJetFirst(in.l, in.d, 0.7) },
+	"SoftmaxJetSecond":      func(in cudaInputs) (*G.Node, error) { return SoftmaxJetSecond(in.l, in.d, 0.7) },
+	"SoftmaxJetHVP":         func(in cudaInputs) (*G.Node, error) { return SoftmaxJetHVP(in.l, in.d, in.v, 0.7) },
+	"SoftmaxJetGaussNewton": func(in cudaInputs) (*G.Node, error) { return SoftmaxJetGaussNewton(in.l, in.d, 0.7) },
+	"LogisticJetValue": func(in cudaInputs) (*G.Node, error) {
+		return LogisticJetValue(in.l, in.d, cudaAlpha, cudaBeta)
+	},
+	"LogisticJetFirst": func(in cudaInputs) (*G.Node, error) {
+		return LogisticJetFirst(in.l, in.d, cudaAlpha, cudaBeta)
+	},
+	"LogisticJetSecond": func(in cudaInputs) (*G.Node, error) {
+		return LogisticJetSecond(in.l, in.d, cudaAlpha, cudaBeta)
+	},
+	"LogisticJetHVP": func(in cudaInputs) (*G.Node, error) {
+		return LogisticJetHVP(in.l, in.d, in.v, cudaAlpha, cudaBeta)
+	},
+	"LogisticJetGaussNewton": func(in cudaInputs) (*G.Node, error) {
+		return LogisticJetGaussNewton(in.l, in.d, cudaAlpha, cudaBeta)
+	},
+	"Softmax":            func(in cudaInputs) (*G.Node, error) { return Softmax(in.x, -1) },
+	"LogSoftmax":         func(in cudaInputs) (*G.Node, error) { return LogSoftmax(in.x, 0) },
+	"SoftmaxBackward":    func(in cudaInputs) (*G.Node, error) { return SoftmaxBackward(in.y, in.dy, 1) },
+	"LogSoftmaxBackward": func(in cudaInputs) (*G.Node, error) { return LogSoftmaxBackward(in.y, in.dy, -2) },
+	"ReLU":               func(in cudaInputs) (*G.Node, error) { return ReLU(in.x) },
+	"GELU":               func(in cudaInputs) (*G.Node, error) { return GELU(in.x) },
+	"SiLU":               func(in cudaInputs) (*G.Node, error) { return SiLU(in.x) },
+	"ReLUBackward":       func(in cudaInputs) (*G.Node, error) { return ReLUBackward(in.x, in.dy) },
+	"GELUBackward":       func(in cudaInputs) (*G.Node, error) { return GELUBackward(in.x, in.dy) },
+	"SiLUBackward":       func(in cudaInputs) (*G.Node, error) { return SiLUBackward(in.x, in.dy) },
+	"SoftArgmin":         func(in cudaInputs) (*G.Node, error) { return SoftArgmin(in.x, 1.5) },
+	"LogDetPlusRidge":    func(in cudaInputs) (*G.Node, error) { return LogDetPlusRidge(in.h, 0.5) },
+}
+
+var (
+	cudaAlpha = []float64{1.2, -0.8, 0.6}
+	cudaBeta  = []float64{0.1, -0.3, 0.2}
+)
+
+type cudaInputs struct {
+	g                    *G.ExprGraph
+	l, d, v, x, y, dy, h *G.Node
+}
+
+// newCUDAInputs makes the input nodes of dtype dt in a new graph, bound to values.
+func newCUDAInputs(dt tensor.Dtype) cudaInputs {
+	rng := rand.New(rand.NewSource(14))
+	g := G.NewGraph()
+	node := func(name string, lo, hi float64, shape ...int) *G.Node {
+		in := randInput(rng, name, shape, lo, hi)
+		return G.NewTensor(g, dt, len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(toDense(dt, in.shape, in.vals)))
+	}
+	// H: a symmetric positive definite matrix per row (diagonal 3, small off-diagonal).
+	hv := make([]float64, cudaN*cudaK*cudaK)
+	for r := 0; r < cudaN; r++ {
+		for a := 0; a < cudaK; a++ {
+			for b := 0; b < cudaK; b++ {
+				x := 0.1 * float64(float32(float64(r+a+b)/7))
+				if a == b {
+					x = 3 + float64(r)
+				}
+				hv[(r*cudaK+a)*cudaK+b] = x
+			}
+		}
+	}
+	return cudaInputs{
+		g:  g,
+		l:  node("l", -1, 1, cudaN, cudaK),
+		d:  node("d", -1, 1, cudaN, cudaK, cudaP),
+		v:  node("v", -1, 1, cudaN, cudaK),
+		x:  node("x", -1.5, 1.5, cudaN, cudaM),
+		y:  node("y", 0.05, 0.5, cudaN, cudaM),
+		dy: node("dy", -1, 1, cudaN, cudaM),
+		h: G.NewTensor(g, dt, 3, G.WithShape(cudaN, cudaK, cudaK), G.WithName("H"),
+			G.WithValue(toDense(dt, tensor.Shape{cudaN, cudaK, cudaK}, hv))),
+	}
+}
+
+// exportedConstructors lists the exported functions of the package's non-test files that
+// return (*gorgonia.Node, error): its op constructors.
+func exportedConstructors(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	var names []string
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !fn.Name.IsExported() || fn.Type.Results == nil || len(fn.Type.Results.List) != 2 {
+				continue
+			}
+			star, ok := fn.Type.Results.List[0].Type.(*ast.StarExpr)
+			if !ok {
+				continue
+			}
+			if sel, ok := star.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "Node" {
+				names = append(names, fn.Name.Name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TestCUDADoerEveryOp builds a node with every exported constructor, and the gradient nodes
+// each op's SymDiff builds (and theirs, to the double backward), and checks that the op of
+// every node of this package is a gorgonia.CUDADoer with a CUDAFuncName, and which ops are
+// staged through host. It needs no GPU (only the cuda build).
+func TestCUDADoerEveryOp(t *testing.T) {
+	var listed []string
+	for name := range cudaConstructors {
+		listed = append(listed, name)
+	}
+	sort.Strings(listed)
+	require.Equal(t, exportedConstructors(t), listed, "cudaConstructors must build every exported constructor")
+
+	for _, dt := range dtypes {
+		in := newCUDAInputs(dt)
+		var work []*G.Node
+		for _, name := range listed {
+			n, err := cudaConstructors[name](in)
+			require.NoError(t, err, name)
+			work = append(work, n)
+		}
+		// SymDiff of every differentiable op, on a fresh upstream gradient, to depth 3.
+		for depth := 0; depth < 3; depth++ {
+			var next []*G.Node
+			for _, n := range work {
+				sd, ok := n.Op().(G.SDOp)
+				if _, ours := n.Op().(PathReporter); !ok || !ours || !slices.Contains(sd.DiffWRT(n.Op().Arity()), true) {
+					continue
+				}
+				grad := G.NewTensor(in.g, dt, n.Dims(), G.WithShape(n.Shape()...))
+				gs, err := sd.SymDiff(childrenOf(n), n, grad)
+				if err != nil {
+					// Not differentiable (a double backward, a VJP of a channel above the value).
+					require.ErrorIs(t, err, gatejet.ErrParam, "%v", n.Op())
+					continue
+				}
+				for _, gn := range gs {
+					if gn != nil {
+						next = append(next, gn)
+					}
+				}
+			}
+			work = next
+		}
+
+		types := map[string]bool{}
+		var staged []string
+		for _, n := range in.g.AllNodes() {
+			if _, ours := n.Op().(PathReporter); !ours {
+				continue
+			}
+			op, ok := n.Op().(deviceOp)
+			if !ok {
+				t.Errorf("%v (%T) does not implement gorgonia.CUDADoer and CUDAFuncName", n.Op(), n.Op())
+				continue
+			}
+			types[fmt.Sprintf("%T", n.Op())] = true
+			require.NotEmpty(t, op.CUDAFuncName(), "%v", n.Op())
+			if s := n.Op().(interface{ stagedThroughHost() bool }); s.stagedThroughHost() {
+				staged = append(staged, fmt.Sprintf("%T", n.Op()))
+			}
+		}
+		for _, want := range []string{"*ops.jetOp", "*ops.jetVJPOp", "*ops.softmaxOp", "*ops.axisOp", "*ops.axisGradOp",
+			"*ops.actOp", "*ops.softArgminOp", "*ops.logDetOp", "*ops.logDetGradOp"} {
+			require.True(t, types[want], "%v: no node of op type %s was built", dt, want)
+		}
+		// docs/gpu.md ("CUDADoer ops") lists these as staged through host.
+		slices.Sort(staged)
+		require.Equal(t, []string{"*ops.logDetGradOp", "*ops.logDetOp", "*ops.softArgminOp"}, slices.Compact(staged), "%v", dt)
+	}
+}
+
+// TestCUDADoErrors: what CUDADo refuses, as errors, before anything reaches a device (a
+// machine with no engines, as Gorgonia's ExternMetadata is before it is initialised).
+func TestCUDADoErrors(t *testing.T) {
+	in := newCUDAInputs(tensor.Float64)
+	jet, err := SoftmaxJetSecond(in.l, in.d, 0.7)
+	require.NoError(t, err)
+	ld, err := LogDetPlusRidge(in.h, 0.5)
+	require.NoError(t, err)
+	// Headers over memory that is not Go's, like the machine's device values; nothing here
+	// dereferences it.
+	dev := func(dt tensor.Dtype, shape ...int) *tensor.Dense {
+		return tensor.New(tensor.Of(dt), tensor.WithShape(shape...),
+			tensor.FromMemory(uintptr(0x7f0000000000), uintptr(tensor.Shape(shape).TotalSize()*int(dt.Size()))))
+	}
+	machine := new(G.ExternMetadata)
+	l, d := dev(tensor.Float64, cudaN, cudaK), dev(tensor.Float64, cudaN, cudaK, cudaP)
+	out := dev(tensor.Float64, cudaN, cudaK, cudaK, cudaP)
+	op := jet.Op().(G.CUDADoer)
+	cases := []struct {
+		name     string
+		extern   G.External
+		prealloc G.Value
+		inputs   []G.Value
+		kind     error
+	}{
+		{"not a CUDA machine", nil, out, []G.Value{l, d}, gatejet.ErrDevice},
+		{"nil prealloc", machine, nil, []G.Value{l, d}, gatejet.ErrParam},
+		{"prealloc dtype", machine, dev(tensor.Float32, cudaN, cudaK, cudaK, cudaP), []G.Value{l, d}, gatejet.ErrDType},
+		{"prealloc shape", machine, dev(tensor.Float64, cudaN, cudaK*cudaK, cudaP), []G.Value{l, d}, gatejet.ErrShape},
+		{"input count", machine, out, []G.Value{l}, gatejet.ErrParam},
+		{"nil input", machine, out, []G.Value{l, nil}, gatejet.ErrParam},
+		{"input shape", machine, out, []G.Value{l, dev(tensor.Float64, cudaN, cudaK*cudaP)}, gatejet.ErrShape},
+		{"host input", machine, out, []G.Value{l, tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(cudaN, cudaK, cudaP))}, gatejet.ErrDevice},
+		{"no engine", machine, out, []G.Value{l, d}, gatejet.ErrDevice},
+	}
+	for _, c := range cases {
+		_, err := op.CUDADo(c.extern, G.Device(0), c.prealloc, c.inputs...)
+		require.ErrorIs(t, err, c.kind, c.name)
+		require.Contains(t, err.Error(), "ops.SoftmaxJetSecond", c.name)
+	}
+	// A staged op: the copy to host finds no engine.
+	_, err = ld.Op().(G.CUDADoer).CUDADo(machine, G.Device(0), dev(tensor.Float64, cudaN), dev(tensor.Float64, cudaN, cudaK, cudaK))
+	require.ErrorIs(t, err, gatejet.ErrDevice)
+	require.Zero(t, ld.Op().(PathReporter).PathCounts().Staged)
+}
+
+// cudaGraph builds the mixed graph of TestCUDATapeMachine on the inputs: Gorgonia's Exp, Mul
+// (by a scalar), HadamardProd, Sub and Sum around gatejet ops, one staged through host
+// (LogDetPlusRidge), and the gradients of a cost with respect to l, d and x. It returns the
+// nodes whose values are compared.
+func cudaGraph(t *testing.T, in cudaInputs, dt tensor.Dtype) map[string]*G.Node {
+	t.Helper()
+	scalar := func(x float64) *G.Node {
+		if dt == tensor.Float32 {
+			return G.NewConstant(float32(x))
+		}
+		return G.NewConstant(x)
+	}
+	out := map[string]*G.Node{}
+	el := G.Must(G.Exp(in.l))
+	second, err := SoftmaxJetSecond(el, in.d, 0.7)
+	require.NoError(t, err)
+	out["SoftmaxJetSecond(Exp(l), d)"] = second
+	sm, err := Softmax(G.Must(G.Exp(in.x)), -1)
+	require.NoError(t, err)
+	out["Softmax(Exp(x))"] = sm
+	r, err := ReLU(G.Must(G.Sub(sm, scalar(0.2))))
+	require.NoError(t, err)
+	out["ReLU(Softmax - 0.2)"] = r
+	gn, err := SoftmaxJetGaussNewton(in.l, in.d, 0.7)
+	require.NoError(t, err)
+	ld, err := LogDetPlusRidge(G.Must(G.Mul(gn, scalar(2))), 0.5)
+	require.NoError(t, err)
+	out["LogDetPlusRidge(2·GaussNewton)"] = ld
+	value, err := SoftmaxJetValue(in.l, in.d, 0.7)
+	require.NoError(t, err)
+	cost := G.Must(G.Add(G.Must(G.Sum(G.Must(G.HadamardProd(second, second)))), G.Must(G.Sum(r))))
+	cost = G.Must(G.Add(cost, G.Must(G.Sum(ld))))
+	cost = G.Must(G.Add(cost, G.Must(G.Sum(G.Must(G.Square(value))))))
+	out["cost"] = cost
+	grads, err := G.Grad(cost, in.l, in.d, in.x)
+	require.NoError(t, err)
+	for i, name := range []string{"l", "d", "x"} {
+		out["dcost/d"+name] = grads[i]
+	}
+	return out
+}
+
+// childrenOf returns the node's children in order.
+func childrenOf(n *G.Node) G.Nodes {
+	var out G.Nodes
+	for it := n.Graph().From(n.ID()); it.Next(); {
+		out = append(out, it.Node().(*G.Node))
+	}
+	return out
+}
+
+// hostValues evaluates every node of g on the host, in topological order, with each op's Do
+// (gatejet's host path, Gorgonia's CPU implementations): the CPU graph.
+func hostValues(t *testing.T, g *G.ExprGraph) map[*G.Node]G.Value {
+	t.Helper()
+	sorted, err := G.Sort(g)
+	require.NoError(t, err)
+	vals := map[*G.Node]G.Value{}
+	for i := len(sorted) - 1; i >= 0; i-- {
+		n := sorted[i]
+		kids := childrenOf(n)
+		if len(kids) == 0 {
+			if n.Value() != nil {
+				vals[n] = n.Value()
+				continue
+			}
+			v, err := n.Op().Do()
+			require.NoError(t, err, "%v", n)
+			vals[n] = v
+			continue
+		}
+		args := make([]G.Value, len(kids))
+		for j, c := range kids {
+			args[j] = vals[c]
+		}
+		v, err := n.Op().Do(args...)
+		require.NoError(t, err, "%v", n)
+		vals[n] = v
+	}
+	return vals
+}
+
+// TestCUDATapeMachine runs a graph mixing gatejet's ops and Gorgonia's on a TapeMachine of
+// Gorgonia's cuda build, which keeps the values of CUDADoer ops on the device, and compares
+// its values and gradients with the same graph evaluated on the host.
+func TestCUDATapeMachine(t *testing.T) {
+	if n, err := cu.NumDevices(); err != nil || n == 0 {
+		t.Skipf("no CUDA device found (cu.NumDevices: %d, %v): the TapeMachine test needs a GPU", n, err)
+	}
+	for _, dt := range dtypes {
+		t.Run(dt.String(), func(t *testing.T) {
+			want := map[string][]float64{}
+			{
+				in := newCUDAInputs(dt)
+				nodes := cudaGraph(t, in, dt)
+				vals := hostValues(t, in.g)
+				for name, n := range nodes {
+					want[name] = floats(t, vals[n])
+				}
+			}
+			in := newCUDAInputs(dt)
+			nodes := cudaGraph(t, in, dt)
+			read := map[string]*G.Value{}
+			for name, n := range nodes {
+				read[name] = new(G.Value)
+				G.Read(n, read[name])
+			}
+			vm := G.NewTapeMachine(in.g)
+			defer vm.Close()
+			require.NoError(t, vm.RunAll())
+			got := map[string][]float64{}
+			for name, v := range read {
+				require.NotNil(t, *v, name)
+				got[name] = floats(t, *v)
+			}
+			tol := 1e-12
+			if dt == tensor.Float32 {
+				tol = 1e-5
+			}
+			for name := range nodes {
+				requireClose(t, want[name], got[name], tol, "%v %s: device graph against the host graph", dt, name)
+			}
+			// Every gatejet node ran through CUDADo: on the device, or staged through host.
+			for _, n := range in.g.AllNodes() {
+				r, ok := n.Op().(PathReporter)
+				if !ok {
+					continue
+				}
+				c := r.PathCounts()
+				if n.Op().(interface{ stagedThroughHost() bool }).stagedThroughHost() {
+					require.NotZero(t, c.Staged, "%v: staged through host", n.Op())
+				} else {
+					require.NotZero(t, c.GPU, "%v: launched on the device", n.Op())
+				}
+			}
+		})
+	}
+}
