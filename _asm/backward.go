@@ -16,6 +16,7 @@ func backward() {
 		gen(f64)
 		gen(f32)
 	}
+	forward()
 }
 
 // loop4 runs body for AX = 0, 4, 8, … while AX < CX.
