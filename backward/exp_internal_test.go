@@ -102,6 +102,11 @@ func BenchmarkExp(b *testing.B) {
 			}
 		}
 	})
+	b.Run("expOf", func(b *testing.B) { // the vector loop with AVX2
+		for i := 0; i < b.N; i++ {
+			expOf(ys, xs)
+		}
+	})
 	b.Run("math.Exp", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			for j, x := range xs {
