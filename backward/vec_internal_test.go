@@ -154,6 +154,8 @@ func TestSplitCallsDoNotAllocate(t *testing.T) {
 			"LogSoftmaxBackward/f64":  func() { _ = LogSoftmaxBackward(o0, y, dy, c.shape, c.axis) },
 			"SoftmaxBackwardGrad/f64": func() { _ = SoftmaxBackwardGrad(o0, o1, y, dy, g, c.shape, c.axis) },
 			"GELUBackward/f64":        func() { _ = GELUBackward(o0, y, dy) },
+			"Softmax/f64":             func() { _ = Softmax(o0, y, c.shape, c.axis) },
+			"Softmax/f32":             func() { _ = Softmax(p0, y32, c.shape, c.axis) },
 		}
 		for name, f := range calls {
 			f()
