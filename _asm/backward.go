@@ -6,7 +6,8 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// backward generates backward/vec_amd64.s, the AVX loops of the stride-1 softmax backward:
+// backward generates backward/vec_amd64.s, the AVX loops of the stride-1 softmax backward
+// (and, forward.go, the AVX2 loops of the forward):
 // the float32 twin of each widens every element to float64 as it is loaded and rounds once as
 // it is stored, so both do the Go loops' operations in their order and give their bits. Each
 // Go declaration in vec_amd64.go has the Go loop it must match; the pure-Go twins are
@@ -16,6 +17,7 @@ func backward() {
 		gen(f64)
 		gen(f32)
 	}
+	forward()
 }
 
 // loop4 runs body for AX = 0, 4, 8, … while AX < CX.

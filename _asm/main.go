@@ -1,7 +1,8 @@
 // Command _asm generates the AVX/AVX2 assembly of two packages with avo
 // (github.com/mmcloughlin/avo): softmaxjet/slab_amd64.s, the loops of the second channel
 // (coef, row, centre, mean, hvpOut) and of the softmax gate (softmaxjet.go and the files it
-// names), and backward/vec_amd64.s, the loops of the stride-1 softmax backward (backward.go).
+// names), and backward/vec_amd64.s, the loops of the stride-1 softmax backward (backward.go)
+// and forward, its exponential included (forward.go).
 // Each loop is written once as a Go function of its element type (elem below) and generated
 // for float64 and for float32 data; the arithmetic is the Go loops' (slab_other.go and
 // vec_other.go, -tags purego), operation for operation and in their order, so the bits are

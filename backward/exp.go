@@ -17,30 +17,84 @@ func exp(x float64) float64 {
 }
 
 // expOf sets dst[i] = exp(src[i]) for i < len(dst) (src must be at least as long) and returns
-// dst. expReduce and expPoly are inlined, so the loop makes no calls on its fast path.
+// dst: four at a time by the vector loop (expLanes) where it can, and by exp otherwise.
+// expReduce and expPoly are inlined, so the Go loop makes no calls on its fast path.
 func expOf[T Float](dst []float64, src []T) []float64 {
 	src = src[:len(dst)]
-	for i, v := range src {
-		x := float64(v)
-		if !(x >= expMin && x <= expMax) {
-			dst[i] = math.Exp(x)
-			continue
+	for i := 0; i < len(src); {
+		i += expLanes(dst[i:], src[i:])
+		// The vector loop stops at four values one of which is out of its range, or before
+		// the last len mod 4 (or does nothing: no AVX2).
+		for stop := min(i+4, len(src)); i < stop; i++ {
+			x := float64(src[i])
+			if !(x >= expMin && x <= expMax) {
+				dst[i] = math.Exp(x)
+				continue
+			}
+			dst[i] = expPoly(expReduce(x))
 		}
-		dst[i] = expPoly(expReduce(x))
 	}
 	return dst
+}
+
+// expSum sets e_i = exp(x_i − sh) for i < len(e) (x at least as long) and returns Σ e_i in
+// sum's order: four lane sums over i < len(e) &^ 3 by i mod 4, the rest added to the first,
+// then (s0 + s1) + (s2 + s3). The vector loop (expSumLanes) does the groups of four it can.
+func expSum[T Float](e []float64, x []T, sh float64) float64 {
+	x = x[:len(e)]
+	var acc [4]float64
+	n4 := len(e) &^ 3
+	for i := 0; i < n4; i += 4 {
+		i += expSumLanes(e[i:n4], x[i:n4], sh, &acc)
+		if i == n4 {
+			break
+		}
+		// Four values, one at least out of the vector loop's range.
+		for j := range 4 {
+			v := exp(float64(x[i+j]) - sh)
+			e[i+j] = v
+			acc[j] += v
+		}
+	}
+	for i := n4; i < len(e); i++ {
+		v := exp(float64(x[i]) - sh)
+		e[i] = v
+		acc[0] += v
+	}
+	return (acc[0] + acc[1]) + (acc[2] + acc[3])
+}
+
+// expSumLanesGo is the Go loop of expSumLanes (all of it: exp takes any argument).
+func expSumLanesGo[T Float](e []float64, x []T, sh float64, acc *[4]float64) int {
+	n4 := len(e) &^ 3
+	x = x[:n4]
+	a0, a1, a2, a3 := acc[0], acc[1], acc[2], acc[3]
+	for i := 0; i < n4; i += 4 {
+		xi, ei := x[i:i+4:i+4], e[i:i+4:i+4]
+		e0, e1 := exp(float64(xi[0])-sh), exp(float64(xi[1])-sh)
+		e2, e3 := exp(float64(xi[2])-sh), exp(float64(xi[3])-sh)
+		ei[0], ei[1], ei[2], ei[3] = e0, e1, e2, e3
+		a0 += e0
+		a1 += e1
+		a2 += e2
+		a3 += e3
+	}
+	acc[0], acc[1], acc[2], acc[3] = a0, a1, a2, a3
+	return n4
 }
 
 // expReduce returns, for x in [expMin, expMax], r = x − k·ln2/64 and scale = 2^(k/64) =
 // 2^m · 2^(j/64) (see exp). It and expPoly are split so that each is small enough to be
 // inlined.
 func expReduce(x float64) (r, scale float64) {
-	// Adding 1.5·2^52 rounds x·64/ln2 to an integer k held in the low bits of z.
-	z := x*expInvC + expShift
+	// Adding 1.5·2^52 rounds x·64/ln2 to an integer k held in the low bits of z. Each product
+	// is converted to float64 so that no compiler fuses it with the sum into an FMA (GOAMD64=v3
+	// would): one rounding instead of two, and bits different from the vector loop's.
+	z := float64(x*expInvC) + expShift
 	kb := math.Float64bits(z)
 	kf := z - expShift
 	// Cody-Waite: kf·expCHi is exact (kf has at most 17 bits, expCHi 36).
-	r = (x - kf*expCHi) - kf*expCLo
+	r = (x - float64(kf*expCHi)) - float64(kf*expCLo)
 	k := int64(kb - expShiftBits)
 	scale = math.Float64frombits(exp2Tab[k&63] + uint64(k>>6)<<52)
 	return r, scale
@@ -48,8 +102,12 @@ func expReduce(x float64) (r, scale float64) {
 
 // expPoly returns scale·exp(r) for |r| ≤ ln2/128, as scale + scale·(exp(r) − 1).
 func expPoly(r, scale float64) float64 {
-	q := r * (1 + r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120)))))
-	return scale + scale*q
+	q := float64(r * (1.0 / 120))
+	q = float64(r * (1.0/24 + q))
+	q = float64(r * (1.0/6 + q))
+	q = float64(r * (1.0/2 + q))
+	q = r * (1 + q)
+	return scale + float64(scale*q)
 }
 
 const (

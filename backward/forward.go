@@ -105,9 +105,13 @@ func (j *fwdJob[T]) do(lo, hi int) {
 			m, sum := (*ap)[:s.w], (*ap)[p.w:p.w+s.w]
 			slabMax(s, m, j.x)
 			e := (*ep)[:s.n*s.w]
-			slabExp(s, e, m, j.x)
-			clear(sum)
-			sumRows(e, sum)
+			if s.stride == 1 {
+				sum[0] = expSum(e, span(j.x, s), shift(m[0]))
+			} else {
+				slabExp(s, e, m, j.x)
+				clear(sum)
+				sumRows(e, sum)
+			}
 			if j.log {
 				logSum(sum)
 				writeLog(s, m, sum, j.y, j.x)
@@ -208,11 +212,22 @@ func slabMax[T Float](s slab, m []float64, x []T) {
 	}
 }
 
-// maxOf returns the max of x, skipping NaN (−Inf for none), over four interleaved lanes.
+// maxOf returns the max of x, skipping NaN (−Inf for none), over four interleaved lanes
+// (maxLanes), the last len(x) mod 4 values compared with the first.
 func maxOf[T Float](x []T) float64 {
-	m0, m1, m2, m3 := math.Inf(-1), math.Inf(-1), math.Inf(-1), math.Inf(-1)
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
+	m0, m1, m2, m3 := maxLanes(x)
+	for i := len(x) &^ 3; i < len(x); i++ {
+		if v := float64(x[i]); v > m0 {
+			m0 = v
+		}
+	}
+	return max(max(m0, m1), max(m2, m3))
+}
+
+// maxLanesGo is the Go loop of maxLanes.
+func maxLanesGo[T Float](x []T) (m0, m1, m2, m3 float64) {
+	m0, m1, m2, m3 = math.Inf(-1), math.Inf(-1), math.Inf(-1), math.Inf(-1)
+	for i := 0; i+4 <= len(x); i += 4 {
 		xi := x[i : i+4 : i+4]
 		if v := float64(xi[0]); v > m0 {
 			m0 = v
@@ -227,42 +242,25 @@ func maxOf[T Float](x []T) float64 {
 			m3 = v
 		}
 	}
-	for ; i < len(x); i++ {
-		if v := float64(x[i]); v > m0 {
-			m0 = v
-		}
-	}
-	return max(max(m0, m1), max(m2, m3))
+	return m0, m1, m2, m3
 }
 
-// slabExp sets e (n·w floats, row-major, or n for a stride-1 slab) to exp(x − shift(m)).
+// slabExp sets e (n·w floats, row-major) to exp(x − shift(m)) for a slab of stride > 1 (a
+// stride-1 slab takes expSum).
 func slabExp[T Float](s slab, e, m []float64, x []T) {
-	if s.stride == 1 {
-		xs := span(x, s)
-		e = e[:len(xs)]
-		sh := shift(m[0])
-		for i, v := range xs {
-			e[i] = float64(v) - sh
-		}
-	} else {
-		for r := 0; r < s.n; r++ {
-			xr, er := row(x, s, r), e[r*s.w:(r+1)*s.w]
-			xr, mr := xr[:len(er)], m[:len(er)]
-			for i, v := range xr {
-				er[i] = float64(v) - shift(mr[i])
-			}
+	for r := 0; r < s.n; r++ {
+		xr, er := row(x, s, r), e[r*s.w:(r+1)*s.w]
+		xr, mr := xr[:len(er)], m[:len(er)]
+		for i, v := range xr {
+			er[i] = float64(v) - shift(mr[i])
 		}
 	}
 	expOf(e, e)
 }
 
-// sumRows adds the rows of e (len(sum) columns) into sum; one column sums all of e.
+// sumRows adds the rows of e (len(sum) columns) into sum.
 func sumRows(e, sum []float64) {
 	w := len(sum)
-	if w == 1 {
-		sum[0] += sumF(e)
-		return
-	}
 	for r := 0; r+w <= len(e); r += w {
 		er := e[r : r+w]
 		for i, v := range er {
@@ -313,8 +311,8 @@ func writeScaled[T Float](s slab, e, S []float64, y []T) {
 		ys := span(y, s)
 		e = e[:len(ys)]
 		r := 1 / S[0]
-		for i, v := range e {
-			ys[i] = T(v * r)
+		for i := scaleLanes(ys, e, r); i < len(ys); i++ {
+			ys[i] = T(e[i] * r)
 		}
 		return
 	}

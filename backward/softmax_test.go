@@ -319,6 +319,9 @@ func TestSerialCallsDoNotAllocate(t *testing.T) {
 			"GELUBackward/f64":           func() { _ = backward.GELUBackward(o0, y, dy) },
 			"SiLUBackwardGrad/f32":       func() { _ = backward.SiLUBackwardGrad(p0, p1, y32, dy32, g32) },
 			"ReLU/f64":                   func() { _ = backward.ReLU(o0, y) },
+			"Softmax/f64":                func() { _ = backward.Softmax(o0, y, c.shape, c.axis) },
+			"Softmax/f32":                func() { _ = backward.Softmax(p0, y32, c.shape, c.axis) },
+			"LogSoftmax/f64":             func() { _ = backward.LogSoftmax(o0, y, c.shape, c.axis) },
 		}
 		for name, f := range calls {
 			f() // warm the pools

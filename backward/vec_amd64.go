@@ -39,11 +39,38 @@ func writeRowAVX64(dx, y, dy, a []float64)
 //go:noescape
 func writeRowAVX32(dx, y, dy []float32, a []float64)
 
+// The last-axis softmax forward (forward.go) in AVX and AVX2 (the exponential gathers from
+// exp2Tab): maxOf's lanes, expSum's loop and writeScaled's, the same operations in the same
+// order, so the same bits.
+
+//go:noescape
+func maxAVX64(x []float64) (m0, m1, m2, m3 float64)
+
+//go:noescape
+func maxAVX32(x []float32) (m0, m1, m2, m3 float64)
+
+//go:noescape
+func expSumAVX64(e, x []float64, sh float64, acc *[4]float64, tab *[64]uint64) int
+
+//go:noescape
+func expSumAVX32(e []float64, x []float32, sh float64, acc *[4]float64, tab *[64]uint64) int
+
+//go:noescape
+func scaleAVX64(y, e []float64, r float64)
+
+//go:noescape
+func scaleAVX32(y []float32, e []float64, r float64)
+
 // hasAVX reports whether the processor and the operating system support AVX (256-bit YMM
 // registers saved across context switches); these loops need nothing of AVX2.
 var hasAVX = cpu.X86.HasAVX
 
-// useAVX selects the AVX loops; tests turn it off to compare with the Go loops.
+// hasAVX2 reports whether the loops of the forward (maxLanes, expSumLanes, scaleLanes),
+// which need AVX2, can run too.
+var hasAVX2 = hasAVX && cpu.X86.HasAVX2
+
+// useAVX selects the AVX (and, with hasAVX2, AVX2) loops; tests turn it off to compare with
+// the Go loops.
 var useAVX = hasAVX
 
 // dotVec is dot, with the AVX loop for element types of 4 and 8 bytes.
@@ -116,6 +143,58 @@ func writeRow[T Float](dx, y, dy []T, a []float64) int {
 		writeRowAVX32(f32s(dx), f32s(y), f32s(dy), a)
 	}
 	return len(dx) &^ 3
+}
+
+// maxLanes returns the four lane maxima of maxOf over x[:len(x)&^3].
+func maxLanes[T Float](x []T) (m0, m1, m2, m3 float64) {
+	if !useAVX || !hasAVX2 {
+		return maxLanesGo(x)
+	}
+	var zero T
+	if unsafe.Sizeof(zero) == 8 {
+		return maxAVX64(f64s(x))
+	}
+	return maxAVX32(f32s(x))
+}
+
+// expSumLanes sets e_i = exp(x_i − sh) for i < len(e) &^ 3, adding each into acc[i mod 4] in
+// index order; it stops at the first four values whose x − sh are not all in [expMin,
+// expMax] and returns their index (else len(e) &^ 3). x must be at least as long as e.
+func expSumLanes[T Float](e []float64, x []T, sh float64, acc *[4]float64) int {
+	if !useAVX || !hasAVX2 {
+		return expSumLanesGo(e, x, sh, acc)
+	}
+	x = x[:len(e)]
+	var zero T
+	if unsafe.Sizeof(zero) == 8 {
+		return expSumAVX64(e, f64s(x), sh, acc, &exp2Tab)
+	}
+	return expSumAVX32(e, f32s(x), sh, acc, &exp2Tab)
+}
+
+// expLanes is expSumLanes for sh = 0 (x − 0 is x) without the sums: dst_i = exp(src_i) for
+// the groups of four before the first one with a value out of range, and their count.
+func expLanes[T Float](dst []float64, src []T) int {
+	if !useAVX || !hasAVX2 {
+		return 0
+	}
+	var acc [4]float64
+	return expSumLanes(dst, src, 0, &acc)
+}
+
+// scaleLanes writes y_i = T(e_i·r) for i < len(y) &^ 3 and returns len(y) &^ 3.
+func scaleLanes[T Float](y []T, e []float64, r float64) int {
+	if !useAVX || !hasAVX2 {
+		return 0
+	}
+	e = e[:len(y)]
+	var zero T
+	if unsafe.Sizeof(zero) == 8 {
+		scaleAVX64(f64s(y), e, r)
+	} else {
+		scaleAVX32(f32s(y), e, r)
+	}
+	return len(y) &^ 3
 }
 
 func f64s[T Float](x []T) []float64 {

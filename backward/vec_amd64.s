@@ -259,3 +259,306 @@ x32_loop:
 x32_done:
 	VZEROUPPER
 	RET
+
+DATA expInvC<>+0(SB)/8, $0x40571547652b82fe
+DATA expInvC<>+8(SB)/8, $0x40571547652b82fe
+DATA expInvC<>+16(SB)/8, $0x40571547652b82fe
+DATA expInvC<>+24(SB)/8, $0x40571547652b82fe
+GLOBL expInvC<>(SB), RODATA|NOPTR, $32
+
+DATA expShift<>+0(SB)/8, $0x4338000000000000
+DATA expShift<>+8(SB)/8, $0x4338000000000000
+DATA expShift<>+16(SB)/8, $0x4338000000000000
+DATA expShift<>+24(SB)/8, $0x4338000000000000
+GLOBL expShift<>(SB), RODATA|NOPTR, $32
+
+DATA expCHi<>+0(SB)/8, $0x3f862e42fefa0000
+DATA expCHi<>+8(SB)/8, $0x3f862e42fefa0000
+DATA expCHi<>+16(SB)/8, $0x3f862e42fefa0000
+DATA expCHi<>+24(SB)/8, $0x3f862e42fefa0000
+GLOBL expCHi<>(SB), RODATA|NOPTR, $32
+
+DATA expCLo<>+0(SB)/8, $0x3d1cf79abc9e3b3a
+DATA expCLo<>+8(SB)/8, $0x3d1cf79abc9e3b3a
+DATA expCLo<>+16(SB)/8, $0x3d1cf79abc9e3b3a
+DATA expCLo<>+24(SB)/8, $0x3d1cf79abc9e3b3a
+GLOBL expCLo<>(SB), RODATA|NOPTR, $32
+
+DATA expMin<>+0(SB)/8, $0xc086200000000000
+DATA expMin<>+8(SB)/8, $0xc086200000000000
+DATA expMin<>+16(SB)/8, $0xc086200000000000
+DATA expMin<>+24(SB)/8, $0xc086200000000000
+GLOBL expMin<>(SB), RODATA|NOPTR, $32
+
+DATA expMax<>+0(SB)/8, $0x4086280000000000
+DATA expMax<>+8(SB)/8, $0x4086280000000000
+DATA expMax<>+16(SB)/8, $0x4086280000000000
+DATA expMax<>+24(SB)/8, $0x4086280000000000
+GLOBL expMax<>(SB), RODATA|NOPTR, $32
+
+DATA expC120<>+0(SB)/8, $0x3f81111111111111
+DATA expC120<>+8(SB)/8, $0x3f81111111111111
+DATA expC120<>+16(SB)/8, $0x3f81111111111111
+DATA expC120<>+24(SB)/8, $0x3f81111111111111
+GLOBL expC120<>(SB), RODATA|NOPTR, $32
+
+DATA expC24<>+0(SB)/8, $0x3fa5555555555555
+DATA expC24<>+8(SB)/8, $0x3fa5555555555555
+DATA expC24<>+16(SB)/8, $0x3fa5555555555555
+DATA expC24<>+24(SB)/8, $0x3fa5555555555555
+GLOBL expC24<>(SB), RODATA|NOPTR, $32
+
+DATA expC6<>+0(SB)/8, $0x3fc5555555555555
+DATA expC6<>+8(SB)/8, $0x3fc5555555555555
+DATA expC6<>+16(SB)/8, $0x3fc5555555555555
+DATA expC6<>+24(SB)/8, $0x3fc5555555555555
+GLOBL expC6<>(SB), RODATA|NOPTR, $32
+
+DATA expC2<>+0(SB)/8, $0x3fe0000000000000
+DATA expC2<>+8(SB)/8, $0x3fe0000000000000
+DATA expC2<>+16(SB)/8, $0x3fe0000000000000
+DATA expC2<>+24(SB)/8, $0x3fe0000000000000
+GLOBL expC2<>(SB), RODATA|NOPTR, $32
+
+DATA expOne<>+0(SB)/8, $0x3ff0000000000000
+DATA expOne<>+8(SB)/8, $0x3ff0000000000000
+DATA expOne<>+16(SB)/8, $0x3ff0000000000000
+DATA expOne<>+24(SB)/8, $0x3ff0000000000000
+GLOBL expOne<>(SB), RODATA|NOPTR, $32
+
+DATA expMask63<>+0(SB)/8, $0x000000000000003f
+DATA expMask63<>+8(SB)/8, $0x000000000000003f
+DATA expMask63<>+16(SB)/8, $0x000000000000003f
+DATA expMask63<>+24(SB)/8, $0x000000000000003f
+GLOBL expMask63<>(SB), RODATA|NOPTR, $32
+
+// func maxAVX64(x []float64) (m0 float64, m1 float64, m2 float64, m3 float64)
+// Requires: AVX, AVX2, SSE2
+TEXT ·maxAVX64(SB), NOSPLIT, $0-56
+	// Lane j of the result is the max of x_i over i ≡ j (mod 4), i < len(x) &^ 3, from −Inf,
+	// each step v > m ? v : m (a NaN is passed over), as the lanes of maxOf.
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	ANDQ         $-4, CX
+	MOVQ         $0xfff0000000000000, AX
+	MOVQ         AX, X0
+	VPBROADCASTQ X0, Y0
+	XORQ         AX, AX
+
+m64_loop:
+	CMPQ    AX, CX
+	JAE     m64_done
+	VMOVUPD (SI)(AX*8), Y1
+
+	// VMAXPD returns its second source, m, unless v > m
+	VMAXPD Y0, Y1, Y0
+	ADDQ   $0x04, AX
+	JMP    m64_loop
+
+m64_done:
+	VMOVUPD Y0, m0+24(FP)
+	VZEROUPPER
+	RET
+
+// func expSumAVX64(e []float64, x []float64, sh float64, acc *[4]float64, tab *[64]uint64) int
+// Requires: AVX, AVX2
+TEXT ·expSumAVX64(SB), NOSPLIT, $0-80
+	// e_i = exp(x_i − sh) for i < len(e) &^ 3, four at a time, each lane of acc adding the
+	// e_i of its lane in index order, as expSum's Go loop; it stops at the first four whose
+	// x − sh are not all in [expMin, expMax] (NaN included) and returns their index (else
+	// len(e) &^ 3). tab is exp2Tab.
+	MOVQ         e_base+0(FP), DI
+	MOVQ         e_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	MOVQ         acc+56(FP), R8
+	MOVQ         tab+64(FP), R9
+	VBROADCASTSD sh+48(FP), Y15
+	VMOVUPD      (R8), Y12
+	ANDQ         $-4, CX
+	XORQ         AX, AX
+
+e64_loop:
+	CMPQ    AX, CX
+	JAE     e64_done
+	VMOVUPD (SI)(AX*8), Y0
+	VSUBPD  Y15, Y0, Y0
+
+	// all four lanes in [expMin, expMax] (ordered: NaN is not)
+	VCMPPD     $0x1d, expMin<>+0(SB), Y0, Y1
+	VCMPPD     $0x12, expMax<>+0(SB), Y0, Y2
+	VANDPD     Y2, Y1, Y1
+	VMOVMSKPD  Y1, DX
+	CMPL       DX, $0x0f
+	JNE        e64_done
+	VMULPD     expInvC<>+0(SB), Y0, Y1
+	VADDPD     expShift<>+0(SB), Y1, Y1
+	VSUBPD     expShift<>+0(SB), Y1, Y2
+	VMULPD     expCHi<>+0(SB), Y2, Y3
+	VSUBPD     Y3, Y0, Y3
+	VMULPD     expCLo<>+0(SB), Y2, Y4
+	VSUBPD     Y4, Y3, Y3
+	VPSUBQ     expShift<>+0(SB), Y1, Y1
+	VPAND      expMask63<>+0(SB), Y1, Y5
+	VPCMPEQD   Y6, Y6, Y6
+	VPGATHERQQ Y6, (R9)(Y5*8), Y7
+	VPSUBQ     Y5, Y1, Y1
+	VPSLLQ     $0x2e, Y1, Y1
+	VPADDQ     Y1, Y7, Y7
+	VMULPD     expC120<>+0(SB), Y3, Y4
+	VADDPD     expC24<>+0(SB), Y4, Y4
+	VMULPD     Y3, Y4, Y4
+	VADDPD     expC6<>+0(SB), Y4, Y4
+	VMULPD     Y3, Y4, Y4
+	VADDPD     expC2<>+0(SB), Y4, Y4
+	VMULPD     Y3, Y4, Y4
+	VADDPD     expOne<>+0(SB), Y4, Y4
+	VMULPD     Y3, Y4, Y4
+	VMULPD     Y7, Y4, Y4
+	VADDPD     Y7, Y4, Y4
+	VMOVUPD    Y4, (DI)(AX*8)
+	VADDPD     Y4, Y12, Y12
+	ADDQ       $0x04, AX
+	JMP        e64_loop
+
+e64_done:
+	VMOVUPD Y12, (R8)
+	MOVQ    AX, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX64(y []float64, e []float64, r float64)
+// Requires: AVX
+TEXT ·scaleAVX64(SB), NOSPLIT, $0-56
+	// y_i = e_i·r for i < len(y) &^ 3, as writeScaled.
+	MOVQ         y_base+0(FP), DI
+	MOVQ         y_len+8(FP), CX
+	MOVQ         e_base+24(FP), SI
+	VBROADCASTSD r+48(FP), Y0
+	ANDQ         $-4, CX
+	XORQ         AX, AX
+
+s64_loop:
+	CMPQ    AX, CX
+	JAE     s64_done
+	VMULPD  (SI)(AX*8), Y0, Y1
+	VMOVUPD Y1, (DI)(AX*8)
+	ADDQ    $0x04, AX
+	JMP     s64_loop
+
+s64_done:
+	VZEROUPPER
+	RET
+
+// func maxAVX32(x []float32) (m0 float64, m1 float64, m2 float64, m3 float64)
+// Requires: AVX, AVX2, SSE2
+TEXT ·maxAVX32(SB), NOSPLIT, $0-56
+	// maxAVX64 for float32 data, widened to float64.
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	ANDQ         $-4, CX
+	MOVQ         $0xfff0000000000000, AX
+	MOVQ         AX, X0
+	VPBROADCASTQ X0, Y0
+	XORQ         AX, AX
+
+m32_loop:
+	CMPQ      AX, CX
+	JAE       m32_done
+	VCVTPS2PD (SI)(AX*4), Y1
+
+	// VMAXPD returns its second source, m, unless v > m
+	VMAXPD Y0, Y1, Y0
+	ADDQ   $0x04, AX
+	JMP    m32_loop
+
+m32_done:
+	VMOVUPD Y0, m0+24(FP)
+	VZEROUPPER
+	RET
+
+// func expSumAVX32(e []float64, x []float32, sh float64, acc *[4]float64, tab *[64]uint64) int
+// Requires: AVX, AVX2
+TEXT ·expSumAVX32(SB), NOSPLIT, $0-80
+	// expSumAVX64 for float32 data, widened to float64.
+	MOVQ         e_base+0(FP), DI
+	MOVQ         e_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	MOVQ         acc+56(FP), R8
+	MOVQ         tab+64(FP), R9
+	VBROADCASTSD sh+48(FP), Y15
+	VMOVUPD      (R8), Y12
+	ANDQ         $-4, CX
+	XORQ         AX, AX
+
+e32_loop:
+	CMPQ      AX, CX
+	JAE       e32_done
+	VCVTPS2PD (SI)(AX*4), Y0
+	VSUBPD    Y15, Y0, Y0
+
+	// all four lanes in [expMin, expMax] (ordered: NaN is not)
+	VCMPPD     $0x1d, expMin<>+0(SB), Y0, Y1
+	VCMPPD     $0x12, expMax<>+0(SB), Y0, Y2
+	VANDPD     Y2, Y1, Y1
+	VMOVMSKPD  Y1, DX
+	CMPL       DX, $0x0f
+	JNE        e32_done
+	VMULPD     expInvC<>+0(SB), Y0, Y1
+	VADDPD     expShift<>+0(SB), Y1, Y1
+	VSUBPD     expShift<>+0(SB), Y1, Y2
+	VMULPD     expCHi<>+0(SB), Y2, Y3
+	VSUBPD     Y3, Y0, Y3
+	VMULPD     expCLo<>+0(SB), Y2, Y4
+	VSUBPD     Y4, Y3, Y3
+	VPSUBQ     expShift<>+0(SB), Y1, Y1
+	VPAND      expMask63<>+0(SB), Y1, Y5
+	VPCMPEQD   Y6, Y6, Y6
+	VPGATHERQQ Y6, (R9)(Y5*8), Y7
+	VPSUBQ     Y5, Y1, Y1
+	VPSLLQ     $0x2e, Y1, Y1
+	VPADDQ     Y1, Y7, Y7
+	VMULPD     expC120<>+0(SB), Y3, Y4
+	VADDPD     expC24<>+0(SB), Y4, Y4
+	VMULPD     Y3, Y4, Y4
+	VADDPD     expC6<>+0(SB), Y4, Y4
+	VMULPD     Y3, Y4, Y4
+	VADDPD     expC2<>+0(SB), Y4, Y4
+	VMULPD     Y3, Y4, Y4
+	VADDPD     expOne<>+0(SB), Y4, Y4
+	VMULPD     Y3, Y4, Y4
+	VMULPD     Y7, Y4, Y4
+	VADDPD     Y7, Y4, Y4
+	VMOVUPD    Y4, (DI)(AX*8)
+	VADDPD     Y4, Y12, Y12
+	ADDQ       $0x04, AX
+	JMP        e32_loop
+
+e32_done:
+	VMOVUPD Y12, (R8)
+	MOVQ    AX, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX32(y []float32, e []float64, r float64)
+// Requires: AVX
+TEXT ·scaleAVX32(SB), NOSPLIT, $0-56
+	// scaleAVX64 for float32 outputs, rounded once.
+	MOVQ         y_base+0(FP), DI
+	MOVQ         y_len+8(FP), CX
+	MOVQ         e_base+24(FP), SI
+	VBROADCASTSD r+48(FP), Y0
+	ANDQ         $-4, CX
+	XORQ         AX, AX
+
+s32_loop:
+	CMPQ       AX, CX
+	JAE        s32_done
+	VMULPD     (SI)(AX*8), Y0, Y1
+	VCVTPD2PSY Y1, X1
+	VMOVUPS    X1, (DI)(AX*4)
+	ADDQ       $0x04, AX
+	JMP        s32_loop
+
+s32_done:
+	VZEROUPPER
+	RET

@@ -61,6 +61,79 @@ func TestVectorLoopsEqualGo(t *testing.T) {
 	}
 }
 
+// TestForwardVectorLoopsEqualGo: the AVX2 loops of the last-axis softmax forward (maxLanes,
+// expSumLanes, scaleLanes; and expLanes, under expOf) give the bits of the Go loops, for
+// Softmax and LogSoftmax, float64 and float32, rows whose lengths are and are not multiples of
+// four, one chunk or several, on one goroutine and split; with values whose x − max leaves
+// the vector loop's range (−Inf, −1e300, a spread of 800 around −708: subnormal results), and
+// NaN and +Inf rows. NaNs are compared as NaN: their payloads are not specified.
+func TestForwardVectorLoopsEqualGo(t *testing.T) {
+	testkit.RequireAVX(t, "forward loops", hasAVX && hasAVX2, &useAVX)
+	rng := rand.New(rand.NewPCG(23, 24))
+	shapes := []struct {
+		shape []int
+		axis  int
+	}{{[]int{7, 13}, 1}, {[]int{5, 1024}, -1}, {[]int{9, 1023}, -1}, {[]int{3, 70001}, 1}, {[]int{2, 9, 1030}, -1}, {[]int{33, 9}, 0}, {[]int{64, 3}, -1}}
+	for _, c := range shapes {
+		n := 1
+		for _, d := range c.shape {
+			n *= d
+		}
+		x := make([]float64, n)
+		for i := range x {
+			switch k := rng.IntN(40); {
+			case k == 0:
+				x[i] = math.Inf(-1)
+			case k == 1:
+				x[i] = -1e300
+			case k < 6:
+				x[i] = -800 * rng.Float64()
+			default:
+				x[i] = 3 * rng.NormFloat64()
+			}
+		}
+		// A few rows hold a NaN or a +Inf (rows along the last axis; elsewhere, slices).
+		if len(x) > 100 {
+			x[17], x[len(x)-5] = math.NaN(), math.Inf(1)
+		}
+		x32 := make([]float32, n)
+		for i, v := range x {
+			x32[i] = float32(v)
+		}
+		for _, log := range []bool{false, true} {
+			f64, f32 := Softmax[float64], Softmax[float32]
+			if log {
+				f64, f32 = LogSoftmax[float64], LogSoftmax[float32]
+			}
+			for _, mw := range []int64{math.MaxInt64, 0} {
+				name := fmt.Sprintf("%v/axis=%d/log=%v/minWork=%d", c.shape, c.axis, log, mw)
+				run := func(vec bool) ([]float64, []float32) {
+					defer par.SetMinWork(par.SetMinWork(mw))
+					useAVX = vec
+					y, y32 := make([]float64, n), make([]float32, n)
+					if err := f64(y, x, c.shape, c.axis); err != nil {
+						t.Fatal(err)
+					}
+					if err := f32(y32, x32, c.shape, c.axis); err != nil {
+						t.Fatal(err)
+					}
+					return y, y32
+				}
+				want, want32 := run(false)
+				got, got32 := run(true)
+				for i := range want {
+					if w, g := want[i], got[i]; math.Float64bits(w) != math.Float64bits(g) && !(math.IsNaN(w) && math.IsNaN(g)) {
+						t.Fatalf("%s f64 [%d]: Go %v, AVX %v", name, i, w, g)
+					}
+					if w, g := want32[i], got32[i]; math.Float32bits(w) != math.Float32bits(g) && !(w != w && g != g) {
+						t.Fatalf("%s f32 [%d]: Go %v, AVX %v", name, i, w, g)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestSplitCallsDoNotAllocate: steady-state calls split over the cores allocate nothing
 // either (par.For's bookkeeping is pooled, the jobs' bodies are bound once).
 func TestSplitCallsDoNotAllocate(t *testing.T) {
@@ -81,6 +154,8 @@ func TestSplitCallsDoNotAllocate(t *testing.T) {
 			"LogSoftmaxBackward/f64":  func() { _ = LogSoftmaxBackward(o0, y, dy, c.shape, c.axis) },
 			"SoftmaxBackwardGrad/f64": func() { _ = SoftmaxBackwardGrad(o0, o1, y, dy, g, c.shape, c.axis) },
 			"GELUBackward/f64":        func() { _ = GELUBackward(o0, y, dy) },
+			"Softmax/f64":             func() { _ = Softmax(o0, y, c.shape, c.axis) },
+			"Softmax/f32":             func() { _ = Softmax(p0, y32, c.shape, c.axis) },
 		}
 		for name, f := range calls {
 			f()

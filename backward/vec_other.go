@@ -2,9 +2,10 @@
 
 package backward
 
-// Off amd64 (or with the purego tag) the stride-1 softmax backward runs the Go loops.
+// Off amd64 (or with the purego tag) the stride-1 softmax backward and forward run the Go
+// loops.
 
-const hasAVX = false
+const hasAVX, hasAVX2 = false, false
 
 var useAVX = false
 
@@ -20,3 +21,13 @@ func writeSoftmaxVec[T Float](xs, ys, ds []T, av float64) {
 func dotRows4[T Float](acc []float64, a, b []T, stride int) int { return 0 }
 
 func writeRow[T Float](dx, y, dy []T, a []float64) int { return 0 }
+
+func maxLanes[T Float](x []T) (m0, m1, m2, m3 float64) { return maxLanesGo(x) }
+
+func expSumLanes[T Float](e []float64, x []T, sh float64, acc *[4]float64) int {
+	return expSumLanesGo(e, x, sh, acc)
+}
+
+func scaleLanes[T Float](y []T, e []float64, r float64) int { return 0 }
+
+func expLanes[T Float](dst []float64, src []T) int { return 0 }
