@@ -1,12 +1,12 @@
 package ops
 
 import (
-	"github.com/gatejet/gatejet/internal/kernel"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // The gradients of the value and first channels' VJPs, so that a loss built on either channel
