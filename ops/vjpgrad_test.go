@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -280,14 +281,6 @@ func centralDiff(t *testing.T, xs []*G.Node, dirs [][]float64, h float64, fs ...
 	return out
 }
 
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
 // TestFirstVJPHessianVectorProduct: the Hessian-vector product of a loss on the first channel,
 // graphs.Grad of ⟨∇c, v⟩ through the first channel's differentiable VJP, agrees with central
 // differences of ∇c along v (logits and decoded at once), for both gates and several shapes;
@@ -311,7 +304,7 @@ func TestFirstVJPHessianVectorProduct(t *testing.T) {
 					t.Logf("%s: max error %.2g (relative to 1 + max |H·v|)", name, e)
 					require.LessOrEqual(t, e, 1e-7, "%s: got %v, central differences %v", name, got[j], want[j])
 				}
-				uHv, vHu := dot(ul, got[0])+dot(ud, got[1]), dot(vl, got[2])+dot(vd, got[3])
+				uHv, vHu := floats.Dot(ul, got[0])+floats.Dot(ud, got[1]), floats.Dot(vl, got[2])+floats.Dot(vd, got[3])
 				sym := math.Abs(uHv-vHu) / (1 + math.Abs(uHv))
 				t.Logf("symmetry: ⟨u,Hv⟩ = %.15g, ⟨v,Hu⟩ = %.15g, relative difference %.2g", uHv, vHu, sym)
 				require.LessOrEqual(t, sym, 1e-12)
