@@ -53,6 +53,10 @@ type registration struct {
 }
 
 var (
+	// noDevice is why this build's own device backend is not registered (a gatejetcuda build
+	// on a machine without the driver or a device), for ModeRequired's error; nil otherwise.
+	noDevice atomic.Pointer[error]
+
 	regMu    sync.Mutex
 	regStack []registration          // guarded by regMu; the last entry is active
 	regID    uint64                  // guarded by regMu
@@ -357,6 +361,10 @@ func runRequired(c *Call) (Path, error) {
 		var k Kernel
 		if c != nil {
 			k = c.Kernel
+		}
+		if why := noDevice.Load(); why != nil {
+			return PathGPU, check.Errorf(gatejet.ErrDevice, runOp, "",
+				"mode required but no GPU backend is registered (kernel %v): %v", k, *why)
 		}
 		return PathGPU, check.Errorf(gatejet.ErrDevice, runOp, "",
 			"mode required but no GPU backend is registered (kernel %v)", k)

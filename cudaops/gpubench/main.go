@@ -1,9 +1,10 @@
-//go:build cuda
+//go:build gatejetcuda
 
 // Command gpubench measures the device kernels against memory bandwidth and against a port
-// of the seed's row-jet design. It needs the tag cuda and a GPU:
+// of the seed's row-jet design. It needs the tag gatejetcuda and, to run, a GPU with its
+// driver and NVRTC (no CUDA header or library to build):
 //
-//	go run -tags cuda ./cudaops/gpubench [-reps 20] [-out bench.json]
+//	go run -tags gatejetcuda ./cudaops/gpubench [-reps 20] [-out bench.json]
 //
 // Benchmarks:
 //   - second: gj_jet_second_f64, N=65536 rows, K=16, P=16. Its time is compared with a
