@@ -123,16 +123,11 @@ func Active() Backend {
 	return nil
 }
 
-// DefaultBreakEven is the ModeAuto break-even, in output elements, of a kernel without its
-// own SetBreakEven value. It is a placeholder until measured on a device (docs/gpu.md): the
-// backend copies host slices to the device and back, so small calls lose.
-const DefaultBreakEven = 1 << 20
-
 var breakEvens sync.Map // Kernel → int
 
 // SetBreakEven sets the ModeAuto break-even of kernel k, in output elements: calls with
-// Work < work run on the CPU. A negative work restores DefaultBreakEven; 0 means always try
-// the device.
+// Work < work run on the CPU. A negative work restores DefaultBreakEven(k), the model's; 0
+// means always try the device.
 func SetBreakEven(k Kernel, work int) {
 	if work < 0 {
 		breakEvens.Delete(k)
@@ -141,12 +136,13 @@ func SetBreakEven(k Kernel, work int) {
 	breakEvens.Store(k, work)
 }
 
-// BreakEven returns kernel k's ModeAuto break-even in output elements.
+// BreakEven returns kernel k's ModeAuto break-even in output elements: its SetBreakEven value,
+// else DefaultBreakEven(k).
 func BreakEven(k Kernel) int {
 	if v, ok := breakEvens.Load(k); ok {
 		return v.(int)
 	}
-	return DefaultBreakEven
+	return DefaultBreakEven(k)
 }
 
 // Counts is a snapshot of Run's counters.
