@@ -83,12 +83,15 @@ type DeviceBackend struct {
 
 // OpenDevice opens the device of the given ordinal: its primary context, its architecture
 // and limits, and a module cache compiling with NVRTC for that architecture. It loads the
-// CUDA driver first (once per process): without libcuda.so.1, or when cuInit fails, the
-// error is an ErrDevice error wrapping cudrv's, which names the library or the CUresult.
-// NVRTC is loaded when the first module is compiled.
+// CUDA driver and NVRTC first (once per process): without libcuda.so.1 or libnvrtc, or when
+// cuInit fails, the error is an ErrDevice error wrapping cudrv's, which names the libraries
+// or the CUresult.
 func OpenDevice(ordinal int) (*DeviceBackend, error) {
 	if err := cudrv.LoadDriver(); err != nil {
 		return nil, deviceErrorCause(err, "loading the CUDA driver")
+	}
+	if err := cudrv.LoadNVRTC(); err != nil {
+		return nil, deviceErrorCause(err, "loading NVRTC")
 	}
 	n, err := cudrv.DeviceCount()
 	if err != nil {
