@@ -43,7 +43,8 @@ func buildFakeDriver(t *testing.T) string {
 // allocation bounds. The TestCUDA* device tests then must pass (GATEJET_REQUIRE_DEVICE=1)
 // on an sm_90 device (CUBIN) and on an sm_100 one (PTX for compute_90, which the driver would
 // compile); with a driver older than NVRTC the launch is refused with DriverTooOld's error.
-// TestCUDAParityLarge is left to a GPU (minutes on the emulator).
+// TestCUDAParityLarge (minutes on the emulator) and TestCUDATimeSource (the seed port is not
+// an emulated entry point) are left to a GPU.
 func TestFakeDriverRunsTheDeviceBackend(t *testing.T) {
 	if os.Getenv("GATEJET_CUDA_LIB") != "" {
 		t.Skip("GATEJET_CUDA_LIB is set: this is a child run")
@@ -56,7 +57,7 @@ func TestFakeDriverRunsTheDeviceBackend(t *testing.T) {
 	}
 	lib := buildFakeDriver(t)
 	deviceTests := []string{"TestCUDADeviceRunsEveryKernel", "TestCUDARequiredModeUsesTheDevice",
-		"TestCUDADeterministic", "TestCUDAAutoFallsBackOnDeviceFailure", "TestCUDAPrewarm"}
+		"TestCUDADeterministic", "TestCUDAAutoFallsBackOnDeviceFailure", "TestCUDAPrewarm", "TestCUDATime"}
 	for _, tc := range []struct {
 		name  string
 		env   []string
