@@ -1,28 +1,28 @@
-//go:build cuda
+//go:build gatejetcuda
 
 package cudaops
 
 import (
 	"fmt"
-	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/cudaops/internal/cudrv"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/modcache"
 	"github.com/gatejet/gatejet/cudaops/internal/nvrtccomp"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
-// This file is the device backend, built with the tag cuda. Importing gorgonia.org/cu runs
-// cuInit when the program starts (and cu exits the process if that fails), so a binary built
-// with the tag needs the CUDA driver; it needs a GPU only to use the backend.
+// This file is the standalone device backend, built with gatejet's tag gatejetcuda. It calls
+// the CUDA driver and NVRTC through cudaops/internal/cudrv, which opens libcuda.so.1 and
+// libnvrtc with dlopen: building needs neither, and a binary built with the tag runs on a
+// machine without a GPU or driver, where OpenDevice fails with an ErrDevice error saying why,
+// no backend is registered, ModeAuto runs the CPU and ModeRequired returns that error.
 
 var (
 	device    *DeviceBackend
@@ -33,11 +33,14 @@ func init() {
 	device, deviceErr = OpenDevice(0)
 	if deviceErr == nil {
 		Register(device)
+	} else {
+		noDevice.Store(&deviceErr)
 	}
 }
 
 // Device returns the backend opened on device 0 at initialisation (and registered with
-// Register), or the error that prevented it. Tests use it to call the device directly.
+// Register), or the ErrDevice error that prevented it (no driver library, no device...).
+// Tests use it to call the device directly.
 func Device() (*DeviceBackend, error) { return device, deviceErr }
 
 // Prewarm compiles and loads, on device 0, the modules holding the given kernels (every kernel
@@ -50,7 +53,7 @@ func Prewarm(kernels ...Kernel) error {
 	return device.Prewarm(kernels...)
 }
 
-// deviceErrorCause is an ErrDevice error that also wraps cause (a cu or NVRTC error), so that
+// deviceErrorCause is an ErrDevice error that also wraps cause (a driver or NVRTC error), so that
 // errors.Is / errors.As reach it.
 func deviceErrorCause(cause error, format string, args ...any) error {
 	e := deviceError0(format+": %v", append(args, cause)...).(*gatejet.Error)
@@ -63,42 +66,50 @@ func deviceErrorCause(cause error, format string, args ...any) error {
 // current on a locked OS thread.
 type DeviceBackend struct {
 	mu       sync.Mutex
-	stream   cu.Stream             // the backend's stream (made on first use); guarded by mu
-	hasStrm  bool                  // guarded by mu
-	devMem   *pool[cu.DevicePtr]   // device buffers of calls, reused
-	hostMem  *pool[unsafe.Pointer] // pinned staging buffers, reused
-	dev      cu.Device
-	ctx      cu.CUContext
+	stream   cudrv.Stream           // the backend's stream (made on first use); guarded by mu
+	hasStrm  bool                   // guarded by mu
+	devMem   *pool[cudrv.DevicePtr] // device buffers of calls, reused
+	hostMem  *pool[unsafe.Pointer]  // pinned staging buffers, reused
+	dev      cudrv.Device
+	ctx      cudrv.Context
 	name     string
 	arch     modcache.Arch
 	lim      launch.Limits
-	mods     *modcache.Cache[cu.Module]
-	fns      map[string]cu.Function
+	mods     *modcache.Cache[cudrv.Module]
+	fns      map[string]cudrv.Function
 	closed   bool
 	launches atomic.Int64
 }
 
 // OpenDevice opens the device of the given ordinal: its primary context, its architecture
-// and limits, and a module cache compiling with NVRTC for that architecture.
+// and limits, and a module cache compiling with NVRTC for that architecture. It loads the
+// CUDA driver and NVRTC first (once per process): without libcuda.so.1 or libnvrtc, or when
+// cuInit fails, the error is an ErrDevice error wrapping cudrv's, which names the libraries
+// or the CUresult.
 func OpenDevice(ordinal int) (*DeviceBackend, error) {
-	n, err := cu.NumDevices()
+	if err := cudrv.LoadDriver(); err != nil {
+		return nil, deviceErrorCause(err, "loading the CUDA driver")
+	}
+	if err := cudrv.LoadNVRTC(); err != nil {
+		return nil, deviceErrorCause(err, "loading NVRTC")
+	}
+	n, err := cudrv.DeviceCount()
 	if err != nil {
 		return nil, deviceErrorCause(err, "counting CUDA devices")
 	}
 	if ordinal < 0 || ordinal >= n {
 		return nil, deviceError0("no CUDA device %d (%d present)", ordinal, n)
 	}
-	dev, err := cu.GetDevice(ordinal)
+	dev, err := cudrv.GetDevice(ordinal)
 	if err != nil {
 		return nil, deviceErrorCause(err, "device %d", ordinal)
 	}
-	major, minor, err := dev.ComputeCapability()
-	if err != nil {
-		return nil, deviceErrorCause(err, "device %d compute capability", ordinal)
-	}
-	attrs, err := dev.Attributes(cu.MaxSharedMemoryPerBlock, cu.MaxGridDimX)
-	if err != nil {
-		return nil, deviceErrorCause(err, "device %d attributes", ordinal)
+	var attrs [4]int
+	for i, a := range []cudrv.Attribute{cudrv.AttrComputeCapabilityMajor, cudrv.AttrComputeCapabilityMinor,
+		cudrv.AttrMaxSharedMemoryPerBlk, cudrv.AttrMaxGridDimX} {
+		if attrs[i], err = dev.Attribute(a); err != nil {
+			return nil, deviceErrorCause(err, "device %d attributes", ordinal)
+		}
 	}
 	ctx, err := dev.RetainPrimaryCtx()
 	if err != nil {
@@ -109,14 +120,14 @@ func OpenDevice(ordinal int) (*DeviceBackend, error) {
 		dev:  dev,
 		ctx:  ctx,
 		name: name,
-		arch: modcache.ArchOf(major, minor),
-		lim:  launch.Limits{MaxSharedBytes: attrs[0], MaxGridX: attrs[1]},
-		fns:  map[string]cu.Function{},
+		arch: modcache.ArchOf(attrs[0], attrs[1]),
+		lim:  launch.Limits{MaxSharedBytes: attrs[2], MaxGridX: attrs[3]},
+		fns:  map[string]cudrv.Function{},
 	}
-	b.devMem = &pool[cu.DevicePtr]{alloc: cu.MemAlloc, release: cu.MemFree, maxIdle: MaxIdleDeviceBytes}
+	b.devMem = &pool[cudrv.DevicePtr]{alloc: cudrv.MemAlloc, release: cudrv.MemFree, maxIdle: MaxIdleDeviceBytes}
 	b.hostMem = &pool[unsafe.Pointer]{alloc: allocPinned, release: freePinned, maxIdle: MaxIdleDeviceBytes}
 	b.mods = modcache.New(b.arch, modcache.Compiler(nvrtccomp.Compiler{}), loadModule,
-		func(m cu.Module) error { return m.Unload() })
+		func(m cudrv.Module) error { return m.Unload() })
 	return b, nil
 }
 
@@ -130,25 +141,12 @@ func errNilBackend() error { return deviceError0("nil *DeviceBackend") }
 
 // loadModule loads a module image (CUBIN or PTX) into the current context; a driver older than
 // the PTX is an ErrDevice error that says what to upgrade.
-func loadModule(key modcache.ModuleKey, image string) (cu.Module, error) {
-	m, err := cu.LoadData(image)
-	if code, ok := cuResultCode(err); ok && code == nvrtccomp.CudaErrorUnsupportedPTXVersion {
-		return m, modcache.DriverTooOld(key, cu.Version(), nvrtccomp.Version())
+func loadModule(key modcache.ModuleKey, image string) (cudrv.Module, error) {
+	m, err := cudrv.LoadModule(image)
+	if code, ok := cudrv.Code(err); ok && int64(code) == nvrtccomp.CudaErrorUnsupportedPTXVersion {
+		return m, modcache.DriverTooOld(key, cudrv.DriverVersion(), nvrtccomp.Version())
 	}
 	return m, err
-}
-
-// cuResultCode returns the CUresult of an error of package cu (whose error type is an
-// unexported integer type).
-func cuResultCode(err error) (int64, bool) {
-	if err == nil {
-		return 0, false
-	}
-	v := reflect.ValueOf(err)
-	if v.Type().PkgPath() != "gorgonia.org/cu" || v.Kind() < reflect.Int || v.Kind() > reflect.Int64 {
-		return 0, false
-	}
-	return v.Int(), true
 }
 
 // Name returns "cuda:<device name>:<arch>" ("cuda:<nil>" for a nil *DeviceBackend).
@@ -212,11 +210,11 @@ func (b *DeviceBackend) withContext(f func() error) error {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := cu.SetCurrentContext(b.ctx); err != nil {
+	if err := cudrv.SetCurrent(b.ctx); err != nil {
 		return deviceErrorCause(err, "%s: setting the context", b.Name())
 	}
 	if !b.hasStrm {
-		st, err := cu.MakeStream(cu.NonBlocking)
+		st, err := cudrv.NewStream()
 		if err != nil {
 			return deviceErrorCause(err, "%s: making a stream", b.Name())
 		}
@@ -236,17 +234,17 @@ func (b *DeviceBackend) Prewarm(kernels ...Kernel) error {
 
 // function returns the entry point for kernel k and element type dt (with the lock held and
 // the context current).
-func (b *DeviceBackend) function(k Kernel, dt DType, entry string) (cu.Function, error) {
+func (b *DeviceBackend) function(k Kernel, dt DType, entry string) (cudrv.Function, error) {
 	if fn, ok := b.fns[entry]; ok {
 		return fn, nil
 	}
 	mod, err := b.mods.Get(k.id(), dt)
 	if err != nil {
-		return cu.Function{}, err
+		return cudrv.Function{}, err
 	}
 	fn, err := mod.Function(entry)
 	if err != nil {
-		return cu.Function{}, deviceErrorCause(err, "%s: function %s", b.Name(), entry)
+		return cudrv.Function{}, deviceErrorCause(err, "%s: function %s", b.Name(), entry)
 	}
 	b.fns[entry] = fn
 	return fn, nil
@@ -264,8 +262,8 @@ func (b *DeviceBackend) plan(c *Call) (launch.Config, error) {
 	return cfg, nil
 }
 
-func makeParams(c *Call, cfg launch.Config, in, out []cu.DevicePtr, floats cu.DevicePtr) launch.Params {
-	addr := func(ps []cu.DevicePtr) []uint64 {
+func makeParams(c *Call, cfg launch.Config, in, out []cudrv.DevicePtr, floats cudrv.DevicePtr) launch.Params {
+	addr := func(ps []cudrv.DevicePtr) []uint64 {
 		out := make([]uint64, len(ps))
 		for i, p := range ps {
 			out[i] = uint64(p)
@@ -277,15 +275,6 @@ func makeParams(c *Call, cfg launch.Config, in, out []cu.DevicePtr, floats cu.De
 		s = c.Floats[0]
 	}
 	return launch.MakeParams(addr(in), addr(out), uint64(floats), c.Ints, cfg, s)
-}
-
-// paramPointers returns the addresses of p's values, as cu's launch functions take them.
-func paramPointers(p *launch.Params) []unsafe.Pointer {
-	out := make([]unsafe.Pointer, len(p))
-	for i := range p {
-		out[i] = unsafe.Pointer(&p[i])
-	}
-	return out
 }
 
 // hostBuf is one host operand: its address (nil when empty) and size in bytes.
@@ -323,9 +312,9 @@ func operandBufs[T Float](c *Call, o *Operands[T]) (in, out []hostBuf) {
 // staging buffers of its copies; free returns them all (after the stream is synchronised).
 type deviceCall struct {
 	b       *DeviceBackend
-	in, out []cu.DevicePtr
-	floats  cu.DevicePtr
-	dev     []pooled[cu.DevicePtr]
+	in, out []cudrv.DevicePtr
+	floats  cudrv.DevicePtr
+	dev     []pooled[cudrv.DevicePtr]
 	staging []pooled[unsafe.Pointer]
 }
 
@@ -334,10 +323,10 @@ type pooled[B any] struct {
 	class int64
 }
 
-func (d *deviceCall) alloc(bytes int64) (cu.DevicePtr, error) {
+func (d *deviceCall) alloc(bytes int64) (cudrv.DevicePtr, error) {
 	p, c, err := d.b.devMem.get(bytes) // an empty slice still gets a distinct valid pointer
 	if err == nil {
-		d.dev = append(d.dev, pooled[cu.DevicePtr]{p, c})
+		d.dev = append(d.dev, pooled[cudrv.DevicePtr]{p, c})
 	}
 	return p, err
 }
@@ -365,7 +354,7 @@ func (d *deviceCall) free() {
 // put allocates n bytes for d and, unless host is nil, copies n bytes from host to them through
 // pinned staging memory, asynchronously on the backend's stream; what names the data in the
 // error.
-func (b *DeviceBackend) put(d *deviceCall, host unsafe.Pointer, n int64, what string) (cu.DevicePtr, error) {
+func (b *DeviceBackend) put(d *deviceCall, host unsafe.Pointer, n int64, what string) (cudrv.DevicePtr, error) {
 	p, err := d.alloc(n)
 	if err != nil {
 		return p, deviceErrorCause(err, "%s: allocating %d bytes", b.Name(), n)
@@ -376,7 +365,7 @@ func (b *DeviceBackend) put(d *deviceCall, host unsafe.Pointer, n int64, what st
 			return p, deviceErrorCause(err, "%s: pinned staging of %d bytes", b.Name(), n)
 		}
 		copy(unsafe.Slice((*byte)(st), n), unsafe.Slice((*byte)(host), n))
-		if err := cu.MemcpyHtoDAsync(p, st, n, b.stream); err != nil {
+		if err := cudrv.MemcpyHtoDAsync(p, st, n, b.stream); err != nil {
 			return p, deviceErrorCause(err, "%s: copying %s to the device", b.Name(), what)
 		}
 	}
@@ -393,7 +382,7 @@ func (b *DeviceBackend) upload(c *Call) (_ *deviceCall, err error) {
 			d.free()
 		}
 	}()
-	var p cu.DevicePtr
+	var p cudrv.DevicePtr
 	ins, outs := hostBufs(c)
 	for _, h := range ins {
 		if p, err = b.put(d, h.p, h.n, "an input"); err != nil {
@@ -428,7 +417,7 @@ func (b *DeviceBackend) download(c *Call, d *deviceCall) error {
 		if err != nil {
 			return deviceErrorCause(err, "%s: pinned staging of %d bytes", b.Name(), h.n)
 		}
-		if err := cu.MemcpyDtoHAsync(st, d.out[i], h.n, b.stream); err != nil {
+		if err := cudrv.MemcpyDtoHAsync(st, d.out[i], h.n, b.stream); err != nil {
 			return deviceErrorCause(err, "%s: copying an output to the host", b.Name())
 		}
 		staged[i] = st
@@ -477,7 +466,7 @@ func (b *DeviceBackend) Launch(c *Call) error {
 // launches fn on it under cfg (asynchronously, on the backend's stream, after the copies), and
 // gives the buffers back when f returns, the stream synchronised. The caller holds the context
 // (withContext).
-func (b *DeviceBackend) withUpload(c *Call, fn cu.Function, cfg launch.Config, f func(d *deviceCall, run func() error) error) error {
+func (b *DeviceBackend) withUpload(c *Call, fn cudrv.Function, cfg launch.Config, f func(d *deviceCall, run func() error) error) error {
 	d, err := b.upload(c)
 	if err != nil {
 		return err
@@ -488,7 +477,7 @@ func (b *DeviceBackend) withUpload(c *Call, fn cu.Function, cfg launch.Config, f
 	}()
 	p := makeParams(c, cfg, d.in, d.out, d.floats)
 	return f(d, func() error {
-		return fn.Launch(cfg.Grid, 1, 1, cfg.Block, 1, 1, cfg.SharedBytes, b.stream, paramPointers(&p))
+		return fn.Launch(cfg.Grid, cfg.Block, cfg.SharedBytes, b.stream, p[:])
 	})
 }
 
@@ -497,7 +486,7 @@ func (b *DeviceBackend) Close() error {
 	return b.withContext(func() error {
 		b.closed = true
 		err := b.mods.Close()
-		b.fns = map[string]cu.Function{}
+		b.fns = map[string]cudrv.Function{}
 		for _, drain := range []func() error{b.devMem.drain, b.hostMem.drain} {
 			if derr := drain(); derr != nil && err == nil {
 				err = derr
@@ -576,7 +565,7 @@ func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error)
 					return deviceErrorCause(err, "%s: allocating the copy reference", b.Name())
 				}
 				t.CopyLen = copyBytes
-				if t.Copy, err = timeEvents(b.stream, reps, func() error { return cu.MemcpyDtoDAsync(dst, src, copyBytes, b.stream) }); err != nil {
+				if t.Copy, err = timeEvents(b.stream, reps, func() error { return cudrv.MemcpyDtoDAsync(dst, src, copyBytes, b.stream) }); err != nil {
 					return deviceErrorCause(err, "%s: timing the copy", b.Name())
 				}
 			}
@@ -605,7 +594,7 @@ func (b *DeviceBackend) TimeSource(src, entry string, options []string, cfg laun
 		if got := modcache.PTXTarget(ptx); got != modcache.RealArch(target) {
 			return deviceError0("%s: refusing PTX for %q", b.Name(), string(got))
 		}
-		mod, err := cu.LoadData(ptx)
+		mod, err := cudrv.LoadModule(ptx)
 		if err != nil {
 			return deviceErrorCause(err, "%s: loading %s", b.Name(), entry)
 		}
@@ -627,23 +616,23 @@ func (b *DeviceBackend) TimeSource(src, entry string, options []string, cfg laun
 
 // timeEvents runs f (work queued on stream) once to warm up, then reps times between two CUDA
 // events recorded on stream, and returns the mean time of one run.
-func timeEvents(stream cu.Stream, reps int, f func() error) (time.Duration, error) {
+func timeEvents(stream cudrv.Stream, reps int, f func() error) (time.Duration, error) {
 	if err := f(); err != nil {
 		return 0, err
 	}
 	if err := stream.Synchronize(); err != nil {
 		return 0, err
 	}
-	start, err := cu.MakeEvent(cu.DefaultEvent)
+	start, err := cudrv.NewEvent()
 	if err != nil {
 		return 0, err
 	}
-	defer cu.DestroyEvent(&start)
-	stop, err := cu.MakeEvent(cu.DefaultEvent)
+	defer start.Destroy()
+	stop, err := cudrv.NewEvent()
 	if err != nil {
 		return 0, err
 	}
-	defer cu.DestroyEvent(&stop)
+	defer stop.Destroy()
 	if err := start.Record(stream); err != nil {
 		return 0, err
 	}

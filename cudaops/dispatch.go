@@ -53,6 +53,10 @@ type registration struct {
 }
 
 var (
+	// noDevice is why this build's own device backend is not registered (a gatejetcuda build
+	// on a machine without the driver or a device), for ModeRequired's error; nil otherwise.
+	noDevice atomic.Pointer[error]
+
 	regMu    sync.Mutex
 	regStack []registration          // guarded by regMu; the last entry is active
 	regID    uint64                  // guarded by regMu
@@ -119,16 +123,11 @@ func Active() Backend {
 	return nil
 }
 
-// DefaultBreakEven is the ModeAuto break-even, in output elements, of a kernel without its
-// own SetBreakEven value. It is a placeholder until measured on a device (docs/gpu.md): the
-// backend copies host slices to the device and back, so small calls lose.
-const DefaultBreakEven = 1 << 20
-
 var breakEvens sync.Map // Kernel → int
 
 // SetBreakEven sets the ModeAuto break-even of kernel k, in output elements: calls with
-// Work < work run on the CPU. A negative work restores DefaultBreakEven; 0 means always try
-// the device.
+// Work < work run on the CPU. A negative work restores DefaultBreakEven(k), the model's; 0
+// means always try the device.
 func SetBreakEven(k Kernel, work int) {
 	if work < 0 {
 		breakEvens.Delete(k)
@@ -137,12 +136,13 @@ func SetBreakEven(k Kernel, work int) {
 	breakEvens.Store(k, work)
 }
 
-// BreakEven returns kernel k's ModeAuto break-even in output elements.
+// BreakEven returns kernel k's ModeAuto break-even in output elements: its SetBreakEven value,
+// else DefaultBreakEven(k).
 func BreakEven(k Kernel) int {
 	if v, ok := breakEvens.Load(k); ok {
 		return v.(int)
 	}
-	return DefaultBreakEven
+	return DefaultBreakEven(k)
 }
 
 // Counts is a snapshot of Run's counters.
@@ -357,6 +357,10 @@ func runRequired(c *Call) (Path, error) {
 		var k Kernel
 		if c != nil {
 			k = c.Kernel
+		}
+		if why := noDevice.Load(); why != nil {
+			return PathGPU, check.Errorf(gatejet.ErrDevice, runOp, "",
+				"mode required but no GPU backend is registered (kernel %v): %v", k, *why)
 		}
 		return PathGPU, check.Errorf(gatejet.ErrDevice, runOp, "",
 			"mode required but no GPU backend is registered (kernel %v)", k)

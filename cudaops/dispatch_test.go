@@ -130,7 +130,7 @@ func TestRunAutoBelowBreakEven(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, PathGPU, p)
 	SetBreakEven(KernelReLUForward, -1)
-	require.Equal(t, DefaultBreakEven, BreakEven(KernelReLUForward))
+	require.Equal(t, DefaultBreakEven(KernelReLUForward), BreakEven(KernelReLUForward))
 }
 
 func TestRunAutoFallbackOnInjectedFailure(t *testing.T) {

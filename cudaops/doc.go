@@ -23,9 +23,12 @@
 // for float and double, exposed here as KernelSource. The default build is pure Go and has no
 // device backend. cudaops/internal/emu compiles the same source for the host with a small
 // emulation of the CUDA execution model and provides a Backend, so `go test ./...` runs the
-// kernels without a GPU. With the build tag cuda this package also has DeviceBackend, which
-// compiles the source with NVRTC for the device's own architecture (one module
-// per module and element type) and is registered at initialisation when a device answers;
-// cudaops/cudadoer adapts the kernels to Gorgonia's CUDADoer; cudaops/gpubench measures them.
+// kernels without a GPU. With gatejet's build tag gatejetcuda this package also has
+// DeviceBackend, which compiles the source with NVRTC for the device's own architecture (one
+// module per module and element type) and is registered at initialisation when a device
+// answers. It opens the CUDA driver and NVRTC with dlopen (cudaops/internal/cudrv), so the
+// build needs only a C compiler, and a binary without a driver or GPU runs on the CPU.
+// cudaops/gpubench measures the kernels (same tag). Gorgonia's tag cuda is only for
+// cudaops/cudadoer, which adapts the kernels to Gorgonia's CUDADoer.
 // docs/gpu.md has the design, the commands and what still needs a GPU run.
 package cudaops

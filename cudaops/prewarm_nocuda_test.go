@@ -1,4 +1,4 @@
-//go:build !cuda
+//go:build !gatejetcuda
 
 package cudaops
 
@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPrewarmWithoutCUDA: a build without the cuda tag has no device to prewarm; Prewarm says
+// TestPrewarmWithoutCUDA: a build without the gatejetcuda tag has no device to prewarm; Prewarm says
 // so with an ErrDevice error instead of pretending it compiled anything.
 func TestPrewarmWithoutCUDA(t *testing.T) {
 	err := Prewarm(KernelJetSecond)
 	require.ErrorIs(t, err, gatejet.ErrDevice)
-	require.Contains(t, err.Error(), "cuda tag")
+	require.Contains(t, err.Error(), "gatejetcuda tag")
 }

@@ -1,9 +1,10 @@
-//go:build cuda
+//go:build gatejetcuda
 
 // Command gpubench measures the device kernels against memory bandwidth and against a port
-// of the seed's row-jet design. It needs the tag cuda and a GPU:
+// of the seed's row-jet design. It needs the tag gatejetcuda and, to run, a GPU with its
+// driver and NVRTC (no CUDA header or library to build):
 //
-//	go run -tags cuda ./cudaops/gpubench [-reps 20] [-out bench.json]
+//	go run -tags gatejetcuda ./cudaops/gpubench [-reps 20] [-out bench.json]
 //
 // Benchmarks:
 //   - second: gj_jet_second_f64, N=65536 rows, K=16, P=16. Its time is compared with a
@@ -12,9 +13,16 @@
 //   - seedport: the seed's design (thread 0 builds the K³ jet tower in shared memory) on the
 //     same inputs; speed-up = seedport time / kernel time; parity of the two outputs.
 //   - softmax_backward: gj_softmax_backward_f32 on [8192 × 4096] (axis 1), against its copy.
+//   - model: the constants of cudaops' break-even model (cudaops.ModelCallSeconds,
+//     ModelHostDeviceBytesPerSecond, ModelCPUSecondsPerElement), measured: whole Launch calls
+//     of relu_forward f64 (host to device, kernel, device to host, one synchronisation) at a
+//     small and a large size give the fixed cost of a call (the small one's time) and the
+//     host↔device bandwidth (the extra bytes over the extra time); the CPU functions of one
+//     kernel per family give the CPU time per operand element. Best of -reps wall-clock runs.
 //
 // Kernel times are CUDA-event times with inputs resident on the device; host transfers are
-// not included. Every output is also checked against the CPU implementation.
+// not included (the model's call times include them). Every output is also checked against
+// the CPU implementation.
 package main
 
 import (
@@ -132,6 +140,11 @@ func main() {
 	}
 	results = append(results, r)
 
+	m, err := measureModel(b, *reps)
+	if err != nil {
+		fail(err)
+	}
+
 	for _, r := range results {
 		fmt.Printf("%-17s %-8s %v  kernel %v  %.1f GB/s  copy %.1f GB/s  fraction %.2f  relerr %.2e",
 			r.Name, r.DType, r.Ints, r.Kernel, r.GBps, r.CopyGBps, r.Fraction, r.RelErrVsCPU)
@@ -140,10 +153,99 @@ func main() {
 		}
 		fmt.Println()
 	}
+	fmt.Printf("model             call %.1f µs (assumed %.1f)  host↔device %.1f GB/s (assumed %.1f)\n",
+		m.CallSeconds*1e6, cudaops.ModelCallSeconds*1e6, m.HostDeviceBytesPerSecond/1e9, cudaops.ModelHostDeviceBytesPerSecond/1e9)
+	for _, f := range m.CPU {
+		fmt.Printf("model             CPU %-11s %-28s %.2f ns per operand element (assumed %.2f)\n",
+			f.Family, f.Kernel, f.SecondsPerElement*1e9, cudaops.ModelCPUSecondsPerElement(f.family)*1e9)
+	}
 	if *out != "" {
-		data, _ := json.MarshalIndent(results, "", "  ")
+		data, _ := json.MarshalIndent(struct {
+			Kernels []Result `json:"kernels"`
+			Model   Model    `json:"model"`
+		}{results, m}, "", "  ")
 		if err := os.WriteFile(*out, data, 0o644); err != nil {
 			fail(err)
 		}
 	}
+}
+
+// Model is the break-even model's constants as measured here (see cudaops.DefaultBreakEven).
+type Model struct {
+	CallSeconds              float64    `json:"call_seconds"`
+	HostDeviceBytesPerSecond float64    `json:"host_device_bytes_per_second"`
+	CPU                      []CPUModel `json:"cpu"`
+}
+
+// CPUModel is the CPU time per operand element (inputs and outputs) of one kernel of a family.
+type CPUModel struct {
+	Family            string  `json:"family"`
+	Kernel            string  `json:"kernel"`
+	SecondsPerElement float64 `json:"seconds_per_element"`
+	family            cudaops.Family
+}
+
+// best returns the shortest wall-clock time of reps runs of f, after one warm-up run.
+func best(reps int, f func() error) (time.Duration, error) {
+	if err := f(); err != nil {
+		return 0, err
+	}
+	d := time.Duration(1<<63 - 1)
+	for i := 0; i < max(reps, 1); i++ {
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		d = min(d, time.Since(start))
+	}
+	return d, nil
+}
+
+// operandElements is the number of input and output elements of c (float64).
+func operandElements(c *cudaops.Call) int {
+	n := 0
+	for _, v := range append(testcase.Inputs(c), testcase.Outputs(c)...) {
+		n += len(v)
+	}
+	return n
+}
+
+func measureModel(b *cudaops.DeviceBackend, reps int) (Model, error) {
+	var m Model
+	rng := rand.New(rand.NewPCG(3, 4))
+	small := testcase.New(cudaops.KernelReLUForward, cudaops.Float64, []int{256}, rng)
+	large := testcase.New(cudaops.KernelReLUForward, cudaops.Float64, []int{1 << 24}, rng)
+	ts, err := best(reps, func() error { return b.Launch(small) })
+	if err != nil {
+		return m, err
+	}
+	tl, err := best(reps, func() error { return b.Launch(large) })
+	if err != nil {
+		return m, err
+	}
+	m.CallSeconds = ts.Seconds()
+	if tl > ts {
+		m.HostDeviceBytesPerSecond = float64(8*(operandElements(large)-operandElements(small))) / (tl - ts).Seconds()
+	}
+	old := cudaops.SetMode(cudaops.ModeOff)
+	defer cudaops.SetMode(old)
+	for _, tc := range []struct {
+		k    cudaops.Kernel
+		ints []int
+	}{
+		{cudaops.KernelReLUForward, []int{1 << 22}},
+		{cudaops.KernelGELUBackward, []int{1 << 22}},
+		{cudaops.KernelSoftmaxBackward, []int{1024, 4096, 1}},
+		{cudaops.KernelSoftmaxForward, []int{1024, 4096, 1}},
+		{cudaops.KernelJetSecond, []int{1024, 16, 16}},
+		{cudaops.KernelJetSecondVJP, []int{1024, 16, 16}},
+	} {
+		c := testcase.New(tc.k, cudaops.Float64, tc.ints, rng)
+		d, err := best(reps, func() error { _, err := cudaops.Run(c); return err })
+		if err != nil {
+			return m, err
+		}
+		m.CPU = append(m.CPU, CPUModel{tc.k.Family().String(), tc.k.String(), d.Seconds() / float64(operandElements(c)), tc.k.Family()})
+	}
+	return m, nil
 }

@@ -50,7 +50,7 @@
 // -gpu off|auto|required sets cudaops.SetMode (its default is the mode the GATEJET_GPU
 // environment variable chose, auto when unset). The default build has no GPU backend, so
 // auto runs on the CPU and required fails with a message and exit status 1 (see
-// docs/gpu.md for the cuda build tag).
+// docs/gpu.md for the gatejetcuda build tag).
 package main
 
 import (

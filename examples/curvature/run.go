@@ -171,8 +171,8 @@ func setGPU(s string) (restore func(), err error) {
 	}
 	if mode == cudaops.ModeRequired && cudaops.Active() == nil {
 		return nil, fmt.Errorf("%w: GPU mode required (-gpu or GATEJET_GPU), but no GPU backend is registered: "+
-			"this binary was built without the cuda build tag, or no CUDA device was found "+
-			"(build with -tags cuda on a machine with CUDA, see docs/gpu.md; or use -gpu auto)",
+			"this binary was built without the gatejetcuda build tag, or no CUDA driver or device was found "+
+			"(build with -tags gatejetcuda and run on a machine with a GPU, see docs/gpu.md; or use -gpu auto)",
 			gatejet.ErrDevice)
 	}
 	prev := cudaops.SetMode(mode)

@@ -1,6 +1,6 @@
 // Package launch turns a kernel invocation into a launch configuration for the kernels of
 // cudaops/kernels/gatejet.cu: entry point, grid, block, dynamic shared memory and the column
-// tile. It is pure Go and shared by the device backend (build tag cuda) and the host
+// tile. It is pure Go and shared by the device backend (build tag gatejetcuda) and the host
 // emulator, so the emulator tests the very plans the GPU runs.
 //
 // Shared memory is counted in doubles, in the order each kernel carves it; the emulator

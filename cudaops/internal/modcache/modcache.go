@@ -1,8 +1,8 @@
 // Package modcache compiles gatejet's kernel source into device modules and keeps them: one
 // module per (module of the kernel table, element type, architecture), compiled once, for the
 // architecture TargetArch picks, loaded from a CUBIN or PTX, and refused when its code is for
-// another architecture. The device backend and cudadoer (build tag cuda) use it; it is pure Go
-// and tested with fake compilers.
+// another architecture. The device backend (build tag gatejetcuda) and cudadoer (build tag
+// cuda) use it; it is pure Go and tested with fake compilers.
 package modcache
 
 import (
@@ -19,7 +19,7 @@ import (
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
-// Compiler compiles CUDA C source to PTX. The device backend (build tag cuda) uses NVRTC;
+// Compiler compiles CUDA C source to PTX. The device backend (build tag gatejetcuda) uses NVRTC;
 // tests use fakes.
 type Compiler interface {
 	// Compile compiles src (named name in diagnostics) with the given options and returns

@@ -1,42 +1,43 @@
-//go:build cuda
+//go:build gatejetcuda || cuda
 
-// Package nvrtccomp compiles CUDA C with NVRTC (gorgonia.org/cu/nvrtc). It needs libnvrtc but
-// no GPU and no CUDA driver, so the kernel source can be compiled, and its PTX inspected,
-// on any machine with the CUDA toolkit's NVRTC.
+// Package nvrtccomp compiles CUDA C with NVRTC, opened at first use through
+// cudaops/internal/cudrv (dlopen: no CUDA header or library is needed to build). It needs
+// libnvrtc but no GPU and no CUDA driver, so the kernel source can be compiled, and its PTX
+// inspected, on any machine with the CUDA toolkit's NVRTC. Built with the tag gatejetcuda
+// (the standalone device backend) or cuda (cudaops/cudadoer).
 package nvrtccomp
 
 import (
 	"fmt"
 	"strings"
 
-	"gorgonia.org/cu/nvrtc"
+	"github.com/gatejet/gatejet/cudaops/internal/cudrv"
 )
 
 // Compiler is a cudaops.Compiler backed by NVRTC.
 type Compiler struct{}
 
 // Compile compiles src with the given NVRTC options and returns the PTX. A failed
-// compilation's error carries NVRTC's log.
+// compilation's error carries NVRTC's log; a missing NVRTC's names the libraries tried.
 func (Compiler) Compile(src, name string, options []string) (string, error) {
-	prog, err := nvrtc.CreateProgram(src, name)
+	out, err := cudrv.Compile(src, name, options, false)
 	if err != nil {
-		return "", fmt.Errorf("nvrtc: creating program %s: %w", name, err)
+		return "", compileError(name, options, out, err)
 	}
-	defer prog.Destroy()
-	if err := prog.Compile(options...); err != nil {
-		log, _ := prog.GetLog()
-		return "", fmt.Errorf("nvrtc: compiling %s with %v: %w\n%s", name, options, err, trim(log))
-	}
-	ptx, err := prog.GetPTX()
-	if err != nil {
-		return "", fmt.Errorf("nvrtc: PTX of %s: %w", name, err)
-	}
-	return ptx, nil
+	return out.PTX, nil
 }
 
-// Version returns NVRTC's version, e.g. "11.8".
+// compileError describes a failed compilation of name.
+func compileError(name string, options []string, out cudrv.Output, err error) error {
+	if out.Log == "" {
+		return fmt.Errorf("nvrtc: compiling %s with %v: %w", name, options, err)
+	}
+	return fmt.Errorf("nvrtc: compiling %s with %v: %w\n%s", name, options, err, trim(out.Log))
+}
+
+// Version returns NVRTC's version, e.g. "11.8" ("unknown" when NVRTC cannot be loaded).
 func Version() string {
-	major, minor, err := nvrtc.Version()
+	major, minor, err := cudrv.NVRTCVersion()
 	if err != nil {
 		return "unknown"
 	}

@@ -1,4 +1,4 @@
-//go:build cuda
+//go:build gatejetcuda || cuda
 
 package nvrtccomp
 
@@ -93,6 +93,7 @@ func parsePtxas(out string) (map[string]Usage, error) {
 // fails when GATEJET_REQUIRE_PTXAS=1 (CI). GATEJET_RESOURCES_RECORD=1 rewrites the recorded
 // values with today's (exceptions and doc are kept), for a deliberate change of the kernels.
 func TestCUDAPtxasResources(t *testing.T) {
+	needNVRTC(t)
 	ptxas, err := exec.LookPath("ptxas")
 	if err != nil {
 		if os.Getenv("GATEJET_REQUIRE_PTXAS") == "1" {
