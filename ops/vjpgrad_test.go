@@ -555,3 +555,42 @@ func TestDoubleBackwardIgnoresDy(t *testing.T) {
 		}
 	}
 }
+
+// TestHVPVJPIgnoresV: the HVP is linear in v, so its VJP with respect to v does not depend on
+// v; a v that reaches a cost through that input and also directly has a gradient, which
+// graphs.Grad gives and central differences confirm (for both gates, float64 and float32).
+func TestHVPVJPIgnoresV(t *testing.T) {
+	for _, logistic := range []bool{false, true} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("logistic=%v/%v", logistic, dt), func(t *testing.T) {
+				n, k, p := 2, 3, 2
+				rng := rand.New(rand.NewPCG(41, 42))
+				g := G.NewGraph()
+				l := variable(g, dt, "l", []int{n, k}, normals(rng, n*k))
+				d := variable(g, dt, "D", []int{n, k, p}, normals(rng, n*k*p))
+				v := variable(g, dt, "v", []int{n, k}, normals(rng, n*k))
+				var h *G.Node
+				var err error
+				if logistic {
+					h, err = ops.LogisticJetHVP(l, d, v, []float64{0.9, -1.2, 0.6}, []float64{0.1, 0, -0.2})
+				} else {
+					h, err = ops.SoftmaxJetHVP(l, d, v, 1.3)
+				}
+				require.NoError(t, err)
+				c0 := G.NewConstant(dense(dt, h.Shape(), normals(rng, h.Shape().TotalSize())))
+				gv, err := graphs.Grad(inner(h, c0), v)
+				require.NoError(t, err)
+				require.Contains(t, gv[0].Op().String(), "JetHVPVJP")
+				cost := inner(gv[0], v)
+				_, err = graphs.Grad(cost, v)
+				require.NoError(t, err)
+				var opts []graphs.Option
+				if dt == tensor.Float64 {
+					opts = append(opts, graphs.WithStep(1e-6), graphs.WithTolerance(1e-8, 1e-9))
+				}
+				rep, err := graphs.GradCheck(cost, G.Nodes{v}, opts...)
+				require.NoError(t, err, "%v", rep)
+			})
+		}
+	}
+}
