@@ -165,6 +165,15 @@ func (op *actOp) String() string {
 	return op.name()
 }
 
+// DiffWRT: differentiable in every input (see uniform.DiffWRT); the double backward with
+// respect to dy, f'(x)·grad, does not depend on dy (see doubleBackwardDiffWRT).
+func (op *actOp) DiffWRT(inputs int) []bool {
+	if op.stage == stageGrad {
+		return doubleBackwardDiffWRT(op.wrt, inputs)
+	}
+	return op.uniform.DiffWRT(inputs)
+}
+
 // SymDiff returns the backward node for the forward map (f's Backward of x and grad), and
 // the two double-backward nodes for the backward.
 func (op *actOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {

@@ -89,6 +89,11 @@ func (op *axisGradOp) String() string {
 	return fmt.Sprintf("%s{axis=%d, wrt %s}", op.name(), op.fwd.axis, []string{"y", "dy"}[op.wrt])
 }
 
+// DiffWRT: differentiable in every input (see uniform.DiffWRT), but the gradient with
+// respect to dy, y⊙(grad − ⟨y,grad⟩) or grad − ⟨exp(y),grad⟩, does not depend on dy: no
+// gradient flows back through that input, so Grad need not refuse a path through it.
+func (op *axisGradOp) DiffWRT(inputs int) []bool { return doubleBackwardDiffWRT(op.wrt, inputs) }
+
 // SymDiff reports that the double backward is not differentiable.
 func (op *axisGradOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	return nil, check.Errorf(gatejet.ErrParam, op.name(), "", "the double backward is not differentiable")

@@ -84,7 +84,8 @@
 // non-differentiable op's DoDiff accepts a zero output gradient (its output does not reach
 // the cost) and returns an error otherwise, rather than dropping a gradient silently. For the
 // same reason a non-differentiable op's DiffWRT reports its inputs differentiable (but not
-// decoded for the dD of a channel linear in decoded) and its SymDiff returns an error:
+// decoded for the dD of a channel linear in decoded, v for the HVP's dv, nor dy for a double
+// backward with respect to dy: none depends on that input) and its SymDiff returns an error:
 // graphs.Grad and gorgonia.Grad treat an input reported not differentiable as a constant.
 //
 // # Running on a GPU

@@ -436,11 +436,15 @@ func (op *jetVJPOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 // channels' VJPs are not (the second channel's and the HVP's would need the fourth order of
 // the jet), but are reported differentiable so that a gradient through one fails loudly in
 // SymDiff rather than being dropped as if the op were a constant. Either way the gradient of
-// a channel linear in D (all but Gauss-Newton) with respect to D does not depend on D.
+// a channel linear in D (all but Gauss-Newton) with respect to D does not depend on D, nor
+// the HVP's with respect to v on v (the HVP is linear in v).
 func (op *jetVJPOp) DiffWRT(inputs int) []bool {
 	m := diffMask(inputs, true)
 	if op.wrt == 1 && op.fwd.c != kernel.GaussNewton && len(m) > 1 {
 		m[1] = false
+	}
+	if op.wrt == 2 && op.fwd.c == kernel.HVP && len(m) > 2 {
+		m[2] = false
 	}
 	return m
 }

@@ -88,6 +88,17 @@ func (u *uniform) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 // the op were a constant.
 func (u *uniform) DiffWRT(inputs int) []bool { return diffMask(inputs, true) }
 
+// doubleBackwardDiffWRT is the DiffWRT of a double backward with respect to input wrt (0: y
+// or x, 1: dy), whose inputs are (y or x, dy, grad): the backward is linear in dy, so its
+// gradient with respect to dy does not depend on dy.
+func doubleBackwardDiffWRT(wrt, inputs int) []bool {
+	m := diffMask(inputs, true)
+	if wrt == 1 && len(m) > 1 {
+		m[1] = false
+	}
+	return m
+}
+
 // DoDiff is the LispMachine's reverse step: one call of the op's DoDiff kernel computes the
 // gradients of every input, which are added into theirs. An op that is not differentiable
 // accepts a zero output gradient and reports an error otherwise (see nonDiff).

@@ -512,3 +512,85 @@ func TestDoubleBackwardThirdOrderNotDifferentiable(t *testing.T) {
 		})
 	}
 }
+
+// TestDoubleBackwardIgnoresDy: the gradient of a backward op with respect to its dy
+// (SoftmaxBackwardGrad, LogSoftmaxBackwardGrad and the activations' *BackwardGrad, wrt dy)
+// does not read dy, so a variable that reaches a cost through that input and also directly
+// has a gradient: graphs.Grad gives it, and it agrees with central differences. Here w is the
+// dy of a backward op built explicitly, gw = ∇_w Σ c0⊙backward(·, w) is a double backward wrt
+// dy, and the cost Σ gw⊙w reaches w both through gw's dy input and directly.
+func TestDoubleBackwardIgnoresDy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func(y, dy *G.Node) (*G.Node, error)
+	}{
+		{"SoftmaxBackwardGrad", func(y, dy *G.Node) (*G.Node, error) { return ops.SoftmaxBackward(y, dy, 1) }},
+		{"LogSoftmaxBackwardGrad", func(y, dy *G.Node) (*G.Node, error) { return ops.LogSoftmaxBackward(y, dy, 1) }},
+		{"GELUBackwardGrad", func(x, dy *G.Node) (*G.Node, error) { return ops.GELUBackward(x, dy) }},
+		{"SiLUBackwardGrad", func(x, dy *G.Node) (*G.Node, error) { return ops.SiLUBackward(x, dy) }},
+		{"ReLUBackwardGrad", func(x, dy *G.Node) (*G.Node, error) { return ops.ReLUBackward(x, dy) }},
+	} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("%s/%v", tc.name, dt), func(t *testing.T) {
+				g := G.NewGraph()
+				y := G.NewConstant(dense(dt, []int{2, 3}, []float64{0.2, 0.3, 0.5, -0.1, 0.6, 0.3}), G.WithName("y"))
+				w := variable(g, dt, "w", []int{2, 3}, []float64{0.3, -0.5, 1.1, 0.2, 0.9, -1})
+				c0 := G.NewConstant(dense(dt, []int{2, 3}, []float64{1, -2, 0.5, 0.3, 2, -1}), G.WithName("c0"))
+				s, err := tc.f(y, w)
+				require.NoError(t, err)
+				gw, err := graphs.Grad(inner(s, c0), w)
+				require.NoError(t, err)
+				require.Contains(t, gw[0].Op().String(), tc.name)
+				require.Contains(t, gw[0].Op().String(), "wrt dy")
+				cost := inner(gw[0], w)
+				_, err = graphs.Grad(cost, w)
+				require.NoError(t, err)
+				var opts []graphs.Option
+				if dt == tensor.Float64 {
+					opts = append(opts, graphs.WithStep(1e-6), graphs.WithTolerance(1e-8, 1e-9))
+				}
+				rep, err := graphs.GradCheck(cost, G.Nodes{w}, opts...)
+				require.NoError(t, err, "%v", rep)
+			})
+		}
+	}
+}
+
+// TestHVPVJPIgnoresV: the HVP is linear in v, so its VJP with respect to v does not depend on
+// v; a v that reaches a cost through that input and also directly has a gradient, which
+// graphs.Grad gives and central differences confirm (for both gates, float64 and float32).
+func TestHVPVJPIgnoresV(t *testing.T) {
+	for _, logistic := range []bool{false, true} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("logistic=%v/%v", logistic, dt), func(t *testing.T) {
+				n, k, p := 2, 3, 2
+				rng := rand.New(rand.NewPCG(41, 42))
+				g := G.NewGraph()
+				l := variable(g, dt, "l", []int{n, k}, normals(rng, n*k))
+				d := variable(g, dt, "D", []int{n, k, p}, normals(rng, n*k*p))
+				v := variable(g, dt, "v", []int{n, k}, normals(rng, n*k))
+				var h *G.Node
+				var err error
+				if logistic {
+					h, err = ops.LogisticJetHVP(l, d, v, []float64{0.9, -1.2, 0.6}, []float64{0.1, 0, -0.2})
+				} else {
+					h, err = ops.SoftmaxJetHVP(l, d, v, 1.3)
+				}
+				require.NoError(t, err)
+				c0 := G.NewConstant(dense(dt, h.Shape(), normals(rng, h.Shape().TotalSize())))
+				gv, err := graphs.Grad(inner(h, c0), v)
+				require.NoError(t, err)
+				require.Contains(t, gv[0].Op().String(), "JetHVPVJP")
+				cost := inner(gv[0], v)
+				_, err = graphs.Grad(cost, v)
+				require.NoError(t, err)
+				var opts []graphs.Option
+				if dt == tensor.Float64 {
+					opts = append(opts, graphs.WithStep(1e-6), graphs.WithTolerance(1e-8, 1e-9))
+				}
+				rep, err := graphs.GradCheck(cost, G.Nodes{v}, opts...)
+				require.NoError(t, err, "%v", rep)
+			})
+		}
+	}
+}
