@@ -49,6 +49,9 @@ func TestNoDeviceFallsBackToCPU(t *testing.T) {
 	require.Error(t, cudaops.Prewarm(cudaops.KernelJetSecond))
 	require.ErrorIs(t, cudaops.Prewarm(), gatejet.ErrDevice)
 	require.Nil(t, cudaops.Active(), "no backend is registered")
+	un := cudaops.Unavailable()
+	require.ErrorIs(t, un, gatejet.ErrDevice)
+	require.Contains(t, un.Error(), causeOf(err), "Unavailable gives the reason the device did not open")
 
 	old := cudaops.SetMode(cudaops.ModeAuto)
 	defer cudaops.SetMode(old)
@@ -78,7 +81,7 @@ func TestNoDeviceFallsBackToCPU(t *testing.T) {
 	require.Equal(t, before.DeviceErrors+1, cudaops.Stats().DeviceErrors)
 	require.Equal(t, before.CPU, cudaops.Stats().CPU, "ModeRequired never runs the CPU")
 	_, why := cudaops.Device()
-	require.Contains(t, err.Error(), why.Error(), "ModeRequired names why there is no device")
+	require.Contains(t, err.Error(), causeOf(why), "ModeRequired names why there is no device")
 }
 
 // TestNoDeviceWhenCuInitFails runs TestNoDeviceFallsBackToCPU in a new process whose driver
@@ -99,4 +102,13 @@ func TestNoDeviceWhenCuInitFails(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "--- PASS: TestNoDeviceFallsBackToCPU", "%s", out)
 	require.Contains(t, string(out), "cuInit", "%s", out)
+}
+
+// causeOf is the part of an OpenDevice error that names its cause.
+func causeOf(err error) string {
+	var ge *gatejet.Error
+	if errors.As(err, &ge) {
+		return ge.Detail
+	}
+	return err.Error()
 }

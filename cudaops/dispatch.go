@@ -123,6 +123,29 @@ func Active() Backend {
 	return nil
 }
 
+// Unavailable returns nil when a backend is registered, and otherwise an ErrDevice error that
+// says why none is: the build has no device backend (no gatejetcuda tag), or why the
+// gatejetcuda backend did not open (no driver, no device, no NVRTC). A program that requires
+// the GPU can report it before it starts work.
+func Unavailable() error {
+	if Active() != nil {
+		return nil
+	}
+	if why := noDevice.Load(); why != nil {
+		return check.Errorf(gatejet.ErrDevice, "cudaops.Unavailable", "", "no GPU backend is registered: %s", detail(*why))
+	}
+	return check.Errorf(gatejet.ErrDevice, "cudaops.Unavailable", "", "no GPU backend is registered")
+}
+
+// detail is what err says beyond its operation and kind, when it is a device *gatejet.Error.
+func detail(err error) string {
+	var ge *gatejet.Error
+	if errors.As(err, &ge) && ge.Kind == gatejet.ErrDevice && ge.Detail != "" {
+		return ge.Detail
+	}
+	return err.Error()
+}
+
 var breakEvens sync.Map // Kernel → int
 
 // SetBreakEven sets the ModeAuto break-even of kernel k, in output elements: calls with
@@ -360,7 +383,7 @@ func runRequired(c *Call) (Path, error) {
 		}
 		if why := noDevice.Load(); why != nil {
 			return PathGPU, check.Errorf(gatejet.ErrDevice, runOp, "",
-				"mode required but no GPU backend is registered (kernel %v): %v", k, *why)
+				"mode required but no GPU backend is registered (kernel %v): %s", k, detail(*why))
 		}
 		return PathGPU, check.Errorf(gatejet.ErrDevice, runOp, "",
 			"mode required but no GPU backend is registered (kernel %v)", k)

@@ -25,9 +25,9 @@
 // emulation of the CUDA execution model and provides a Backend, so `go test ./...` runs the
 // kernels without a GPU. With gatejet's build tag gatejetcuda this package also has
 // DeviceBackend, which compiles the source with NVRTC for the device's own architecture (one
-// module per module and element type) and is registered at initialisation when a device
+// compiled module per kernel module and element type) and is registered at initialisation when a device
 // answers. It opens the CUDA driver and NVRTC with dlopen (cudaops/internal/cudrv), so the
-// build needs only a C compiler, and a binary without a driver or GPU runs on the CPU.
+// build needs only cgo (a C compiler, CGO_ENABLED=1), and a binary without a driver or GPU runs on the CPU.
 // cudaops/gpubench measures the kernels (same tag). Gorgonia's tag cuda is only for
 // cudaops/cudadoer, which adapts the kernels to Gorgonia's CUDADoer.
 // docs/gpu.md has the design, the commands and what still needs a GPU run.

@@ -16,3 +16,17 @@ func TestPrewarmWithoutCUDA(t *testing.T) {
 	require.ErrorIs(t, err, gatejet.ErrDevice)
 	require.Contains(t, err.Error(), "gatejetcuda tag")
 }
+
+// TestUnavailableSaysWhy: without a backend, Unavailable is an ErrDevice error naming the
+// missing build tag; with one registered, nil; and ModeRequired's error gives the same reason.
+func TestUnavailableSaysWhy(t *testing.T) {
+	err := Unavailable()
+	require.ErrorIs(t, err, gatejet.ErrDevice)
+	require.Contains(t, err.Error(), "gatejetcuda")
+	_, err = runRequired(&Call{Kernel: KernelReLUForward, DType: Float64})
+	require.ErrorIs(t, err, gatejet.ErrDevice)
+	require.Contains(t, err.Error(), "gatejetcuda")
+
+	registerFake(t, "fake", false)
+	require.NoError(t, Unavailable())
+}

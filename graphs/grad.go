@@ -24,7 +24,8 @@ var gradMu sync.Mutex
 //
 // gorgonia.Grad (v0.9.18) records every derivative it builds on the node it differentiates
 // and reuses it in later calls, whatever the cost: after ∇c = gorgonia.Grad(c, x), the call
-// gorgonia.Grad(Σ(∇c)², x) finds x's old derivative and returns ∇c again, silently. Grad
+// gorgonia.Grad(Σ(∇c)², x) finds x's old derivative and silently returns a wrong gradient,
+// often ∇c itself. Grad
 // keeps its bookkeeping to the call, so it can differentiate gradients: gradient penalties,
 // Hessian-vector products of a whole loss (Grad of ⟨Grad(c, x), v⟩), Newton steps. It leaves
 // the nodes' recorded derivatives (Node.Deriv) alone.

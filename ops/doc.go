@@ -47,6 +47,11 @@
 // CPU only, so under cudaops.ModeRequired their computation is an ErrDevice error; package
 // graphs documents them with the graph pieces built on them.
 //
+// invTau (and α, β) are constants of the op, in (0, gatejet.MaxInvTau]. To learn a temperature,
+// scale the logits in the graph and pass invTau = 1: SoftmaxJetValue(s·l, D, 1) is the value
+// channel at inverse temperature s, and gradients reach s through Gorgonia's own Mul (the
+// README shows it, checked with graphs.GradCheck).
+//
 // Every constructor takes Options after its arguments. ReuseOutput makes the op write each
 // run's result into one buffer it owns, rather than a new tensor per run (see below).
 //
@@ -83,10 +88,11 @@
 // each input node, which node.Grad returns during a LispMachine's reverse pass. A
 // non-differentiable op's DoDiff accepts a zero output gradient (its output does not reach
 // the cost) and returns an error otherwise, rather than dropping a gradient silently. For the
-// same reason a non-differentiable op's DiffWRT reports its inputs differentiable (but not
-// decoded for the dD of a channel linear in decoded, v for the HVP's dv, nor dy for a double
-// backward with respect to dy: none depends on that input) and its SymDiff returns an error:
-// graphs.Grad and gorgonia.Grad treat an input reported not differentiable as a constant.
+// same reason a non-differentiable op's SymDiff returns an error and its DiffWRT reports its
+// inputs differentiable, since graphs.Grad and gorgonia.Grad treat an input reported not
+// differentiable as a constant. The exceptions are inputs the op's output does not depend
+// on: decoded for the dD of a channel linear in decoded, v for the HVP's dv, and dy for a
+// double backward with respect to dy.
 //
 // # Running on a GPU
 //

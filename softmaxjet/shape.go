@@ -14,6 +14,9 @@ type Float interface{ ~float32 | ~float64 }
 //
 //	logits  [N,K]     decoded [N,K,P]   value [N,P]
 //	first   [N,K,P]   second  [N,K,K,P] hvp   [N,K,P]   gaussNewton [N,K,K]
+//
+// The length methods multiply without checking: they are meaningful for a shape that passes
+// Check (the kernels check it first).
 type Shape struct{ N, K, P int }
 
 // Check reports an ErrShape error unless N ≥ 0, K ≥ 1, P ≥ 1 and every buffer size the shape

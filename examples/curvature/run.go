@@ -169,11 +169,11 @@ func setGPU(s string) (restore func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("-gpu: want off, auto or required, got %q", s)
 	}
-	if mode == cudaops.ModeRequired && cudaops.Active() == nil {
-		return nil, fmt.Errorf("%w: GPU mode required (-gpu or GATEJET_GPU), but no GPU backend is registered: "+
-			"this binary was built without the gatejetcuda build tag, or no CUDA driver or device was found "+
-			"(build with -tags gatejetcuda and run on a machine with a GPU, see docs/gpu.md; or use -gpu auto)",
-			gatejet.ErrDevice)
+	if mode == cudaops.ModeRequired {
+		if err := cudaops.Unavailable(); err != nil {
+			return nil, fmt.Errorf("GPU mode required (-gpu or GATEJET_GPU): %w "+
+				"(build with -tags gatejetcuda and run on a machine with a GPU, see docs/gpu.md; or use -gpu auto)", err)
+		}
 	}
 	prev := cudaops.SetMode(mode)
 	return func() { cudaops.SetMode(prev) }, nil
