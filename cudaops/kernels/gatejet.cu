@@ -146,6 +146,23 @@ GJ_DEV void gj_tile_e(const T* D, gj_ll K, gj_ll P, gj_ll c0, gj_ll cw, gj_ll st
        gj_j_ += blockDim.x)                                                                \
     for (gj_u a = gj_j_ / gj_w_, c = gj_j_ - a * gj_w_, gj_once_ = 1; gj_once_; gj_once_ = 0)
 
+// GJ_SECOND_EACH(a, b, c, o) { … }: the block's threads over the K·K·cw elements (a, b, c) of a
+// second-channel tile without a division per element. The block is R rows of W = min(cw, nt)
+// lanes (R = nt / W; the nt − R·W threads left over idle): lane l of row r takes the blocks
+// ab = r, r + R, … of the tile and, in each, the columns c = l, l + W, …; neighbouring lanes
+// are neighbouring columns. (a, b) advance by carries, c by W; o is the element's offset
+// (a·K + b)·P + c from the tile's first column, 64-bit (K·K·P may pass 2^31), the counters
+// 32-bit (launch.Plan keeps K·K·CT below 2^31). Needs K, P, cw and nt in scope.
+#define GJ_SECOND_EACH(a, b, c, o)                                                              \
+  for (gj_u gj_w_ = (gj_u)gj_min(cw, nt), gj_r_ = (gj_u)threadIdx.x / gj_w_,                    \
+            gj_l_ = (gj_u)threadIdx.x - gj_r_ * gj_w_, gj_R_ = (gj_u)nt / gj_w_, gj_k_ = (gj_u)K,  \
+            gj_da_ = gj_R_ / gj_k_, gj_db_ = gj_R_ - gj_da_ * gj_k_, a = gj_r_ / gj_k_,          \
+            b = gj_r_ - a * gj_k_, gj_once_ = gj_r_ < gj_R_;                                    \
+       gj_once_ && a < gj_k_; b += gj_db_, a += gj_da_ + (b >= gj_k_), b -= b >= gj_k_ ? gj_k_ : 0) \
+    for (gj_ll gj_b_ = ((gj_ll)a * K + b) * P, gj_o1_ = 1; gj_o1_; gj_o1_ = 0)                    \
+      for (gj_u c = gj_l_, gj_cw_ = (gj_u)cw; c < gj_cw_; c += gj_w_)                            \
+        for (gj_ll o = gj_b_ + c, gj_o2_ = 1; gj_o2_; gj_o2_ = 0)
+
 // dst[a][c] = X[a*stride + c0 + c] for a < K, c < cw (a tile of a [K, ·] array). No sync.
 template <typename T>
 GJ_DEV void gj_tile_copy(const T* X, gj_ll K, gj_ll stride, gj_ll c0, gj_ll cw, gj_ll st, double* dst) {
@@ -322,13 +339,13 @@ GJ_DEV void jet_second_body(const GjArgs& A) {
     GJ_TILES {
       gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
       __syncthreads();
-      const gj_u kk = (gj_u)K;
-      GJ_TILE_EACH(K * K, ab, c) {
-        gj_u a = ab / kk, b = ab - a * kk;
-        double ea = e[a * st + c], eb = e[b * st + c];
+      T* So = Sr + c0;
+      const gj_u su = (gj_u)st;
+      GJ_SECOND_EACH(a, b, c, o) {
+        double ea = e[a * su + c], eb = e[b * su + c];
         double v = -z[a] * z[b] * (ea + eb);
         if (a == b) v += z[a] * ea;
-        Sr[(gj_ll)ab * P + c0 + c] = (T)(s2 * v);
+        So[o] = (T)(s2 * v);
       }
       __syncthreads();
     }
@@ -732,12 +749,12 @@ GJ_DEV void logistic_second_body(const GjArgs& A) {
     GJ_LOGISTIC_ROW;
     T* Sr = S + row * K * K * P;
     GJ_TILES {
-      const gj_u kk = (gj_u)K;
-      GJ_TILE_EACH(K * K, ab, c) {
-        gj_u a = ab / kk, b = ab - a * kk;
+      T* So = Sr + c0;
+      const T* Do = Dr + c0;
+      GJ_SECOND_EACH(a, b, c, o) {
         double v = 0.0;
-        if (a == b) v = d2[a] * (double)Dr[(gj_ll)a * P + c0 + c];
-        Sr[(gj_ll)ab * P + c0 + c] = (T)v;
+        if (a == b) v = d2[a] * (double)Do[(gj_ll)a * P + c];
+        So[o] = (T)v;
       }
     }
     __syncthreads();

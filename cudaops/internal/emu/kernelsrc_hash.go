@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "73f12d9f03847992f3e4b190c60fadc42c076c6aafd76cd5f69b830fb0ae8c6a"
+const kernelSourceSHA256 = "47867cddd03a9225ae93fa3c9527cfd18c98f6b7809f07b2add10044a16ba268"
