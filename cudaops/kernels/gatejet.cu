@@ -326,8 +326,86 @@ GJ_DEV void jet_first_body(const GjArgs& A) {
   }
 }
 
+// The second channel in float32, as softmaxjet.Second computes a float32 row: the gate, m and
+// e in double, e rounded to float once, each block's coefficient rounded to float, then
+// coef·(e[a][c] + e[b][c]) in float. The coefficients are the float products −(sζ_a)(sζ_b)
+// off the diagonal (sζ_k rounded to float, a few float ulps from softmaxjet's rounded double
+// −s²ζ_aζ_b) and s²ζ_a(1 − 2ζ_a)/2 rounded to float on it, kept in red, which the gate leaves
+// free: 2K floats fit in its pow2(K) doubles. The e tile is floats in the K·st doubles carved
+// for it, and the float after its K·st floats is the row's flag: set when the row fails
+// softmaxjet's float32 range checks (a coefficient neither 0 nor within [2⁻⁹⁹, 2¹⁰⁰] in
+// magnitude, s² > 2¹⁰⁰, a NaN gate, a finite |e| > 2¹⁰⁰). Then the row's tiles from there on
+// are computed in double from D, as the double kernel does, and rounded once (rows that
+// softmaxjet computes in double too; e from D again, rare enough not to keep it).
+#define GJ_2P100 1267650600228229401496703205376.0        // 2¹⁰⁰ (NVRTC 11.8 has no hex floats)
+#define GJ_2M98 (1.0 / 316912650057057350374175801344.0)  // 2⁻⁹⁸, exact
+#define GJ_2M99 (1.0 / 633825300114114700748351602688.0)  // 2⁻⁹⁹, exact
+GJ_DEV void jet_second_f32_body(const GjArgs& A) {
+  typedef float T;
+  GJ_SOFTMAX_PROLOGUE
+  double* e = GJ_TAKE(sp, K * st);
+  float* ef = (float*)e;
+  float* flag = ef + K * st;
+  float* sz = (float*)red;
+  float* dg = sz + K;
+  T* S = (T*)A.out[0];
+  const double s2 = s * s;
+  const gj_u su = (gj_u)st;
+  GJ_ROWS {
+    if (t == 0) *flag = 0.0f;  // the gate's first barrier orders it before any setting
+    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    for (gj_ll k = t; k < K; k += nt) {
+      const double za = z[k], f = s2 * za * (1.0 - 2.0 * za) / 2.0, fa = fabs(f);
+      sz[k] = (float)(s * za);
+      dg[k] = (float)f;
+      const bool off = K > 1 && (s2 > GJ_2P100 || (za > 0.0 && s2 * za * za < GJ_2M98));
+      if ((fa != 0.0 && !(fa >= GJ_2M99 && fa <= GJ_2P100)) || !(za >= 0.0) || off) *flag = 1.0f;
+    }
+    const T* Dr = D + row * K * P;
+    T* Sr = S + row * K * K * P;
+    GJ_TILES {
+      for (gj_ll c = t; c < cw; c += nt) {
+        const double mc = gj_gate_dot(z, Dr, c0 + c, K, P);
+#ifndef GJ_EMU
+#pragma unroll 1
+#endif
+        for (gj_ll a = 0; a < K; ++a) {
+          const double x = (double)Dr[a * P + c0 + c] - mc;
+          ef[a * st + c] = (float)x;
+          if ((x > GJ_2P100 || x < -GJ_2P100) && x - x == 0.0) *flag = 1.0f;
+        }
+      }
+      __syncthreads();
+      T* So = Sr + c0;
+      if (*flag == 0.0f) {
+        GJ_SECOND_EACH(a, b, c, o) {
+          const float f = a == b ? dg[a] : -(sz[a] * sz[b]);
+          So[o] = f * (ef[a * su + c] + ef[b * su + c]);
+        }
+      } else {
+        GJ_SECOND_EACH(a, b, c, o) {
+          double mc = 0.0;  // gj_gate_dot, rolled: unrolled, ptxas 11.8 spills this kernel
+#ifndef GJ_EMU
+#pragma unroll 1
+#endif
+          for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)Dr[k * P + c0 + c];
+          const double ea = (double)Dr[a * P + c0 + c] - mc, eb = (double)Dr[b * P + c0 + c] - mc;
+          double v = -z[a] * z[b] * (ea + eb);
+          if (a == b) v += z[a] * ea;
+          So[o] = (T)(s2 * v);
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
 template <typename T>
 GJ_DEV void jet_second_body(const GjArgs& A) {
+  if (sizeof(T) == 4) {
+    jet_second_f32_body(A);
+    return;
+  }
   GJ_SOFTMAX_PROLOGUE
   double* e = GJ_TAKE(sp, K * st);
   T* S = (T*)A.out[0];

@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "47867cddd03a9225ae93fa3c9527cfd18c98f6b7809f07b2add10044a16ba268"
+const kernelSourceSHA256 = "fb100c79eb8a4ae59581dc716b7635007986ce655220a2781818b1df49b0a6c6"

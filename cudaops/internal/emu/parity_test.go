@@ -142,3 +142,43 @@ func TestLargeLogitsStable(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondF32OutOfRangeRows: the float32 second channel computes a row in float only while
+// the row passes softmaxjet's float32 range checks; a row with a gate coefficient below 2⁻⁹⁹
+// (ζ ≈ e⁻⁵⁰ twice: s²ζ_aζ_b ≈ 4·10⁻⁴⁴, a float denormal), or with |e| > 2¹⁰⁰, is computed in
+// double and rounded once. Every element whose float64 value is a normal float32 must then be
+// within 1e-5 relative of it, the tiny-coefficient blocks included (in float they would be off
+// by percents). (Rows in range are checked normwise by TestJetsMatchSoftmaxjet: in float,
+// e[a][c] + e[b][c] may cancel, as in softmaxjet's float32 rows.)
+func TestSecondF32OutOfRangeRows(t *testing.T) {
+	rng := newRNG(33, 34)
+	for _, tc := range []struct {
+		name   string
+		logits []float64 // per row of K = 3
+		scale  float64   // of D
+	}{
+		{"tiny coefficient", []float64{0, -50, -50}, 1e25},
+		{"huge e", []float64{0.3, -0.2, 0.1}, 1e32},
+	} {
+		for _, P := range []int{5, 300} {
+			c := testcase.New(cudaops.KernelJetSecond, cudaops.Float32, []int{2, 3, P}, rng)
+			c.Floats = []float64{1}
+			in, out := testcase.Inputs(c), testcase.Outputs(c)
+			for i := range in[0] {
+				in[0][i] = tc.logits[i%3]
+			}
+			for i := range in[1] {
+				in[1][i] = float64(float32(in[1][i] * tc.scale))
+			}
+			testcase.Set(c, in, out)
+			emulate(t, c, launch.Options{})
+			got, want := testcase.Outputs(c)[0], testcase.Outputs(reference(t, c))[0]
+			for i, w := range want {
+				if math.Abs(w) < 0x1p-126 || math.Abs(w) > math.MaxFloat32 {
+					continue
+				}
+				require.LessOrEqual(t, math.Abs(got[i]-w), 1e-5*math.Abs(w), "%s P=%d [%d]: %g, want %g", tc.name, P, i, got[i], w)
+			}
+		}
+	}
+}
