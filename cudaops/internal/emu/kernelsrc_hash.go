@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "fb100c79eb8a4ae59581dc716b7635007986ce655220a2781818b1df49b0a6c6"
+const kernelSourceSHA256 = "1c916bd8e6c8e424740a3d27474c0956039b2e1b33d372a43c25a4dc3fbc1488"

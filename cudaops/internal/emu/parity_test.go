@@ -4,9 +4,12 @@ package emu
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet/internal/kernel"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/gatejet/gatejet/internal/floats"
+	"github.com/gatejet/gatejet/internal/kernel"
 
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
@@ -178,6 +181,45 @@ func TestSecondF32OutOfRangeRows(t *testing.T) {
 					continue
 				}
 				require.LessOrEqual(t, math.Abs(got[i]-w), 1e-5*math.Abs(w), "%s P=%d [%d]: %g, want %g", tc.name, P, i, got[i], w)
+			}
+		}
+	}
+}
+
+// TestWarpVariantsMatch: every kernel with a warp-per-row variant, on shapes on each side of
+// launch.WarpRows' switch (K·P at and past 1024, K at and past 32, rows that fit eight to a
+// block untiled or not) and with N not a multiple of 8: the planner's own choice is the one
+// WarpRows states, and the warp variant (forced, with eight, one or three warps a block and a
+// grid too small for the rows) and the block variant (forced) both match softmaxjet and agree
+// bit for bit: they sum in the same order.
+func TestWarpVariantsMatch(t *testing.T) {
+	rng := newRNG(35, 36)
+	shapes := [][3]int{{13, 32, 32}, {13, 32, 33}, {9, 33, 8}, {11, 16, 64}, {11, 16, 65}, {1, 1, 1}, {7, 5, 3}, {17, 3, 300}}
+	for _, k := range jetKernels() {
+		if !kernel.ID(k).Spec().Device.Warp {
+			continue
+		}
+		for _, sh := range shapes {
+			for _, dt := range dtypes {
+				c := testcase.New(k, dt, sh[:], rng)
+				res := emulate(t, c, launch.Options{})
+				ref := reference(t, c)
+				requireClose(t, c, ref, "planner's choice")
+				require.Equal(t, launch.WarpRows(kernel.ID(k), sh[1], sh[2]), strings.Contains(res.Config.Func, "_warp_"),
+					"%s %v: %s", k, sh, res.Config.Func)
+				var outs [][][]float64
+				for _, o := range []launch.Options{{Warp: -1}, {Warp: 1}, {Warp: 1, Block: 32}, {Warp: 1, Block: 96, Grid: 2}} {
+					d := testcase.Clone(c)
+					res := emulate(t, d, o)
+					require.Equal(t, o.Warp > 0, strings.Contains(res.Config.Func, "_warp_"), "%s %+v", k, o)
+					requireClose(t, d, ref, fmt.Sprintf("%+v", o))
+					outs = append(outs, testcase.Outputs(d))
+				}
+				for i := range kernel.ID(k).Spec().Out {
+					for j := 1; j < len(outs); j++ {
+						require.True(t, floats.BitsEqual(outs[0][i], outs[j][i]), "%s %s %v output %d: variant %d differs", k, dt, sh, i, j)
+					}
+				}
 			}
 		}
 	}
