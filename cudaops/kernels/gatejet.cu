@@ -211,6 +211,19 @@ GJ_DEV void gj_tile_e(const T* D, gj_ll K, gj_ll P, gj_ll c0, gj_ll cw, gj_ll st
        gj_j_ += Grp::ntu())                                                               \
     for (gj_u a = gj_j_ / gj_w_, c = gj_j_ - a * gj_w_, gj_once_ = 1; gj_once_; gj_once_ = 0)
 
+// GJ_STORE_EACH(R, a, c) { … }: the group's threads over the R×cw elements of a tile, as
+// GJ_TILE_EACH but without a division per element, for the loops that store a K×cw tile of an
+// output: the group is rows of W = min(cw, nt) lanes (the nt mod W threads left over idle), a
+// row takes the tile rows a = r, r + nt/W, …, a lane the columns c = l, l + W, … of each, so
+// neighbouring lanes still store neighbouring columns. 32-bit like GJ_TILE_EACH. Needs cw and
+// nt in scope.
+#define GJ_STORE_EACH(R, a, c)                                                              \
+  for (gj_u gj_w_ = (gj_u)gj_min(cw, nt), gj_r_ = Grp::tu() / gj_w_,                         \
+            gj_l_ = Grp::tu() - gj_r_ * gj_w_, gj_R_ = (gj_u)nt / gj_w_, gj_n_ = (gj_u)(R),   \
+            a = gj_r_ < gj_R_ ? gj_r_ : gj_n_;                                               \
+       a < gj_n_; a += gj_R_)                                                                \
+    for (gj_u c = gj_l_, gj_cw_ = (gj_u)cw; c < gj_cw_; c += gj_w_)
+
 // GJ_SECOND_EACH(a, b, c, o) { … }: the block's threads over the K·K·cw elements (a, b, c) of a
 // second-channel tile without a division per element. The block is R rows of W = min(cw, nt)
 // lanes (R = nt / W; the nt − R·W threads left over idle): lane l of row r takes the blocks
@@ -245,7 +258,7 @@ GJ_DEV void gj_value_vjp_tile(const T* Gv, const double* z, const double* X, dou
   const gj_ll t = Grp::t(), nt = Grp::nt();
   for (gj_ll c = t; c < cw; c += nt) gt[c] = (double)Gv[c0 + c];
   GJ_SYNC();
-  GJ_TILE_EACH(K, k, c) {
+  GJ_STORE_EACH(K, k, c) {
     dD[k * P + c0 + c] = (T)(z[k] * gt[c]);
   }
   for (gj_ll a = t; a < K; a += nt) {
@@ -526,7 +539,7 @@ GJ_DEV void jet_hvp_body(const GjArgs& A) {
         w[c] = wc;
       }
       GJ_SYNC();
-      GJ_TILE_EACH(K, a, c) {
+      GJ_STORE_EACH(K, a, c) {
         gj_ll o = a * P + c0 + c;
         Hr[o] = (T)(s2 * z[a] * (((double)Dr[o] - m[c]) * u[a] - w[c]));
       }
@@ -552,7 +565,7 @@ GJ_DEV void gj_centred_vjp(const double* z, const double* e, const double* X, co
                            const double* sub, double* acc, T* dDr, gj_ll K, gj_ll P, gj_ll c0,
                            gj_ll cw, gj_ll st, double f) {
   const gj_ll t = Grp::t(), nt = Grp::nt();
-  GJ_TILE_EACH(K, k, c) {
+  GJ_STORE_EACH(K, k, c) {
     dDr[k * P + c0 + c] = (T)(f * z[k] * (X[k * st + c] - m[c]));
   }
   for (gj_ll b = t; b < K; b += nt) {
@@ -748,7 +761,7 @@ GJ_DEV void jet_hvp_vjp_body(const GjArgs& A) {
         rhop[c] = rp;
       }
       GJ_SYNC();
-      GJ_TILE_EACH(K, k, c) {
+      GJ_STORE_EACH(K, k, c) {
         dDr[k * P + c0 + c] = (T)(s2 * z[k] * (u[k] * (Gt[k * st + c] - gam[c]) - gamp[c]));
       }
       for (gj_ll b = t; b < K; b += nt) {
@@ -853,7 +866,7 @@ GJ_DEV void logistic_value_body(const GjArgs& A) {
 // out[a][c] = f(a) · D[a][c] (· extra(a)) over a row, tile by tile.
 #define GJ_SCALED_ROWS(OUTROW, FA)                                   \
   GJ_TILES {                                                          \
-    GJ_TILE_EACH(K, a, c) {                                           \
+    GJ_STORE_EACH(K, a, c) {                                           \
       gj_ll o = a * P + c0 + c;                                       \
       OUTROW[o] = (T)((FA) * (double)Dr[o]);                          \
     }                                                                 \
@@ -947,7 +960,7 @@ GJ_DEV void logistic_value_vjp_body(const GjArgs& A) {
       gj_tile_copy<Grp>(Dr, K, P, c0, cw, st, Dt);                                 \
       UPSTREAM;                                                               \
       GJ_SYNC();                                                        \
-      GJ_TILE_EACH(K, a, c) {                                                 \
+      GJ_TILE_EACH(K, a, c) {                                                  \
         dDr[a * P + c0 + c] = (T)((DDFAC) * Ut[a * st + c]);                  \
       }                                                                       \
       gj_acc_rowdot<Grp>(acc, Ut, Dt, K, cw, st);                                  \

@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "1c916bd8e6c8e424740a3d27474c0956039b2e1b33d372a43c25a4dc3fbc1488"
+const kernelSourceSHA256 = "2bfa24e12225bec76f1d2edba64348b31da32ee50e9ee69027f3deddc010dbd4"
