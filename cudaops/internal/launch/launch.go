@@ -157,7 +157,10 @@ func Plan(k kernel.ID, ints []int, suffix string, lim Limits, o Options) (Config
 		if ctMax < 1 {
 			return Config{}, fmt.Errorf("%w: %s with K=%d", ErrTooLarge, k, K)
 		}
-		warp := o.Warp > 0 || (o.Warp == 0 && o.Block%32 == 0 && WarpRows(k, K, P))
+		// WarpRows assumes 48 KiB; a smaller device limit keeps the block variant when eight
+		// untiled rows do not fit it.
+		warp := o.Warp > 0 || (o.Warp == 0 && o.Block%32 == 0 && WarpRows(k, K, P) &&
+			MaxBlock/32*SharedDoubles(k, K, P, 0) <= budget)
 		if warp && !sp.Device.Warp {
 			return Config{}, fmt.Errorf("launch: %s has no warp-per-row variant", k)
 		}

@@ -71,6 +71,10 @@ func TestPlanWarpRows(t *testing.T) {
 			require.Equal(t, 8*rows*SharedDoubles(id(tc.k), tc.K, cfg.Tile, 0), cfg.SharedBytes)
 		}
 	}
+	small := Limits{MaxSharedBytes: 8 * 8 * SharedDoubles(id("jet_hvp_vjp"), 16, 16, 0) / 2}
+	cfg, err = Plan(id("jet_hvp_vjp"), []int{13, 16, 16}, "f64", small, Options{})
+	require.NoError(t, err)
+	require.Equal(t, "gj_jet_hvp_vjp_f64", cfg.Func, "eight untiled rows do not fit the device's limit: the block variant")
 	_, err = Plan(id("jet_second"), []int{1, 2, 2}, "f64", DefaultLimits, Options{Warp: 1})
 	require.Error(t, err, "no warp variant")
 	_, err = Plan(id("jet_first"), []int{1, 2, 2}, "f64", DefaultLimits, Options{Warp: 1, Block: 48})
