@@ -191,7 +191,8 @@ func TestSecondF32OutOfRangeRows(t *testing.T) {
 // block untiled or not) and with N not a multiple of 8: the planner's own choice is the one
 // WarpRows states, and the warp variant (forced, with eight, one or three warps a block and a
 // grid too small for the rows) and the block variant (forced) both match softmaxjet and agree
-// bit for bit: they sum in the same order.
+// bit for bit: they sum in the same order. Every warp carves exactly its share of the shared
+// memory the planner gives the block.
 func TestWarpVariantsMatch(t *testing.T) {
 	rng := newRNG(35, 36)
 	shapes := [][3]int{{13, 32, 32}, {13, 32, 33}, {9, 33, 8}, {11, 16, 64}, {11, 16, 65}, {1, 1, 1}, {7, 5, 3}, {17, 3, 300}}
@@ -212,6 +213,7 @@ func TestWarpVariantsMatch(t *testing.T) {
 					d := testcase.Clone(c)
 					res := emulate(t, d, o)
 					require.Equal(t, o.Warp > 0, strings.Contains(res.Config.Func, "_warp_"), "%s %+v", k, o)
+					require.Equal(t, res.Config.SharedBytes, res.HighWater, "%s %+v: the planner's shared memory is what the warps carve", k, o)
 					requireClose(t, d, ref, fmt.Sprintf("%+v", o))
 					outs = append(outs, testcase.Outputs(d))
 				}
