@@ -5,8 +5,9 @@
 //     -DGJ_FAMILY_<F>, -DGJ_ENTRIES=… and -DGJ_WANT_F32 / -DGJ_WANT_F64 choosing what one
 //     module holds;
 //   - by the host C++ compiler inside cudaops/internal/emu (-DGJ_EMU, everything enabled),
-//     after a header that emulates threadIdx, blockIdx, blockDim, gridDim, __syncthreads and
-//     dynamic shared memory, so that `go test ./...` runs these very kernels without a GPU.
+//     after a header that emulates threadIdx, blockIdx, blockDim, gridDim, __syncthreads,
+//     __syncwarp and dynamic shared memory, so that `go test ./...` runs these very kernels
+//     without a GPU.
 //
 // Conventions (see cudaops/kernel.go for the argument order of every kernel):
 //   - Every entry point takes the 13 fields of GjArgs as separate 8-byte parameters, in order:
@@ -15,20 +16,25 @@
 //     column tile for row-jet kernels, slab width for axis kernels) and s (the inverse
 //     temperature of softmax-gate kernels).
 //   - Whatever the element type T, everything is computed in double; each output is rounded to
-//     T once, when it is stored.
-//   - Row-jet kernels: one block per row (grid-stride over rows). The gate ζ and, per column
-//     tile, the centred decoded values e[a][c] = D[a][c] − m_c live in shared memory; outputs
-//     are written by all threads with consecutive threads on consecutive columns c (coalesced).
+//     T once, when it is stored. The one exception follows softmaxjet's float32 path: the
+//     float32 second channel computes its blocks in float (jet_second_f32_body).
+//   - Row-jet kernels: one block per row (grid-stride over rows), or, in the warp-per-row
+//     variants (GjWarp, entry points gj_<kernel>_warp_<dtype>), one warp per row and a row per
+//     warp of the block. The gate ζ and, per column tile, the centred decoded values
+//     e[a][c] = D[a][c] − m_c live in shared memory; outputs are written by all threads of the
+//     row's group with consecutive threads on consecutive columns c (coalesced).
 //   - Reductions have a fixed order that does not depend on the block size: sums over columns
 //     run sequentially in c (across tiles too), sums over atoms sequentially in k or along a
 //     fixed pairwise tree over the next power of two of K. No atomics anywhere.
-//   - Every __syncthreads() is reached by every thread of the block: loops that contain one
-//     have block-uniform trip counts, and no thread returns early.
+//   - Every barrier (GJ_SYNC: __syncthreads, or __syncwarp in a warp variant) is reached by
+//     every thread of its group: loops that contain one have group-uniform trip counts, and no
+//     thread returns early.
 //   - Dynamic shared memory is carved in doubles, in the order cudaops/internal/launch sizes it.
 
 #ifndef GJ_EMU
 #define GJ_DEV __device__ __forceinline__
 #define GJ_KERNEL extern "C" __global__ void __launch_bounds__(256)
+#define GJ_WARP_KERNEL extern "C" __global__ void __launch_bounds__(256, 2)
 #define GJ_SMEM_DECL extern __shared__ double gj_smem[]
 #define GJ_TAKE(p, n) gj_take_ptr(&(p), (n))
 GJ_DEV double* gj_take_ptr(double** p, long long n) {
@@ -66,37 +72,96 @@ GJ_DEV gj_ll gj_pow2(gj_ll k) {
 GJ_DEV gj_ll gj_stride(gj_ll ct) { return ct | 1; }
 GJ_DEV double gj_neg_inf() { return __longlong_as_double((gj_ll)0xfff0000000000000ULL); }
 
+// The thread group that computes one row of a row-jet kernel: the template parameter Grp of the
+// row-jet helpers and bodies. GjBlock: the whole block, one row at a time per block, meeting at
+// __syncthreads. GjWarp (the warp-per-row variants, entry points gj_<kernel>_warp_<dtype>):
+// each warp of the block is a group of its own with its own row, meeting at __syncwarp, so a
+// block of 8 warps runs 8 rows with no block barrier. Each group carves
+// its shared memory, in the same layout, from its own region: region(gj_smem) is the block's
+// dynamic shared memory split evenly between its warps (launch.Plan gives the warp variant its
+// row layout times the warps of the block).
+// GJ_SYNC(): the group's barrier, written out at each use (not a function of the policy) so that
+// every barrier stays a textual call site of its own, which the emulator's barrier check needs.
+#define GJ_SYNC()          \
+  do {                     \
+    if (Grp::kWarp)        \
+      __syncwarp();        \
+    else                   \
+      __syncthreads();     \
+  } while (0)
+struct GjBlock {
+  static const bool kWarp = false;
+  static GJ_DEV gj_ll t() { return threadIdx.x; }
+  static GJ_DEV gj_ll nt() { return blockDim.x; }
+  static GJ_DEV gj_u tu() { return threadIdx.x; }
+  static GJ_DEV gj_u ntu() { return blockDim.x; }
+  static GJ_DEV gj_ll row0() { return blockIdx.x; }
+  static GJ_DEV gj_ll rowstep() { return gridDim.x; }
+  static GJ_DEV double* region(double* smem) { return smem; }
+};
+// The warp width, 32, as NVVM cannot see it (PTX's WARP_SZ, which ptxas knows): a group width
+// that NVVM sees constant makes it unroll the row loops, and ptxas 11.8 then spills many of
+// the warp variants. The block's dynamic shared memory in bytes, likewise from PTX.
+#ifdef GJ_EMU
+GJ_DEV gj_u gj_warp_width() { return 32; }
+GJ_DEV gj_u gj_dynamic_smem_bytes() { return ::gjemu::dynamic_smem_bytes(); }
+#else
+GJ_DEV gj_u gj_warp_width() {
+  gj_u w;
+  asm("mov.u32 %0, WARP_SZ;" : "=r"(w));
+  return w;
+}
+GJ_DEV gj_u gj_dynamic_smem_bytes() {
+  gj_u n;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(n));
+  return n;
+}
+#endif
+struct GjWarp {
+  static const bool kWarp = true;
+  static GJ_DEV gj_ll t() { return threadIdx.x & 31; }
+  static GJ_DEV gj_ll nt() { return gj_warp_width(); }
+  static GJ_DEV gj_u tu() { return threadIdx.x & 31; }
+  static GJ_DEV gj_u ntu() { return gj_warp_width(); }
+  static GJ_DEV gj_ll row0() { return (gj_ll)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); }
+  static GJ_DEV gj_ll rowstep() { return (gj_ll)gridDim.x * (blockDim.x >> 5); }
+  static GJ_DEV double* region(double* smem) {
+    return smem + (threadIdx.x >> 5) * (gj_dynamic_smem_bytes() / 8 / (blockDim.x >> 5));
+  }
+};
+
 // Pairwise tree sum of red[0..kp) (kp a power of two), identical for every block size.
 // Ends with every thread holding the result and red free for reuse.
+template <typename Grp>
 GJ_DEV double gj_tree_sum(double* red, gj_ll kp) {
-  const gj_ll t = threadIdx.x, nt = blockDim.x;
-  __syncthreads();
+  const gj_ll t = Grp::t(), nt = Grp::nt();
+  GJ_SYNC();
   for (gj_ll h = kp >> 1; h > 0; h >>= 1) {
     for (gj_ll k = t; k < h; k += nt) red[k] += red[k + h];
-    __syncthreads();
+    GJ_SYNC();
   }
   double r = red[0];
-  __syncthreads();
+  GJ_SYNC();
   return r;
 }
 
 // ζ = softmax(s·l) with the maximum subtracted, into z[0..K). A NaN logit is never the maximum
 // but makes the sum NaN; +Inf, or a row of −Inf, makes the row NaN; −Inf beside finite logits
 // gives ζ = 0. Ends synchronised.
-template <typename T>
+template <typename Grp, typename T>
 GJ_DEV void gj_softmax_gate(const T* l, gj_ll K, double s, double* z, double* red, gj_ll kp) {
-  const gj_ll t = threadIdx.x, nt = blockDim.x;
+  const gj_ll t = Grp::t(), nt = Grp::nt();
   for (gj_ll k = t; k < kp; k += nt) red[k] = k < K ? (double)l[k] : gj_neg_inf();
-  __syncthreads();
+  GJ_SYNC();
   for (gj_ll h = kp >> 1; h > 0; h >>= 1) {
     for (gj_ll k = t; k < h; k += nt) {
       double o = red[k + h];
       if (o > red[k]) red[k] = o;
     }
-    __syncthreads();
+    GJ_SYNC();
   }
   const double mx = red[0];
-  __syncthreads();
+  GJ_SYNC();
   for (gj_ll k = t; k < kp; k += nt) {
     double x = 0.0;
     if (k < K) {
@@ -105,16 +170,16 @@ GJ_DEV void gj_softmax_gate(const T* l, gj_ll K, double s, double* z, double* re
     }
     red[k] = x;
   }
-  const double r = 1.0 / gj_tree_sum(red, kp);
+  const double r = 1.0 / gj_tree_sum<Grp>(red, kp);
   for (gj_ll k = t; k < K; k += nt) z[k] *= r;
-  __syncthreads();
+  GJ_SYNC();
 }
 
 // Σ_k z_k·v_k over a tree (v a length-K row of T). Ends synchronised.
-template <typename T>
+template <typename Grp, typename T>
 GJ_DEV double gj_gate_mean(const T* v, const double* z, gj_ll K, double* red, gj_ll kp) {
-  for (gj_ll k = threadIdx.x; k < kp; k += blockDim.x) red[k] = k < K ? z[k] * (double)v[k] : 0.0;
-  return gj_tree_sum(red, kp);
+  for (gj_ll k = Grp::t(); k < kp; k += Grp::nt()) red[k] = k < K ? z[k] * (double)v[k] : 0.0;
+  return gj_tree_sum<Grp>(red, kp);
 }
 
 // Σ_k z_k D[k][c] summed in k order: the gate mean of column c of one row D [K,P].
@@ -127,10 +192,10 @@ GJ_DEV double gj_gate_dot(const double* z, const T* D, gj_ll c, gj_ll K, gj_ll P
 
 // The centred tile e[a][c] = D[a][c0+c] − m_c for c < cw, m_c = Σ_k ζ_k D[k][c0+c] summed in k
 // order; m_c is also stored in m[c] when m is not null. D is one row [K,P]. No trailing sync.
-template <typename T>
+template <typename Grp, typename T>
 GJ_DEV void gj_tile_e(const T* D, gj_ll K, gj_ll P, gj_ll c0, gj_ll cw, gj_ll st, const double* z,
                       double* e, double* m) {
-  for (gj_ll c = threadIdx.x; c < cw; c += blockDim.x) {
+  for (gj_ll c = Grp::t(); c < cw; c += Grp::nt()) {
     const double mc = gj_gate_dot(z, D, c0 + c, K, P);
     if (m) m[c] = mc;
     for (gj_ll a = 0; a < K; ++a) e[a * st + c] = (double)D[a * P + c0 + c] - mc;
@@ -142,12 +207,42 @@ GJ_DEV void gj_tile_e(const T* D, gj_ll K, gj_ll P, gj_ll c0, gj_ll cw, gj_ll st
 // row and c the column of each element. The indices are 32-bit: launch.Plan keeps K·K·CT below
 // 2^31. Needs cw, the tile's width, in scope.
 #define GJ_TILE_EACH(R, a, c)                                                              \
-  for (gj_u gj_j_ = threadIdx.x, gj_n_ = (gj_u)((R) * cw), gj_w_ = (gj_u)cw; gj_j_ < gj_n_; \
-       gj_j_ += blockDim.x)                                                                \
+  for (gj_u gj_j_ = Grp::tu(), gj_n_ = (gj_u)((R) * cw), gj_w_ = (gj_u)cw; gj_j_ < gj_n_; \
+       gj_j_ += Grp::ntu())                                                               \
     for (gj_u a = gj_j_ / gj_w_, c = gj_j_ - a * gj_w_, gj_once_ = 1; gj_once_; gj_once_ = 0)
 
+// GJ_STORE_EACH(R, a, c) { … }: the group's threads over the R×cw elements of a tile, as
+// GJ_TILE_EACH but without a division per element, for the loops that store a K×cw tile of an
+// output: the group is rows of W = min(cw, nt) lanes (the nt mod W threads left over idle), a
+// row takes the tile rows a = r, r + nt/W, …, a lane the columns c = l, l + W, … of each, so
+// neighbouring lanes still store neighbouring columns. 32-bit like GJ_TILE_EACH. Needs cw and
+// nt in scope.
+#define GJ_STORE_EACH(R, a, c)                                                              \
+  for (gj_u gj_w_ = (gj_u)gj_min(cw, nt), gj_r_ = Grp::tu() / gj_w_,                         \
+            gj_l_ = Grp::tu() - gj_r_ * gj_w_, gj_R_ = (gj_u)nt / gj_w_, gj_n_ = (gj_u)(R),   \
+            a = gj_r_ < gj_R_ ? gj_r_ : gj_n_;                                               \
+       a < gj_n_; a += gj_R_)                                                                \
+    for (gj_u c = gj_l_, gj_cw_ = (gj_u)cw; c < gj_cw_; c += gj_w_)
+
+// GJ_SECOND_EACH(a, b, c, o) { … }: the block's threads over the K·K·cw elements (a, b, c) of a
+// second-channel tile without a division per element. The block is R rows of W = min(cw, nt)
+// lanes (R = nt / W; the nt − R·W threads left over idle): lane l of row r takes the blocks
+// ab = r, r + R, … of the tile and, in each, the columns c = l, l + W, …; neighbouring lanes
+// are neighbouring columns. (a, b) advance by carries, c by W; o is the element's offset
+// (a·K + b)·P + c from the tile's first column, 64-bit (K·K·P may pass 2^31), the counters
+// 32-bit (launch.Plan keeps K·K·CT below 2^31). Needs K, P, cw and nt in scope.
+#define GJ_SECOND_EACH(a, b, c, o)                                                              \
+  for (gj_u gj_w_ = (gj_u)gj_min(cw, nt), gj_r_ = Grp::tu() / gj_w_,                         \
+            gj_l_ = Grp::tu() - gj_r_ * gj_w_, gj_R_ = (gj_u)nt / gj_w_, gj_k_ = (gj_u)K,  \
+            gj_da_ = gj_R_ / gj_k_, gj_db_ = gj_R_ - gj_da_ * gj_k_, a = gj_r_ / gj_k_,          \
+            b = gj_r_ - a * gj_k_, gj_once_ = gj_r_ < gj_R_;                                    \
+       gj_once_ && a < gj_k_; b += gj_db_, a += gj_da_ + (b >= gj_k_), b -= b >= gj_k_ ? gj_k_ : 0) \
+    for (gj_ll gj_b_ = ((gj_ll)a * K + b) * P, gj_o1_ = 1; gj_o1_; gj_o1_ = 0)                    \
+      for (gj_u c = gj_l_, gj_cw_ = (gj_u)cw; c < gj_cw_; c += gj_w_)                            \
+        for (gj_ll o = gj_b_ + c, gj_o2_ = 1; gj_o2_; gj_o2_ = 0)
+
 // dst[a][c] = X[a*stride + c0 + c] for a < K, c < cw (a tile of a [K, ·] array). No sync.
-template <typename T>
+template <typename Grp, typename T>
 GJ_DEV void gj_tile_copy(const T* X, gj_ll K, gj_ll stride, gj_ll c0, gj_ll cw, gj_ll st, double* dst) {
   GJ_TILE_EACH(K, a, c) {
     dst[a * st + c] = (double)X[a * stride + c0 + c];
@@ -157,13 +252,13 @@ GJ_DEV void gj_tile_copy(const T* X, gj_ll K, gj_ll stride, gj_ll c0, gj_ll cw, 
 // The value-channel VJP of one tile, given the K×cw tile X (stride st) that the caller is
 // filling: gt_c = Gv[c0+c], then, after a sync, dD[k][c] = z_k gt_c and acc[a] += Σ_c gt_c X[a][c].
 // Gv and dD are one row ([P] and [K,P]). Ends synchronised.
-template <typename T>
+template <typename Grp, typename T>
 GJ_DEV void gj_value_vjp_tile(const T* Gv, const double* z, const double* X, double* gt, double* acc,
                               T* dD, gj_ll K, gj_ll P, gj_ll c0, gj_ll cw, gj_ll st) {
-  const gj_ll t = threadIdx.x, nt = blockDim.x;
+  const gj_ll t = Grp::t(), nt = Grp::nt();
   for (gj_ll c = t; c < cw; c += nt) gt[c] = (double)Gv[c0 + c];
-  __syncthreads();
-  GJ_TILE_EACH(K, k, c) {
+  GJ_SYNC();
+  GJ_STORE_EACH(K, k, c) {
     dD[k * P + c0 + c] = (T)(z[k] * gt[c]);
   }
   for (gj_ll a = t; a < K; a += nt) {
@@ -171,13 +266,13 @@ GJ_DEV void gj_value_vjp_tile(const T* Gv, const double* z, const double* X, dou
     for (gj_ll c = 0; c < cw; ++c) x += gt[c] * X[a * st + c];
     acc[a] = x;
   }
-  __syncthreads();
+  GJ_SYNC();
 }
 
 // Ut[a][c] = scale · Σ_b (M_ab + M_ba) f_b X[b][c] for a < K, c < cw (X and Ut tiles of stride st,
 // M one row [K,K]): the first-channel upstream of a Gauss-Newton VJP, for H[a][b] =
 // Σ_c f_a X[a][c] f_b X[b][c]. No sync.
-template <typename T>
+template <typename Grp, typename T>
 GJ_DEV void gj_gn_upstream(const T* M, const double* f, const double* X, double* Ut, gj_ll K, gj_ll cw,
                            gj_ll st, double scale) {
   GJ_TILE_EACH(K, a, c) {
@@ -187,15 +282,15 @@ GJ_DEV void gj_gn_upstream(const T* M, const double* f, const double* X, double*
   }
 }
 
-#define GJ_ROWS for (gj_ll row = blockIdx.x; row < N; row += gridDim.x)
+#define GJ_ROWS for (gj_ll row = Grp::row0(); row < N; row += Grp::rowstep())
 #define GJ_TILES for (gj_ll c0 = 0, cw = gj_min(CT, P); c0 < P; c0 += CT, cw = gj_min(CT, P - c0))
 #define GJ_JET_PROLOGUE                                     \
   GJ_SMEM_DECL;                                             \
   const gj_ll N = A.i0, K = A.i1, P = A.i2, CT = A.tile;   \
   const gj_ll st = gj_stride(CT), kp = gj_pow2(K);          \
-  const gj_ll t = threadIdx.x, nt = blockDim.x;             \
+  const gj_ll t = Grp::t(), nt = Grp::nt();             \
   (void)st; (void)kp; (void)t; (void)nt;                    \
-  double* sp = gj_smem;
+  double* sp = Grp::region(gj_smem);
 
 // Gauss-Newton slab: out[a][b] = f_a f_b Σ_c X[a][c] X[b][c], X tiles produced by load(c0, cw).
 // Each thread owns one (a,b) per chunk of blockDim slab entries and sums over c in order, so
@@ -211,9 +306,9 @@ GJ_DEV void gj_gn_upstream(const T* M, const double* f, const double* X, double*
       double acc = 0.0;                                                          \
       GJ_TILES {                                                                 \
         if (!one || base == 0) {                                                 \
-          __syncthreads();                                                       \
+          GJ_SYNC();                                                       \
           LOAD;                                                                  \
-          __syncthreads();                                                       \
+          GJ_SYNC();                                                       \
         }                                                                        \
         if (j < kk2) {                                                           \
           const double* xa = X + a * st;                                         \
@@ -223,7 +318,7 @@ GJ_DEV void gj_gn_upstream(const T* M, const double* f, const double* X, double*
       }                                                                          \
       if (j < kk2) OUTROW[j] = (T)(FA(a) * FA(b) * acc);                          \
     }                                                                            \
-    __syncthreads();                                                             \
+    GJ_SYNC();                                                             \
   }
 
 // Shared skeleton of the Gauss-Newton kernels (softmax and logistic gate): per row GATE (the
@@ -256,10 +351,10 @@ GJ_DEV void gj_gn_upstream(const T* M, const double* f, const double* X, double*
     T* dDr = dD + row * K * P;                                                  \
     GJ_TILES {                                                                  \
       LOAD;                                                                     \
-      gj_value_vjp_tile(Gr, z, X, gt, acc, dDr, K, P, c0, cw, st);              \
+      gj_value_vjp_tile<Grp>(Gr, z, X, gt, acc, dDr, K, P, c0, cw, st);              \
     }                                                                           \
     for (gj_ll a = t; a < K; a += nt) dL[row * K + a] = (T)((DLFAC) * acc[a]);  \
-    __syncthreads();                                                            \
+    GJ_SYNC();                                                            \
   }
 
 // ---------------------------------------------------------------- softmax-gate row jets
@@ -276,66 +371,145 @@ GJ_DEV void gj_gn_upstream(const T* M, const double* f, const double* X, double*
   const double s = A.s;                  \
   (void)s;
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void jet_value_body(const GjArgs& A) {
   GJ_SOFTMAX_PROLOGUE
   T* V = (T*)A.out[0];
   GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp);
     const T* Dr = D + row * K * P;
     for (gj_ll c = t; c < P; c += nt) V[row * P + c] = (T)gj_gate_dot(z, Dr, c, K, P);
-    __syncthreads();
+    GJ_SYNC();
   }
 }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void jet_first_body(const GjArgs& A) {
   GJ_SOFTMAX_PROLOGUE
   double* m = GJ_TAKE(sp, CT);
   T* F = (T*)A.out[0];
   GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp);
     const T* Dr = D + row * K * P;
     T* Fr = F + row * K * P;
     GJ_TILES {
       for (gj_ll c = t; c < cw; c += nt) m[c] = gj_gate_dot(z, Dr, c0 + c, K, P);
-      __syncthreads();
+      GJ_SYNC();
       GJ_TILE_EACH(K, a, c) {
         gj_ll o = a * P + c0 + c;
         Fr[o] = (T)(s * z[a] * ((double)Dr[o] - m[c]));
       }
-      __syncthreads();
+      GJ_SYNC();
     }
   }
 }
 
-template <typename T>
+// The second channel in float32, as softmaxjet.Second computes a float32 row: the gate, m and
+// e in double, e rounded to float once, each block's coefficient rounded to float, then
+// coef·(e[a][c] + e[b][c]) in float. The coefficients are the float products −(sζ_a)(sζ_b)
+// off the diagonal (sζ_k rounded to float, a few float ulps from softmaxjet's rounded double
+// −s²ζ_aζ_b) and s²ζ_a(1 − 2ζ_a)/2 rounded to float on it, kept in red, which the gate leaves
+// free: 2K floats fit in its pow2(K) doubles. The e tile is floats in the K·st doubles carved
+// for it, and the float after its K·st floats is the row's flag: set when the row fails
+// softmaxjet's float32 range checks (a coefficient neither 0 nor within [2⁻⁹⁹, 2¹⁰⁰] in
+// magnitude, s² > 2¹⁰⁰, a NaN gate, a finite |e| > 2¹⁰⁰). Then the row's tiles from there on
+// are computed in double from D, as the double kernel does, and rounded once (rows that
+// softmaxjet computes in double too; e from D again, rare enough not to keep it).
+#define GJ_2P100 1267650600228229401496703205376.0        // 2¹⁰⁰ (NVRTC 11.8 has no hex floats)
+#define GJ_2M98 (1.0 / 316912650057057350374175801344.0)  // 2⁻⁹⁸, exact
+#define GJ_2M99 (1.0 / 633825300114114700748351602688.0)  // 2⁻⁹⁹, exact
+template <typename Grp>
+GJ_DEV void jet_second_f32_body(const GjArgs& A) {
+  typedef float T;
+  GJ_SOFTMAX_PROLOGUE
+  double* e = GJ_TAKE(sp, K * st);
+  float* ef = (float*)e;
+  float* flag = ef + K * st;
+  float* sz = (float*)red;
+  float* dg = sz + K;
+  T* S = (T*)A.out[0];
+  const double s2 = s * s;
+  const gj_u su = (gj_u)st;
+  GJ_ROWS {
+    if (t == 0) *flag = 0.0f;  // the gate's first barrier orders it before any setting
+    gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp);
+    for (gj_ll k = t; k < K; k += nt) {
+      const double za = z[k], f = s2 * za * (1.0 - 2.0 * za) / 2.0, fa = fabs(f);
+      sz[k] = (float)(s * za);
+      dg[k] = (float)f;
+      const bool off = K > 1 && (s2 > GJ_2P100 || (za > 0.0 && s2 * za * za < GJ_2M98));
+      if ((fa != 0.0 && !(fa >= GJ_2M99 && fa <= GJ_2P100)) || !(za >= 0.0) || off) *flag = 1.0f;
+    }
+    const T* Dr = D + row * K * P;
+    T* Sr = S + row * K * K * P;
+    GJ_TILES {
+      for (gj_ll c = t; c < cw; c += nt) {
+        const double mc = gj_gate_dot(z, Dr, c0 + c, K, P);
+#ifndef GJ_EMU
+#pragma unroll 1
+#endif
+        for (gj_ll a = 0; a < K; ++a) {
+          const double x = (double)Dr[a * P + c0 + c] - mc;
+          ef[a * st + c] = (float)x;
+          if ((x > GJ_2P100 || x < -GJ_2P100) && x - x == 0.0) *flag = 1.0f;
+        }
+      }
+      GJ_SYNC();
+      T* So = Sr + c0;
+      if (*flag == 0.0f) {
+        GJ_SECOND_EACH(a, b, c, o) {
+          const float f = a == b ? dg[a] : -(sz[a] * sz[b]);
+          So[o] = f * (ef[a * su + c] + ef[b * su + c]);
+        }
+      } else {
+        GJ_SECOND_EACH(a, b, c, o) {
+          double mc = 0.0;  // gj_gate_dot, rolled: unrolled, ptxas 11.8 spills this kernel
+#ifndef GJ_EMU
+#pragma unroll 1
+#endif
+          for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)Dr[k * P + c0 + c];
+          const double ea = (double)Dr[a * P + c0 + c] - mc, eb = (double)Dr[b * P + c0 + c] - mc;
+          double v = -z[a] * z[b] * (ea + eb);
+          if (a == b) v += z[a] * ea;
+          So[o] = (T)(s2 * v);
+        }
+      }
+      GJ_SYNC();
+    }
+  }
+}
+
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void jet_second_body(const GjArgs& A) {
+  if (sizeof(T) == 4) {
+    jet_second_f32_body<Grp>(A);
+    return;
+  }
   GJ_SOFTMAX_PROLOGUE
   double* e = GJ_TAKE(sp, K * st);
   T* S = (T*)A.out[0];
   const double s2 = s * s;
   GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp);
     const T* Dr = D + row * K * P;
     T* Sr = S + row * K * K * P;
     GJ_TILES {
-      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
-      __syncthreads();
-      const gj_u kk = (gj_u)K;
-      GJ_TILE_EACH(K * K, ab, c) {
-        gj_u a = ab / kk, b = ab - a * kk;
-        double ea = e[a * st + c], eb = e[b * st + c];
+      gj_tile_e<Grp>(Dr, K, P, c0, cw, st, z, e, (double*)0);
+      GJ_SYNC();
+      T* So = Sr + c0;
+      const gj_u su = (gj_u)st;
+      GJ_SECOND_EACH(a, b, c, o) {
+        double ea = e[a * su + c], eb = e[b * su + c];
         double v = -z[a] * z[b] * (ea + eb);
         if (a == b) v += z[a] * ea;
-        Sr[(gj_ll)ab * P + c0 + c] = (T)(s2 * v);
+        So[o] = (T)(s2 * v);
       }
-      __syncthreads();
+      GJ_SYNC();
     }
   }
 }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void jet_hvp_body(const GjArgs& A) {
   GJ_SOFTMAX_PROLOGUE
   double* u = GJ_TAKE(sp, K);
@@ -345,11 +519,11 @@ GJ_DEV void jet_hvp_body(const GjArgs& A) {
   T* H = (T*)A.out[0];
   const double s2 = s * s;
   GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp);
     const T* Vr = V + row * K;
-    const double vbar = gj_gate_mean(Vr, z, K, red, kp);
+    const double vbar = gj_gate_mean<Grp>(Vr, z, K, red, kp);
     for (gj_ll b = t; b < K; b += nt) u[b] = (double)Vr[b] - vbar;
-    __syncthreads();
+    GJ_SYNC();
     const T* Dr = D + row * K * P;
     T* Hr = H + row * K * P;
     GJ_TILES {
@@ -364,34 +538,34 @@ GJ_DEV void jet_hvp_body(const GjArgs& A) {
         m[c] = mc;
         w[c] = wc;
       }
-      __syncthreads();
-      GJ_TILE_EACH(K, a, c) {
+      GJ_SYNC();
+      GJ_STORE_EACH(K, a, c) {
         gj_ll o = a * P + c0 + c;
         Hr[o] = (T)(s2 * z[a] * (((double)Dr[o] - m[c]) * u[a] - w[c]));
       }
-      __syncthreads();
+      GJ_SYNC();
     }
   }
 }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void jet_gauss_newton_body(const GjArgs& A) {
   GJ_SOFTMAX_PROLOGUE
 #define GJ_FA(i) (s * z[i])
-  GJ_GN_ROWS(gj_softmax_gate(L + row * K, K, s, z, red, kp),
-             gj_tile_e(Dr, K, P, c0, cw, st, z, X, (double*)0), GJ_FA)
+  GJ_GN_ROWS(gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp),
+             gj_tile_e<Grp>(Dr, K, P, c0, cw, st, z, X, (double*)0), GJ_FA)
 #undef GJ_FA
 }
 
 // The centred VJP passes of one tile, given the K×cw tiles e and X and the column means m
 // (stride st, visible): dD[k][c] = f ζ_k (X[k][c] − m_c) and acc[b] += Σ_c e[b][c] (X[b][c] − m_c),
 // less sub[b][c] per term where SUB. No sync.
-template <bool SUB, typename T>
+template <typename Grp, bool SUB, typename T>
 GJ_DEV void gj_centred_vjp(const double* z, const double* e, const double* X, const double* m,
                            const double* sub, double* acc, T* dDr, gj_ll K, gj_ll P, gj_ll c0,
                            gj_ll cw, gj_ll st, double f) {
-  const gj_ll t = threadIdx.x, nt = blockDim.x;
-  GJ_TILE_EACH(K, k, c) {
+  const gj_ll t = Grp::t(), nt = Grp::nt();
+  GJ_STORE_EACH(K, k, c) {
     dDr[k * P + c0 + c] = (T)(f * z[k] * (X[k * st + c] - m[c]));
   }
   for (gj_ll b = t; b < K; b += nt) {
@@ -408,11 +582,11 @@ GJ_DEV void gj_centred_vjp(const double* z, const double* e, const double* X, co
 // γ_c = Σ_a ζ_a Gt[a][c], ρ_c = Σ_a ζ_a Gt[a][c] e[a][c]; dD[k][c] = s ζ_k (Gt[k][c] − γ_c);
 // acc[b] += Σ_c e[b][c] (Gt[b][c] − γ_c); *rsum += Σ_c ρ_c. Starts after a sync that made e and
 // Gt visible; ends synchronised.
-template <typename T>
+template <typename Grp, typename T>
 GJ_DEV void gj_first_vjp_tile(const double* z, const double* e, const double* Gt, double* gam,
                               double* rho, double* acc, double* rsum, T* dDr, gj_ll K, gj_ll P,
                               gj_ll c0, gj_ll cw, gj_ll st, double s) {
-  const gj_ll t = threadIdx.x, nt = blockDim.x;
+  const gj_ll t = Grp::t(), nt = Grp::nt();
   for (gj_ll c = t; c < cw; c += nt) {
     double g = 0.0, r = 0.0;
     for (gj_ll a = 0; a < K; ++a) {
@@ -423,21 +597,21 @@ GJ_DEV void gj_first_vjp_tile(const double* z, const double* e, const double* Gt
     gam[c] = g;
     rho[c] = r;
   }
-  __syncthreads();
-  gj_centred_vjp<false>(z, e, Gt, gam, (const double*)0, acc, dDr, K, P, c0, cw, st, s);
+  GJ_SYNC();
+  gj_centred_vjp<Grp, false>(z, e, Gt, gam, (const double*)0, acc, dDr, K, P, c0, cw, st, s);
   if (t == 0) {
     double x = *rsum;
     for (gj_ll c = 0; c < cw; ++c) x += rho[c];
     *rsum = x;
   }
-  __syncthreads();
+  GJ_SYNC();
 }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void jet_value_vjp_body(const GjArgs& A) {
   GJ_SOFTMAX_PROLOGUE
-  GJ_VALUE_VJP_ROWS(gj_softmax_gate(L + row * K, K, s, z, red, kp),
-                    gj_tile_e(Dr, K, P, c0, cw, st, z, X, (double*)0), s * z[a])
+  GJ_VALUE_VJP_ROWS(gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp),
+                    gj_tile_e<Grp>(Dr, K, P, c0, cw, st, z, X, (double*)0), s * z[a])
 }
 
 // Shared skeleton of the softmax-gate VJPs that end in the first-channel VJP: per row the gate,
@@ -453,32 +627,32 @@ GJ_DEV void jet_value_vjp_body(const GjArgs& A) {
   T* dL = (T*)A.out[0];                                                                      \
   T* dD = (T*)A.out[1];                                                                      \
   GJ_ROWS {                                                                                  \
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);                                          \
+    gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp);                                          \
     for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;                                          \
     if (t == 0) *rsum = 0.0;                                                                 \
     const T* Dr = D + row * K * P;                                                           \
     GJ_TILES {                                                                               \
-      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);                                     \
+      gj_tile_e<Grp>(Dr, K, P, c0, cw, st, z, e, (double*)0);                                     \
       UPSTREAM;                                                                              \
-      gj_first_vjp_tile(z, e, Ut, gam, rho, acc, rsum, dD + row * K * P, K, P, c0, cw, st, s); \
+      gj_first_vjp_tile<Grp>(z, e, Ut, gam, rho, acc, rsum, dD + row * K * P, K, P, c0, cw, st, s); \
     }                                                                                        \
     const double r = *rsum;                                                                  \
     for (gj_ll b = t; b < K; b += nt) dL[row * K + b] = (T)(s * s * z[b] * (acc[b] - r));    \
-    __syncthreads();                                                                         \
+    GJ_SYNC();                                                                         \
   }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void jet_first_vjp_body(const GjArgs& A) {
   GJ_SOFTMAX_PROLOGUE
   const T* G = (const T*)A.in[2];
-  GJ_FIRST_VJP_ROWS(gj_tile_copy(G + row * K * P, K, P, c0, cw, st, Ut); __syncthreads())
+  GJ_FIRST_VJP_ROWS(gj_tile_copy<Grp>(G + row * K * P, K, P, c0, cw, st, Ut); GJ_SYNC())
 }
 
 // Second-channel VJP. With H_abc = G_abc + G_bac, per tile and column:
 //   q[a][c] = G_aac − Σ_b H_abc ζ_b,  t[a][c] = Σ_b H_abc ζ_b e[b][c],  Q_c = Σ_a ζ_a q[a][c];
 //   dD[k][c] = s² ζ_k (q[k][c] − Q_c);  acc_k = Σ_c e[k][c](q[k][c] − Q_c) − t[k][c];
 //   dl_j = s³ ζ_j (acc_j − Σ_k ζ_k acc_k).
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void jet_second_vjp_body(const GjArgs& A) {
   GJ_SOFTMAX_PROLOGUE
   double* e = GJ_TAKE(sp, K * st);
@@ -491,14 +665,14 @@ GJ_DEV void jet_second_vjp_body(const GjArgs& A) {
   T* dD = (T*)A.out[1];
   const double s2 = s * s;
   GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp);
     for (gj_ll a = t; a < K; a += nt) acc[a] = 0.0;
     const T* Dr = D + row * K * P;
     const T* Gr = G + row * K * K * P;
     T* dDr = dD + row * K * P;
     GJ_TILES {
-      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
-      __syncthreads();
+      gj_tile_e<Grp>(Dr, K, P, c0, cw, st, z, e, (double*)0);
+      GJ_SYNC();
       GJ_TILE_EACH(K, a, c) {
         double r = 0.0, tv = 0.0;
         for (gj_ll b = 0; b < K; ++b) {
@@ -510,20 +684,20 @@ GJ_DEV void jet_second_vjp_body(const GjArgs& A) {
         q[a * st + c] = (double)Gr[((gj_ll)a * K + a) * P + c0 + c] - r;
         tt[a * st + c] = tv;
       }
-      __syncthreads();
+      GJ_SYNC();
       for (gj_ll c = t; c < cw; c += nt) {
         double x = 0.0;
         for (gj_ll a = 0; a < K; ++a) x += z[a] * q[a * st + c];
         Qc[c] = x;
       }
-      __syncthreads();
-      gj_centred_vjp<true>(z, e, q, Qc, tt, acc, dDr, K, P, c0, cw, st, s2);
-      __syncthreads();
+      GJ_SYNC();
+      gj_centred_vjp<Grp, true>(z, e, q, Qc, tt, acc, dDr, K, P, c0, cw, st, s2);
+      GJ_SYNC();
     }
     for (gj_ll k = t; k < kp; k += nt) red[k] = k < K ? z[k] * acc[k] : 0.0;
-    const double gbar = gj_tree_sum(red, kp);
+    const double gbar = gj_tree_sum<Grp>(red, kp);
     for (gj_ll j = t; j < K; j += nt) dL[row * K + j] = (T)(s2 * s * z[j] * (acc[j] - gbar));
-    __syncthreads();
+    GJ_SYNC();
   }
 }
 
@@ -532,7 +706,7 @@ GJ_DEV void jet_second_vjp_body(const GjArgs& A) {
 //   dD[k][c] = s² ζ_k (u_k (G[k][c] − γ_c) − γ'_c)
 //   A_b = Σ_c e[b][c](G[b][c] − γ_c) − Σ_c ρ_c;   dV_b = s² ζ_b A_b
 //   dl_b = s³ ζ_b (u_b A_b − Σ_c [w_c (G[b][c] − γ_c) + e[b][c] γ'_c] − Σ_c (ρ'_c − w_c γ_c))
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void jet_hvp_vjp_body(const GjArgs& A) {
   GJ_SOFTMAX_PROLOGUE
   double* u = GJ_TAKE(sp, K);
@@ -553,23 +727,23 @@ GJ_DEV void jet_hvp_vjp_body(const GjArgs& A) {
   T* dV = (T*)A.out[2];
   const double s2 = s * s;
   GJ_ROWS {
-    gj_softmax_gate(L + row * K, K, s, z, red, kp);
+    gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp);
     const T* Vr = V + row * K;
-    const double vbar = gj_gate_mean(Vr, z, K, red, kp);
+    const double vbar = gj_gate_mean<Grp>(Vr, z, K, red, kp);
     for (gj_ll b = t; b < K; b += nt) {
       u[b] = (double)Vr[b] - vbar;
       accA[b] = 0.0;
       accB[b] = 0.0;
     }
     if (t == 0) sums[0] = sums[1] = 0.0;
-    __syncthreads();
+    GJ_SYNC();
     const T* Dr = D + row * K * P;
     const T* Gr = G + row * K * P;
     T* dDr = dD + row * K * P;
     GJ_TILES {
-      gj_tile_e(Dr, K, P, c0, cw, st, z, e, (double*)0);
-      gj_tile_copy(Gr, K, P, c0, cw, st, Gt);
-      __syncthreads();
+      gj_tile_e<Grp>(Dr, K, P, c0, cw, st, z, e, (double*)0);
+      gj_tile_copy<Grp>(Gr, K, P, c0, cw, st, Gt);
+      GJ_SYNC();
       for (gj_ll c = t; c < cw; c += nt) {
         double w = 0.0, g = 0.0, r = 0.0, gp = 0.0, rp = 0.0;
         for (gj_ll a = 0; a < K; ++a) {
@@ -586,8 +760,8 @@ GJ_DEV void jet_hvp_vjp_body(const GjArgs& A) {
         gamp[c] = gp;
         rhop[c] = rp;
       }
-      __syncthreads();
-      GJ_TILE_EACH(K, k, c) {
+      GJ_SYNC();
+      GJ_STORE_EACH(K, k, c) {
         dDr[k * P + c0 + c] = (T)(s2 * z[k] * (u[k] * (Gt[k * st + c] - gam[c]) - gamp[c]));
       }
       for (gj_ll b = t; b < K; b += nt) {
@@ -609,7 +783,7 @@ GJ_DEV void jet_hvp_vjp_body(const GjArgs& A) {
         sums[0] = x0;
         sums[1] = x1;
       }
-      __syncthreads();
+      GJ_SYNC();
     }
     const double rs = sums[0], rps = sums[1];
     for (gj_ll b = t; b < K; b += nt) {
@@ -617,18 +791,18 @@ GJ_DEV void jet_hvp_vjp_body(const GjArgs& A) {
       dV[row * K + b] = (T)(s2 * z[b] * a);
       dL[row * K + b] = (T)(s2 * s * z[b] * (u[b] * a - accB[b] - rps));
     }
-    __syncthreads();
+    GJ_SYNC();
   }
 }
 
 // Gauss-Newton VJP: upstream M [K,K] on H[a][b] = Σ_c first[a][c] first[b][c] gives the
 // first-channel upstream Gf[a][c] = Σ_b (M_ab + M_ba) first[b][c] = s Σ_b (M_ab + M_ba) ζ_b e[b][c],
 // then the first-channel VJP.
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void jet_gauss_newton_vjp_body(const GjArgs& A) {
   GJ_SOFTMAX_PROLOGUE
   const T* M = (const T*)A.in[2];
-  GJ_FIRST_VJP_ROWS(__syncthreads(); gj_gn_upstream(M + row * K * K, z, e, Ut, K, cw, st, s); __syncthreads())
+  GJ_FIRST_VJP_ROWS(GJ_SYNC(); gj_gn_upstream<Grp>(M + row * K * K, z, e, Ut, K, cw, st, s); GJ_SYNC())
 }
 
 #endif  // softmax-gate row jets
@@ -638,10 +812,10 @@ GJ_DEV void jet_gauss_newton_vjp_body(const GjArgs& A) {
 
 // Per atom: z = σ(x), d1 = α σ'(x), d2 = α² σ''(x), d3 = α³ σ'''(x) with x = α l + β, from
 // q = 1 − σ computed without cancellation. Ends synchronised.
-template <typename T>
+template <typename Grp, typename T>
 GJ_DEV void gj_logistic_gate(const T* l, gj_ll K, const double* ab, double* z, double* d1, double* d2,
                              double* d3) {
-  for (gj_ll k = threadIdx.x; k < K; k += blockDim.x) {
+  for (gj_ll k = Grp::t(); k < K; k += Grp::nt()) {
     const double al = ab[k], x = al * (double)l[k] + ab[K + k];
     double s0, q;
     if (x >= 0) {
@@ -659,7 +833,7 @@ GJ_DEV void gj_logistic_gate(const T* l, gj_ll K, const double* ab, double* z, d
     d2[k] = al * al * s2;
     d3[k] = al * al * al * s3;
   }
-  __syncthreads();
+  GJ_SYNC();
 }
 
 #define GJ_LOGISTIC_PROLOGUE                 \
@@ -672,33 +846,33 @@ GJ_DEV void gj_logistic_gate(const T* l, gj_ll K, const double* ab, double* z, d
   const T* L = (const T*)A.in[0];            \
   const T* D = (const T*)A.in[1];
 // The gate of row `row`: ζ and its three scaled derivatives into z, d1, d2, d3.
-#define GJ_LOGISTIC_GATE gj_logistic_gate(L + row * K, K, A.floats, z, d1, d2, d3)
+#define GJ_LOGISTIC_GATE gj_logistic_gate<Grp>(L + row * K, K, A.floats, z, d1, d2, d3)
 // The start of a row: its gate and its decoded values Dr.
 #define GJ_LOGISTIC_ROW \
   GJ_LOGISTIC_GATE;     \
   const T* Dr = D + row * K * P
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void logistic_value_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
   T* V = (T*)A.out[0];
   GJ_ROWS {
     GJ_LOGISTIC_ROW;
     for (gj_ll c = t; c < P; c += nt) V[row * P + c] = (T)gj_gate_dot(z, Dr, c, K, P);
-    __syncthreads();
+    GJ_SYNC();
   }
 }
 
 // out[a][c] = f(a) · D[a][c] (· extra(a)) over a row, tile by tile.
 #define GJ_SCALED_ROWS(OUTROW, FA)                                   \
   GJ_TILES {                                                          \
-    GJ_TILE_EACH(K, a, c) {                                           \
+    GJ_STORE_EACH(K, a, c) {                                           \
       gj_ll o = a * P + c0 + c;                                       \
       OUTROW[o] = (T)((FA) * (double)Dr[o]);                          \
     }                                                                 \
   }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void logistic_first_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
   T* F = (T*)A.out[0];
@@ -706,11 +880,11 @@ GJ_DEV void logistic_first_body(const GjArgs& A) {
     GJ_LOGISTIC_ROW;
     T* Fr = F + row * K * P;
     GJ_SCALED_ROWS(Fr, d1[a])
-    __syncthreads();
+    GJ_SYNC();
   }
 }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void logistic_hvp_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
   const T* V = (const T*)A.in[2];
@@ -720,11 +894,11 @@ GJ_DEV void logistic_hvp_body(const GjArgs& A) {
     const T* Vr = V + row * K;
     T* Hr = H + row * K * P;
     GJ_SCALED_ROWS(Hr, d2[a] * (double)Vr[a])
-    __syncthreads();
+    GJ_SYNC();
   }
 }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void logistic_second_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
   T* S = (T*)A.out[0];
@@ -732,40 +906,41 @@ GJ_DEV void logistic_second_body(const GjArgs& A) {
     GJ_LOGISTIC_ROW;
     T* Sr = S + row * K * K * P;
     GJ_TILES {
-      const gj_u kk = (gj_u)K;
-      GJ_TILE_EACH(K * K, ab, c) {
-        gj_u a = ab / kk, b = ab - a * kk;
+      T* So = Sr + c0;
+      const T* Do = Dr + c0;
+      GJ_SECOND_EACH(a, b, c, o) {
         double v = 0.0;
-        if (a == b) v = d2[a] * (double)Dr[(gj_ll)a * P + c0 + c];
-        Sr[(gj_ll)ab * P + c0 + c] = (T)v;
+        if (a == b) v = d2[a] * (double)Do[(gj_ll)a * P + c];
+        So[o] = (T)v;
       }
     }
-    __syncthreads();
+    GJ_SYNC();
   }
 }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void logistic_gauss_newton_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
 #define GJ_FA(i) (d1[i])
-  GJ_GN_ROWS(GJ_LOGISTIC_GATE, gj_tile_copy(Dr, K, P, c0, cw, st, X),
+  GJ_GN_ROWS(GJ_LOGISTIC_GATE, gj_tile_copy<Grp>(Dr, K, P, c0, cw, st, X),
              GJ_FA)
 #undef GJ_FA
 }
 
 // acc[a] += Σ_c X[a][c]·Y[a][c] over a tile (thread per atom); no sync.
+template <typename Grp>
 GJ_DEV void gj_acc_rowdot(double* acc, const double* X, const double* Y, gj_ll K, gj_ll cw, gj_ll st) {
-  for (gj_ll a = threadIdx.x; a < K; a += blockDim.x) {
+  for (gj_ll a = Grp::t(); a < K; a += Grp::nt()) {
     double x = acc[a];
     for (gj_ll c = 0; c < cw; ++c) x += X[a * st + c] * Y[a * st + c];
     acc[a] = x;
   }
 }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void logistic_value_vjp_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
-  GJ_VALUE_VJP_ROWS(GJ_LOGISTIC_GATE, gj_tile_copy(Dr, K, P, c0, cw, st, X), d1[a])
+  GJ_VALUE_VJP_ROWS(GJ_LOGISTIC_GATE, gj_tile_copy<Grp>(Dr, K, P, c0, cw, st, X), d1[a])
 }
 
 // Shared skeleton of the diagonal logistic VJPs: per tile, Dt = D and Ut = the upstream tile
@@ -782,43 +957,43 @@ GJ_DEV void logistic_value_vjp_body(const GjArgs& A) {
     const T* Dr = D + row * K * P;                                            \
     T* dDr = dD + row * K * P;                                                \
     GJ_TILES {                                                                \
-      gj_tile_copy(Dr, K, P, c0, cw, st, Dt);                                 \
+      gj_tile_copy<Grp>(Dr, K, P, c0, cw, st, Dt);                                 \
       UPSTREAM;                                                               \
-      __syncthreads();                                                        \
-      GJ_TILE_EACH(K, a, c) {                                                 \
+      GJ_SYNC();                                                        \
+      GJ_TILE_EACH(K, a, c) {                                                  \
         dDr[a * P + c0 + c] = (T)((DDFAC) * Ut[a * st + c]);                  \
       }                                                                       \
-      gj_acc_rowdot(acc, Ut, Dt, K, cw, st);                                  \
-      __syncthreads();                                                        \
+      gj_acc_rowdot<Grp>(acc, Ut, Dt, K, cw, st);                                  \
+      GJ_SYNC();                                                        \
     }                                                                         \
     for (gj_ll a = t; a < K; a += nt) { FINAL; }                              \
-    __syncthreads();                                                          \
+    GJ_SYNC();                                                          \
   }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void logistic_first_vjp_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
   const T* G = (const T*)A.in[2];
-  GJ_LOGISTIC_DIAG_VJP(gj_tile_copy(G + row * K * P, K, P, c0, cw, st, Ut), d1[a],
+  GJ_LOGISTIC_DIAG_VJP(gj_tile_copy<Grp>(G + row * K * P, K, P, c0, cw, st, Ut), d1[a],
                        dL[row * K + a] = (T)(d2[a] * acc[a]))
 }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void logistic_second_vjp_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
   const T* G = (const T*)A.in[2];
   // The diagonal G[a][a][c] is a [K, ·] array with row stride (K+1)·P.
-  GJ_LOGISTIC_DIAG_VJP(gj_tile_copy(G + row * K * K * P, K, (K + 1) * P, c0, cw, st, Ut), d2[a],
+  GJ_LOGISTIC_DIAG_VJP(gj_tile_copy<Grp>(G + row * K * K * P, K, (K + 1) * P, c0, cw, st, Ut), d2[a],
                        dL[row * K + a] = (T)(d3[a] * acc[a]))
 }
 
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void logistic_hvp_vjp_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
   const T* V = (const T*)A.in[2];
   const T* G = (const T*)A.in[3];
   T* dV = (T*)A.out[2];
-  GJ_LOGISTIC_DIAG_VJP(gj_tile_copy(G + row * K * P, K, P, c0, cw, st, Ut),
+  GJ_LOGISTIC_DIAG_VJP(gj_tile_copy<Grp>(G + row * K * P, K, P, c0, cw, st, Ut),
                        d2[a] * (double)V[row * K + a],
                        dL[row * K + a] = (T)(d3[a] * (double)V[row * K + a] * acc[a]);
                        dV[row * K + a] = (T)(d2[a] * acc[a]))
@@ -826,11 +1001,11 @@ GJ_DEV void logistic_hvp_vjp_body(const GjArgs& A) {
 
 // Upstream M [K,K] on H[a][b] = d1_a d1_b Σ_c D[a][c] D[b][c] gives the first-channel upstream
 // Gf[a][c] = Σ_b (M_ab + M_ba) d1_b D[b][c]; then the first-channel VJP.
-template <typename T>
+template <typename T, typename Grp = GjBlock>
 GJ_DEV void logistic_gauss_newton_vjp_body(const GjArgs& A) {
   GJ_LOGISTIC_PROLOGUE
   const T* M = (const T*)A.in[2];
-  GJ_LOGISTIC_DIAG_VJP(__syncthreads(); gj_gn_upstream(M + row * K * K, d1, Dt, Ut, K, cw, st, 1.0), d1[a],
+  GJ_LOGISTIC_DIAG_VJP(GJ_SYNC(); gj_gn_upstream<Grp>(M + row * K * K, d1, Dt, Ut, K, cw, st, 1.0), d1[a],
                        dL[row * K + a] = (T)(d2[a] * acc[a]))
 }
 
@@ -1102,7 +1277,9 @@ GJ_ACT_BODIES(silu, 2)
 // The entry points to instantiate come from the kernel table (internal/kernel), the one list
 // of kernels: GJ_ENTRIES is GJ_ENTRY(<kernel>) for each kernel of the module being compiled,
 // given by the compiler options (kernels.Options) under NVRTC and by the generated
-// cudaops/internal/emu/kernel_entries.h in the emulator. Entry points are gj_<kernel>_f32/_f64.
+// cudaops/internal/emu/kernel_entries.h in the emulator, and GJ_WARP_ENTRY(<kernel>) for each
+// kernel's warp-per-row variant. Entry points are gj_<kernel>_f32/_f64 and
+// gj_<kernel>_warp_f32/_f64.
 #ifndef GJ_ENTRIES
 #error "GJ_ENTRIES (the module's kernels, from the kernel table) is not defined"
 #endif
@@ -1118,18 +1295,31 @@ GJ_ACT_BODIES(silu, 2)
   A.out[0] = out0; A.out[1] = out1; A.out[2] = out2;                                           \
   A.floats = floats; A.i0 = i0; A.i1 = i1; A.i2 = i2; A.tile = tile; A.s = s;
 
+// GJ_WARP_ENTRY(name): the warp-per-row variant of row jet `name` (its body with GjWarp),
+// gj_<name>_warp_f32/_f64. Its launch bounds also promise two blocks a multiprocessor (at most
+// 128 registers a thread): with the first bound alone, ptxas 11.8 holds the warp variants to
+// 32–64 registers and spills in most of them (the rows of a block's warps diverge in the
+// compiler's eyes, and their barriers cost registers), while two blocks of eight rows still
+// keep four times as many rows in flight as the block variant's row a block.
 #if defined(GJ_WANT_F32)
 #define GJ_ENTRY_F32(name) \
   GJ_KERNEL gj_##name##_f32(GJ_PARAMS) { GJ_PACK(a) name##_body<float>(a); }
+#define GJ_WARP_ENTRY_F32(name) \
+  GJ_WARP_KERNEL gj_##name##_warp_f32(GJ_PARAMS) { GJ_PACK(a) name##_body<float, GjWarp>(a); }
 #else
 #define GJ_ENTRY_F32(name)
+#define GJ_WARP_ENTRY_F32(name)
 #endif
 #if defined(GJ_WANT_F64)
 #define GJ_ENTRY_F64(name) \
   GJ_KERNEL gj_##name##_f64(GJ_PARAMS) { GJ_PACK(a) name##_body<double>(a); }
+#define GJ_WARP_ENTRY_F64(name) \
+  GJ_WARP_KERNEL gj_##name##_warp_f64(GJ_PARAMS) { GJ_PACK(a) name##_body<double, GjWarp>(a); }
 #else
 #define GJ_ENTRY_F64(name)
+#define GJ_WARP_ENTRY_F64(name)
 #endif
 #define GJ_ENTRY(name) GJ_ENTRY_F32(name) GJ_ENTRY_F64(name)
+#define GJ_WARP_ENTRY(name) GJ_WARP_ENTRY_F32(name) GJ_WARP_ENTRY_F64(name)
 
 GJ_ENTRIES

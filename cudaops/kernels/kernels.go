@@ -7,6 +7,8 @@ package kernels
 import (
 	_ "embed"
 	"strings"
+
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // Source is gatejet.cu.
@@ -29,14 +31,20 @@ func Options(arch, module string, entries []string, float32 bool) []string {
 		"-DGJ_ENTRIES=" + Entries(entries), want}
 }
 
-// Entries is the definition of GJ_ENTRIES for the kernels named: GJ_ENTRY(name) for each.
+// Entries is the definition of GJ_ENTRIES for the entry-point stems named
+// (kernel.ModuleKernels): GJ_ENTRY(name) for each kernel, GJ_WARP_ENTRY(name) for the stem
+// name_warp of its warp-per-row variant.
 func Entries(names []string) string {
 	var b strings.Builder
 	for i, n := range names {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString("GJ_ENTRY(" + n + ")")
+		if k, ok := strings.CutSuffix(n, kernel.WarpSuffix); ok {
+			b.WriteString("GJ_WARP_ENTRY(" + k + ")")
+		} else {
+			b.WriteString("GJ_ENTRY(" + n + ")")
+		}
 	}
 	return b.String()
 }

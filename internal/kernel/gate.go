@@ -92,6 +92,8 @@ type GateDevice struct {
 	Floats FloatsPassing
 	// Shared is each kernel's shared-memory layout: forward kernels by channel, then VJPs.
 	Shared [2 * NumChannels]Shared
+	// Warp marks the kernels (same order) that also have a warp-per-row variant (Device.Warp).
+	Warp [2 * NumChannels]bool
 }
 
 // NumFloats is the number of floats a call of the gate's kernels with K atoms takes.
@@ -147,7 +149,7 @@ func Register(g *Gate) {
 			s.Skippable = 1<<len(s.Out) - 1
 		}
 		if d := g.Device; d != nil {
-			s.Device = &Device{Module: d.Module, Shared: d.Shared[i], Floats: d.Floats}
+			s.Device = &Device{Module: d.Module, Shared: d.Shared[i], Floats: d.Floats, Warp: d.Warp[i]}
 		}
 		ss = append(ss, s)
 	}

@@ -180,7 +180,14 @@ type Device struct {
 	// Floats is how the call's floats reach the kernel: the first one as the scalar s, or
 	// all of them as a device array.
 	Floats FloatsPassing
+	// Warp: a row jet that also has a warp-per-row variant, one warp a row instead of one
+	// block, with entry points gj_<Name>_warp_f32/_f64 (WarpSuffix); the launch planner
+	// chooses between them.
+	Warp bool
 }
+
+// WarpSuffix ends the entry-point stem of a kernel's warp-per-row variant: <Name>_warp.
+const WarpSuffix = "_warp"
 
 // FloatsPassing is how a kernel receives its floats.
 type FloatsPassing uint8
@@ -378,12 +385,16 @@ func Run[T Float](op string, id ID, o *Operands[T], ints []int, floats []float64
 	return any(sp.F32).(CPU[T])(o, ints, floats)
 }
 
-// ModuleKernels returns the names of the kernels of device module m, in ID order.
+// ModuleKernels returns the entry-point stems of device module m: the names of its kernels,
+// in ID order, each followed by <name>_warp when the kernel has a warp-per-row variant.
 func ModuleKernels(m string) []string {
 	var out []string
 	for _, id := range All() {
 		if d := id.Spec().Device; d != nil && d.Module == m {
 			out = append(out, id.Spec().Name)
+			if d.Warp {
+				out = append(out, id.Spec().Name+WarpSuffix)
+			}
 		}
 	}
 	return out

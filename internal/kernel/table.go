@@ -71,7 +71,7 @@ var SoftmaxGate = &Gate{
 		{K: 2, Kp: 1, Tile: 3, Cols: 1, Width: WidthKP},         // second_vjp
 		{K: 4, Kp: 1, Tile: 2, Cols: 5, One: 2, Width: WidthKP}, // hvp_vjp
 		{K: 2, Kp: 1, Tile: 2, Cols: 2, One: 1, Width: WidthKP}, // gauss_newton_vjp
-	}},
+	}, Warp: smallRowKernels},
 }
 
 // LogisticGate is ζ_k = σ(α_k·l_k + β_k); floats = [α_0 … α_{K-1}, β_0 … β_{K-1}].
@@ -106,7 +106,16 @@ var LogisticGate = &Gate{
 		{K: 5, Tile: 2, Width: WidthKP},          // second_vjp
 		{K: 5, Tile: 2, Width: WidthKP},          // hvp_vjp
 		{K: 5, Tile: 2, Width: WidthKP},          // gauss_newton_vjp
-	}},
+	}, Warp: smallRowKernels},
+}
+
+// smallRowKernels are the row jets with a warp-per-row variant (GateDevice.Warp): value,
+// first and HVP, whose rows are O(K·P), and every VJP; not the second channel and the
+// Gauss-Newton slab, whose rows are K² wide.
+var smallRowKernels = [2 * NumChannels]bool{
+	Value: true, First: true, HVP: true,
+	NumChannels + Value: true, NumChannels + First: true, NumChannels + Second: true,
+	NumChannels + HVP: true, NumChannels + GaussNewton: true,
 }
 
 func newSoftmax[T Float](f []float64, _ int) softmaxjet.Softmax[T] {

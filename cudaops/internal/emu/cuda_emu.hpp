@@ -5,7 +5,9 @@
 // a barrier is its textual occurrence (__COUNTER__, so two barriers of one macro expansion
 // differ) together with the return addresses of the calls that led to it (so a helper's
 // barrier reached from two call sites differs). A fiber that returns, or waits at another
-// site, while others wait is reported as a divergent barrier instead of passing silently. Between two barriers the fibers run one after another
+// site, while others wait is reported as a divergent barrier instead of passing silently.
+// __syncwarp is the same for the 32 threads of a warp (32w … 32w + 31): a warp's barrier
+// completes when all its lanes wait at the same site, whatever the other warps do. Between two barriers the fibers run one after another
 // in a chosen order (forward, reverse or shuffled), so a missing barrier shows up as results
 // that change with the order. Dynamic shared memory is one buffer per block, poisoned with NaN
 // before each block and bounds-checked when the kernel carves it.
@@ -32,7 +34,11 @@ namespace gjemu {
 // correct kernels differ. If a compiler ever duplicates one anyway, the result is a loud
 // "by another call path" failure, never a silent pass.
 __attribute__((returns_twice)) void syncthreads(int line, int id);
+// __syncwarp(): a barrier of the calling thread's warp (threads 32w … 32w + 31 of the block),
+// with the same site keys; every lane of the warp must reach the same one.
+__attribute__((returns_twice)) void syncwarp(int line, int id);
 double* shared_base();
+unsigned dynamic_smem_bytes();  // the launch's dynamic shared memory
 double* take(double** p, long long n);
 
 }  // namespace gjemu
@@ -43,6 +49,7 @@ double* take(double** p, long long n);
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __syncthreads() ::gjemu::syncthreads(__LINE__, __COUNTER__)
+#define __syncwarp() ::gjemu::syncwarp(__LINE__, __COUNTER__)
 
 inline double __longlong_as_double(long long v) {
   double d;
@@ -52,6 +59,7 @@ inline double __longlong_as_double(long long v) {
 
 #define GJ_DEV inline
 #define GJ_KERNEL extern "C" void
+#define GJ_WARP_KERNEL extern "C" void
 #define GJ_SMEM_DECL double* gj_smem = ::gjemu::shared_base()
 #define GJ_TAKE(p, n) ::gjemu::take(&(p), (n))
 

@@ -22,6 +22,10 @@ func TestEveryKernelCompiled(t *testing.T) {
 	var want []string
 	for _, k := range cudaops.DeviceKernels() {
 		want = append(want, cudaops.EntryPoint(k, cudaops.Float32), cudaops.EntryPoint(k, cudaops.Float64))
+		if kernel.ID(k).Spec().Device.Warp {
+			stem := "gj_" + k.String() + kernel.WarpSuffix
+			want = append(want, stem+"_f32", stem+"_f64")
+		}
 	}
 	var got []string
 	for _, n := range KernelNames() {
@@ -110,6 +114,51 @@ func TestEmulatorReportsDivergentBarrierSameLine(t *testing.T) {
 				require.Contains(t, err.Error(), "divergent __syncthreads")
 			}
 		}
+	}
+}
+
+// TestEmulatorWarpBarrier: __syncwarp separates a warp's writes from its reads, whatever the
+// schedule, also in a block whose last warp is partial and whose first warp meets more often
+// than the others (warps do not wait for each other); without it the race shows.
+func TestEmulatorWarpBarrier(t *testing.T) {
+	const grid, block = 2, 80
+	out := make([]float64, grid*block)
+	ok := func(out []float64) bool {
+		for b := 0; b < grid; b++ {
+			for th := 0; th < block; th++ {
+				w0, n := th&^31, min(32, block-th&^31)
+				if out[b*block+th] != float64(w0+(th-w0+1)%n)+1000*float64(b) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for _, sched := range []Schedule{Forward, Reverse, Shuffled, 17} {
+		for _, extra := range []int{0, 2} {
+			_, err := selfTest("gj_emu_selftest_warp_barrier", grid, block, 8*block, 1+extra, out, sched)
+			require.NoError(t, err)
+			require.True(t, ok(out), "with the barrier, schedule %d", sched)
+		}
+	}
+	wrong := 0
+	for _, sched := range []Schedule{Forward, Reverse, Shuffled} {
+		_, err := selfTest("gj_emu_selftest_warp_barrier", grid, block, 8*block, 0, out, sched)
+		require.NoError(t, err)
+		if !ok(out) {
+			wrong++
+		}
+	}
+	require.Positive(t, wrong, "a missing __syncwarp must show under some schedule")
+}
+
+// TestEmulatorReportsDivergentWarpBarrier: a lane that returns, or waits at another
+// __syncwarp, while the rest of its warp waits at one is reported.
+func TestEmulatorReportsDivergentWarpBarrier(t *testing.T) {
+	for _, i0 := range []int{0, 5, 31, 32, 37} {
+		_, err := selfTest("gj_emu_selftest_warp_divergent", 2, 64, 0, i0, nil, Shuffled)
+		require.Error(t, err, "lane %d", i0)
+		require.Contains(t, err.Error(), "divergent __syncwarp")
 	}
 }
 

@@ -106,7 +106,7 @@ static bool ensure_stacks(int n) {
 }
 
 // Fiber states kept in Block::state.
-enum { kRunning = 0, kReturned = -1, kKilled = -2, kWaiting = 1 };
+enum { kRunning = 0, kReturned = -1, kKilled = -2, kWaiting = 1, kWarpWaiting = 2 };
 
 // Where a waiting fiber waits: the barrier's source line (for messages) and its site key, a hash
 // of the textual barrier id and of the return addresses on the fiber's stack.
@@ -126,6 +126,7 @@ struct Block {
   std::string err;
   double* smem = nullptr;
   long long smem_doubles = 0;  // what the launch asked for
+  long long smem_bytes = 0;
   long long highwater = 0;     // most doubles carved
   void (*fn)(GJ_PARAMS) = nullptr;
   GjArgs args;
@@ -236,7 +237,15 @@ static uint64_t mix(uint64_t h, uint64_t v) {
 // inlined helper has its own copy of the call below at every place it was inlined, and a
 // helper left out of line has its caller's return address on the chain; either way a
 // helper's barrier reached from two call sites gets two keys. noinline keeps this frame.
-__attribute__((noinline, returns_twice)) void syncthreads(int line, int id) {
+static void wait_at(int line, int id, int state);
+
+__attribute__((noinline, returns_twice)) void syncthreads(int line, int id) { wait_at(line, id, kWaiting); }
+__attribute__((noinline, returns_twice)) void syncwarp(int line, int id) { wait_at(line, id, kWarpWaiting); }
+
+// The site key is taken from here: the frame chain above starts with syncthreads' or
+// syncwarp's frame (noinline both, and this one too), so the return addresses of the caller
+// chain are the same ones either way.
+__attribute__((noinline)) static void wait_at(int line, int id, int state) {
   Block* b = g_block;
   const Stack& st = g_stacks[b->cur];
   const uintptr_t lo = (uintptr_t)st.base, hi = lo + st.bytes;
@@ -249,12 +258,13 @@ __attribute__((noinline, returns_twice)) void syncthreads(int line, int id) {
     if (frame[0] <= fp) break;  // the chain ends (saved frame pointer 0) or is not a chain
     fp = frame[0];
   }
-  b->state[b->cur] = kWaiting;
+  b->state[b->cur] = state;
   b->site[b->cur] = Site{line, key};
   yield_to_scheduler();
 }
 
 double* shared_base() { return g_block->smem; }
+unsigned dynamic_smem_bytes() { return (unsigned)g_block->smem_bytes; }
 
 double* take(double** p, long long n) {
   Block* b = g_block;
@@ -301,9 +311,9 @@ GJ_KERNEL gj_emu_selftest_helper_divergent(GJ_PARAMS) {
   double* out = (double*)a.out[0];
   for (gj_ll k = threadIdx.x; k < 8; k += blockDim.x) red[k] = 1.0;
   if ((gj_ll)threadIdx.x >= a.i0) {
-    out[threadIdx.x] = gj_tree_sum(red, 8);
+    out[threadIdx.x] = gj_tree_sum<GjBlock>(red, 8);
   } else {
-    out[threadIdx.x] = -gj_tree_sum(red, 8);
+    out[threadIdx.x] = -gj_tree_sum<GjBlock>(red, 8);
   }
 }
 // Two barriers on one line of a macro expansion; thread t < i0 takes the second.
@@ -313,6 +323,34 @@ GJ_KERNEL gj_emu_selftest_macro_divergent(GJ_PARAMS) {
   GJ_EMU_EITHER_BARRIER((gj_ll)threadIdx.x >= a.i0)
 }
 #undef GJ_EMU_EITHER_BARRIER
+// __syncwarp: each lane writes its slot, then (with bit 0 of i0) meets its warp, then reads its
+// right-hand neighbour's slot within the warp. Warps of one block never wait for each other:
+// with bit 1 of i0 only the block's first warp meets twice more.
+GJ_KERNEL gj_emu_selftest_warp_barrier(GJ_PARAMS) {
+  GJ_PACK(a)
+  GJ_SMEM_DECL;
+  double* p = gj_smem;
+  double* x = GJ_TAKE(p, blockDim.x);
+  const unsigned t = threadIdx.x, w0 = t & ~31u;
+  if ((a.i0 & 2) && w0 == 0) {
+    __syncwarp();
+    __syncwarp();
+  }
+  x[t] = t + 1000.0 * blockIdx.x;
+  if (a.i0 & 1) __syncwarp();
+  const unsigned n = (w0 + 32 < blockDim.x ? 32 : blockDim.x - w0);
+  ((double*)a.out[0])[blockIdx.x * blockDim.x + t] = x[w0 + (t - w0 + 1) % n];
+}
+// A warp whose lane i0 % 32 returns while the other lanes meet at a __syncwarp (i0 < 32), or
+// meets them at another one (i0 ≥ 32).
+GJ_KERNEL gj_emu_selftest_warp_divergent(GJ_PARAMS) {
+  GJ_PACK(a)
+  if ((gj_ll)(threadIdx.x & 31) == a.i0 % 32) {
+    if (a.i0 >= 32) __syncwarp();
+    return;
+  }
+  __syncwarp();
+}
 GJ_KERNEL gj_emu_selftest_overrun(GJ_PARAMS) {
   GJ_PACK(a)
   GJ_SMEM_DECL;
@@ -330,11 +368,16 @@ struct gj_table_entry {
 // GJ_ENTRIES again, each entry point now a row of the emulator's table.
 #undef GJ_ENTRY
 #define GJ_ENTRY(name) {"gj_" #name "_f32", gj_##name##_f32}, {"gj_" #name "_f64", gj_##name##_f64},
+#undef GJ_WARP_ENTRY
+#define GJ_WARP_ENTRY(name) \
+  {"gj_" #name "_warp_f32", gj_##name##_warp_f32}, {"gj_" #name "_warp_f64", gj_##name##_warp_f64},
 static const gj_table_entry gj_table[] = {
     GJ_ENTRIES{"gj_emu_selftest_barrier", gj_emu_selftest_barrier},
     {"gj_emu_selftest_divergent", gj_emu_selftest_divergent},
     {"gj_emu_selftest_helper_divergent", gj_emu_selftest_helper_divergent},
     {"gj_emu_selftest_macro_divergent", gj_emu_selftest_macro_divergent},
+    {"gj_emu_selftest_warp_barrier", gj_emu_selftest_warp_barrier},
+    {"gj_emu_selftest_warp_divergent", gj_emu_selftest_warp_divergent},
     {"gj_emu_selftest_overrun", gj_emu_selftest_overrun}};
 static const int gj_table_len = (int)(sizeof gj_table / sizeof gj_table[0]);
 
@@ -378,6 +421,7 @@ extern "C" int gj_emu_launch(const char* name, long long grid, int block, long l
   blk.fn = fn;
   memcpy(&blk.args, args, sizeof blk.args);
   blk.smem_doubles = (smem_bytes + 7) / 8;
+  blk.smem_bytes = smem_bytes;
   std::vector<double> smem((size_t)blk.smem_doubles + 1);
   blk.smem = smem.data();
   blk.fib.resize((size_t)block);
@@ -407,11 +451,35 @@ extern "C" int gj_emu_launch(const char* name, long long grid, int block, long l
       }
       for (int i = 0; i < block && blk.err.empty(); ++i) {
         int t = perm[i];
-        if (blk.state[t] == gjemu::kReturned) continue;
-        blk.state[t] = gjemu::kRunning;
+        if (blk.state[t] != gjemu::kRunning) continue;
         gjemu::resume(t);
       }
       if (!blk.err.empty()) break;  // a fiber was stopped: abandon the block
+      // Warp barriers: a warp whose lanes all wait at one __syncwarp goes on (its lanes run
+      // again in the next round, up to their next barrier); a warp with some lanes at a
+      // __syncwarp and others returned, at a __syncthreads or at another __syncwarp diverges.
+      bool released = false;
+      for (int w0 = 0; w0 < block && blk.err.empty(); w0 += 32) {
+        const int w1 = w0 + 32 < block ? w0 + 32 : block;
+        int at = 0, same = 0;
+        gjemu::Site first;
+        for (int t = w0; t < w1; ++t) {
+          if (blk.state[t] != gjemu::kWarpWaiting) continue;
+          if (at++ == 0) first = blk.site[t];
+          if (blk.site[t].key == first.key) ++same;
+        }
+        if (at == 0) continue;
+        if (same != w1 - w0) {
+          blk.fail("divergent __syncwarp in block " + std::to_string(g) + ", warp " + std::to_string(w0 / 32) +
+                   ": " + std::to_string(same) + " of " + std::to_string(w1 - w0) + " lanes wait at line " +
+                   std::to_string(first.line));
+          break;
+        }
+        for (int t = w0; t < w1; ++t) blk.state[t] = gjemu::kRunning;
+        released = true;
+      }
+      if (!blk.err.empty()) break;
+      if (released) continue;
       int waiting = 0, same = 0;
       gjemu::Site first;
       bool same_line = true;
@@ -432,6 +500,9 @@ extern "C" int gj_emu_launch(const char* name, long long grid, int block, long l
         blk.fail("divergent __syncthreads in block " + std::to_string(g) + ": " + std::to_string(same) +
                  " of " + std::to_string(block) + " threads wait at line " + std::to_string(first.line) + where);
         break;  // abandon the block's fibers (their stacks are simply reused)
+      }
+      for (int t = 0; t < block; ++t) {
+        if (blk.state[t] != gjemu::kReturned) blk.state[t] = gjemu::kRunning;
       }
     }
   }

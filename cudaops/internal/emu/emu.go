@@ -5,8 +5,9 @@
 // emu.cpp compiles the kernel source itself (kernels/gatejet.cu; kernelsrc_hash.go, which
 // `go generate` writes and TestKernelSourceHashIsCurrent checks, makes a source change
 // rebuild it) after cuda_emu.hpp, a small emulation of the CUDA execution model: every thread of a block is a
-// fiber that runs until it reaches __syncthreads, a barrier completes only when every thread
-// reached the same barrier by the same call path (divergence is an error), the order in which threads run between barriers is selectable
+// fiber that runs until it reaches __syncthreads or __syncwarp, a barrier completes only when
+// every thread of the block (of the warp, for __syncwarp) reached the same barrier by the same
+// call path (divergence is an error), the order in which threads run between barriers is selectable
 // (Schedule), and dynamic shared memory is poisoned with NaN before each block and
 // bounds-checked. Launch runs a cudaops.Call through the same launch plans the
 // device backend uses (cudaops/internal/launch), copying the inputs to C memory and the outputs

@@ -17,7 +17,8 @@ import (
 var dtypes = []cudaops.DType{cudaops.Float64, cudaops.Float32}
 
 // tol is the normwise relative tolerance against a float64 reference: 1e-12 in float64,
-// 1e-5 in float32 (the kernels compute in double and round each output once).
+// 1e-5 in float32 (the kernels compute in double and round each output once, but for the
+// float32 second channel's blocks, computed in float as softmaxjet's are).
 func tol(dt cudaops.DType) float64 {
 	if dt == cudaops.Float32 {
 		return 1e-5

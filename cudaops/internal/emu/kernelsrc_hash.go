@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "73f12d9f03847992f3e4b190c60fadc42c076c6aafd76cd5f69b830fb0ae8c6a"
+const kernelSourceSHA256 = "2bfa24e12225bec76f1d2edba64348b31da32ee50e9ee69027f3deddc010dbd4"

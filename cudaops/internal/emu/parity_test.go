@@ -4,9 +4,12 @@ package emu
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet/internal/kernel"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/gatejet/gatejet/internal/floats"
+	"github.com/gatejet/gatejet/internal/kernel"
 
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
@@ -139,6 +142,87 @@ func TestLargeLogitsStable(t *testing.T) {
 				require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "%s output %d", k, i)
 			}
 			require.LessOrEqual(t, testcase.RelErr(g, ref.F64.Out[i]), 1e-12, "%s", k)
+		}
+	}
+}
+
+// TestSecondF32OutOfRangeRows: the float32 second channel computes a row in float only while
+// the row passes softmaxjet's float32 range checks; a row with a gate coefficient below 2⁻⁹⁹
+// (ζ ≈ e⁻⁵⁰ twice: s²ζ_aζ_b ≈ 4·10⁻⁴⁴, a float denormal), or with |e| > 2¹⁰⁰, is computed in
+// double and rounded once. Every element whose float64 value is a normal float32 must then be
+// within 1e-5 relative of it, the tiny-coefficient blocks included (in float they would be off
+// by percents). (Rows in range are checked normwise by TestJetsMatchSoftmaxjet: in float,
+// e[a][c] + e[b][c] may cancel, as in softmaxjet's float32 rows.)
+func TestSecondF32OutOfRangeRows(t *testing.T) {
+	rng := newRNG(33, 34)
+	for _, tc := range []struct {
+		name   string
+		logits []float64 // per row of K = 3
+		scale  float64   // of D
+	}{
+		{"tiny coefficient", []float64{0, -50, -50}, 1e25},
+		{"huge e", []float64{0.3, -0.2, 0.1}, 1e32},
+	} {
+		for _, P := range []int{5, 300} {
+			c := testcase.New(cudaops.KernelJetSecond, cudaops.Float32, []int{2, 3, P}, rng)
+			c.Floats = []float64{1}
+			in, out := testcase.Inputs(c), testcase.Outputs(c)
+			for i := range in[0] {
+				in[0][i] = tc.logits[i%3]
+			}
+			for i := range in[1] {
+				in[1][i] = float64(float32(in[1][i] * tc.scale))
+			}
+			testcase.Set(c, in, out)
+			emulate(t, c, launch.Options{})
+			got, want := testcase.Outputs(c)[0], testcase.Outputs(reference(t, c))[0]
+			for i, w := range want {
+				if math.Abs(w) < 0x1p-126 || math.Abs(w) > math.MaxFloat32 {
+					continue
+				}
+				require.LessOrEqual(t, math.Abs(got[i]-w), 1e-5*math.Abs(w), "%s P=%d [%d]: %g, want %g", tc.name, P, i, got[i], w)
+			}
+		}
+	}
+}
+
+// TestWarpVariantsMatch: every kernel with a warp-per-row variant, on shapes on each side of
+// launch.WarpRows' switch (K·P at and past 1024, K at and past 32, rows that fit eight to a
+// block untiled or not) and with N not a multiple of 8: the planner's own choice is the one
+// WarpRows states, and the warp variant (forced, with eight, one or three warps a block and a
+// grid too small for the rows) and the block variant (forced) both match softmaxjet and agree
+// bit for bit: they sum in the same order. Every warp carves exactly its share of the shared
+// memory the planner gives the block.
+func TestWarpVariantsMatch(t *testing.T) {
+	rng := newRNG(35, 36)
+	shapes := [][3]int{{13, 32, 32}, {13, 32, 33}, {9, 33, 8}, {11, 16, 64}, {11, 16, 65}, {1, 1, 1}, {7, 5, 3}, {17, 3, 300}}
+	for _, k := range jetKernels() {
+		if !kernel.ID(k).Spec().Device.Warp {
+			continue
+		}
+		for _, sh := range shapes {
+			for _, dt := range dtypes {
+				c := testcase.New(k, dt, sh[:], rng)
+				res := emulate(t, c, launch.Options{})
+				ref := reference(t, c)
+				requireClose(t, c, ref, "planner's choice")
+				require.Equal(t, launch.WarpRows(kernel.ID(k), sh[1], sh[2]), strings.Contains(res.Config.Func, "_warp_"),
+					"%s %v: %s", k, sh, res.Config.Func)
+				var outs [][][]float64
+				for _, o := range []launch.Options{{Warp: -1}, {Warp: 1}, {Warp: 1, Block: 32}, {Warp: 1, Block: 96, Grid: 2}} {
+					d := testcase.Clone(c)
+					res := emulate(t, d, o)
+					require.Equal(t, o.Warp > 0, strings.Contains(res.Config.Func, "_warp_"), "%s %+v", k, o)
+					require.Equal(t, res.Config.SharedBytes, res.HighWater, "%s %+v: the planner's shared memory is what the warps carve", k, o)
+					requireClose(t, d, ref, fmt.Sprintf("%+v", o))
+					outs = append(outs, testcase.Outputs(d))
+				}
+				for i := range kernel.ID(k).Spec().Out {
+					for j := 1; j < len(outs); j++ {
+						require.True(t, floats.BitsEqual(outs[0][i], outs[j][i]), "%s %s %v output %d: variant %d differs", k, dt, sh, i, j)
+					}
+				}
+			}
 		}
 	}
 }

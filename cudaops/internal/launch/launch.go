@@ -33,11 +33,14 @@ type Options struct {
 	Block int // threads per block
 	Tile  int // row jets: columns per tile; axis kernels: slab width (a power of two)
 	Grid  int // cap on the number of blocks (grid-stride loops cover the rest)
+	// Warp chooses a row jet's variant: 0 the planner's choice (WarpRows), > 0 the
+	// warp-per-row variant (an error for a kernel without one), < 0 the block-per-row one.
+	Warp int
 }
 
 // Config is one launch.
 type Config struct {
-	Func        string // entry point, gj_<kernel>_f32 or gj_<kernel>_f64
+	Func        string // entry point, gj_<kernel>[_warp]_f32 or gj_<kernel>[_warp]_f64
 	Grid        int    // blocks (0: nothing to do, do not launch)
 	Block       int    // threads per block
 	SharedBytes int    // dynamic shared memory
@@ -84,6 +87,27 @@ func SharedDoubles(k kernel.ID, K, CT, block int) int {
 		return l.K*K + l.Kp*p + l.Tile*K*stride(CT) + l.Cols*CT + l.One
 	}
 	return 0
+}
+
+// WarpRowMax bounds the rows the warp-per-row variants are chosen for (WarpRows): K ≤ 32 and
+// K·P ≤ WarpRowMax.
+const WarpRowMax = 1024
+
+// WarpRows reports whether Plan launches kernel k with K atoms and P columns in its
+// warp-per-row variant (when it has one): when K ≤ 32, K·P ≤ WarpRowMax and the rows of a
+// block of 8 warps fit the shared memory untiled. The block-per-row variant meets at 13 to 15
+// block barriers a row, and at each most of its threads idle when K and P are small (16 of
+// 256 busy at K = P = 16): with K ≤ 32 a warp does each pass over the atoms, and the gate's
+// tree over pow2(K) ≤ 32, in one step, the flattened K·P passes in at most 32, and the VJPs'
+// loops over K atoms per element (K·K) stay short; eight rows then share a block with no
+// block barrier. Beyond that a row's passes take many warp steps, and a block a row spreads
+// them over 256 threads instead.
+func WarpRows(k kernel.ID, K, P int) bool {
+	sp := k.Spec()
+	if sp == nil || sp.Device == nil || !sp.Device.Warp || K > 32 || K*P > WarpRowMax {
+		return false
+	}
+	return MaxBlock/32*SharedDoubles(k, K, P, 0) <= (48<<10)/8
 }
 
 // ErrTooLarge means the problem does not fit the kernels' design (K too large for a row's
@@ -133,7 +157,24 @@ func Plan(k kernel.ID, ints []int, suffix string, lim Limits, o Options) (Config
 		if ctMax < 1 {
 			return Config{}, fmt.Errorf("%w: %s with K=%d", ErrTooLarge, k, K)
 		}
-		fits := func(ct int) bool { return SharedDoubles(k, K, ct, 0) <= budget }
+		// WarpRows assumes 48 KiB; a smaller device limit keeps the block variant when eight
+		// untiled rows do not fit it.
+		warp := o.Warp > 0 || (o.Warp == 0 && o.Block%32 == 0 && WarpRows(k, K, P) &&
+			MaxBlock/32*SharedDoubles(k, K, P, 0) <= budget)
+		if warp && !sp.Device.Warp {
+			return Config{}, fmt.Errorf("launch: %s has no warp-per-row variant", k)
+		}
+		if warp && (o.Block%32 != 0 || o.Block < 0) {
+			return Config{}, fmt.Errorf("launch: the warp-per-row variant wants a block of whole warps, not %d", o.Block)
+		}
+		rows := 1 // rows a block runs at once: its warps in the warp-per-row variant
+		if warp {
+			rows = MaxBlock / 32
+			if o.Block > 0 {
+				rows = o.Block / 32
+			}
+		}
+		fits := func(ct int) bool { return rows*SharedDoubles(k, K, ct, 0) <= budget }
 		if !fits(1) {
 			return Config{}, fmt.Errorf("%w: %s with K=%d needs %d bytes of shared memory, the limit is %d",
 				ErrTooLarge, k, K, 8*SharedDoubles(k, K, 1, 0), 8*budget)
@@ -158,6 +199,13 @@ func Plan(k kernel.ID, ints []int, suffix string, lim Limits, o Options) (Config
 			ct = o.Tile
 		}
 		cfg.Tile = ct
+		if warp {
+			cfg.Func = "gj_" + k.String() + kernel.WarpSuffix + "_" + suffix
+			cfg.Block = 32 * rows
+			cfg.SharedBytes = 8 * rows * SharedDoubles(k, K, ct, 0)
+			cfg.Grid = min((N+rows-1)/rows, gridCap)
+			break
+		}
 		cfg.Block = min(max(roundUp(sp.Device.Shared.Width.Of(K, ct), 32), 32), MaxBlock)
 		if o.Block > 0 {
 			cfg.Block = o.Block

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,7 @@ func TestPlanRowJet(t *testing.T) {
 	require.Equal(t, 16, cfg.Tile, "one tile covers the row")
 	require.Equal(t, 8*(16+16+16*17), cfg.SharedBytes)
 
-	cfg, err = Plan(id("jet_value"), []int{10, 3, 5}, "f32", DefaultLimits, Options{})
+	cfg, err = Plan(id("jet_value"), []int{10, 3, 5}, "f32", DefaultLimits, Options{Warp: -1})
 	require.NoError(t, err)
 	require.Equal(t, "gj_jet_value_f32", cfg.Func)
 	require.Equal(t, 32, cfg.Block)
@@ -26,6 +27,58 @@ func TestPlanRowJet(t *testing.T) {
 	cfg, err = Plan(id("jet_first"), []int{0, 3, 5}, "f32", DefaultLimits, Options{})
 	require.NoError(t, err)
 	require.Zero(t, cfg.Grid, "N = 0: nothing to launch")
+}
+
+// TestPlanWarpRows: small rows of a kernel with a warp-per-row variant get it, eight rows a
+// block of 256 threads and eight rows' shared memory; K > 32, K·P > WarpRowMax, a kernel
+// without the variant, a block that is not whole warps or Options.Warp < 0 get the block
+// variant; Options.Warp > 0 forces the variant where it exists.
+func TestPlanWarpRows(t *testing.T) {
+	cfg, err := Plan(id("jet_value"), []int{10, 3, 5}, "f32", DefaultLimits, Options{})
+	require.NoError(t, err)
+	require.Equal(t, Config{Func: "gj_jet_value_warp_f32", Grid: 2, Block: 256, Tile: 5, SharedBytes: 8 * 8 * SharedDoubles(id("jet_value"), 3, 5, 0)}, cfg)
+
+	for _, tc := range []struct {
+		k       string
+		K, P    int
+		warp    bool
+		options Options
+	}{
+		{"jet_first", 32, 32, true, Options{}},
+		{"jet_first", 32, 33, false, Options{}},
+		{"jet_first", 33, 8, false, Options{}},
+		{"jet_first", 16, 64, true, Options{}},
+		{"jet_first", 16, 65, false, Options{}},
+		{"logistic_hvp_vjp", 4, 64, true, Options{}},
+		{"jet_hvp_vjp", 32, 32, false, Options{}}, // eight untiled rows do not fit 48 KiB
+		{"jet_hvp_vjp", 16, 16, true, Options{}},
+		{"jet_second", 2, 2, false, Options{}}, // no warp variant
+		{"jet_first", 4, 4, false, Options{Block: 33}},
+		{"jet_first", 4, 4, true, Options{Block: 64}},
+		{"jet_first", 4, 4, false, Options{Warp: -1}},
+		{"jet_first", 64, 64, true, Options{Warp: 1}},
+	} {
+		cfg, err := Plan(id(tc.k), []int{13, tc.K, tc.P}, "f64", DefaultLimits, tc.options)
+		require.NoError(t, err, "%+v", tc)
+		require.Equal(t, tc.warp, strings.Contains(cfg.Func, "_warp_"), "%+v: %s", tc, cfg.Func)
+		if tc.options == (Options{}) {
+			require.Equal(t, tc.warp, WarpRows(id(tc.k), tc.K, tc.P), "%+v", tc)
+		}
+		require.LessOrEqual(t, cfg.SharedBytes, 48<<10)
+		if tc.warp {
+			rows := cfg.Block / 32
+			require.Equal(t, (13+rows-1)/rows, cfg.Grid)
+			require.Equal(t, 8*rows*SharedDoubles(id(tc.k), tc.K, cfg.Tile, 0), cfg.SharedBytes)
+		}
+	}
+	small := Limits{MaxSharedBytes: 8 * 8 * SharedDoubles(id("jet_hvp_vjp"), 16, 16, 0) / 2}
+	cfg, err = Plan(id("jet_hvp_vjp"), []int{13, 16, 16}, "f64", small, Options{})
+	require.NoError(t, err)
+	require.Equal(t, "gj_jet_hvp_vjp_f64", cfg.Func, "eight untiled rows do not fit the device's limit: the block variant")
+	_, err = Plan(id("jet_second"), []int{1, 2, 2}, "f64", DefaultLimits, Options{Warp: 1})
+	require.Error(t, err, "no warp variant")
+	_, err = Plan(id("jet_first"), []int{1, 2, 2}, "f64", DefaultLimits, Options{Warp: 1, Block: 48})
+	require.Error(t, err, "not whole warps")
 }
 
 func TestPlanTilesWideRows(t *testing.T) {

@@ -345,13 +345,16 @@ func (c *Cache[M]) Close() error {
 	return first
 }
 
-// EntryPoints returns the names of the device functions the module of key holds.
+// EntryPoints returns the names of the device functions the module of key holds: every
+// kernel's, and its warp-per-row variant's where it has one (kernel.ModuleKernels).
 func EntryPoints(key ModuleKey) []string {
+	suffix := "_f64"
+	if key.DType == kernel.Float32 {
+		suffix = "_f32"
+	}
 	var out []string
-	for _, k := range deviceKernels() {
-		if moduleOf(k) == key.Module {
-			out = append(out, k.Entry(key.DType))
-		}
+	for _, stem := range kernel.ModuleKernels(key.Module) {
+		out = append(out, "gj_"+stem+suffix)
 	}
 	return out
 }

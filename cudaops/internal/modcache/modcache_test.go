@@ -77,9 +77,11 @@ func TestModuleCacheCompilesOncePerKey(t *testing.T) {
 	require.EqualValues(t, 2, comp.calls.Load())
 	require.EqualValues(t, 2, loads.Load())
 	require.Equal(t, 2, c.Compiles())
-	entries := "-DGJ_ENTRIES=GJ_ENTRY(jet_value) GJ_ENTRY(jet_first) GJ_ENTRY(jet_second) GJ_ENTRY(jet_hvp) " +
-		"GJ_ENTRY(jet_gauss_newton) GJ_ENTRY(jet_value_vjp) GJ_ENTRY(jet_first_vjp) GJ_ENTRY(jet_second_vjp) " +
-		"GJ_ENTRY(jet_hvp_vjp) GJ_ENTRY(jet_gauss_newton_vjp)"
+	entries := "-DGJ_ENTRIES=GJ_ENTRY(jet_value) GJ_WARP_ENTRY(jet_value) GJ_ENTRY(jet_first) GJ_WARP_ENTRY(jet_first) " +
+		"GJ_ENTRY(jet_second) GJ_ENTRY(jet_hvp) GJ_WARP_ENTRY(jet_hvp) GJ_ENTRY(jet_gauss_newton) " +
+		"GJ_ENTRY(jet_value_vjp) GJ_WARP_ENTRY(jet_value_vjp) GJ_ENTRY(jet_first_vjp) GJ_WARP_ENTRY(jet_first_vjp) " +
+		"GJ_ENTRY(jet_second_vjp) GJ_WARP_ENTRY(jet_second_vjp) GJ_ENTRY(jet_hvp_vjp) GJ_WARP_ENTRY(jet_hvp_vjp) " +
+		"GJ_ENTRY(jet_gauss_newton_vjp) GJ_WARP_ENTRY(jet_gauss_newton_vjp)"
 	require.Equal(t, []string{"--gpu-architecture=sm_90", "--fmad=false", "-DGJ_FAMILY_SOFTMAX_JET", entries, "-DGJ_WANT_F64"}, comp.opts[0])
 	require.Equal(t, []string{"--gpu-architecture=sm_90", "--fmad=false", "-DGJ_FAMILY_SOFTMAX_JET", entries, "-DGJ_WANT_F32"}, comp.opts[1])
 	require.Len(t, c.Loaded(), 2)
@@ -155,6 +157,8 @@ func TestPTXTargetAndNames(t *testing.T) {
 	eps := EntryPoints(ModuleKey{"AXIS", kernel.Float64, "sm_90"})
 	require.Equal(t, []string{"gj_softmax_backward_f64", "gj_log_softmax_backward_f64", "gj_softmax_backward_grad_f64",
 		"gj_log_softmax_backward_grad_f64", "gj_softmax_forward_f64", "gj_log_softmax_forward_f64"}, eps)
+	require.Equal(t, []string{"gj_jet_value_f32", "gj_jet_value_warp_f32", "gj_jet_first_f32", "gj_jet_first_warp_f32", "gj_jet_second_f32"},
+		EntryPoints(ModuleKey{"SOFTMAX_JET", kernel.Float32, "sm_90"})[:5], "a kernel's warp-per-row variant after it")
 	require.Equal(t, []string{"SOFTMAX_JET", "LOGISTIC_JET", "AXIS", "ELEMENTWISE"}, kernel.Modules()[:4], "the built-in modules first")
 	for _, m := range kernel.Modules() {
 		require.Contains(t, kernels.Source, "defined(GJ_FAMILY_"+m+")")
