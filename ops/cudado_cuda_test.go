@@ -349,20 +349,10 @@ func hostValues(t *testing.T, g *G.ExprGraph) map[*G.Node]G.Value {
 // Gorgonia's cuda build, which keeps the values of CUDADoer ops on the device, and compares
 // its values and gradients with the same graph evaluated on the host.
 func TestCUDATapeMachine(t *testing.T) {
-	if n, err := cu.NumDevices(); err != nil || n == 0 {
-		t.Skipf("no CUDA device found (cu.NumDevices: %d, %v): the TapeMachine test needs a GPU", n, err)
-	}
+	skipWithoutDevice(t, "the TapeMachine test")
 	for _, dt := range dtypes {
 		t.Run(dt.String(), func(t *testing.T) {
-			want := map[string][]float64{}
-			{
-				in := newCUDAInputs(dt)
-				nodes := cudaGraph(t, in, dt)
-				vals := hostValues(t, in.g)
-				for name, n := range nodes {
-					want[name] = floats(t, vals[n])
-				}
-			}
+			want := hostReference(t, dt)
 			in := newCUDAInputs(dt)
 			nodes := cudaGraph(t, in, dt)
 			read := map[string]*G.Value{}
@@ -378,12 +368,8 @@ func TestCUDATapeMachine(t *testing.T) {
 				require.NotNil(t, *v, name)
 				got[name] = floats(t, *v)
 			}
-			tol := 1e-12
-			if dt == tensor.Float32 {
-				tol = 1e-5
-			}
 			for name := range nodes {
-				requireClose(t, want[name], got[name], tol, "%v %s: device graph against the host graph", dt, name)
+				requireClose(t, want[name], got[name], cudaTol(dt), "%v %s: device graph against the host graph", dt, name)
 			}
 			// Every gatejet node ran through CUDADo: on the device, or staged through host.
 			for _, n := range in.g.AllNodes() {
@@ -411,9 +397,9 @@ func skipWithoutDevice(t *testing.T, what string) {
 	}
 }
 
-// hostGradients evaluates the graph of cudaGraph on the host (each op's Do) for dtype dt and
+// hostReference evaluates the graph of cudaGraph on the host (each op's Do) for dtype dt and
 // returns the values of its nodes by name: the reference of the device machines.
-func hostGradients(t *testing.T, dt tensor.Dtype) map[string][]float64 {
+func hostReference(t *testing.T, dt tensor.Dtype) map[string][]float64 {
 	t.Helper()
 	in := newCUDAInputs(dt)
 	nodes := cudaGraph(t, in, dt)
@@ -443,7 +429,7 @@ func TestCUDATapeMachineDualValues(t *testing.T) {
 	skipWithoutDevice(t, "the TapeMachine test with BindDualValues")
 	for _, dt := range dtypes {
 		t.Run(dt.String(), func(t *testing.T) {
-			want := hostGradients(t, dt)
+			want := hostReference(t, dt)
 			in := newCUDAInputs(dt)
 			nodes := cudaGraph(t, in, dt)
 			read := map[string]*G.Value{}
@@ -476,7 +462,7 @@ func TestCUDALispMachine(t *testing.T) {
 	skipWithoutDevice(t, "the LispMachine test")
 	for _, dt := range dtypes {
 		t.Run(dt.String(), func(t *testing.T) {
-			want := hostGradients(t, dt)
+			want := hostReference(t, dt)
 			in := newCUDAInputs(dt)
 			nodes := cudaCost(t, in, dt)
 			// The graph of the cost alone: the unused inputs would be non-scalar roots.
