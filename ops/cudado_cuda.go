@@ -13,6 +13,7 @@ import (
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/cudadoer"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/strided"
 )
 
 // Under Gorgonia's build tag cuda every op of this package is a gorgonia.CUDADoer, so that a
@@ -29,7 +30,9 @@ import (
 //     context, its host path computes the output, which is copied into prealloc. Such a call
 //     counts in PathCounts.Staged (and, by the path its host computation took, in CPU).
 //
-// Device memory is never read by Go code: values are passed to kernels and copies by address.
+// A LispMachine's reverse pass calls DoDiff, which under the tag reads device values through
+// host copies after waiting for the machine's queued work (see newDiffIO). Device memory is
+// never read or written by Go code: values are passed to kernels and copies by address.
 
 // deviceOps is true under the build tag cuda: every op is a CUDADoer, so Gorgonia's CUDA
 // machine must preallocate its output on the device (see seam.CallsExtern).
@@ -159,11 +162,91 @@ func deviceValue(op, name string, v gorgonia.Value, dt tensor.Dtype, shape tenso
 
 // deviceError names the op in an error of package cudadoer, keeping its kind (ErrDevice when
 // it has none) for errors.Is.
-func (s *seam) deviceError(err error) error {
+func (s *seam) deviceError(err error) error { return deviceError(s.nm, "CUDADo", err) }
+
+// deviceError is the error of op's method (CUDADo, DoDiff) for an error of package
+// cudadoer, keeping its kind (ErrDevice when it has none) for errors.Is.
+func deviceError(op, method string, err error) error {
 	kind := gatejet.ErrDevice
 	var ge *gatejet.Error
 	if errors.As(err, &ge) && ge.Kind != nil {
 		kind = ge.Kind
 	}
-	return check.Errorf(kind, s.nm, "", "CUDADo: %v", err)
+	return check.Errorf(kind, op, "", "%s: %v", method, err)
+}
+
+// newDiffIO under the build tag cuda. A LispMachine of Gorgonia's cuda build puts every
+// CUDADoer node on device 0 but runs its reverse pass through DoDiff alone (Gorgonia v0.9.18
+// calls no device variant): the values and gradients of the device nodes that DoDiff is given
+// live in the machine's arena, and the work that wrote them (launches, copies, and the
+// gradient accumulations that the DoDiff of Gorgonia's own device ops queues) may still wait
+// in the engines' batched contexts, unprocessed. So DoDiff first waits for all of it
+// (cudadoer.Sync: a synchronisation queued behind it, the queue processed), then reads the
+// device values it needs through host copies (cudadoer.CopyToHost) and writes each
+// accumulated gradient back (cudadoer.CopyToDevice, which returns when the copy has run).
+//
+// Gorgonia v0.9.18's arena is managed memory (cuMemAllocManaged), which Go could address in
+// place once synchronised; copies are used instead because they are correct for device memory
+// of any kind (plain cuMemAlloc, or a device without concurrent managed access, where a host
+// access while any kernel runs faults), so no configuration has to be refused, and they cost
+// little next to the transfers a LispMachine makes anyway. A node on the CPU (an input, a
+// Gorgonia op without CUDADo) holds host values, used in place. A machine that is not a CUDA
+// machine, or has no engines (no device node: Gorgonia runs the graph on the CPU), holds only
+// host values.
+func newDiffIO(ctx gorgonia.ExecutionContext, name string) (diffIO, error) {
+	machine, ok := ctx.External.(gorgonia.CUDAMachine)
+	if !ok || len(machine.Engines()) == 0 {
+		return hostIO{}, nil
+	}
+	if err := cudadoer.Sync(machine); err != nil {
+		return nil, check.Errorf(gatejet.ErrDevice, name, "", "DoDiff: the device work queued before this reverse step failed: %v", err)
+	}
+	return deviceIO{extern: machine, name: name}, nil
+}
+
+// deviceIO is the diffIO of a CUDA machine: host copies of the values of device nodes.
+type deviceIO struct {
+	extern gorgonia.External
+	name   string
+}
+
+// read returns v itself for a node on the CPU, and a host copy of v for a device node.
+func (d deviceIO) read(n *gorgonia.Node, v gorgonia.Value, arg string) (gorgonia.Value, error) {
+	if n.Device() == gorgonia.CPU {
+		return v, nil
+	}
+	t, ok := v.(*tensor.Dense)
+	if !ok || t == nil {
+		return nil, check.Errorf(gatejet.ErrParam, d.name, arg, "DoDiff: want a *tensor.Dense device value, got %T", v)
+	}
+	if err := deviceValue(d.name, arg, t, t.Dtype(), t.Shape()); err != nil {
+		return nil, err
+	}
+	h, err := newDense(d.name, t.Dtype(), t.Shape())
+	if err != nil {
+		return nil, err
+	}
+	if err := cudadoer.CopyToHost(d.extern, n.Device(), h, t); err != nil {
+		return nil, deviceError(d.name, "DoDiff", err)
+	}
+	return h, nil
+}
+
+// add accumulates in place for a node on the CPU; for a device node, into a host copy of
+// its gradient dst, which is then copied back.
+func (d deviceIO) add(name, arg string, n *gorgonia.Node, dst gorgonia.Value, dt tensor.Dtype, src *tensor.Dense) error {
+	if n.Device() == gorgonia.CPU {
+		return hostIO{}.add(name, arg, n, dst, dt, src)
+	}
+	h, err := d.read(n, dst, arg)
+	if err != nil {
+		return err
+	}
+	if err := strided.AddInto(name, arg, h, dt, src.Shape(), src); err != nil {
+		return err
+	}
+	if err := cudadoer.CopyToDevice(d.extern, n.Device(), dst, h.(*tensor.Dense)); err != nil {
+		return deviceError(name, "DoDiff", err)
+	}
+	return nil
 }

@@ -255,11 +255,24 @@ func TestCUDADoErrors(t *testing.T) {
 	require.Zero(t, ld.Op().(PathReporter).PathCounts().Staged)
 }
 
-// cudaGraph builds the mixed graph of TestCUDATapeMachine on the inputs: Gorgonia's Exp, Mul
-// (by a scalar), HadamardProd, Sub and Sum around gatejet ops, one staged through host
-// (LogDetPlusRidge), and the gradients of a cost with respect to l, d and x. It returns the
-// nodes whose values are compared.
+// cudaGraph builds the mixed graph of TestCUDATapeMachine on the inputs (cudaCost) and the
+// gradients of its cost with respect to l, d and x ("dcost/dl" ...). It returns the nodes
+// whose values are compared.
 func cudaGraph(t *testing.T, in cudaInputs, dt tensor.Dtype) map[string]*G.Node {
+	t.Helper()
+	out := cudaCost(t, in, dt)
+	grads, err := G.Grad(out["cost"], in.l, in.d, in.x)
+	require.NoError(t, err)
+	for i, name := range []string{"l", "d", "x"} {
+		out["dcost/d"+name] = grads[i]
+	}
+	return out
+}
+
+// cudaCost builds a mixed graph on the inputs l, d and x: Gorgonia's Exp, Mul (by a scalar),
+// HadamardProd, Sub, Square, Add and Sum around gatejet ops, one staged through host
+// (LogDetPlusRidge), and a scalar cost ("cost") that depends on all of them.
+func cudaCost(t *testing.T, in cudaInputs, dt tensor.Dtype) map[string]*G.Node {
 	t.Helper()
 	scalar := func(x float64) *G.Node {
 		if dt == tensor.Float32 {
@@ -289,11 +302,6 @@ func cudaGraph(t *testing.T, in cudaInputs, dt tensor.Dtype) map[string]*G.Node 
 	cost = G.Must(G.Add(cost, G.Must(G.Sum(ld))))
 	cost = G.Must(G.Add(cost, G.Must(G.Sum(G.Must(G.Square(value))))))
 	out["cost"] = cost
-	grads, err := G.Grad(cost, in.l, in.d, in.x)
-	require.NoError(t, err)
-	for i, name := range []string{"l", "d", "x"} {
-		out["dcost/d"+name] = grads[i]
-	}
 	return out
 }
 
@@ -341,20 +349,10 @@ func hostValues(t *testing.T, g *G.ExprGraph) map[*G.Node]G.Value {
 // Gorgonia's cuda build, which keeps the values of CUDADoer ops on the device, and compares
 // its values and gradients with the same graph evaluated on the host.
 func TestCUDATapeMachine(t *testing.T) {
-	if n, err := cu.NumDevices(); err != nil || n == 0 {
-		t.Skipf("no CUDA device found (cu.NumDevices: %d, %v): the TapeMachine test needs a GPU", n, err)
-	}
+	skipWithoutDevice(t, "the TapeMachine test")
 	for _, dt := range dtypes {
 		t.Run(dt.String(), func(t *testing.T) {
-			want := map[string][]float64{}
-			{
-				in := newCUDAInputs(dt)
-				nodes := cudaGraph(t, in, dt)
-				vals := hostValues(t, in.g)
-				for name, n := range nodes {
-					want[name] = floats(t, vals[n])
-				}
-			}
+			want := hostReference(t, dt)
 			in := newCUDAInputs(dt)
 			nodes := cudaGraph(t, in, dt)
 			read := map[string]*G.Value{}
@@ -370,12 +368,8 @@ func TestCUDATapeMachine(t *testing.T) {
 				require.NotNil(t, *v, name)
 				got[name] = floats(t, *v)
 			}
-			tol := 1e-12
-			if dt == tensor.Float32 {
-				tol = 1e-5
-			}
 			for name := range nodes {
-				requireClose(t, want[name], got[name], tol, "%v %s: device graph against the host graph", dt, name)
+				requireClose(t, want[name], got[name], cudaTol(dt), "%v %s: device graph against the host graph", dt, name)
 			}
 			// Every gatejet node ran through CUDADo: on the device, or staged through host.
 			for _, n := range in.g.AllNodes() {
@@ -389,6 +383,107 @@ func TestCUDATapeMachine(t *testing.T) {
 				} else {
 					require.NotZero(t, c.GPU, "%v: launched on the device", n.Op())
 				}
+			}
+		})
+	}
+}
+
+// skipWithoutDevice skips a test that runs a machine of Gorgonia's cuda build when no CUDA
+// device is found.
+func skipWithoutDevice(t *testing.T, what string) {
+	t.Helper()
+	if n, err := cu.NumDevices(); err != nil || n == 0 {
+		t.Skipf("no CUDA device found (cu.NumDevices: %d, %v): %s needs a GPU", n, err, what)
+	}
+}
+
+// hostReference evaluates the graph of cudaGraph on the host (each op's Do) for dtype dt and
+// returns the values of its nodes by name: the reference of the device machines.
+func hostReference(t *testing.T, dt tensor.Dtype) map[string][]float64 {
+	t.Helper()
+	in := newCUDAInputs(dt)
+	nodes := cudaGraph(t, in, dt)
+	vals := hostValues(t, in.g)
+	want := map[string][]float64{}
+	for name, n := range nodes {
+		want[name] = floats(t, vals[n])
+	}
+	return want
+}
+
+// cudaTol is the tolerance of a device graph against the host graph, relative to the largest
+// value.
+func cudaTol(dt tensor.Dtype) float64 {
+	if dt == tensor.Float32 {
+		return 1e-5
+	}
+	return 1e-12
+}
+
+// TestCUDATapeMachineDualValues runs the graph of TestCUDATapeMachine with its gradient nodes
+// on a TapeMachine with BindDualValues (the usual training setup), which sends each gradient
+// node on the device down the device branch of Gorgonia's dual-value accumulation (copies and
+// an add queued in the batched context; see docs/gpu.md), and compares the dual values of l, d
+// and x with the host's gradients, as well as the gradient nodes' own values.
+func TestCUDATapeMachineDualValues(t *testing.T) {
+	skipWithoutDevice(t, "the TapeMachine test with BindDualValues")
+	for _, dt := range dtypes {
+		t.Run(dt.String(), func(t *testing.T) {
+			want := hostReference(t, dt)
+			in := newCUDAInputs(dt)
+			nodes := cudaGraph(t, in, dt)
+			read := map[string]*G.Value{}
+			for _, name := range []string{"dcost/dl", "dcost/dd", "dcost/dx"} {
+				read[name] = new(G.Value)
+				G.Read(nodes[name], read[name])
+			}
+			vm := G.NewTapeMachine(in.g, G.BindDualValues(in.l, in.d, in.x))
+			defer vm.Close()
+			require.NoError(t, vm.RunAll())
+			for name, v := range read {
+				require.NotNil(t, *v, name)
+				requireClose(t, want[name], floats(t, *v), cudaTol(dt), "%v %s: gradient node against the host", dt, name)
+			}
+			for name, n := range map[string]*G.Node{"l": in.l, "d": in.d, "x": in.x} {
+				g, err := n.Grad()
+				require.NoError(t, err, name)
+				requireClose(t, want["dcost/d"+name], floats(t, g), cudaTol(dt), "%v: dual value of %s against the host gradient", dt, name)
+			}
+		})
+	}
+}
+
+// TestCUDALispMachine runs the mixed graph of cudaCost on a LispMachine of Gorgonia's cuda
+// build, which puts every CUDADoer node on the device and runs its reverse pass through
+// DoDiff (gatejet's read device values through host copies after waiting for the machine's
+// queued work), and compares the gradients of the cost with respect to l, d and x with the
+// host's (the gradient graph of gorgonia.Grad evaluated with each op's Do).
+func TestCUDALispMachine(t *testing.T) {
+	skipWithoutDevice(t, "the LispMachine test")
+	for _, dt := range dtypes {
+		t.Run(dt.String(), func(t *testing.T) {
+			want := hostReference(t, dt)
+			in := newCUDAInputs(dt)
+			nodes := cudaCost(t, in, dt)
+			// The graph of the cost alone: the unused inputs would be non-scalar roots.
+			g := in.g.SubgraphRoots(nodes["cost"])
+			vm := G.NewLispMachine(g)
+			defer vm.Close()
+			require.NoError(t, vm.RunAll())
+			for name, n := range map[string]*G.Node{"l": in.l, "d": in.d, "x": in.x} {
+				grad, err := n.Grad()
+				require.NoError(t, err, name)
+				requireClose(t, want["dcost/d"+name], floats(t, grad), cudaTol(dt), "%v: LispMachine gradient of %s against the host", dt, name)
+			}
+			// Every gatejet op ran on the device (or staged) and its DoDiff ran.
+			for _, n := range g.AllNodes() {
+				r, ok := n.Op().(PathReporter)
+				if !ok {
+					continue
+				}
+				c, dc := r.PathCounts(), r.DiffPathCounts()
+				require.NotZero(t, c.GPU+c.Staged, "%v: CUDADo", n.Op())
+				require.NotZero(t, dc.CPU+dc.GPU+dc.CPUFallback, "%v: DoDiff", n.Op())
 			}
 		})
 	}

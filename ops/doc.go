@@ -107,7 +107,9 @@
 // op's kernel on the device values the machine hands it and writes its preallocated device
 // output, except SoftArgmin, LogDetPlusRidge and the latter's gradient, whose kernels run on
 // the CPU only and which are staged through host (inputs copied to host, host path, output
-// copied back; PathCounts.Staged). See docs/gpu.md, "CUDADoer ops".
+// copied back; PathCounts.Staged). A LispMachine's reverse pass still calls DoDiff, which
+// then waits for the machine's queued device work and reads and accumulates device values
+// through host copies. See docs/gpu.md, "CUDADoer ops".
 //
 // # Which path ran
 //

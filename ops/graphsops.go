@@ -230,8 +230,8 @@ func (op *logDetOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) 
 }
 
 // DoDiff (LispMachine): H.d += out.d[r]·(sym(H[r]) + λI)⁻¹, one gradient kernel call.
-func (op *logDetOp) DoDiff(_ gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
-	return reverse(op.name(), op.outDT, 1, inputs, output, inputs, []string{"H"}, func(vals []gorgonia.Value) ([]*tensor.Dense, error) {
+func (op *logDetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
+	return reverse(ctx, op.name(), op.outDT, 1, inputs, output, inputs, []string{"H"}, func(vals []gorgonia.Value) ([]*tensor.Dense, error) {
 		dh, err := newDense(op.name(), op.outDT, op.hShape)
 		if err != nil {
 			return nil, err

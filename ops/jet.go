@@ -340,7 +340,7 @@ func (op *jetOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 // DoDiff is the LispMachine's reverse step: it computes the gradients of every input from the
 // output's gradient in one VJP kernel call and adds them into the inputs' gradients.
 func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
-	return reverse(op.name(), op.dt, op.Arity(), inputs, output, inputs, wrtNames, func(vals []gorgonia.Value) ([]*tensor.Dense, error) {
+	return reverse(ctx, op.name(), op.dt, op.Arity(), inputs, output, inputs, wrtNames, func(vals []gorgonia.Value) ([]*tensor.Dense, error) {
 		in, err := jetValues(op.name(), op, vals, op.outShape)
 		if err != nil {
 			return nil, err
@@ -464,5 +464,5 @@ func (op *jetVJPOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) 
 
 // DoDiff accepts a zero output gradient and reports an error otherwise (see nonDiff).
 func (op *jetVJPOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
-	return nonDiff(op.name(), output)
+	return nonDiff(ctx, op.name(), output)
 }

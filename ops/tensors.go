@@ -251,14 +251,21 @@ func writeFloats(h hash.Hash, name string, fs []float64) {
 // calls DoDiff on every op of the graph; when the op's output does not reach the cost its
 // gradient is zero and contributes nothing, so that is accepted. A nonzero gradient would
 // need the next order of derivatives, which this package does not have: an ErrParam error,
-// rather than a silently wrong gradient.
-func nonDiff(name string, output *gorgonia.Node) error {
+// rather than a silently wrong gradient. ctx is the machine's (see newDiffIO).
+func nonDiff(ctx gorgonia.ExecutionContext, name string, output *gorgonia.Node) error {
 	if output == nil {
 		return check.Errorf(gatejet.ErrParam, name, "output", "nil node")
 	}
 	g, err := output.Grad()
 	if err != nil {
 		return nil // no gradient at all: nothing flows back
+	}
+	io, err := newDiffIO(ctx, name)
+	if err != nil {
+		return err
+	}
+	if g, err = io.read(output, g, "output"); err != nil {
+		return err
 	}
 	t, ok := g.(*tensor.Dense)
 	if !ok {
@@ -279,6 +286,28 @@ func nonDiff(name string, output *gorgonia.Node) error {
 		}
 	}
 	return nil
+}
+
+// diffIO is how DoDiff reaches the values and gradients of the nodes it is given: read
+// returns v, the value or gradient of node n (arg names it in errors), as a value Go may read,
+// and add adds src into dst, the gradient of input n. newDiffIO picks one per DoDiff call: in
+// the default build, and on a machine without devices, hostIO, the nodes' values in place;
+// under the build tag cuda, on a CUDA machine, one that reaches device values through host
+// copies (cudado_cuda.go).
+type diffIO interface {
+	read(n *gorgonia.Node, v gorgonia.Value, arg string) (gorgonia.Value, error)
+	add(name, arg string, n *gorgonia.Node, dst gorgonia.Value, dt tensor.Dtype, src *tensor.Dense) error
+}
+
+// hostIO reads and accumulates in place: every value is host memory.
+type hostIO struct{}
+
+func (hostIO) read(_ *gorgonia.Node, v gorgonia.Value, _ string) (gorgonia.Value, error) {
+	return v, nil
+}
+
+func (hostIO) add(name, arg string, _ *gorgonia.Node, dst gorgonia.Value, dt tensor.Dtype, src *tensor.Dense) error {
+	return strided.AddInto(name, arg, dst, dt, src.Shape(), src)
 }
 
 // computer is what every op of this package does: validate its input values and write its
@@ -334,8 +363,9 @@ func doPrealloc(c computer, dt tensor.Dtype, shape tensor.Shape, prealloc gorgon
 // reverse is the LispMachine's reverse step (DoDiff) of a differentiable op with arity inputs:
 // it checks the nodes, reads the output's gradient, lets grads compute one gradient per input
 // from the values of the nodes from (the inputs, or the output) followed by that gradient,
-// and adds them into the inputs' gradients (names are the inputs' names, for errors).
-func reverse(name string, dt tensor.Dtype, arity int, inputs gorgonia.Nodes, output *gorgonia.Node,
+// and adds them into the inputs' gradients (names are the inputs' names, for errors). Values
+// are read and gradients accumulated through newDiffIO(ctx), ctx being the machine's.
+func reverse(ctx gorgonia.ExecutionContext, name string, dt tensor.Dtype, arity int, inputs gorgonia.Nodes, output *gorgonia.Node,
 	from gorgonia.Nodes, names []string, grads func(vals []gorgonia.Value) ([]*tensor.Dense, error)) error {
 	if err := checkDiffNodes(name, arity, inputs, output); err != nil {
 		return err
@@ -344,9 +374,24 @@ func reverse(name string, dt tensor.Dtype, arity int, inputs gorgonia.Nodes, out
 	if err != nil {
 		return check.Errorf(gatejet.ErrParam, name, "output", "no gradient: %v", err)
 	}
+	io, err := newDiffIO(ctx, name)
+	if err != nil {
+		return err
+	}
+	if up, err = io.read(output, up, "output"); err != nil {
+		return err
+	}
 	vals := make([]gorgonia.Value, 0, len(from)+1)
-	for _, n := range from {
-		vals = append(vals, n.Value())
+	for i, n := range from {
+		arg := "output"
+		if n != output {
+			arg = names[i]
+		}
+		v, err := io.read(n, n.Value(), arg)
+		if err != nil {
+			return err
+		}
+		vals = append(vals, v)
 	}
 	gs, err := grads(append(vals, up))
 	if err != nil {
@@ -357,7 +402,7 @@ func reverse(name string, dt tensor.Dtype, arity int, inputs gorgonia.Nodes, out
 		if err != nil {
 			return check.Errorf(gatejet.ErrParam, name, names[i], "no gradient to accumulate into: %v", err)
 		}
-		if err := strided.AddInto(name, names[i], g, dt, gs[i].Shape(), gs[i]); err != nil {
+		if err := io.add(name, names[i], n, g, dt, gs[i]); err != nil {
 			return err
 		}
 	}

@@ -102,15 +102,15 @@ func doubleBackwardDiffWRT(wrt, inputs int) []bool {
 // DoDiff is the LispMachine's reverse step: one call of the op's DoDiff kernel computes the
 // gradients of every input, which are added into theirs. An op that is not differentiable
 // accepts a zero output gradient and reports an error otherwise (see nonDiff).
-func (u *uniform) DoDiff(_ gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
+func (u *uniform) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
 	if u.diff == 0 {
-		return nonDiff(u.nm, output)
+		return nonDiff(ctx, u.nm, output)
 	}
 	from := inputs
 	if u.fromOutput {
 		from = gorgonia.Nodes{output}
 	}
-	return reverse(u.nm, u.outDT, u.Arity(), inputs, output, from, u.args, func(vals []gorgonia.Value) ([]*tensor.Dense, error) {
+	return reverse(ctx, u.nm, u.outDT, u.Arity(), inputs, output, from, u.args, func(vals []gorgonia.Value) ([]*tensor.Dense, error) {
 		ts, err := values(u.nm, u.outDT, u.outShape, vals, u.diffArgs...)
 		if err != nil {
 			return nil, err

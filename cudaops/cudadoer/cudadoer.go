@@ -4,11 +4,12 @@
 // Gorgonia's CUDADoer interface: embed a Kernel in the op (build tag cuda) and set its fields.
 //
 // CUDADo loads the kernel's module into the machine's engine for the value's device on first
-// use (compiled with NVRTC for that device's own architecture, like the cudaops device
-// backend), then launches the kernel on the device pointers of the inputs and of prealloc,
-// through the engine's batched context, and waits for it (see Launch). CopyToHost and
-// CopyToDevice move a value between host and device through the same context, for an op
-// that is staged through host. Every op of package ops uses this package under the tag.
+// use (compiled with NVRTC for that device's architecture, like the cudaops device backend,
+// once per process: every engine loads the same image), then launches the kernel on the
+// device pointers of the inputs and of prealloc, through the engine's batched context, and
+// waits for it (see Launch). CopyToHost and CopyToDevice move a value between host and device
+// through the same context, for an op that is staged through host; Sync waits for the
+// machine's queued work. Every op of package ops uses this package under the tag.
 //
 // This package needs Gorgonia's cuda build, which needs the cuDNN headers; it was written
 // against gorgonia v0.9.18 and cu v0.9.6 and is type-checked with fake cgo where it was
@@ -249,8 +250,14 @@ func engine(machine G.CUDAMachine, dev G.Device) (*cuda.Engine, error) {
 	return nil, deviceErr("no engine for device %d (the machine has %d)", int(dev), len(engines))
 }
 
+// images holds the PTX of every module compiled so far, for every engine of the process:
+// each new machine (GradCheck alone makes several) loads its modules from it rather than
+// compiling them again with NVRTC. It guards itself with a lock.
+var images = modcache.NewImages(nvrtccomp.Compiler{})
+
 // function returns the kernel's function of element type dt in the engine of device dev,
-// loading its module (compiled with NVRTC for the device's own architecture) at first use.
+// loading its module (compiled with NVRTC for the device's architecture, once per process)
+// into the engine at first use.
 func (k *Kernel) function(eng *cuda.Engine, dev G.Device, dt cudaops.DType) (cu.Function, error) {
 	cudev, err := cu.GetDevice(int(dev))
 	if err != nil {
@@ -271,12 +278,10 @@ func (k *Kernel) function(eng *cuda.Engine, dev G.Device, dt cudaops.DType) (cu.
 	key := modcache.ModuleKey{Module: kernel.ID(k.Kernel).Spec().Device.Module, DType: dt, Arch: target}
 	fqn := key.String() + "." + cudaops.EntryPoint(k.Kernel, dt)
 	if !eng.HasFunc(fqn) {
-		ptx, err := nvrtccomp.Compiler{}.Compile(cudaops.KernelSource, key.String()+".cu", modcache.CompileOptions(key))
+		// Compiled once per process (images), loaded once per engine.
+		ptx, err := images.Get(key)
 		if err != nil {
 			return cu.Function{}, deviceErr("%v", err)
-		}
-		if got, want := modcache.PTXTarget(ptx), modcache.RealArch(target); got != want {
-			return cu.Function{}, deviceErr("refusing module %s: its PTX targets %q, not %s", key, string(got), want)
 		}
 		// LoadCUDAFunc makes the engine's context current and then loads the module: both
 		// on one OS thread.
@@ -301,6 +306,27 @@ func (k *Kernel) function(eng *cuda.Engine, dev G.Device, dt cudaops.DType) (cu.
 // own goroutine processes the queue only when a blocking call or a full queue signals it,
 // which nothing here does.
 func flush(eng *cuda.Engine) error { return eng.DoWork() }
+
+// Sync waits for the work queued in every engine of the CUDA machine extern: it queues a
+// context synchronisation behind that work and processes the queue on this goroutine (as
+// Launch does), so that device memory then holds the results of every launch and copy queued
+// before. The synchronisation keeps the queue non-empty, so the errors reported are this
+// batch's, not a previous one's. An error is an ErrDevice error.
+func Sync(extern G.External) error {
+	machine, ok := extern.(G.CUDAMachine)
+	if !ok {
+		return check.Errorf(gatejet.ErrDevice, "cudadoer.Sync", "", "the machine (%T) is not a CUDA machine", extern)
+	}
+	engines := machine.Engines()
+	for i := range engines {
+		eng := &engines[i]
+		eng.Context().Synchronize()
+		if err := flush(eng); err != nil {
+			return check.Errorf(gatejet.ErrDevice, "cudadoer.Sync", "", "device %d: %v", i, err)
+		}
+	}
+	return nil
+}
 
 // onDevice reports an ErrDevice error for a value whose memory is Go's (a host tensor), which
 // a kernel cannot address; device values of Gorgonia's CUDA machine are tensors over memory

@@ -380,3 +380,61 @@ func deviceKernels() []kernel.ID {
 	}
 	return out
 }
+
+// Images compiles module images (PTX) once per ModuleKey for the whole process. An image
+// depends on the key alone (the source, the module, the element type and the architecture),
+// not on the engine or context that loads it, so every engine of every machine that runs
+// the kernels on one architecture can load the same image: cudadoer keeps one Images, and
+// loading stays per engine. It is safe for concurrent use; a compile holds the lock, so a
+// module is compiled at most once however many engines ask for it at the same time.
+type Images struct {
+	comp Compiler
+
+	mu       sync.Mutex
+	ptx      map[ModuleKey]string
+	compiles int
+}
+
+// NewImages returns an empty image cache that compiles with comp.
+func NewImages(comp Compiler) *Images {
+	return &Images{comp: comp, ptx: map[ModuleKey]string{}}
+}
+
+// Get returns the PTX of the module of key, compiling it on first use for key.Arch (a real
+// architecture, or a virtual one; see TargetArch). A failed compile, or PTX whose .target is
+// not RealArch(key.Arch), is an ErrDevice error and is not cached (a later Get tries again);
+// a nil *Images, or one without a compiler, is an ErrParam error.
+func (c *Images) Get(key ModuleKey) (string, error) {
+	if c == nil || c.comp == nil {
+		return "", check.Errorf(gatejet.ErrParam, "modcache.Images", "", "an image cache without a Compiler (modcache.NewImages)")
+	}
+	if len(EntryPoints(key)) == 0 || (key.DType != kernel.Float32 && key.DType != kernel.Float64) {
+		return "", check.Errorf(gatejet.ErrDevice, "modcache.Images", "", "no module %s", key)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ptx, ok := c.ptx[key]; ok {
+		return ptx, nil
+	}
+	c.compiles++
+	ptx, err := c.comp.Compile(kernels.Source, key.String()+".cu", CompileOptions(key))
+	if err != nil {
+		return "", check.Errorf(gatejet.ErrDevice, "modcache.Images", "", "compiling %s: %v", key, err)
+	}
+	if got := PTXTarget(ptx); got != RealArch(key.Arch) {
+		return "", check.Errorf(gatejet.ErrDevice, "modcache.Images", "",
+			"refusing module %s: its PTX targets %q, not %s", key, string(got), RealArch(key.Arch))
+	}
+	c.ptx[key] = ptx
+	return ptx, nil
+}
+
+// Compiles is the number of compilations attempted so far (0 for a nil *Images).
+func (c *Images) Compiles() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.compiles
+}

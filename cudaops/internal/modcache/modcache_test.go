@@ -203,3 +203,69 @@ func requireParam(t *testing.T, err error, op, arg string) {
 	t.Helper()
 	testkit.RequireError(t, err, gatejet.ErrParam, op, arg)
 }
+
+// TestImages: the process-wide image cache compiles each key once, however many callers ask
+// at once, and serves every later caller (every engine) the same PTX; a key differing in
+// dtype or architecture is another image; a failed or foreign compile is not cached.
+func TestImages(t *testing.T) {
+	comp := &fakeCompiler{}
+	c := NewImages(comp)
+	key := ModuleKey{"SOFTMAX_JET", kernel.Float64, "sm_90"}
+	var wg sync.WaitGroup
+	got := make([]string, 16)
+	errs := make([]error, 16)
+	for g := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[g], errs[g] = c.Get(key)
+		}()
+	}
+	wg.Wait()
+	for g := range got {
+		require.NoError(t, errs[g])
+		require.Equal(t, got[0], got[g])
+	}
+	require.Equal(t, Arch("sm_90"), PTXTarget(got[0]))
+	require.Contains(t, got[0], key.String()+".cu")
+	require.Equal(t, 1, c.Compiles())
+	require.Equal(t, CompileOptions(key), comp.opts[0])
+
+	for _, other := range []ModuleKey{{"SOFTMAX_JET", kernel.Float32, "sm_90"}, {"SOFTMAX_JET", kernel.Float64, "sm_80"}} {
+		ptx, err := c.Get(other)
+		require.NoError(t, err)
+		require.Equal(t, RealArch(other.Arch), PTXTarget(ptx))
+	}
+	require.Equal(t, 3, c.Compiles())
+	_, err := c.Get(key)
+	require.NoError(t, err)
+	require.Equal(t, 3, c.Compiles(), "a cached image is not compiled again")
+
+	fail := &fakeCompiler{}
+	fail.fail.Store(true)
+	c = NewImages(fail)
+	_, err = c.Get(key)
+	require.ErrorIs(t, err, gatejet.ErrDevice)
+	fail.fail.Store(false)
+	_, err = c.Get(key)
+	require.NoError(t, err)
+	require.Equal(t, 2, c.Compiles(), "a failed compile is not cached")
+
+	c = NewImages(&fakeCompiler{target: "sm_80"})
+	_, err = c.Get(key)
+	require.ErrorIs(t, err, gatejet.ErrDevice)
+	require.Contains(t, err.Error(), `targets "sm_80"`)
+	_, err = c.Get(key)
+	require.ErrorIs(t, err, gatejet.ErrDevice)
+	require.Equal(t, 2, c.Compiles(), "a foreign image is not cached")
+
+	for _, bad := range []ModuleKey{{"NO_SUCH_MODULE", kernel.Float64, "sm_90"}, {"SOFTMAX_JET", kernel.DTypeInvalid, "sm_90"}} {
+		_, err = c.Get(bad)
+		require.ErrorIs(t, err, gatejet.ErrDevice, "%v", bad)
+	}
+	_, err = (*Images)(nil).Get(key)
+	require.ErrorIs(t, err, gatejet.ErrParam)
+	_, err = NewImages(nil).Get(key)
+	require.ErrorIs(t, err, gatejet.ErrParam)
+	require.Zero(t, (*Images)(nil).Compiles())
+}
