@@ -3,11 +3,13 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -20,7 +22,36 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/cudaops/cudadoer"
 )
+
+// gorgoniaStdLib is the result of registering Gorgonia's own CUDA functions (TestMain): nil
+// when they are registered, else why not. Written before the tests run, only read after.
+var gorgoniaStdLib = errors.New("not registered: no CUDA device")
+
+// TestMain registers Gorgonia's own CUDA functions (its device Add, Sub, Mul, HadamardProd,
+// Exp …, compiled with NVRTC from its sources as its cmd/cudagen would with nvcc) before any
+// machine is made: Gorgonia v0.9.18 loads only registered functions into its machines, and
+// its device ops fail without them ("does not have the function").
+func TestMain(m *testing.M) {
+	if n, err := cu.NumDevices(); err == nil && n > 0 {
+		_, gorgoniaStdLib = cudadoer.AddGorgoniaStdLib("")
+	}
+	os.Exit(m.Run())
+}
+
+// needGorgoniaStdLib skips a test whose graph holds Gorgonia's device ops when Gorgonia's
+// CUDA sources were not found, saying how to provide them, and fails it on any other failure
+// to register them.
+func needGorgoniaStdLib(t *testing.T) {
+	t.Helper()
+	if errors.Is(gorgoniaStdLib, cudadoer.ErrNoGorgoniaSources) {
+		t.Skipf("Gorgonia's own CUDA functions (Add, Mul, HadamardProd …) are not registered, so its device ops "+
+			"cannot run: %v. Set %s to a copy of the directory \"$(go list -m -f '{{.Dir}}' gorgonia.org/gorgonia)/cuda modules/src\" "+
+			"(scripts/gpu-first-run finds it in the module cache or .devkit/gorgonia-cuda-src)", gorgoniaStdLib, cudadoer.GorgoniaSourcesEnv)
+	}
+	require.NoError(t, gorgoniaStdLib, "registering Gorgonia's own CUDA functions")
+}
 
 // Sizes of the graphs below: n rows, K atoms, P columns; x is [n, M].
 const cudaN, cudaK, cudaP, cudaM = 3, 3, 2, 4
@@ -350,6 +381,7 @@ func hostValues(t *testing.T, g *G.ExprGraph) map[*G.Node]G.Value {
 // its values and gradients with the same graph evaluated on the host.
 func TestCUDATapeMachine(t *testing.T) {
 	skipWithoutDevice(t, "the TapeMachine test")
+	needGorgoniaStdLib(t)
 	for _, dt := range dtypes {
 		t.Run(dt.String(), func(t *testing.T) {
 			want := hostReference(t, dt)
@@ -427,6 +459,7 @@ func cudaTol(dt tensor.Dtype) float64 {
 // and x with the host's gradients, as well as the gradient nodes' own values.
 func TestCUDATapeMachineDualValues(t *testing.T) {
 	skipWithoutDevice(t, "the TapeMachine test with BindDualValues")
+	needGorgoniaStdLib(t)
 	for _, dt := range dtypes {
 		t.Run(dt.String(), func(t *testing.T) {
 			want := hostReference(t, dt)
@@ -460,6 +493,7 @@ func TestCUDATapeMachineDualValues(t *testing.T) {
 // host's (the gradient graph of gorgonia.Grad evaluated with each op's Do).
 func TestCUDALispMachine(t *testing.T) {
 	skipWithoutDevice(t, "the LispMachine test")
+	needGorgoniaStdLib(t)
 	for _, dt := range dtypes {
 		t.Run(dt.String(), func(t *testing.T) {
 			want := hostReference(t, dt)
@@ -486,5 +520,68 @@ func TestCUDALispMachine(t *testing.T) {
 				require.NotZero(t, dc.CPU+dc.GPU+dc.CPUFallback, "%v: DoDiff", n.Op())
 			}
 		})
+	}
+}
+
+// TestCUDAWarpAndBlockRows runs row jets, and the VJPs of the first channel, through CUDADo on
+// a TapeMachine at sizes on both sides of the launch planner's switch between the
+// warp-per-row and the block-per-row entry points (launch.WarpRows: K ≤ 32 and K·P ≤ 1024;
+// TestPlanWarpRows pins these sizes), and compares them with each op's Do on the host. The
+// graph holds gatejet's ops alone: it needs no function of Gorgonia's.
+func TestCUDAWarpAndBlockRows(t *testing.T) {
+	skipWithoutDevice(t, "the warp and block row test")
+	for _, sz := range []struct {
+		name string
+		K, P int
+	}{{"warp K=4 P=4", 4, 4}, {"block K=64 P=32", 64, 32}} {
+		for _, dt := range dtypes {
+			t.Run(fmt.Sprintf("%s/%v", sz.name, dt), func(t *testing.T) {
+				const n = 11 // not a multiple of the warp variant's 8 rows a block
+				rng := rand.New(rand.NewSource(int64(sz.K*100 + sz.P)))
+				g := G.NewGraph()
+				node := func(name string, shape ...int) *G.Node {
+					in := randInput(rng, name, shape, -1, 1)
+					return G.NewTensor(g, dt, len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(toDense(dt, in.shape, in.vals)))
+				}
+				l, d, v := node("l", n, sz.K), node("d", n, sz.K, sz.P), node("v", n, sz.K)
+				alpha, beta := make([]float64, sz.K), make([]float64, sz.K)
+				for k := range alpha {
+					alpha[k], beta[k] = 0.5+1.5*rng.Float64(), rng.NormFloat64()
+				}
+				nodes := map[string]*G.Node{}
+				add := func(name string, x *G.Node, err error) {
+					require.NoError(t, err, name)
+					nodes[name] = x
+				}
+				x, err := SoftmaxJetValue(l, d, 0.7)
+				add("SoftmaxJetValue", x, err)
+				first, err := SoftmaxJetFirst(l, d, 0.7)
+				add("SoftmaxJetFirst", first, err)
+				x, err = SoftmaxJetHVP(l, d, v, 0.7)
+				add("SoftmaxJetHVP", x, err)
+				x, err = LogisticJetFirst(l, d, alpha, beta)
+				add("LogisticJetFirst", x, err)
+				up := node("up", first.Shape()...)
+				grads, err := first.Op().(G.SDOp).SymDiff(childrenOf(first), first, up)
+				require.NoError(t, err)
+				require.Len(t, grads, 2)
+				nodes["SoftmaxJetFirst VJP l"], nodes["SoftmaxJetFirst VJP d"] = grads[0], grads[1]
+
+				want := hostValues(t, g)
+				read := map[string]*G.Value{}
+				for name, x := range nodes {
+					read[name] = new(G.Value)
+					G.Read(x, read[name])
+				}
+				vm := G.NewTapeMachine(g)
+				defer vm.Close()
+				require.NoError(t, vm.RunAll())
+				for name, x := range nodes {
+					require.NotNil(t, *read[name], name)
+					requireClose(t, floats(t, want[x]), floats(t, *read[name]), cudaTol(dt), "%s %v %s: device against host", sz.name, dt, name)
+					require.NotZero(t, x.Op().(PathReporter).PathCounts().GPU, "%s: launched on the device", name)
+				}
+			})
+		}
 	}
 }

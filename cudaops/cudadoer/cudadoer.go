@@ -19,6 +19,8 @@ package cudadoer
 import (
 	"fmt"
 	"runtime"
+	"slices"
+	"sync"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -137,15 +139,6 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 			return check.Errorf(gatejet.ErrSize, "cudadoer.CUDADo", fmt.Sprintf("inputs[%d]", i), "%s: want %d %v, got %d %v", k.Kernel, inLens[i], inputs[0].Dtype(), v.Size(), v.Dtype())
 		}
 	}
-	suffix := "f64"
-	if dt == cudaops.Float32 {
-		suffix = "f32"
-	}
-	cfg, err := launch.Plan(kernel.ID(k.Kernel), k.Ints, suffix, launch.DefaultLimits, launch.Options{})
-	if err != nil {
-		return deviceErr("%s: %v", k.Kernel, err)
-	}
-
 	for i, v := range outs {
 		if v != nil && (v.Size() != outLens[i] || v.Dtype() != inputs[0].Dtype()) {
 			return check.Errorf(gatejet.ErrSize, "cudadoer.CUDADo", fmt.Sprintf("outs[%d]", i), "%s: want %d %v, got %d %v", k.Kernel, outLens[i], inputs[0].Dtype(), v.Size(), v.Dtype())
@@ -166,12 +159,26 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	if err != nil {
 		return err
 	}
-	fn, err := k.function(eng, dev, dt)
+	info, err := deviceOf(dev)
 	if err != nil {
 		return err
 	}
+	suffix := "f64"
+	if dt == cudaops.Float32 {
+		suffix = "f32"
+	}
+	// The planner picks the entry point (the block-per-row or the warp-per-row variant) with
+	// the grid, block and shared memory that go with it, for this device's limits.
+	cfg, err := launch.Plan(kernel.ID(k.Kernel), k.Ints, suffix, info.lim, launch.Options{})
+	if err != nil {
+		return deviceErr("%s: %v", k.Kernel, err)
+	}
 	if cfg.Grid == 0 {
 		return nil
+	}
+	fn, err := k.function(eng, info, dt, cfg.Func)
+	if err != nil {
+		return err
 	}
 
 	in := make([]uint64, len(inputs))
@@ -255,29 +262,58 @@ func engine(machine G.CUDAMachine, dev G.Device) (*cuda.Engine, error) {
 // compiling them again with NVRTC. It guards itself with a lock.
 var images = modcache.NewImages(nvrtccomp.Compiler{})
 
-// function returns the kernel's function of element type dt in the engine of device dev,
-// loading its module (compiled with NVRTC for the device's architecture, once per process)
-// into the engine at first use.
-func (k *Kernel) function(eng *cuda.Engine, dev G.Device, dt cudaops.DType) (cu.Function, error) {
+// deviceInfo is what a launch needs to know of a device: the architecture its modules are
+// compiled for and its launch limits.
+type deviceInfo struct {
+	target modcache.Arch
+	lim    launch.Limits
+}
+
+// devices caches deviceInfo by device ordinal (int), for every machine of the process.
+var devices sync.Map
+
+// deviceOf returns the deviceInfo of device dev: the target architecture (modcache.TargetArch
+// of its compute capability and NVRTC's architectures) and the limits the planner respects,
+// its shared memory per block and largest grid, as the standalone backend reads them.
+func deviceOf(dev G.Device) (deviceInfo, error) {
+	if v, ok := devices.Load(int(dev)); ok {
+		return v.(deviceInfo), nil
+	}
 	cudev, err := cu.GetDevice(int(dev))
 	if err != nil {
-		return cu.Function{}, deviceErr("device %d: %v", int(dev), err)
+		return deviceInfo{}, deviceErr("device %d: %v", int(dev), err)
 	}
-	major, minor, err := cudev.ComputeCapability()
-	if err != nil {
-		return cu.Function{}, deviceErr("device %d: %v", int(dev), err)
+	var attrs [4]int
+	for i, a := range []cu.DeviceAttribute{cu.ComputeCapabilityMajor, cu.ComputeCapabilityMinor,
+		cu.MaxSharedMemoryPerBlock, cu.MaxGridDimX} {
+		if attrs[i], err = cudev.Attribute(a); err != nil {
+			return deviceInfo{}, deviceErr("device %d attributes: %v", int(dev), err)
+		}
 	}
 	supported, err := nvrtccomp.SupportedArchs()
 	if err != nil {
-		return cu.Function{}, deviceErr("%v", err)
+		return deviceInfo{}, deviceErr("%v", err)
 	}
-	target, err := modcache.TargetArch(modcache.ArchOf(major, minor), supported)
+	target, err := modcache.TargetArch(modcache.ArchOf(attrs[0], attrs[1]), supported)
 	if err != nil {
-		return cu.Function{}, err
+		return deviceInfo{}, err
 	}
-	key := modcache.ModuleKey{Module: kernel.ID(k.Kernel).Spec().Device.Module, DType: dt, Arch: target}
-	fqn := key.String() + "." + cudaops.EntryPoint(k.Kernel, dt)
+	info := deviceInfo{target: target, lim: launch.Limits{MaxSharedBytes: attrs[2], MaxGridX: attrs[3]}}
+	devices.Store(int(dev), info)
+	return info, nil
+}
+
+// function returns the entry point entry (the plan's Config.Func) of the kernel's module of
+// element type dt in the engine eng of a device of info, loading the module (compiled with
+// NVRTC for info.target, once per process) into the engine at first use. The module holds
+// every entry point modcache.EntryPoints lists: both variants of each kernel.
+func (k *Kernel) function(eng *cuda.Engine, info deviceInfo, dt cudaops.DType, entry string) (cu.Function, error) {
+	key := modcache.ModuleKey{Module: kernel.ID(k.Kernel).Spec().Device.Module, DType: dt, Arch: info.target}
+	fqn := key.String() + "." + entry
 	if !eng.HasFunc(fqn) {
+		if !slices.Contains(modcache.EntryPoints(key), entry) {
+			return cu.Function{}, deviceErr("module %s has no entry point %s", key, entry)
+		}
 		// Compiled once per process (images), loaded once per engine.
 		ptx, err := images.Get(key)
 		if err != nil {

@@ -162,3 +162,23 @@ func id(name string) kernel.ID {
 	k, _ := kernel.ByName(name)
 	return k
 }
+
+// TestPlanWarpSwitchSizes pins the sizes of ops' TestCUDAWarpAndBlockRows (tag cuda, on a
+// GPU) on both sides of the switch: K = P = 4 runs the warp-per-row entry points of its
+// kernels, K = 64, P = 32 the block-per-row ones.
+func TestPlanWarpSwitchSizes(t *testing.T) {
+	for _, name := range []string{"jet_value", "jet_first", "jet_hvp", "logistic_first", "jet_first_vjp"} {
+		k := id(name)
+		require.True(t, k.OnDevice(), name)
+		for _, suffix := range []string{"f32", "f64"} {
+			cfg, err := Plan(k, []int{11, 4, 4}, suffix, DefaultLimits, Options{})
+			require.NoError(t, err, name)
+			require.Equal(t, "gj_"+name+"_warp_"+suffix, cfg.Func)
+			require.Equal(t, 2, cfg.Grid, "%s: 11 rows, 8 a block", name)
+			cfg, err = Plan(k, []int{11, 64, 32}, suffix, DefaultLimits, Options{})
+			require.NoError(t, err, name)
+			require.Equal(t, "gj_"+name+"_"+suffix, cfg.Func)
+			require.Equal(t, 11, cfg.Grid, "%s: a block a row", name)
+		}
+	}
+}
