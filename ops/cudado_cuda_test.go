@@ -336,15 +336,6 @@ func cudaCost(t *testing.T, in cudaInputs, dt tensor.Dtype) map[string]*G.Node {
 	return out
 }
 
-// childrenOf returns the node's children in order.
-func childrenOf(n *G.Node) G.Nodes {
-	var out G.Nodes
-	for it := n.Graph().From(n.ID()); it.Next(); {
-		out = append(out, it.Node().(*G.Node))
-	}
-	return out
-}
-
 // hostValues evaluates every node of g on the host, in topological order, with each op's Do
 // (gatejet's host path, Gorgonia's CPU implementations): the CPU graph.
 func hostValues(t *testing.T, g *G.ExprGraph) map[*G.Node]G.Value {

@@ -291,6 +291,15 @@ func gradOf(t *testing.T, n *G.Node, nodes []*G.Node) {
 	require.NoError(t, err)
 }
 
+// childrenOf returns the node's children in order (ExprGraph.From lists them so).
+func childrenOf(n *G.Node) G.Nodes {
+	var out G.Nodes
+	for it := n.Graph().From(n.ID()); it.Next(); {
+		out = append(out, it.Node().(*G.Node))
+	}
+	return out
+}
+
 // opsOf returns the nodes of g whose op is a T, and their ops.
 func opsOf[T any](g *G.ExprGraph) (nodes []*G.Node, ops []T) {
 	for _, nd := range g.AllNodes() {

@@ -14,6 +14,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/strided"
+	"github.com/gatejet/gatejet/internal/uninit"
 )
 
 // float is the element type of every kernel the ops call.
@@ -184,6 +185,25 @@ func newDense(op string, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, er
 	return tensor.New(tensor.Of(dt), tensor.WithShape(shape.Clone()...)), nil
 }
 
+// newOutput is newDense for an op's output, which its compute overwrites entirely: the memory
+// is not zeroed (see package uninit; TestOutputsFullyWritten checks every op's compute).
+func newOutput(op string, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, error) {
+	if err := checkOutput(op, dt, shape); err != nil {
+		return nil, err
+	}
+	n := shape.TotalSize()
+	if n == 0 {
+		return newDense(op, dt, shape)
+	}
+	var backing any
+	if dt == tensor.Float64 {
+		backing = uninit.Float64s(n)
+	} else {
+		backing = uninit.Float32s(n)
+	}
+	return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(backing)), nil
+}
+
 // data returns the first size elements of a contiguous tensor as a []T (T matching its
 // dtype, which the caller has checked).
 func data[T float](t *tensor.Dense, size int) []T {
@@ -336,7 +356,7 @@ func doNew(c computer, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Valu
 			return out, nil
 		}
 	}
-	out, err := newDense(c.name(), dt, shape)
+	out, err := newOutput(c.name(), dt, shape)
 	if err != nil {
 		return nil, err
 	}
