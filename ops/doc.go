@@ -122,10 +122,10 @@
 //
 // A Gorgonia v0.9.18 TapeMachine drops its registers on Reset, so in the usual loop (RunAll,
 // Reset, repeat) it calls each op's Do every run, and Do returns a new tensor: for
-// SoftmaxJetSecond at n=4096, K=16, P=16 that is 128 MiB allocated and zeroed per run, which
-// takes longer than computing it. An op built with ReuseOutput writes every run into one
-// buffer it owns (and so do the gradient ops gorgonia.Grad builds from it): a run then
-// allocates only small headers. The price is aliasing: a value read from the node after one
+// SoftmaxJetSecond at n=4096, K=16, P=16 that is 128 MiB allocated per run. Do does not zero
+// it (the op writes every element; zeroing would take longer than computing it), so that
+// costs little. An op built with ReuseOutput writes every run into one buffer it owns (and so
+// do the gradient ops gorgonia.Grad builds from it): a run then allocates only small headers. The price is aliasing: a value read from the node after one
 // run is overwritten by the next, so copy what you keep. The buffer belongs to the node the
 // op makes, so such an op makes one node: gorgonia.ApplyOp of it again is an ErrParam error
 // (build each node with the constructor), and a graph holding such nodes is rebuilt, not

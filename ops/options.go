@@ -23,9 +23,9 @@ type options struct {
 // gorgonia.Grad builds from the op (SymDiff) inherit the option, each with its own buffer.
 //
 // Why: a Gorgonia v0.9.18 TapeMachine forgets its registers on Reset, so without this option
-// every run of a machine calls Do, which allocates and zeroes a new output. For the second
-// channel, [n,K,K,P], that allocation costs more than the computation (see
-// docs/performance.md). With ReuseOutput the run writes the same memory every time.
+// every run of a machine calls Do, which allocates a new output (not zeroed: the op writes
+// every element) and leaves the old one to the garbage collector. With ReuseOutput the run
+// writes the same memory every time (see docs/performance.md for what each costs).
 //
 // The buffer belongs to the one node the op makes. Gorgonia's Do is not told which node it
 // computes, so an op serving two nodes would give both the same memory, and the later run
