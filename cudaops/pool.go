@@ -1,6 +1,11 @@
 package cudaops
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
+)
 
 // pool keeps freed buffers by size class for reuse, so that a backend's steady-state calls
 // allocate nothing: each buffer of a call comes from it and goes back to it. Classes are
@@ -20,9 +25,15 @@ type pool[B any] struct {
 	dropped int // buffers released because the pool was full
 }
 
-const minClass = 256
+// minClass and maxClass are the smallest and largest size classes: past 2⁶² the next power
+// of two overflows int64.
+const (
+	minClass = 256
+	maxClass = 1 << 62
+)
 
-// class is the size class of a request of n bytes: the next power of two, at least minClass.
+// class is the size class of a request of n ≤ maxClass bytes: the next power of two, at least
+// minClass.
 func class(n int64) int64 {
 	c := int64(minClass)
 	for c < n {
@@ -31,8 +42,13 @@ func class(n int64) int64 {
 	return c
 }
 
-// get returns a buffer of at least n bytes and its class, to be given back with put.
+// get returns a buffer of at least n bytes and its class, to be given back with put; more
+// than maxClass bytes is an ErrSize error.
 func (p *pool[B]) get(n int64) (B, int64, error) {
+	if n > maxClass {
+		var none B
+		return none, 0, check.Errorf(gatejet.ErrSize, "cudaops.pool", "bytes", "%d bytes: more than the largest buffer class, %d", n, int64(maxClass))
+	}
 	c := class(n)
 	p.mu.Lock()
 	if bs := p.free[c]; len(bs) > 0 {

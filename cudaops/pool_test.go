@@ -4,8 +4,11 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet"
 )
 
 // fakeMem hands out numbered buffers and records what is live.
@@ -118,4 +121,29 @@ func TestPoolConcurrent(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, p.drain())
 	require.Empty(t, m.live, "every buffer allocated was released exactly once")
+}
+
+// TestPoolRefusesSizesWithoutAClass: a request beyond the largest power-of-two class (2⁶²
+// bytes; DeviceBackend.Time passes its copyBytes argument straight in) is an ErrSize error
+// and allocates nothing, rather than looping forever while the class doubles past int64.
+func TestPoolRefusesSizesWithoutAClass(t *testing.T) {
+	m := &fakeMem{}
+	p := &pool[int]{alloc: m.alloc, release: m.release, maxIdle: 1 << 20}
+	for _, n := range []int64{1<<62 + 1, 1<<63 - 1} {
+		done := make(chan error, 1)
+		go func() {
+			_, _, err := p.get(n)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			require.ErrorIs(t, err, gatejet.ErrSize, "n=%d", n)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("get(%d) did not return", n)
+		}
+	}
+	require.Empty(t, m.live)
+	_, c, err := p.get(1 << 62)
+	require.NoError(t, err)
+	require.Equal(t, int64(1<<62), c)
 }
