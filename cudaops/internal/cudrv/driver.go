@@ -142,7 +142,8 @@ func DriverVersion() int {
 // DeviceCount is the number of CUDA devices.
 func DeviceCount() (int, error) {
 	var n C.int
-	return int(n), check("cuDeviceGetCount", C.gj_cuDeviceGetCount(&n))
+	err := check("cuDeviceGetCount", C.gj_cuDeviceGetCount(&n))
+	return int(n), err
 }
 
 // Device is a CUdevice.
@@ -151,7 +152,8 @@ type Device struct{ d C.gj_CUdevice }
 // GetDevice returns the device of the given ordinal.
 func GetDevice(ordinal int) (Device, error) {
 	var d C.gj_CUdevice
-	return Device{d}, check("cuDeviceGet", C.gj_cuDeviceGet(&d, C.int(ordinal)))
+	err := check("cuDeviceGet", C.gj_cuDeviceGet(&d, C.int(ordinal)))
+	return Device{d}, err
 }
 
 // Attribute is a CUdevice_attribute.
@@ -168,7 +170,8 @@ const (
 // Attribute returns one attribute of the device.
 func (d Device) Attribute(a Attribute) (int, error) {
 	var v C.int
-	return int(v), check("cuDeviceGetAttribute", C.gj_cuDeviceGetAttribute(&v, C.int(a), d.d))
+	err := check("cuDeviceGetAttribute", C.gj_cuDeviceGetAttribute(&v, C.int(a), d.d))
+	return int(v), err
 }
 
 // Name is the device's name, e.g. "NVIDIA H100 80GB HBM3".
@@ -187,7 +190,8 @@ type Context struct{ c C.gj_CUcontext }
 // RetainPrimaryCtx retains the device's primary context.
 func (d Device) RetainPrimaryCtx() (Context, error) {
 	var c C.gj_CUcontext
-	return Context{c}, check("cuDevicePrimaryCtxRetain", C.gj_cuDevicePrimaryCtxRetain(&c, d.d))
+	err := check("cuDevicePrimaryCtxRetain", C.gj_cuDevicePrimaryCtxRetain(&c, d.d))
+	return Context{c}, err
 }
 
 // ReleasePrimaryCtx releases what RetainPrimaryCtx retained.
@@ -214,7 +218,8 @@ func LoadModule(image string) (Module, error) {
 	copy(buf, image)
 	buf[len(image)] = 0
 	var m C.gj_CUmodule
-	return Module{m}, check("cuModuleLoadData", C.gj_cuModuleLoadData(&m, p))
+	err := check("cuModuleLoadData", C.gj_cuModuleLoadData(&m, p))
+	return Module{m}, err
 }
 
 // Unload unloads the module.
@@ -299,7 +304,8 @@ type Stream struct{ s C.gj_CUstream }
 // (CU_STREAM_NON_BLOCKING), so other users of the context do not serialise with it.
 func NewStream() (Stream, error) {
 	var s C.gj_CUstream
-	return Stream{s}, check("cuStreamCreate", C.gj_cuStreamCreate(&s, 1))
+	err := check("cuStreamCreate", C.gj_cuStreamCreate(&s, 1))
+	return Stream{s}, err
 }
 
 // Synchronize waits for the work queued on s.
@@ -316,7 +322,8 @@ type Event struct{ e C.gj_CUevent }
 // NewEvent makes an event with timing (CU_EVENT_DEFAULT).
 func NewEvent() (Event, error) {
 	var e C.gj_CUevent
-	return Event{e}, check("cuEventCreate", C.gj_cuEventCreate(&e, 0))
+	err := check("cuEventCreate", C.gj_cuEventCreate(&e, 0))
+	return Event{e}, err
 }
 
 // Record records e on s.
