@@ -151,7 +151,7 @@ func TestExampleFlagsParser(t *testing.T) {
 
 	uses := readmeFlagUses(t, "x\n## Examples\n\n| command | what |\n|---|---|\n"+
 		"| `go run ./examples/gradcheck` | flags `-bug -seed` and `-nosuch` (`-h`) |\n\n## Next\n"+
-		"run `go run ./examples/bench -md -repeat 5` or `go run -tags cuda ./examples/curvature -gpu required`\n")
+		"run `go run ./examples/bench -md -repeat 5` or `go run -tags gatejetcuda ./examples/curvature -gpu required`\n")
 	require.Equal(t, []string{"bug", "seed", "nosuch", "h"}, uses["gradcheck"])
 	require.Equal(t, []string{"md", "repeat"}, uses["bench"])
 	require.Equal(t, []string{"gpu"}, uses["curvature"])
