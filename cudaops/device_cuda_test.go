@@ -164,7 +164,13 @@ func TestCUDAAutoFallsBackOnDeviceFailure(t *testing.T) {
 	c := testcase.New(cudaops.KernelJetSecondVJP, cudaops.Float32, []int{2, 4096, 1}, rng)
 	err := b.Launch(c)
 	require.True(t, errors.Is(err, gatejet.ErrDevice), "%v", err)
+	requireAutoFallsBack(t, c)
+}
 
+// requireAutoFallsBack: under ModeAuto, a call the device fails on runs on the CPU instead
+// (PathCPUFallback, the device's ErrDevice recorded) and gives the CPU's outputs.
+func requireAutoFallsBack(t *testing.T, c *cudaops.Call) {
+	t.Helper()
 	old := cudaops.SetMode(cudaops.ModeAuto)
 	defer cudaops.SetMode(old)
 	cudaops.SetBreakEven(c.Kernel, 0)
@@ -173,6 +179,7 @@ func TestCUDAAutoFallsBackOnDeviceFailure(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, cudaops.PathCPUFallback, p)
 	require.True(t, errors.Is(cudaops.LastFallbackError(), gatejet.ErrDevice))
+	requireParity(t, c, "fallback")
 }
 
 // TestCUDAPrewarm loads every module, each for the device's architecture.

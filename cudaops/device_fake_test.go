@@ -97,13 +97,5 @@ func TestFakeChildDriverTooOld(t *testing.T) {
 	require.ErrorIs(t, err, gatejet.ErrDevice)
 	require.Contains(t, err.Error(), "CUDA 11.4")
 	t.Logf("%v", err)
-
-	old := cudaops.SetMode(cudaops.ModeAuto)
-	defer cudaops.SetMode(old)
-	cudaops.SetBreakEven(c.Kernel, 0)
-	defer cudaops.SetBreakEven(c.Kernel, -1)
-	p, err := cudaops.Run(c)
-	require.NoError(t, err)
-	require.Equal(t, cudaops.PathCPUFallback, p)
-	requireParity(t, c, "fallback")
+	requireAutoFallsBack(t, c)
 }
