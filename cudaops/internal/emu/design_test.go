@@ -70,21 +70,30 @@ func TestEmulatorBarrier(t *testing.T) {
 		}
 		return true
 	}
+	requireBarrierOrders(t, "gj_emu_selftest_barrier", grid, block, out, ok, 1)
+}
+
+// requireBarrierOrders runs a barrier self-test: with its barrier (each of the arguments on)
+// the result is right under every schedule; without it (argument 0) the result depends on
+// the schedule, so the race shows under at least one.
+func requireBarrierOrders(t *testing.T, entry string, grid, block int, out []float64, ok func([]float64) bool, on ...int) {
+	t.Helper()
 	for _, sched := range []Schedule{Forward, Reverse, Shuffled, 17} {
-		_, err := selfTest("gj_emu_selftest_barrier", grid, block, 8*block, 1, out, sched)
-		require.NoError(t, err)
-		require.True(t, ok(out), "with the barrier, schedule %d", sched)
+		for _, arg := range on {
+			_, err := selfTest(entry, grid, block, 8*block, arg, out, sched)
+			require.NoError(t, err)
+			require.True(t, ok(out), "%s with its barrier (%d), schedule %d", entry, arg, sched)
+		}
 	}
-	// Without the barrier the result depends on the schedule: the race is visible.
 	wrong := 0
 	for _, sched := range []Schedule{Forward, Reverse, Shuffled} {
-		_, err := selfTest("gj_emu_selftest_barrier", grid, block, 8*block, 0, out, sched)
+		_, err := selfTest(entry, grid, block, 8*block, 0, out, sched)
 		require.NoError(t, err)
 		if !ok(out) {
 			wrong++
 		}
 	}
-	require.Positive(t, wrong, "a missing barrier must show under some schedule")
+	require.Positive(t, wrong, "%s: a missing barrier must show under some schedule", entry)
 }
 
 func TestEmulatorReportsDivergentBarrier(t *testing.T) {
@@ -134,22 +143,7 @@ func TestEmulatorWarpBarrier(t *testing.T) {
 		}
 		return true
 	}
-	for _, sched := range []Schedule{Forward, Reverse, Shuffled, 17} {
-		for _, extra := range []int{0, 2} {
-			_, err := selfTest("gj_emu_selftest_warp_barrier", grid, block, 8*block, 1+extra, out, sched)
-			require.NoError(t, err)
-			require.True(t, ok(out), "with the barrier, schedule %d", sched)
-		}
-	}
-	wrong := 0
-	for _, sched := range []Schedule{Forward, Reverse, Shuffled} {
-		_, err := selfTest("gj_emu_selftest_warp_barrier", grid, block, 8*block, 0, out, sched)
-		require.NoError(t, err)
-		if !ok(out) {
-			wrong++
-		}
-	}
-	require.Positive(t, wrong, "a missing __syncwarp must show under some schedule")
+	requireBarrierOrders(t, "gj_emu_selftest_warp_barrier", grid, block, out, ok, 1, 3)
 }
 
 // TestEmulatorReportsDivergentWarpBarrier: a lane that returns, or waits at another
