@@ -63,8 +63,28 @@ func DefaultBreakEven(k Kernel) int { return defaultModel.breakEven(k) }
 
 func (m breakEvenModel) breakEven(k Kernel) int {
 	sp := kernel.ID(k).Spec()
-	if sp == nil || sp.Family.NumInts() == 0 {
+	r := operandsPerOutput(sp)
+	if r == 0 {
 		return math.MaxInt
+	}
+	// Seconds the device saves per output element, the fixed cost aside.
+	saved := r * (m.cpu(sp.Family) - m.elementBytes/m.bytesPerSecond)
+	if !(saved > 0) {
+		return math.MaxInt
+	}
+	w := math.Ceil(m.callSeconds / saved)
+	if !(w < math.MaxInt/2) {
+		return math.MaxInt
+	}
+	return max(int(w), 1)
+}
+
+// operandsPerOutput is r of the model: the kernel's operand elements (inputs and outputs) per
+// output element at the representative sizes (ModelSize); 0 for a nil spec, a kernel without
+// sizes or one without outputs.
+func operandsPerOutput(sp *kernel.Spec) float64 {
+	if sp == nil || sp.Family.NumInts() == 0 {
+		return 0
 	}
 	sizes := [4]int{ModelSize, ModelSize, ModelSize, ModelSize}
 	ints := sizes[:min(sp.Family.NumInts(), len(sizes))]
@@ -79,16 +99,7 @@ func (m breakEvenModel) breakEven(k Kernel) int {
 		out += float64(n)
 	}
 	if out == 0 {
-		return math.MaxInt
+		return 0
 	}
-	// Seconds the device saves per output element, the fixed cost aside.
-	saved := moved / out * (m.cpu(sp.Family) - m.elementBytes/m.bytesPerSecond)
-	if !(saved > 0) {
-		return math.MaxInt
-	}
-	w := math.Ceil(m.callSeconds / saved)
-	if !(w < math.MaxInt/2) {
-		return math.MaxInt
-	}
-	return max(int(w), 1)
+	return moved / out
 }

@@ -17,6 +17,10 @@ import (
 func TestBreakEvenModelWorkedExample(t *testing.T) {
 	require.InDelta(t, 7500, DefaultBreakEven(KernelReLUForward), 1)
 	require.InDelta(t, 20000, DefaultBreakEven(KernelSoftmaxBackward), 1)
+	require.Equal(t, 2.0, operandsPerOutput(kernel.ReLUForward.Spec()))
+	require.Equal(t, 3.0, operandsPerOutput(kernel.SoftmaxBackward.Spec()))
+	// jet_second at N = K = P = 16: logits 16·16 and decoded 16·16·16 in, 16·16·16·16 out.
+	require.Equal(t, (256.0+4096+65536)/65536, operandsPerOutput(kernel.JetSecond.Spec()))
 }
 
 // TestBreakEvenModelBounds: every kernel's default is where the model's device time (fixed
@@ -37,17 +41,7 @@ func TestBreakEvenModelBounds(t *testing.T) {
 		}
 		require.GreaterOrEqual(t, be, 1, "%v", k)
 		require.Less(t, be, 1<<31, "%v", k)
-		ints := []int{ModelSize, ModelSize, ModelSize}[:sp.Family.NumInts()]
-		var in, out float64
-		for _, d := range sp.In {
-			n, _ := d.Len(ints)
-			in += float64(n)
-		}
-		for _, d := range sp.Out {
-			n, _ := d.Len(ints)
-			out += float64(n)
-		}
-		r := (in + out) / out // operand elements per output element
+		r := operandsPerOutput(sp) // checked against hand counts in the worked example
 		device := func(w int) float64 { return ModelCallSeconds + r*float64(w)*bus }
 		host := func(w int) float64 { return r * float64(w) * cpu }
 		require.LessOrEqual(t, device(be), host(be)*(1+1e-12), "%v: the device pays at the break-even %d", k, be)
