@@ -24,11 +24,13 @@
 // device backend. cudaops/internal/emu compiles the same source for the host with a small
 // emulation of the CUDA execution model and provides a Backend, so `go test ./...` runs the
 // kernels without a GPU. With gatejet's build tag gatejetcuda this package also has
-// DeviceBackend, which compiles the source with NVRTC for the device's own architecture (one
-// compiled module per kernel module and element type) and is registered at initialisation when a device
+// DeviceBackend, which compiles the source with NVRTC for the device's own architecture, or to
+// PTX for the newest architecture NVRTC supports on a newer device (one compiled module per
+// kernel module and element type), and is registered at initialisation when a device
 // answers. It opens the CUDA driver and NVRTC with dlopen (cudaops/internal/cudrv), so the
 // build needs only cgo (a C compiler, CGO_ENABLED=1), and a binary without a driver or GPU runs on the CPU.
 // cudaops/gpubench measures the kernels (same tag). Gorgonia's tag cuda is only for
-// cudaops/cudadoer, which adapts the kernels to Gorgonia's CUDADoer.
+// cudaops/cudadoer, which adapts the kernels to Gorgonia's CUDADoer (package ops's ops use it
+// under that tag), and does not build DeviceBackend.
 // docs/gpu.md has the design, the commands and what still needs a GPU run.
 package cudaops

@@ -97,8 +97,8 @@
 // # Running on a GPU
 //
 // Every computation (forward, gradient op, DoDiff) goes through cudaops.Run with the CPU
-// kernel as its fallback, so when a GPU backend is registered (see package cudaops and
-// docs/gpu.md) the residency mode set with cudaops.SetMode or the GATEJET_GPU environment
+// kernel as its fallback, so when a GPU backend is registered (the standalone backend of
+// gatejet's build tag gatejetcuda; see package cudaops and docs/gpu.md) the residency mode set with cudaops.SetMode or the GATEJET_GPU environment
 // variable decides where each call runs; nothing in a graph changes. The default build has
 // no backend and runs everything on the CPU.
 //
