@@ -454,7 +454,7 @@ func (op *jetVJPOp) DiffWRT(inputs int) []bool {
 func (op *jetVJPOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	if !differentiableVJP(op.fwd.c) {
 		return nil, check.Errorf(gatejet.ErrParam, op.name(), "",
-			"the gradient of the %s channel is not differentiable (only the value and first channels' are)", op.fwd.c)
+			"the gradient of the %s channel is not differentiable (only the value, first and Gauss-Newton channels' are)", op.fwd.c)
 	}
 	if err := checkDiffNodes(op.name(), op.Arity(), inputs, grad); err != nil {
 		return nil, err

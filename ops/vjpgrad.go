@@ -34,7 +34,9 @@ import (
 // as those are (the HVP's VJP is not).
 
 // differentiableVJP reports whether the VJP ops of channel c are differentiable.
-func differentiableVJP(c channel) bool { return c == kernel.Value || c == kernel.First }
+func differentiableVJP(c channel) bool {
+	return c == kernel.Value || c == kernel.First || c == kernel.GaussNewton
+}
 
 // vjpSymDiff returns the gradients of ⟨U, VJP⟩ with respect to logits, decoded and the
 // upstream gradient, for the value or first channel's VJP op with respect to input wrt.
@@ -45,6 +47,8 @@ func vjpSymDiff(op *jetVJPOp, inputs gorgonia.Nodes, u *gorgonia.Node) (gorgonia
 	b := nodeBuilder{op: op.name(), dt: f.dt}
 	jetOf := func(c channel) *jetOp { return newJetOp(f.g, c, sh, f.dt, f.inherited()) }
 	switch {
+	case f.c == kernel.GaussNewton:
+		return gaussNewtonVJPSymDiff(op, inputs, u)
 	case op.wrt == 1: // through dD, U shaped like D
 		dl := b.apply(newJetVJPOp(jetOf(f.c), 0), l, u, g)
 		dg := b.apply(jetOf(f.c), l, u)
@@ -62,6 +66,40 @@ func vjpSymDiff(op *jetVJPOp, inputs gorgonia.Nodes, u *gorgonia.Node) (gorgonia
 	dd := b.apply(newJetVJPOp(jetOf(kernel.First), 1), l, d, ug)
 	first := b.apply(jetOf(kernel.First), l, d)
 	dg := b.reshape(b.batchedMatMul(b.reshape(u, sh.N, 1, sh.K), first), sh.N, sh.P)
+	return gorgonia.Nodes{dl, dd, dg}, b.err
+}
+
+// gaussNewtonVJPSymDiff is vjpSymDiff for the Gauss-Newton channel. Its VJP is the first
+// channel's at upstream Ĝ = S·F, S = G + Gᵀ, F = first(l, D); so the gradient is the first
+// channel's VJP gradient at fixed Ĝ (vjpSymDiff: partials in l and D, and W = ∂/∂Ĝ), then the
+// chain through Ĝ: ∂/∂G = W·Fᵀ + F·Wᵀ, and in (l, D) the first channel's VJP at upstream
+// Sᵀ·W = S·W.
+func gaussNewtonVJPSymDiff(op *jetVJPOp, inputs gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
+	f := op.fwd
+	l, d, g := inputs[0], inputs[1], inputs[2]
+	b := nodeBuilder{op: op.name(), dt: f.dt}
+	firstOp := func() *jetOp { return newJetOp(f.g, kernel.First, f.sh, f.dt, f.inherited()) }
+	first := b.apply(firstOp(), l, d)
+	s := b.add(g, b.transpose(g))
+	gHat := b.batchedMatMul(s, first)
+	if b.err != nil {
+		return nil, b.err
+	}
+	// The first channel's VJP gradient at fixed Ĝ: for wrt 1 its partial in D is nil (the
+	// first channel's dD does not depend on D).
+	p, err := vjpSymDiff(newJetVJPOp(firstOp(), op.wrt), gorgonia.Nodes{l, d, gHat}, u)
+	if err != nil {
+		return nil, err
+	}
+	w := p[2]
+	sw := b.batchedMatMul(s, w)
+	dl := b.add(p[0], b.apply(newJetVJPOp(firstOp(), 0), l, d, sw))
+	dd := b.apply(newJetVJPOp(firstOp(), 1), l, d, sw)
+	if p[1] != nil {
+		dd = b.add(p[1], dd)
+	}
+	wf := b.batchedMatMul(w, b.transpose(first))
+	dg := b.add(wf, b.transpose(wf))
 	return gorgonia.Nodes{dl, dd, dg}, b.err
 }
 
@@ -101,6 +139,30 @@ func (b *nodeBuilder) reshape(n *gorgonia.Node, shape ...int) *gorgonia.Node {
 	r, err := gorgonia.Reshape(n, shape)
 	if err != nil {
 		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "reshape %v to %v: %v", n.Shape(), shape, err)
+	}
+	return r
+}
+
+// transpose swaps the last two axes of a rank-3 node.
+func (b *nodeBuilder) transpose(n *gorgonia.Node) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	r, err := gorgonia.Transpose(n, 0, 2, 1)
+	if err != nil {
+		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "transpose %v: %v", n.Shape(), err)
+	}
+	return r
+}
+
+// add is the elementwise sum of two nodes of one shape.
+func (b *nodeBuilder) add(x, y *gorgonia.Node) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	r, err := gorgonia.Add(x, y)
+	if err != nil {
+		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "sum of %v and %v: %v", x.Shape(), y.Shape(), err)
 	}
 	return r
 }
