@@ -143,6 +143,68 @@ func (b *nodeBuilder) reshape(n *gorgonia.Node, shape ...int) *gorgonia.Node {
 	return r
 }
 
+// ones is a constant vector of n ones of the builder's dtype.
+func (b *nodeBuilder) ones(n int) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	t, err := newDense(b.op, b.dt, tensor.Shape{n})
+	if err != nil {
+		b.err = err
+		return nil
+	}
+	if b.dt == tensor.Float64 {
+		for i := range t.Float64s() {
+			t.Float64s()[i] = 1
+		}
+	} else {
+		for i := range t.Float32s() {
+			t.Float32s()[i] = 1
+		}
+	}
+	return gorgonia.NewConstant(t)
+}
+
+// scale multiplies a node by the constant x.
+func (b *nodeBuilder) scale(n *gorgonia.Node, x float64) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	c := gorgonia.NewConstant(x)
+	if b.dt == tensor.Float32 {
+		c = gorgonia.NewConstant(float32(x))
+	}
+	r, err := gorgonia.Mul(n, c)
+	if err != nil {
+		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "scale %v: %v", n.Shape(), err)
+	}
+	return r
+}
+
+// hadamard is the elementwise product of two nodes of one shape.
+func (b *nodeBuilder) hadamard(x, y *gorgonia.Node) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	r, err := gorgonia.HadamardProd(x, y)
+	if err != nil {
+		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "product of %v and %v: %v", x.Shape(), y.Shape(), err)
+	}
+	return r
+}
+
+// sumRows sums a rank-3 node [n,a,b] over its last two axes, to [n].
+func (b *nodeBuilder) sumRows(n *gorgonia.Node) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	r, err := gorgonia.Sum(n, 1, 2)
+	if err != nil {
+		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "sum %v over its last two axes: %v", n.Shape(), err)
+	}
+	return r
+}
+
 // transpose swaps the last two axes of a rank-3 node.
 func (b *nodeBuilder) transpose(n *gorgonia.Node) *gorgonia.Node {
 	if b.err != nil {
