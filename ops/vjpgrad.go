@@ -9,12 +9,14 @@ import (
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
-// The gradients of the value and first channels' VJPs, so that a loss built on either channel
-// (SoftmaxJetValue, LogisticJetFirst, ...) has exact Hessian-vector products. Channel X with
+// The gradients of the value, first and Gauss-Newton channels' VJPs, so that a loss built on
+// any of them (SoftmaxJetValue, LogisticJetFirst, SoftmaxJetGaussNewton, ...) has exact
+// Hessian-vector products. Channel X with
 // upstream G has the VJP dl = ∂⟨G,X⟩/∂l, dD = ∂⟨G,X⟩/∂D; the gradients of ⟨U, dl⟩ and ⟨U, dD⟩
 // for an upstream U on either output are contractions of channels that exist, for any gate.
 //
-// Through dD: X is linear in D, so dD does not depend on D and ⟨U, dD⟩ = ⟨G, X(l, U)⟩:
+// Through dD: the value and first channels are linear in D, so dD does not depend on D and
+// ⟨U, dD⟩ = ⟨G, X(l, U)⟩:
 //
 //	∂/∂l = XVJP_l(l, U, G)    ∂/∂G = X(l, U)
 //
@@ -29,9 +31,20 @@ import (
 //	∂/∂l = HVPVJP_l(l, D, U, G)    ∂/∂D = HVPVJP_D(l, D, U, G)    ∂/∂G = HVP(l, D, U)
 //
 // HVPVJP_l is the third-order contraction Σ_{a,b,c} G[a][c]·U_b·∂³ẑ_c/∂l_a∂l_b∂l_e, which the
-// HVP's VJP kernel computes in O(K·P) a row (docs/math.md). Each term is a node of this
-// package or a Gorgonia reshape or batched product, so they are differentiable in turn as far
-// as those are (the HVP's VJP is not).
+// HVP's VJP kernel computes in O(K·P) a row (docs/math.md).
+//
+// The Gauss-Newton channel GN = F·Fᵀ (F = first(l, D), per row) is quadratic in D, but its
+// VJP at upstream G is the first channel's at Ĝ = S·F, S = G + Gᵀ. So the gradient of either
+// output is the first channel's VJP gradient above at upstream Ĝ (partials in l and D at fixed
+// Ĝ, and W = ∂/∂Ĝ: HVP(l, D, U) through dl, first(l, U) through dD), plus the chain through Ĝ:
+//
+//	∂/∂G = W·Fᵀ + F·Wᵀ    ∂/∂(l, D) += FirstVJP(l, D, S·W)
+//
+// the latter since ⟨W, S·F⟩ = ⟨Sᵀ·W, F⟩ and S is symmetric. The Gauss-Newton VJP ops keep
+// their own kernel; only their gradient is built from the first channel's.
+//
+// Each term is a node of this package or a Gorgonia reshape, transpose, sum or batched
+// product, so they are differentiable in turn as far as those are (the HVP's VJP is not).
 
 // differentiableVJP reports whether the VJP ops of channel c are differentiable.
 func differentiableVJP(c channel) bool {
@@ -39,7 +52,8 @@ func differentiableVJP(c channel) bool {
 }
 
 // vjpSymDiff returns the gradients of ⟨U, VJP⟩ with respect to logits, decoded and the
-// upstream gradient, for the value or first channel's VJP op with respect to input wrt.
+// upstream gradient, for the value, first or Gauss-Newton channel's VJP op with respect to
+// input wrt.
 func vjpSymDiff(op *jetVJPOp, inputs gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 	f := op.fwd
 	l, d, g := inputs[0], inputs[1], inputs[2]
