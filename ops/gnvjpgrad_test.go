@@ -241,3 +241,19 @@ func TestGaussNewtonVJPHessianFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestGaussNewtonVJPThirdOrderNotDifferentiable: a third derivative of a loss on the
+// Gauss-Newton slabs passes through the HVP's VJP, which is not differentiable; graphs.Grad
+// reports it, naming the op, rather than dropping it as if it were a constant.
+func TestGaussNewtonVJPThirdOrderNotDifferentiable(t *testing.T) {
+	for _, logistic := range []bool{false, true} {
+		fg := newGNGraph(t, tensor.Float64, logistic, [3]int{2, 3, 2}, 1)
+		grads, err := graphs.Grad(fg.c, fg.l)
+		require.NoError(t, err)
+		hv, err := graphs.Grad(G.Must(G.Sum(G.Must(G.Square(grads[0])))), fg.l)
+		require.NoError(t, err)
+		_, err = graphs.Grad(G.Must(G.Sum(G.Must(G.Square(hv[0])))), fg.l)
+		require.ErrorIs(t, err, graphs.ErrNotDifferentiable)
+		require.Contains(t, err.Error(), "JetHVPVJP")
+	}
+}
