@@ -240,9 +240,9 @@ func (op *logDetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes,
 	})
 }
 
-// logDetGradOp: (H [n,K,K], grad [n]) → grad[r]·(sym(H[r]) + λI)⁻¹. Differentiable (see
-// SymDiff), symbolically only. Its
-// kernel runs on the CPU only: under the build tag cuda its CUDADo is staged through host.
+// logDetGradOp: (H [n,K,K], grad [n]) → grad[r]·(sym(H[r]) + λI)⁻¹. Differentiable with
+// graphs.Grad (SymDiff; it has no DoDiff). Its kernel runs on the CPU only: under the build
+// tag cuda its CUDADo is staged through host.
 type logDetGradOp struct {
 	seam
 	fwd *logDetOp
