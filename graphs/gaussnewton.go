@@ -30,7 +30,8 @@ func GaussNewtonSlabs(logits, decoded *gorgonia.Node, invTau float64, opts ...op
 // GaussNewtonLogDet returns the [n] vector log det(H[r] + λI) of the Gauss-Newton slabs of
 // GaussNewtonSlabs: the log-determinant term of a Laplace approximation of the evidence
 // (which enters it as −½·log det). lambda must be positive, because the slabs are
-// singular. Differentiable in logits and decoded (once; see LogDetPlusRidge). opts go to the
+// singular. Differentiable in logits and decoded, twice with Grad (a Hessian-vector product of
+// the evidence term; see LogDetPlusRidge and the ops package's Gradients). opts go to the
 // Gauss-Newton op and the log-determinant's: with ops.ReuseOutput a training loop on a
 // TapeMachine stops allocating the [n,K,K] slabs every run.
 func GaussNewtonLogDet(logits, decoded *gorgonia.Node, invTau, lambda float64, opts ...ops.Option) (*gorgonia.Node, error) {

@@ -17,8 +17,10 @@ import (
 //	∂out[r]/∂H[r] = (sym(H[r]) + λI)⁻¹.
 //
 // The node is differentiable with gorgonia.Grad (the gradient node is a second op that
-// factorises again) and on a LispMachine. Its gradient node is not itself
-// differentiable: differentiating it returns an error.
+// factorises again) and on a LispMachine. Its gradient node is differentiable in turn with
+// Grad (symbolically; not on a LispMachine): with A = sym(H) + λI and M = g·A⁻¹ the gradient
+// node, the gradient of ⟨U, M⟩ is −sym(M·U·A⁻¹) in H and ⟨U[r], A[r]⁻¹⟩ in g, from the
+// gradient op again at g = 1, so a cost on the log-determinant has Hessian-vector products.
 //
 // Entries and λ as large as the largest float64 are accepted: a row whose sym(H) + λI
 // would overflow is factored halved, so finite positive definite rows give finite values.

@@ -67,14 +67,17 @@
 //     softmaxjet.ValueVJP; First uses FirstVJP, the second channel contracted with the
 //     upstream gradient without building it; Second uses SecondVJP, the O(K²·P) third-order
 //     contraction; HVP uses HVPVJP, including the gradient with respect to v; GaussNewton uses
-//     GaussNewtonVJP; the Logistic* ops use their Logistic*VJP counterparts. The value and
-//     first channels' VJP ops are differentiable in turn: the value channel's gradients are
-//     the HVP, the first channel and its VJP, contracted; the first channel's are the HVP,
-//     the HVP's VJP (the third-order contraction) and the first channel's VJP. So a loss on
-//     SoftmaxJetValue, SoftmaxJetFirst, LogisticJetValue or LogisticJetFirst has exact
-//     Hessian-vector products through graphs.Grad. The other channels' VJP ops are not
-//     differentiable (the second channel's and the HVP's would need the fourth order of the
-//     jet): graphs.Grad names them.
+//     GaussNewtonVJP; the Logistic* ops use their Logistic*VJP counterparts. The value,
+//     first and Gauss-Newton channels' VJP ops are differentiable in turn: the value
+//     channel's gradients are the HVP, the first channel and its VJP, contracted; the first
+//     channel's are the HVP, the HVP's VJP (the third-order contraction) and the first
+//     channel's VJP; the Gauss-Newton channel's VJP is the first channel's at upstream
+//     (G + Gᵀ)·first, and its gradients are the first channel's VJP gradients there plus
+//     batched products with first. So a loss on SoftmaxJetValue, SoftmaxJetFirst,
+//     SoftmaxJetGaussNewton or their Logistic* counterparts (and on LogDetPlusRidge of the
+//     slabs, whose gradient op is differentiable too) has exact Hessian-vector products
+//     through graphs.Grad. The second channel's and the HVP's VJP ops are not
+//     differentiable (they would need the fourth order of the jet): graphs.Grad names them.
 //   - Softmax and LogSoftmax have SoftmaxBackward and LogSoftmaxBackward of their output as
 //     gradient, so a graph through them can be differentiated twice.
 //   - SoftmaxBackward and LogSoftmaxBackward are differentiable in both y and dy (double
@@ -91,7 +94,8 @@
 // same reason a non-differentiable op's SymDiff returns an error and its DiffWRT reports its
 // inputs differentiable, since graphs.Grad and gorgonia.Grad treat an input reported not
 // differentiable as a constant. The exceptions are inputs the op's output does not depend
-// on: decoded for the dD of a channel linear in decoded, v for the HVP's dv, and dy for a
+// on: decoded for the dD of a channel linear in decoded (all but Gauss-Newton), v for the
+// HVP's dv, and dy for a
 // double backward with respect to dy.
 //
 // # Running on a GPU

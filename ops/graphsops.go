@@ -240,8 +240,9 @@ func (op *logDetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes,
 	})
 }
 
-// logDetGradOp: (H [n,K,K], grad [n]) → grad[r]·(sym(H[r]) + λI)⁻¹. Not differentiable. Its
-// kernel runs on the CPU only: under the build tag cuda its CUDADo is staged through host.
+// logDetGradOp: (H [n,K,K], grad [n]) → grad[r]·(sym(H[r]) + λI)⁻¹. Differentiable with
+// graphs.Grad (SymDiff; it has no DoDiff). Its kernel runs on the CPU only: under the build
+// tag cuda its CUDADo is staged through host.
 type logDetGradOp struct {
 	seam
 	fwd *logDetOp
@@ -288,12 +289,23 @@ func (op *logDetGradOp) compute(out *tensor.Dense, vals []gorgonia.Value) error 
 	return op.fwd.gradient(&op.run, out, vals)
 }
 
-// DiffWRT: reported differentiable so that differentiating through it fails loudly in
-// SymDiff rather than silently treating it as a constant.
+// DiffWRT: differentiable in H and the upstream gradient.
 func (op *logDetGradOp) DiffWRT(inputs int) []bool { return diffMask(inputs, true) }
 
-// SymDiff: the second derivative of the log-det is not implemented.
-func (op *logDetGradOp) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
-	return nil, check.Errorf(gatejet.ErrParam, op.name(), "",
-		"the gradient of LogDetPlusRidge is not differentiable (second derivative not implemented)")
+// SymDiff: with A = sym(H) + λI and M = g·A⁻¹ the op's output, the gradient of ⟨U, M⟩ is
+//
+//	∂/∂g[r] = ⟨U[r], A[r]⁻¹⟩    ∂/∂H = −sym(Y) = −(Y + Yᵀ)/2,   Y[r] = M[r]·U[r]·A[r]⁻¹,
+//
+// since d(A⁻¹) = −A⁻¹·dA·A⁻¹ and dA = sym(dH). A⁻¹ is this op at g = 1, so the gradient is
+// differentiable in turn.
+func (op *logDetGradOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	if err := checkDiffNodes(op.name(), 2, inputs, output, grad); err != nil {
+		return nil, err
+	}
+	b := nodeBuilder{op: op.name(), dt: op.outDT}
+	inv := b.apply(newLogDetGradOp(op.fwd), inputs[0], b.ones(op.fwd.sizes[0]))
+	y := b.batchedMatMul(b.batchedMatMul(output, grad), inv)
+	dh := b.scale(b.add(y, b.transpose(y)), -0.5)
+	dg := b.sumRows(b.hadamard(grad, inv))
+	return gorgonia.Nodes{dh, dg}, b.err
 }

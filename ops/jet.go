@@ -369,8 +369,8 @@ func jetDiff[T float](op *jetOp, grads []*tensor.Dense, in jetInputs) error {
 
 // jetVJPOp is the gradient of a jetOp with respect to one of its inputs (wrt: 0 logits,
 // 1 decoded, 2 v): inputs are the forward op's inputs followed by the upstream gradient of
-// the channel; the output has the shape of input wrt. Only the value and first channels' are
-// differentiable themselves.
+// the channel; the output has the shape of input wrt. Only the value, first and Gauss-Newton
+// channels' are differentiable themselves.
 type jetVJPOp struct {
 	seam
 	wrtOf[*jetOp]
@@ -432,12 +432,13 @@ func (op *jetVJPOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
 	return computeJet(&op.seam, op.fwd, op.fwd.outShape, out, vals)
 }
 
-// DiffWRT: the value and first channels' VJPs are differentiable (see vjpSymDiff). The other
-// channels' VJPs are not (the second channel's and the HVP's would need the fourth order of
-// the jet), but are reported differentiable so that a gradient through one fails loudly in
-// SymDiff rather than being dropped as if the op were a constant. Either way the gradient of
-// a channel linear in D (all but Gauss-Newton) with respect to D does not depend on D, nor
-// the HVP's with respect to v on v (the HVP is linear in v).
+// DiffWRT: the value, first and Gauss-Newton channels' VJPs are differentiable (see
+// vjpSymDiff). The other channels' VJPs are not (the second channel's and the HVP's would
+// need the fourth order of the jet), but are reported differentiable so that a gradient
+// through one fails loudly in SymDiff rather than being dropped as if the op were a constant.
+// Either way the gradient of a channel linear in D (all but Gauss-Newton, which is quadratic
+// in D) with respect to D does not depend on D, nor the HVP's with respect to v on v (the HVP
+// is linear in v).
 func (op *jetVJPOp) DiffWRT(inputs int) []bool {
 	m := diffMask(inputs, true)
 	if op.wrt == 1 && op.fwd.c != kernel.GaussNewton && len(m) > 1 {
@@ -449,12 +450,12 @@ func (op *jetVJPOp) DiffWRT(inputs int) []bool {
 	return m
 }
 
-// SymDiff returns the gradients of the value and first channels' VJPs (see vjpSymDiff), and
-// reports that the other channels' VJPs are not differentiable.
+// SymDiff returns the gradients of the value, first and Gauss-Newton channels' VJPs (see
+// vjpSymDiff), and reports that the other channels' VJPs are not differentiable.
 func (op *jetVJPOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	if !differentiableVJP(op.fwd.c) {
 		return nil, check.Errorf(gatejet.ErrParam, op.name(), "",
-			"the gradient of the %s channel is not differentiable (only the value and first channels' are)", op.fwd.c)
+			"the gradient of the %s channel is not differentiable (only the value, first and Gauss-Newton channels' are)", op.fwd.c)
 	}
 	if err := checkDiffNodes(op.name(), op.Arity(), inputs, grad); err != nil {
 		return nil, err

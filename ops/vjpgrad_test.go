@@ -112,8 +112,8 @@ func TestValueVJPHessianVectorProduct(t *testing.T) {
 	}
 }
 
-// TestSecondVJPNotDifferentiable: the second channel's VJP is not differentiable (the value
-// and first channels' are), and Grad says which op stops it.
+// TestSecondVJPNotDifferentiable: the second channel's VJP is not differentiable (the value,
+// first and Gauss-Newton channels' are), and Grad says which op stops it.
 func TestSecondVJPNotDifferentiable(t *testing.T) {
 	g := G.NewGraph()
 	l := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 3), G.WithName("l"),
