@@ -166,25 +166,48 @@ func variable(g *G.ExprGraph, dt tensor.Dtype, name string, shape []int, vals []
 
 // newFirstGraph builds a firstGraph of dtype dt for shape sh from seed.
 func newFirstGraph(t *testing.T, dt tensor.Dtype, logistic bool, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph {
+	return lossGraph(t, false, dt, logistic, sh, seed, opts...)
+}
+
+// newGNGraph is a firstGraph whose channel f is the Gauss-Newton slabs [n,K,K] instead of the
+// first channel: c = Σ W⊙GN + Σ tanh(GN).
+func newGNGraph(t *testing.T, dt tensor.Dtype, logistic bool, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph {
+	return lossGraph(t, true, dt, logistic, sh, seed, opts...)
+}
+
+// lossGraph builds the loss c = Σ W⊙f + Σ tanh(f) of dtype dt for shape sh from seed, f the
+// first channel or (gn) the Gauss-Newton slabs of a softmax or logistic gate.
+func lossGraph(t *testing.T, gn bool, dt tensor.Dtype, logistic bool, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph {
 	t.Helper()
 	n, k, p := sh[0], sh[1], sh[2]
-	rng := rand.New(rand.NewPCG(seed, 11))
+	stream, wShape := uint64(11), []int{n, k, p}
+	if gn {
+		stream, wShape = 17, []int{n, k, k}
+	}
+	rng := rand.New(rand.NewPCG(seed, stream))
 	fg := &firstGraph{g: G.NewGraph(), invTau: 1.3}
 	fg.l = variable(fg.g, dt, "l", []int{n, k}, normals(rng, n*k))
 	fg.d = variable(fg.g, dt, "D", []int{n, k, p}, normals(rng, n*k*p))
-	w := G.NewConstant(dense(dt, []int{n, k, p}, normals(rng, n*k*p)), G.WithName("W"))
+	w := G.NewConstant(dense(dt, wShape, normals(rng, wShape[0]*wShape[1]*wShape[2])), G.WithName("W"))
 	var err error
 	if logistic {
 		fg.alpha, fg.beta = normals(rng, k), normals(rng, k)
 		for i := range fg.alpha {
 			fg.alpha[i] += math.Copysign(0.5, fg.alpha[i]) // |α| ≥ 0.5: a gate that moves
 		}
+	}
+	switch {
+	case logistic && gn:
+		fg.f, err = ops.LogisticJetGaussNewton(fg.l, fg.d, fg.alpha, fg.beta, opts...)
+	case logistic:
 		fg.f, err = ops.LogisticJetFirst(fg.l, fg.d, fg.alpha, fg.beta, opts...)
-	} else {
+	case gn:
+		fg.f, err = ops.SoftmaxJetGaussNewton(fg.l, fg.d, fg.invTau, opts...)
+	default:
 		fg.f, err = ops.SoftmaxJetFirst(fg.l, fg.d, fg.invTau, opts...)
 	}
 	require.NoError(t, err)
-	fg.c = G.Must(G.Add(G.Must(G.Sum(G.Must(G.HadamardProd(fg.f, w)))), G.Must(G.Sum(G.Must(G.Tanh(fg.f))))))
+	fg.c = G.Must(G.Add(inner(fg.f, w), G.Must(G.Sum(G.Must(G.Tanh(fg.f))))))
 	return fg
 }
 
@@ -637,31 +660,6 @@ func TestHVPVJPIgnoresV(t *testing.T) {
 // gnShapes are the batch shapes [n,K,P] the Gauss-Newton channel's second-order tests run
 // on: K = 1, P = 1, K = 2 and P > K included.
 var gnShapes = [][3]int{{3, 4, 2}, {2, 1, 3}, {2, 3, 1}, {1, 1, 1}, {2, 2, 5}, {3, 3, 4}}
-
-// newGNGraph is a firstGraph whose channel f is the Gauss-Newton slabs [n,K,K] instead of the
-// first channel: c = Σ W⊙GN + Σ tanh(GN).
-func newGNGraph(t *testing.T, dt tensor.Dtype, logistic bool, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph {
-	t.Helper()
-	n, k, p := sh[0], sh[1], sh[2]
-	rng := rand.New(rand.NewPCG(seed, 17))
-	fg := &firstGraph{g: G.NewGraph(), invTau: 1.3}
-	fg.l = variable(fg.g, dt, "l", []int{n, k}, normals(rng, n*k))
-	fg.d = variable(fg.g, dt, "D", []int{n, k, p}, normals(rng, n*k*p))
-	w := G.NewConstant(dense(dt, []int{n, k, k}, normals(rng, n*k*k)), G.WithName("W"))
-	var err error
-	if logistic {
-		fg.alpha, fg.beta = normals(rng, k), normals(rng, k)
-		for i := range fg.alpha {
-			fg.alpha[i] += math.Copysign(0.5, fg.alpha[i]) // |α| ≥ 0.5: a gate that moves
-		}
-		fg.f, err = ops.LogisticJetGaussNewton(fg.l, fg.d, fg.alpha, fg.beta, opts...)
-	} else {
-		fg.f, err = ops.SoftmaxJetGaussNewton(fg.l, fg.d, fg.invTau, opts...)
-	}
-	require.NoError(t, err)
-	fg.c = G.Must(G.Add(inner(fg.f, w), G.Must(G.Sum(G.Must(G.Tanh(fg.f))))))
-	return fg
-}
 
 // firstOf is the first channel of fg's gate at logits l and decoded d.
 func (fg *firstGraph) firstOf(t *testing.T, l, d *G.Node) *G.Node {
