@@ -137,17 +137,8 @@ func TestLogDetPlusRidgeGradCheck(t *testing.T) {
 	eachDtypeMachine(t, func(t *testing.T, dt tensor.Dtype, m Machine) {
 		for _, k := range []int{1, 2, 4} {
 			t.Run(fmt.Sprintf("K=%d", k), func(t *testing.T) {
-				rng := rand.New(rand.NewPCG(12, uint64(k)))
-				const n = 3
-				g := gorgonia.NewGraph()
-				H := gorgonia.NewTensor(g, dt, 3, gorgonia.WithShape(n, k, k), gorgonia.WithName("H"),
-					gorgonia.WithValue(denseOf(dt, []int{n, k, k}, spdBatch(rng, n, k))))
-				w := gorgonia.NewVector(g, dt, gorgonia.WithShape(n), gorgonia.WithName("w"),
-					gorgonia.WithValue(randDense(dt, rng, -1, 1, n)))
-				ld, err := LogDetPlusRidge(H, 0.1)
-				require.NoError(t, err)
-				cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(ld, w))))
-				RequireGradients(t, cost, gorgonia.Nodes{H, w}, WithMachine(m))
+				cost, xs := logDetCost(t, dt, 3, k, 12)
+				RequireGradients(t, cost, xs, WithMachine(m))
 			})
 		}
 	})
