@@ -10,16 +10,7 @@ import (
 	"github.com/gatejet/gatejet/graphs"
 )
 
-// gateRow is one row gating K = 2 atoms with P = 1 column: logits (0, ln 3), so that
-// softmax gives ζ = (¼, ¾), and decoded values (1, 3); first = (−0.375, 0.375).
-func gateRow(g *G.ExprGraph) (logits, decoded *G.Node) {
-	logits = G.NewMatrix(g, tensor.Float64, G.WithShape(1, 2), G.WithName("logits"),
-		G.WithValue(tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{0, math.Log(3)}))))
-	decoded = G.NewTensor(g, tensor.Float64, 3, G.WithShape(1, 2, 1), G.WithName("decoded"),
-		G.WithValue(tensor.New(tensor.WithShape(1, 2, 1), tensor.WithBacking([]float64{1, 3}))))
-	return logits, decoded
-}
-
+// runGraph runs the graph once on a TapeMachine.
 func runGraph(g *G.ExprGraph) {
 	vm := G.NewTapeMachine(g)
 	defer vm.Close()
@@ -28,11 +19,16 @@ func runGraph(g *G.ExprGraph) {
 	}
 }
 
-// onGateRow builds a node from gateRow's logits and decoded with build, runs the graph and
-// returns the node.
+// onGateRow builds one row gating K = 2 atoms with P = 1 column: logits (0, ln 3), so that
+// softmax gives ζ = (¼, ¾), and decoded values (1, 3); first = (−0.375, 0.375). It passes
+// them to build, runs the graph and returns the node that build made.
 func onGateRow(build func(logits, decoded *G.Node) (*G.Node, error)) *G.Node {
 	g := G.NewGraph()
-	n, err := build(gateRow(g))
+	logits := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 2), G.WithName("logits"),
+		G.WithValue(tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{0, math.Log(3)}))))
+	decoded := G.NewTensor(g, tensor.Float64, 3, G.WithShape(1, 2, 1), G.WithName("decoded"),
+		G.WithValue(tensor.New(tensor.WithShape(1, 2, 1), tensor.WithBacking([]float64{1, 3}))))
+	n, err := build(logits, decoded)
 	if err != nil {
 		panic(err)
 	}

@@ -11,17 +11,13 @@ import (
 )
 
 // gradOf adds the gradient of cost with respect to wrt to cost's graph with gorgonia.Grad,
-// runs the graph on a TapeMachine and returns the gradient nodes, which then hold values.
+// runs the graph (runGraph) and returns the gradient nodes, which then hold values.
 func gradOf(cost *gorgonia.Node, wrt ...*gorgonia.Node) gorgonia.Nodes {
 	grads, err := gorgonia.Grad(cost, wrt...)
 	if err != nil {
 		log.Fatal(err)
 	}
-	m := gorgonia.NewTapeMachine(cost.Graph())
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		log.Fatal(err)
-	}
+	runGraph(cost.Graph())
 	return grads
 }
 
