@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // evalNodes runs the subgraph of the given nodes on a TapeMachine and returns their values
@@ -33,16 +34,10 @@ func evalNodes(t *testing.T, ns ...*G.Node) [][]float64 {
 // (whose bound value it perturbs and restores).
 func fdGrad(t *testing.T, f, x *G.Node, h float64) []float64 {
 	t.Helper()
-	xs := x.Value().(*tensor.Dense).Float64s()
-	out := make([]float64, len(xs))
-	for i := range xs {
-		x0 := xs[i]
-		xs[i] = x0 + h
-		fp := evalNodes(t, f)[0][0]
-		xs[i] = x0 - h
-		fm := evalNodes(t, f)[0][0]
-		xs[i] = x0
-		out[i] = (fp - fm) / (2 * h)
+	J := testkit.FDJacobian(x.Value().(*tensor.Dense).Float64s(), func() []float64 { return evalNodes(t, f)[0] }, h)
+	out := make([]float64, len(J))
+	for i, row := range J {
+		out[i] = row[0]
 	}
 	return out
 }
