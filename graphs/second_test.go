@@ -11,7 +11,6 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -60,25 +59,11 @@ func hessianCheck(t *testing.T, c *gorgonia.Node, xs gorgonia.Nodes, seed uint64
 	require.NoError(t, err)
 	got, gotU := evalEach(t, hv...), evalEach(t, hu...)
 
-	// H·v = d/ds ∇c(x + s·v) at s = 0: central differences in the one variable s.
 	data := make([][]float64, len(xs))
-	orig := make([][]float64, len(xs))
 	for i, x := range xs {
 		data[i] = x.Value().(*tensor.Dense).Float64s()
-		orig[i] = append([]float64(nil), data[i]...)
 	}
-	s := []float64{0}
-	fd := testkit.FDJacobian(s, func() []float64 {
-		for i := range xs {
-			for j := range data[i] {
-				data[i][j] = orig[i][j] + s[0]*vs[i][j]
-			}
-		}
-		return slices.Concat(evalEach(t, grads...)...)
-	}, 1e-5)[0]
-	for i := range xs {
-		copy(data[i], orig[i])
-	}
+	fd := fdAlong(data, vs, 1e-5, func() []float64 { return slices.Concat(evalEach(t, grads...)...) })
 	uHv, vHu := 0.0, 0.0
 	for i, x := range xs {
 		want := fd[:len(got[i])]

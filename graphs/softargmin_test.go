@@ -10,6 +10,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/graphmath"
+	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/gorgonia"
@@ -84,29 +85,20 @@ func TestSoftArgminVJPFiniteDifferences(t *testing.T) {
 		p := mustSlice(SoftArgminProbs(c, s))
 		jv := mustSlice(SoftArgminVJP(p, v, s))
 		const h = 1e-6
-		shift := func(sign float64) []float64 {
-			x := make([]float64, k)
-			for i := range x {
-				x[i] = c[i] + sign*h*v[i]
-			}
-			return mustSlice(SoftArgminProbs(x, s))
-		}
-		pp, pm := shift(1), shift(-1)
+		jvp := fdAlong([][]float64{c}, [][]float64{v}, h, func() []float64 { return mustSlice(SoftArgminProbs(c, s)) })
 		for i := range p {
-			require.InDelta(t, (pp[i]-pm[i])/(2*h), jv[i], 1e-8, "JVP k=%d s=%g i=%d", k, s, i)
+			require.InDelta(t, jvp[i], jv[i], 1e-8, "JVP k=%d s=%g i=%d", k, s, i)
 		}
-		for i := range c {
-			f := func(x float64) float64 {
-				cc := append([]float64(nil), c...)
-				cc[i] = x
-				q := mustSlice(SoftArgminProbs(cc, s))
-				dot := 0.0
-				for j := range q {
-					dot += q[j] * v[j]
-				}
-				return dot
+		vjp := testkit.FDJacobian(c, func() []float64 {
+			q := mustSlice(SoftArgminProbs(c, s))
+			dot := 0.0
+			for j := range q {
+				dot += q[j] * v[j]
 			}
-			require.InDelta(t, (f(c[i]+h)-f(c[i]-h))/(2*h), jv[i], 1e-8, "VJP k=%d s=%g i=%d", k, s, i)
+			return []float64{dot}
+		}, h)
+		for i := range c {
+			require.InDelta(t, vjp[i][0], jv[i], 1e-8, "VJP k=%d s=%g i=%d", k, s, i)
 		}
 		// Σ_i (J·v)_i = 0: J kills constants
 		sum := 0.0
