@@ -375,7 +375,7 @@ func TestCUDATapeMachine(t *testing.T) {
 		nodes := cudaGraph(t, in, dt)
 		got := readOnTape(t, in.g, nodes)
 		for name := range nodes {
-			requireClose(t, want[name], got[name], cudaTol(dt), "%v %s: device graph against the host graph", dt, name)
+			requireClose(t, want[name], got[name], roundoffTol(dt), "%v %s: device graph against the host graph", dt, name)
 		}
 		// Every gatejet node ran through CUDADo: on the device, or staged through host.
 		for _, n := range in.g.AllNodes() {
@@ -448,15 +448,6 @@ func readOnTape(t *testing.T, g *G.ExprGraph, nodes map[string]*G.Node, opts ...
 	return got
 }
 
-// cudaTol is the tolerance of a device graph against the host graph, relative to the largest
-// value.
-func cudaTol(dt tensor.Dtype) float64 {
-	if dt == tensor.Float32 {
-		return 1e-5
-	}
-	return 1e-12
-}
-
 // TestCUDATapeMachineDualValues runs the graph of TestCUDATapeMachine with its gradient nodes
 // on a TapeMachine with BindDualValues (the usual training setup), which sends each gradient
 // node on the device down the device branch of Gorgonia's dual-value accumulation (copies and
@@ -471,12 +462,12 @@ func TestCUDATapeMachineDualValues(t *testing.T) {
 		}
 		got := readOnTape(t, in.g, grads, G.BindDualValues(in.l, in.d, in.x))
 		for name := range grads {
-			requireClose(t, want[name], got[name], cudaTol(dt), "%v %s: gradient node against the host", dt, name)
+			requireClose(t, want[name], got[name], roundoffTol(dt), "%v %s: gradient node against the host", dt, name)
 		}
 		for name, n := range map[string]*G.Node{"l": in.l, "d": in.d, "x": in.x} {
 			g, err := n.Grad()
 			require.NoError(t, err, name)
-			requireClose(t, want["dcost/d"+name], floats(t, g), cudaTol(dt), "%v: dual value of %s against the host gradient", dt, name)
+			requireClose(t, want["dcost/d"+name], floats(t, g), roundoffTol(dt), "%v: dual value of %s against the host gradient", dt, name)
 		}
 	})
 }
@@ -497,7 +488,7 @@ func TestCUDALispMachine(t *testing.T) {
 		for name, n := range map[string]*G.Node{"l": in.l, "d": in.d, "x": in.x} {
 			grad, err := n.Grad()
 			require.NoError(t, err, name)
-			requireClose(t, want["dcost/d"+name], floats(t, grad), cudaTol(dt), "%v: LispMachine gradient of %s against the host", dt, name)
+			requireClose(t, want["dcost/d"+name], floats(t, grad), roundoffTol(dt), "%v: LispMachine gradient of %s against the host", dt, name)
 		}
 		// Every gatejet op ran on the device (or staged) and its DoDiff ran.
 		for _, n := range g.AllNodes() {
@@ -559,7 +550,7 @@ func TestCUDAWarpAndBlockRows(t *testing.T) {
 				want := hostValues(t, g)
 				got := readOnTape(t, g, nodes)
 				for name, x := range nodes {
-					requireClose(t, floats(t, want[x]), got[name], cudaTol(dt), "%s %v %s: device against host", sz.name, dt, name)
+					requireClose(t, floats(t, want[x]), got[name], roundoffTol(dt), "%s %v %s: device against host", sz.name, dt, name)
 					require.NotZero(t, x.Op().(PathReporter).PathCounts().GPU, "%s: launched on the device", name)
 				}
 			})
