@@ -371,44 +371,26 @@ func hostValues(t *testing.T, g *G.ExprGraph) map[*G.Node]G.Value {
 // Gorgonia's cuda build, which keeps the values of CUDADoer ops on the device, and compares
 // its values and gradients with the same graph evaluated on the host.
 func TestCUDATapeMachine(t *testing.T) {
-	skipWithoutDevice(t, "the TapeMachine test")
-	needGorgoniaStdLib(t)
-	for _, dt := range dtypes {
-		t.Run(dt.String(), func(t *testing.T) {
-			want := hostReference(t, dt)
-			in := newCUDAInputs(dt)
-			nodes := cudaGraph(t, in, dt)
-			read := map[string]*G.Value{}
-			for name, n := range nodes {
-				read[name] = new(G.Value)
-				G.Read(n, read[name])
+	forCUDADtypes(t, "the TapeMachine test", func(t *testing.T, dt tensor.Dtype, want map[string][]float64, in cudaInputs) {
+		nodes := cudaGraph(t, in, dt)
+		got := readOnTape(t, in.g, nodes)
+		for name := range nodes {
+			requireClose(t, want[name], got[name], roundoffTol(dt), "%v %s: device graph against the host graph", dt, name)
+		}
+		// Every gatejet node ran through CUDADo: on the device, or staged through host.
+		for _, n := range in.g.AllNodes() {
+			r, ok := n.Op().(PathReporter)
+			if !ok {
+				continue
 			}
-			vm := G.NewTapeMachine(in.g)
-			defer vm.Close()
-			require.NoError(t, vm.RunAll())
-			got := map[string][]float64{}
-			for name, v := range read {
-				require.NotNil(t, *v, name)
-				got[name] = floats(t, *v)
+			c := r.PathCounts()
+			if n.Op().(interface{ stagedThroughHost() bool }).stagedThroughHost() {
+				require.NotZero(t, c.Staged, "%v: staged through host", n.Op())
+			} else {
+				require.NotZero(t, c.GPU, "%v: launched on the device", n.Op())
 			}
-			for name := range nodes {
-				requireClose(t, want[name], got[name], cudaTol(dt), "%v %s: device graph against the host graph", dt, name)
-			}
-			// Every gatejet node ran through CUDADo: on the device, or staged through host.
-			for _, n := range in.g.AllNodes() {
-				r, ok := n.Op().(PathReporter)
-				if !ok {
-					continue
-				}
-				c := r.PathCounts()
-				if n.Op().(interface{ stagedThroughHost() bool }).stagedThroughHost() {
-					require.NotZero(t, c.Staged, "%v: staged through host", n.Op())
-				} else {
-					require.NotZero(t, c.GPU, "%v: launched on the device", n.Op())
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // skipWithoutDevice skips a test that runs a machine of Gorgonia's cuda build when no CUDA
@@ -417,6 +399,17 @@ func skipWithoutDevice(t *testing.T, what string) {
 	t.Helper()
 	if n, err := cu.NumDevices(); err != nil || n == 0 {
 		t.Skipf("no CUDA device found (cu.NumDevices: %d, %v): %s needs a GPU", n, err, what)
+	}
+}
+
+// forCUDADtypes runs f as a subtest for each dtype, with the host's values of the graph of
+// cudaGraph (hostReference) and new inputs, unless the test (what) is skipped for want of a
+// device or of Gorgonia's own CUDA functions.
+func forCUDADtypes(t *testing.T, what string, f func(t *testing.T, dt tensor.Dtype, want map[string][]float64, in cudaInputs)) {
+	skipWithoutDevice(t, what)
+	needGorgoniaStdLib(t)
+	for _, dt := range dtypes {
+		t.Run(dt.String(), func(t *testing.T) { f(t, dt, hostReference(t, dt), newCUDAInputs(dt)) })
 	}
 }
 
@@ -434,13 +427,25 @@ func hostReference(t *testing.T, dt tensor.Dtype) map[string][]float64 {
 	return want
 }
 
-// cudaTol is the tolerance of a device graph against the host graph, relative to the largest
-// value.
-func cudaTol(dt tensor.Dtype) float64 {
-	if dt == tensor.Float32 {
-		return 1e-5
+// readOnTape runs g on a TapeMachine with opts, closed when the test ends (the values of a
+// machine of Gorgonia's cuda build live on the device until then), and returns the values
+// of nodes as they were read while it ran.
+func readOnTape(t *testing.T, g *G.ExprGraph, nodes map[string]*G.Node, opts ...G.VMOpt) map[string][]float64 {
+	t.Helper()
+	read := map[string]*G.Value{}
+	for name, n := range nodes {
+		read[name] = new(G.Value)
+		G.Read(n, read[name])
 	}
-	return 1e-12
+	vm := G.NewTapeMachine(g, opts...)
+	t.Cleanup(func() { vm.Close() })
+	require.NoError(t, vm.RunAll())
+	got := map[string][]float64{}
+	for name, v := range read {
+		require.NotNil(t, *v, name)
+		got[name] = floats(t, *v)
+	}
+	return got
 }
 
 // TestCUDATapeMachineDualValues runs the graph of TestCUDATapeMachine with its gradient nodes
@@ -449,32 +454,22 @@ func cudaTol(dt tensor.Dtype) float64 {
 // an add queued in the batched context; see docs/gpu.md), and compares the dual values of l, d
 // and x with the host's gradients, as well as the gradient nodes' own values.
 func TestCUDATapeMachineDualValues(t *testing.T) {
-	skipWithoutDevice(t, "the TapeMachine test with BindDualValues")
-	needGorgoniaStdLib(t)
-	for _, dt := range dtypes {
-		t.Run(dt.String(), func(t *testing.T) {
-			want := hostReference(t, dt)
-			in := newCUDAInputs(dt)
-			nodes := cudaGraph(t, in, dt)
-			read := map[string]*G.Value{}
-			for _, name := range []string{"dcost/dl", "dcost/dd", "dcost/dx"} {
-				read[name] = new(G.Value)
-				G.Read(nodes[name], read[name])
-			}
-			vm := G.NewTapeMachine(in.g, G.BindDualValues(in.l, in.d, in.x))
-			defer vm.Close()
-			require.NoError(t, vm.RunAll())
-			for name, v := range read {
-				require.NotNil(t, *v, name)
-				requireClose(t, want[name], floats(t, *v), cudaTol(dt), "%v %s: gradient node against the host", dt, name)
-			}
-			for name, n := range map[string]*G.Node{"l": in.l, "d": in.d, "x": in.x} {
-				g, err := n.Grad()
-				require.NoError(t, err, name)
-				requireClose(t, want["dcost/d"+name], floats(t, g), cudaTol(dt), "%v: dual value of %s against the host gradient", dt, name)
-			}
-		})
-	}
+	forCUDADtypes(t, "the TapeMachine test with BindDualValues", func(t *testing.T, dt tensor.Dtype, want map[string][]float64, in cudaInputs) {
+		nodes := cudaGraph(t, in, dt)
+		grads := map[string]*G.Node{}
+		for _, name := range []string{"dcost/dl", "dcost/dd", "dcost/dx"} {
+			grads[name] = nodes[name]
+		}
+		got := readOnTape(t, in.g, grads, G.BindDualValues(in.l, in.d, in.x))
+		for name := range grads {
+			requireClose(t, want[name], got[name], roundoffTol(dt), "%v %s: gradient node against the host", dt, name)
+		}
+		for name, n := range map[string]*G.Node{"l": in.l, "d": in.d, "x": in.x} {
+			g, err := n.Grad()
+			require.NoError(t, err, name)
+			requireClose(t, want["dcost/d"+name], floats(t, g), roundoffTol(dt), "%v: dual value of %s against the host gradient", dt, name)
+		}
+	})
 }
 
 // TestCUDALispMachine runs the mixed graph of cudaCost on a LispMachine of Gorgonia's cuda
@@ -483,35 +478,29 @@ func TestCUDATapeMachineDualValues(t *testing.T) {
 // queued work), and compares the gradients of the cost with respect to l, d and x with the
 // host's (the gradient graph of gorgonia.Grad evaluated with each op's Do).
 func TestCUDALispMachine(t *testing.T) {
-	skipWithoutDevice(t, "the LispMachine test")
-	needGorgoniaStdLib(t)
-	for _, dt := range dtypes {
-		t.Run(dt.String(), func(t *testing.T) {
-			want := hostReference(t, dt)
-			in := newCUDAInputs(dt)
-			nodes := cudaCost(t, in, dt)
-			// The graph of the cost alone: the unused inputs would be non-scalar roots.
-			g := in.g.SubgraphRoots(nodes["cost"])
-			vm := G.NewLispMachine(g)
-			defer vm.Close()
-			require.NoError(t, vm.RunAll())
-			for name, n := range map[string]*G.Node{"l": in.l, "d": in.d, "x": in.x} {
-				grad, err := n.Grad()
-				require.NoError(t, err, name)
-				requireClose(t, want["dcost/d"+name], floats(t, grad), cudaTol(dt), "%v: LispMachine gradient of %s against the host", dt, name)
+	forCUDADtypes(t, "the LispMachine test", func(t *testing.T, dt tensor.Dtype, want map[string][]float64, in cudaInputs) {
+		nodes := cudaCost(t, in, dt)
+		// The graph of the cost alone: the unused inputs would be non-scalar roots.
+		g := in.g.SubgraphRoots(nodes["cost"])
+		vm := G.NewLispMachine(g)
+		defer vm.Close()
+		require.NoError(t, vm.RunAll())
+		for name, n := range map[string]*G.Node{"l": in.l, "d": in.d, "x": in.x} {
+			grad, err := n.Grad()
+			require.NoError(t, err, name)
+			requireClose(t, want["dcost/d"+name], floats(t, grad), roundoffTol(dt), "%v: LispMachine gradient of %s against the host", dt, name)
+		}
+		// Every gatejet op ran on the device (or staged) and its DoDiff ran.
+		for _, n := range g.AllNodes() {
+			r, ok := n.Op().(PathReporter)
+			if !ok {
+				continue
 			}
-			// Every gatejet op ran on the device (or staged) and its DoDiff ran.
-			for _, n := range g.AllNodes() {
-				r, ok := n.Op().(PathReporter)
-				if !ok {
-					continue
-				}
-				c, dc := r.PathCounts(), r.DiffPathCounts()
-				require.NotZero(t, c.GPU+c.Staged, "%v: CUDADo", n.Op())
-				require.NotZero(t, dc.CPU+dc.GPU+dc.CPUFallback, "%v: DoDiff", n.Op())
-			}
-		})
-	}
+			c, dc := r.PathCounts(), r.DiffPathCounts()
+			require.NotZero(t, c.GPU+c.Staged, "%v: CUDADo", n.Op())
+			require.NotZero(t, dc.CPU+dc.GPU+dc.CPUFallback, "%v: DoDiff", n.Op())
+		}
+	})
 }
 
 // TestCUDAWarpAndBlockRows runs row jets, and the VJPs of the first channel, through CUDADo on
@@ -559,17 +548,9 @@ func TestCUDAWarpAndBlockRows(t *testing.T) {
 				nodes["SoftmaxJetFirst VJP l"], nodes["SoftmaxJetFirst VJP d"] = grads[0], grads[1]
 
 				want := hostValues(t, g)
-				read := map[string]*G.Value{}
+				got := readOnTape(t, g, nodes)
 				for name, x := range nodes {
-					read[name] = new(G.Value)
-					G.Read(x, read[name])
-				}
-				vm := G.NewTapeMachine(g)
-				defer vm.Close()
-				require.NoError(t, vm.RunAll())
-				for name, x := range nodes {
-					require.NotNil(t, *read[name], name)
-					requireClose(t, floats(t, want[x]), floats(t, *read[name]), cudaTol(dt), "%s %v %s: device against host", sz.name, dt, name)
+					requireClose(t, floats(t, want[x]), got[name], roundoffTol(dt), "%s %v %s: device against host", sz.name, dt, name)
 					require.NotZero(t, x.Op().(PathReporter).PathCounts().GPU, "%s: launched on the device", name)
 				}
 			})

@@ -3,7 +3,6 @@ package ops
 import (
 	"errors"
 	"fmt"
-	"github.com/gatejet/gatejet/internal/kernel"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // fakeBackend stands in for a GPU: it validates every Call against its kernel's documented

@@ -14,11 +14,8 @@ func ExampleSoftArgmin() {
 	g := G.NewGraph()
 	costs := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("costs"),
 		G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{0, 0.6931471805599453, 1.3862943611198906}))))
-	p, err := ops.SoftArgmin(costs, 1)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Printf("%.4f (4/7 = %.4f)\n", valueAfterRun(g, p).Data(), 4.0/7)
+	p := G.Must(ops.SoftArgmin(costs, 1))
+	fmt.Printf("%.4f (4/7 = %.4f)\n", valueAfterRun(p).Data(), 4.0/7)
 	// Output:
 	// [0.5714 0.2857 0.1429] (4/7 = 0.5714)
 }
@@ -28,19 +25,8 @@ func ExampleLogDetPlusRidge() {
 	g := G.NewGraph()
 	h := G.NewTensor(g, tensor.Float64, 3, G.WithShape(1, 2, 2), G.WithName("H"),
 		G.WithValue(tensor.New(tensor.WithShape(1, 2, 2), tensor.WithBacking([]float64{2, 0, 0, 3}))))
-	ld, err := ops.LogDetPlusRidge(h, 1)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Printf("%.4f\n", valueAfterRun(g, ld).Data())
+	ld := G.Must(ops.LogDetPlusRidge(h, 1))
+	fmt.Printf("%.4f\n", valueAfterRun(ld).Data())
 	// Output:
 	// [2.4849]
-}
-
-// valueAfterRun runs the graph once on a TapeMachine and returns n's value, read as it ran.
-func valueAfterRun(g *G.ExprGraph, n *G.Node) G.Value {
-	var v G.Value
-	G.Read(n, &v)
-	runTape(g)
-	return v
 }

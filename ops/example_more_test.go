@@ -21,13 +21,21 @@ func oneRow(g *G.ExprGraph) (logits, decoded *G.Node) {
 	return logits, decoded
 }
 
-// runTape runs the graph once on a TapeMachine.
-func runTape(g *G.ExprGraph) {
-	vm := G.NewTapeMachine(g)
+// runTape runs the graph once on a TapeMachine made with opts.
+func runTape(g *G.ExprGraph, opts ...G.VMOpt) {
+	vm := G.NewTapeMachine(g, opts...)
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
 		panic(err)
 	}
+}
+
+// valueAfterRun runs n's graph once on a TapeMachine and returns n's value, read as it ran.
+func valueAfterRun(n *G.Node) G.Value {
+	var v G.Value
+	G.Read(n, &v)
+	runTape(n.Graph())
+	return v
 }
 
 // The reconstruction ẑ = Σ_k softmax(l)_k·D[k] and, through graphs.Grad, which can
@@ -35,12 +43,9 @@ func runTape(g *G.ExprGraph) {
 func ExampleSoftmaxJetValue() {
 	g := G.NewGraph()
 	logits, decoded := oneRow(g)
-	z, err := ops.SoftmaxJetValue(logits, decoded, 1) // ẑ = ¼·1 + ¾·3 = 2.5
-	if err != nil {
-		panic(err)
-	}
-	loss := G.Must(G.Sum(G.Must(G.Square(z)))) // ẑ²
-	grad, err := graphs.Grad(loss, logits)     // 2ẑ·∂ẑ/∂l = 5·(−0.375, 0.375)
+	z := G.Must(ops.SoftmaxJetValue(logits, decoded, 1)) // ẑ = ¼·1 + ¾·3 = 2.5
+	loss := G.Must(G.Sum(G.Must(G.Square(z))))           // ẑ²
+	grad, err := graphs.Grad(loss, logits)               // 2ẑ·∂ẑ/∂l = 5·(−0.375, 0.375)
 	if err != nil {
 		panic(err)
 	}
@@ -66,15 +71,10 @@ func ExampleSoftmaxJetValue() {
 
 // The second channel: the K×K Hessian of each output column in the logits.
 func ExampleSoftmaxJetSecond() {
-	g := G.NewGraph()
-	logits, decoded := oneRow(g)
-	second, err := ops.SoftmaxJetSecond(logits, decoded, 1)
-	if err != nil {
-		panic(err)
-	}
-	runTape(g)
+	logits, decoded := oneRow(G.NewGraph())
+	second := G.Must(ops.SoftmaxJetSecond(logits, decoded, 1))
 	fmt.Println(second.Shape())
-	fmt.Printf("%.4f\n", second.Value().Data())
+	fmt.Printf("%.4f\n", valueAfterRun(second).Data())
 	// Output:
 	// (1, 2, 2, 1)
 	// [-0.1875 0.1875 0.1875 -0.1875]
@@ -86,42 +86,27 @@ var alpha, beta = []float64{1, 2}, []float64{0, -1}
 
 // The logistic gate's reconstruction ẑ = Σ_k ζ_k·D[k] = 0.5·1 + 0.768·3.
 func ExampleLogisticJetValue() {
-	g := G.NewGraph()
-	logits, decoded := oneRow(g)
-	z, err := ops.LogisticJetValue(logits, decoded, alpha, beta)
-	if err != nil {
-		panic(err)
-	}
-	runTape(g)
-	fmt.Printf("%.4f\n", z.Value().Data())
+	logits, decoded := oneRow(G.NewGraph())
+	z := G.Must(ops.LogisticJetValue(logits, decoded, alpha, beta))
+	fmt.Printf("%.4f\n", valueAfterRun(z).Data())
 	// Output:
 	// [2.8041]
 }
 
 // Each atom's gate depends on its own logit only: first[a] = α_a·σ'_a·D[a].
 func ExampleLogisticJetFirst() {
-	g := G.NewGraph()
-	logits, decoded := oneRow(g)
-	first, err := ops.LogisticJetFirst(logits, decoded, alpha, beta)
-	if err != nil {
-		panic(err)
-	}
-	runTape(g)
-	fmt.Printf("%.4f\n", first.Value().Data())
+	logits, decoded := oneRow(G.NewGraph())
+	first := G.Must(ops.LogisticJetFirst(logits, decoded, alpha, beta))
+	fmt.Printf("%.4f\n", valueAfterRun(first).Data())
 	// Output:
 	// [0.2500 1.0690]
 }
 
 // The logistic gate's second channel is diagonal: α_a²·σ″_a·D[a] (σ″ = 0 at σ = ½).
 func ExampleLogisticJetSecond() {
-	g := G.NewGraph()
-	logits, decoded := oneRow(g)
-	second, err := ops.LogisticJetSecond(logits, decoded, alpha, beta)
-	if err != nil {
-		panic(err)
-	}
-	runTape(g)
-	fmt.Printf("%.4f\n", second.Value().Data())
+	logits, decoded := oneRow(G.NewGraph())
+	second := G.Must(ops.LogisticJetSecond(logits, decoded, alpha, beta))
+	fmt.Printf("%.4f\n", valueAfterRun(second).Data())
 	// Output:
 	// [0.0000 0.0000 0.0000 -1.1461]
 }
@@ -132,26 +117,17 @@ func ExampleLogisticJetHVP() {
 	logits, decoded := oneRow(g)
 	v := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 2), G.WithName("v"),
 		G.WithValue(tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{1, 1}))))
-	hvp, err := ops.LogisticJetHVP(logits, decoded, v, alpha, beta)
-	if err != nil {
-		panic(err)
-	}
-	runTape(g)
-	fmt.Printf("%.4f\n", hvp.Value().Data())
+	hvp := G.Must(ops.LogisticJetHVP(logits, decoded, v, alpha, beta))
+	fmt.Printf("%.4f\n", valueAfterRun(hvp).Data())
 	// Output:
 	// [0.0000 -1.1461]
 }
 
 // The Gauss-Newton slab first·firstᵀ of the logistic gate.
 func ExampleLogisticJetGaussNewton() {
-	g := G.NewGraph()
-	logits, decoded := oneRow(g)
-	gn, err := ops.LogisticJetGaussNewton(logits, decoded, alpha, beta)
-	if err != nil {
-		panic(err)
-	}
-	runTape(g)
-	fmt.Printf("%.4f\n", gn.Value().Data())
+	logits, decoded := oneRow(G.NewGraph())
+	gn := G.Must(ops.LogisticJetGaussNewton(logits, decoded, alpha, beta))
+	fmt.Printf("%.4f\n", valueAfterRun(gn).Data())
 	// Output:
 	// [0.0625 0.2672 0.2672 1.1427]
 }
@@ -163,12 +139,8 @@ func ExampleLogSoftmaxBackward() {
 		G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{math.Log(0.2), math.Log(0.3), math.Log(0.5)}))))
 	dy := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("dy"),
 		G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 0, 0}))))
-	dx, err := ops.LogSoftmaxBackward(y, dy, -1)
-	if err != nil {
-		panic(err)
-	}
-	runTape(g)
-	fmt.Printf("%.2f\n", dx.Value().Data())
+	dx := G.Must(ops.LogSoftmaxBackward(y, dy, -1))
+	fmt.Printf("%.2f\n", valueAfterRun(dx).Data())
 	// Output:
 	// [0.80 -0.30 -0.50]
 }
@@ -181,68 +153,43 @@ func activationInput(g *G.ExprGraph) *G.Node {
 
 // ReLU, GELU and SiLU are differentiable twice: their gradients are the *Backward ops.
 func ExampleReLU() {
-	g := G.NewGraph()
-	y, err := ops.ReLU(activationInput(g))
-	if err != nil {
-		panic(err)
-	}
-	runTape(g)
-	fmt.Printf("%.4f\n", y.Value().Data())
+	y := G.Must(ops.ReLU(activationInput(G.NewGraph())))
+	fmt.Printf("%.4f\n", valueAfterRun(y).Data())
 	// Output:
 	// [0.0000 0.0000 2.0000]
 }
 
 // SiLU(x) = x·σ(x).
 func ExampleSiLU() {
-	g := G.NewGraph()
-	y, err := ops.SiLU(activationInput(g))
-	if err != nil {
-		panic(err)
-	}
-	runTape(g)
-	fmt.Printf("%.4f\n", y.Value().Data())
+	y := G.Must(ops.SiLU(activationInput(G.NewGraph())))
+	fmt.Printf("%.4f\n", valueAfterRun(y).Data())
 	// Output:
 	// [-0.2689 0.0000 1.7616]
 }
 
 // The backward ops take the forward input x and the upstream gradient dy: dx = dy·f'(x).
 func ExampleReLUBackward() {
-	g := G.NewGraph()
-	x := activationInput(g)
-	dx, err := ops.ReLUBackward(x, G.NewConstant(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 1, 1}))))
-	if err != nil {
-		panic(err)
-	}
-	runTape(g)
-	fmt.Printf("%.4f\n", dx.Value().Data())
+	x := activationInput(G.NewGraph())
+	dx := G.Must(ops.ReLUBackward(x, G.NewConstant(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 1, 1})))))
+	fmt.Printf("%.4f\n", valueAfterRun(dx).Data())
 	// Output:
 	// [0.0000 0.0000 1.0000]
 }
 
 // GELU'(x) in the tanh form; GELU'(0) = ½.
 func ExampleGELUBackward() {
-	g := G.NewGraph()
-	x := activationInput(g)
-	dx, err := ops.GELUBackward(x, G.NewConstant(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 1, 1}))))
-	if err != nil {
-		panic(err)
-	}
-	runTape(g)
-	fmt.Printf("%.4f\n", dx.Value().Data())
+	x := activationInput(G.NewGraph())
+	dx := G.Must(ops.GELUBackward(x, G.NewConstant(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 1, 1})))))
+	fmt.Printf("%.4f\n", valueAfterRun(dx).Data())
 	// Output:
 	// [-0.0830 0.5000 1.0861]
 }
 
 // SiLU'(x) = σ(x)·(1 + x·(1 − σ(x))).
 func ExampleSiLUBackward() {
-	g := G.NewGraph()
-	x := activationInput(g)
-	dx, err := ops.SiLUBackward(x, G.NewConstant(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 1, 1}))))
-	if err != nil {
-		panic(err)
-	}
-	runTape(g)
-	fmt.Printf("%.4f\n", dx.Value().Data())
+	x := activationInput(G.NewGraph())
+	dx := G.Must(ops.SiLUBackward(x, G.NewConstant(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 1, 1})))))
+	fmt.Printf("%.4f\n", valueAfterRun(dx).Data())
 	// Output:
 	// [0.0723 0.5000 1.0908]
 }

@@ -15,25 +15,15 @@ import (
 // built on it) comes from gorgonia.Grad like that of any other node.
 func ExampleSoftmaxJetFirst() {
 	g := G.NewGraph()
-	logits := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 2), G.WithName("logits"),
-		G.WithValue(tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{0, math.Log(3)}))))
-	decoded := G.NewTensor(g, tensor.Float64, 3, G.WithShape(1, 2, 1), G.WithName("decoded"),
-		G.WithValue(tensor.New(tensor.WithShape(1, 2, 1), tensor.WithBacking([]float64{1, 3}))))
+	logits, decoded := oneRow(g)
 
 	// ζ = softmax(0, ln 3) = (¼, ¾), ẑ = 2.5, first[a] = ζ_a·(D_a − ẑ) = (−0.375, 0.375).
-	first, err := ops.SoftmaxJetFirst(logits, decoded, 1)
-	if err != nil {
-		panic(err)
-	}
+	first := G.Must(ops.SoftmaxJetFirst(logits, decoded, 1))
 	cost := G.Must(G.Sum(G.Must(G.Square(first)))) // Σ first² = 0.28125
 	if _, err := G.Grad(cost, logits, decoded); err != nil {
 		panic(err)
 	}
-	vm := G.NewTapeMachine(g, G.BindDualValues(logits, decoded), G.TraceExec())
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		panic(err)
-	}
+	runTape(g, G.BindDualValues(logits, decoded), G.TraceExec())
 	gl, _ := logits.Grad()
 	gd, _ := decoded.Grad()
 	p, _ := ops.LastPath(first)
@@ -57,17 +47,9 @@ func ExampleSoftmaxJetGaussNewton() {
 		G.WithValue(tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{0, 0}))))
 	decoded := G.NewTensor(g, tensor.Float64, 3, G.WithShape(1, 2, 1), G.WithName("decoded"),
 		G.WithValue(tensor.New(tensor.WithShape(1, 2, 1), tensor.WithBacking([]float64{1, 3}))))
-	gn, err := ops.SoftmaxJetGaussNewton(logits, decoded, 1)
-	if err != nil {
-		panic(err)
-	}
-	vm := G.NewTapeMachine(g)
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		panic(err)
-	}
+	gn := G.Must(ops.SoftmaxJetGaussNewton(logits, decoded, 1))
 	fmt.Println(gn.Shape())
-	fmt.Printf("%.2f\n", gn.Value().Data())
+	fmt.Printf("%.2f\n", valueAfterRun(gn).Data())
 	// Output:
 	// (1, 2, 2)
 	// [0.25 -0.25 -0.25 0.25]
@@ -81,10 +63,7 @@ func ExampleSoftmaxBackward() {
 		G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{0.2, 0.3, 0.5}))))
 	dy := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("dy"),
 		G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 0, 0}))))
-	dx, err := ops.SoftmaxBackward(y, dy, 0) // dx = y⊙(dy − ⟨y,dy⟩)
-	if err != nil {
-		panic(err)
-	}
+	dx := G.Must(ops.SoftmaxBackward(y, dy, 0)) // dx = y⊙(dy − ⟨y,dy⟩)
 	cost := G.Must(G.Sum(G.Must(G.Square(dx))))
 	vm := G.NewLispMachine(g)
 	defer vm.Close()
@@ -109,19 +88,12 @@ func ExampleGELU() {
 	g := G.NewGraph()
 	x := G.NewVector(g, tensor.Float32, G.WithShape(3), G.WithName("x"),
 		G.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float32{-1, 0, 1}))))
-	y, err := ops.GELU(x)
-	if err != nil {
-		panic(err)
-	}
+	y := G.Must(ops.GELU(x))
 	grads, err := G.Grad(G.Must(G.Sum(y)), x)
 	if err != nil {
 		panic(err)
 	}
-	vm := G.NewTapeMachine(g, G.TraceExec())
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		panic(err)
-	}
+	runTape(g, G.TraceExec())
 	fmt.Printf("gelu %.4f\n", y.Value().Data())
 	fmt.Printf("gelu' %.4f (%v)\n", grads[0].Value().Data(), grads[0].Op())
 	// Output:
@@ -133,25 +105,12 @@ func ExampleGELU() {
 // building the second channel (O(K·P) per row instead of O(K²·P)).
 func ExampleSoftmaxJetHVP() {
 	g := G.NewGraph()
-	logits := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 2), G.WithName("logits"),
-		G.WithValue(tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{0, math.Log(3)}))))
-	decoded := G.NewTensor(g, tensor.Float64, 3, G.WithShape(1, 2, 1), G.WithName("decoded"),
-		G.WithValue(tensor.New(tensor.WithShape(1, 2, 1), tensor.WithBacking([]float64{1, 3}))))
+	logits, decoded := oneRow(g)
 	v := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 2), G.WithName("v"),
 		G.WithValue(tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{1, 0}))))
-	second, err := ops.SoftmaxJetSecond(logits, decoded, 1)
-	if err != nil {
-		panic(err)
-	}
-	hvp, err := ops.SoftmaxJetHVP(logits, decoded, v, 1)
-	if err != nil {
-		panic(err)
-	}
-	vm := G.NewTapeMachine(g, G.TraceExec())
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		panic(err)
-	}
+	second := G.Must(ops.SoftmaxJetSecond(logits, decoded, 1))
+	hvp := G.Must(ops.SoftmaxJetHVP(logits, decoded, v, 1))
+	runTape(g, G.TraceExec())
 	fmt.Println("second", second.Shape())
 	fmt.Printf("%.4f\n", second.Value().Data())
 	fmt.Println("hvp", hvp.Shape())
@@ -168,13 +127,8 @@ func ExampleSoftmaxJetHVP() {
 // outlive the next run is copied first.
 func ExampleReuseOutput() {
 	g := G.NewGraph()
-	logits := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 2), G.WithName("logits"))
-	decoded := G.NewTensor(g, tensor.Float64, 3, G.WithShape(1, 2, 1), G.WithName("decoded"),
-		G.WithValue(tensor.New(tensor.WithShape(1, 2, 1), tensor.WithBacking([]float64{1, 3}))))
-	second, err := ops.SoftmaxJetSecond(logits, decoded, 1, ops.ReuseOutput())
-	if err != nil {
-		panic(err)
-	}
+	logits, decoded := oneRow(g) // the logits are set before each run
+	second := G.Must(ops.SoftmaxJetSecond(logits, decoded, 1, ops.ReuseOutput()))
 	vm := G.NewTapeMachine(g)
 	defer vm.Close()
 

@@ -232,6 +232,16 @@ func gradTol(dt tensor.Dtype) float64 {
 	return 1e-6
 }
 
+// roundoffTol is the tolerance, relative to the largest value, of two computations of the
+// same values in dtype dt that differ only in rounding (the device against the host, ours
+// against Gorgonia's).
+func roundoffTol(dt tensor.Dtype) float64 {
+	if dt == tensor.Float32 {
+		return 1e-5
+	}
+	return 1e-12
+}
+
 // checkGradients compares, for every machine and dtype, the analytic gradients of the case's
 // cost with finite differences.
 func checkGradients(t *testing.T, c graphCase) {

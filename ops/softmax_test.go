@@ -308,12 +308,7 @@ func TestSoftmaxBackwardMatchesGorgonia(t *testing.T) {
 						return SoftmaxBackward(in[0], in[1], 1)
 					}}
 				for _, m := range machines {
-					got := forwardValue(t, c, dt, m)
-					tol := 1e-12
-					if dt == tensor.Float32 {
-						tol = 1e-5
-					}
-					requireClose(t, want, got, tol, "%v", m)
+					requireClose(t, want, forwardValue(t, c, dt, m), roundoffTol(dt), "%v", m)
 				}
 			})
 		}

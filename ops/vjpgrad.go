@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -146,15 +148,25 @@ func (b *nodeBuilder) apply(op sizedOp, children ...*gorgonia.Node) *gorgonia.No
 	return n
 }
 
-func (b *nodeBuilder) reshape(n *gorgonia.Node, shape ...int) *gorgonia.Node {
+// build applies f, one of Gorgonia's constructors on the operands, unless an error is
+// kept; an error of f is kept as an ErrShape that says what it builds and on which shapes.
+func (b *nodeBuilder) build(what string, f func() (*gorgonia.Node, error), operands ...*gorgonia.Node) *gorgonia.Node {
 	if b.err != nil {
 		return nil
 	}
-	r, err := gorgonia.Reshape(n, shape)
+	r, err := f()
 	if err != nil {
-		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "reshape %v to %v: %v", n.Shape(), shape, err)
+		shapes := make([]tensor.Shape, len(operands))
+		for i, n := range operands {
+			shapes[i] = n.Shape()
+		}
+		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "%s of %v: %v", what, shapes, err)
 	}
 	return r
+}
+
+func (b *nodeBuilder) reshape(n *gorgonia.Node, shape ...int) *gorgonia.Node {
+	return b.build(fmt.Sprintf("reshape to %v", shape), func() (*gorgonia.Node, error) { return gorgonia.Reshape(n, shape) }, n)
 }
 
 // ones is a constant vector of n ones of the builder's dtype.
@@ -181,79 +193,39 @@ func (b *nodeBuilder) ones(n int) *gorgonia.Node {
 
 // scale multiplies a node by the constant x.
 func (b *nodeBuilder) scale(n *gorgonia.Node, x float64) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	c := gorgonia.NewConstant(x)
-	if b.dt == tensor.Float32 {
-		c = gorgonia.NewConstant(float32(x))
-	}
-	r, err := gorgonia.Mul(n, c)
-	if err != nil {
-		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "scale %v: %v", n.Shape(), err)
-	}
-	return r
+	return b.build("scale", func() (*gorgonia.Node, error) {
+		if b.dt == tensor.Float32 {
+			return gorgonia.Mul(n, gorgonia.NewConstant(float32(x)))
+		}
+		return gorgonia.Mul(n, gorgonia.NewConstant(x))
+	}, n)
 }
 
 // hadamard is the elementwise product of two nodes of one shape.
 func (b *nodeBuilder) hadamard(x, y *gorgonia.Node) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	r, err := gorgonia.HadamardProd(x, y)
-	if err != nil {
-		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "product of %v and %v: %v", x.Shape(), y.Shape(), err)
-	}
-	return r
+	return b.build("product", func() (*gorgonia.Node, error) { return gorgonia.HadamardProd(x, y) }, x, y)
 }
 
 // sumRows sums a rank-3 node [n,a,b] over its last two axes, to [n].
 func (b *nodeBuilder) sumRows(n *gorgonia.Node) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	r, err := gorgonia.Sum(n, 1, 2)
-	if err != nil {
-		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "sum %v over its last two axes: %v", n.Shape(), err)
-	}
-	return r
+	return b.build("sum over the last two axes", func() (*gorgonia.Node, error) { return gorgonia.Sum(n, 1, 2) }, n)
 }
 
 // transpose swaps the last two axes of a rank-3 node.
 func (b *nodeBuilder) transpose(n *gorgonia.Node) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	r, err := gorgonia.Transpose(n, 0, 2, 1)
-	if err != nil {
-		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "transpose %v: %v", n.Shape(), err)
-	}
-	return r
+	return b.build("transpose", func() (*gorgonia.Node, error) { return gorgonia.Transpose(n, 0, 2, 1) }, n)
 }
 
 // add is the elementwise sum of two nodes of one shape.
 func (b *nodeBuilder) add(x, y *gorgonia.Node) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	r, err := gorgonia.Add(x, y)
-	if err != nil {
-		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "sum of %v and %v: %v", x.Shape(), y.Shape(), err)
-	}
-	return r
+	return b.build("sum", func() (*gorgonia.Node, error) { return gorgonia.Add(x, y) }, x, y)
 }
 
+// batchedMatMul is the product of [n,a,b] and [n,b,c], its output checked against
+// gatejet.MaxBytes first.
 func (b *nodeBuilder) batchedMatMul(x, y *gorgonia.Node) *gorgonia.Node {
-	if b.err != nil {
-		return nil
+	if b.err == nil {
+		b.err = checkOutput(b.op, b.dt, []int{x.Shape()[0], x.Shape()[1], y.Shape()[2]})
 	}
-	if err := checkOutput(b.op, b.dt, []int{x.Shape()[0], x.Shape()[1], y.Shape()[2]}); err != nil {
-		b.err = err
-		return nil
-	}
-	r, err := gorgonia.BatchedMatMul(x, y)
-	if err != nil {
-		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "batched product of %v and %v: %v", x.Shape(), y.Shape(), err)
-	}
-	return r
+	return b.build("batched product", func() (*gorgonia.Node, error) { return gorgonia.BatchedMatMul(x, y) }, x, y)
 }
