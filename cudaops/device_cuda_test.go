@@ -36,13 +36,6 @@ func device(t *testing.T) *cudaops.DeviceBackend {
 	return b
 }
 
-func tolerance(dt cudaops.DType) float64 {
-	if dt == cudaops.Float32 {
-		return 1e-5
-	}
-	return 1e-12
-}
-
 func poison(c *cudaops.Call) {
 	in, out := testcase.Inputs(c), testcase.Outputs(c)
 	for _, v := range out {
@@ -59,7 +52,7 @@ func requireParity(t *testing.T, c *cudaops.Call, what string) {
 	require.NoError(t, cpuref.Run(ref))
 	for i := range kernel.ID(c.Kernel).Spec().Out {
 		e := testcase.RelErr(testcase.Outputs(c)[i], testcase.Outputs(ref)[i])
-		require.LessOrEqual(t, e, tolerance(c.DType), "%s: %s %s Ints=%v output %d: normwise relative error %.3g",
+		require.LessOrEqual(t, e, testcase.Tol(c.DType), "%s: %s %s Ints=%v output %d: normwise relative error %.3g",
 			what, c.Kernel, c.DType, c.Ints, i, e)
 	}
 }

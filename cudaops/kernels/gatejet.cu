@@ -404,6 +404,13 @@ GJ_DEV void jet_first_body(const GjArgs& A) {
   }
 }
 
+// The second channel's entry S[a][b][c]/s² (docs/math.md), given ea = e[a][c] and eb = e[b][c].
+GJ_DEV double gj_second_entry(const double* z, gj_u a, gj_u b, double ea, double eb) {
+  double v = -z[a] * z[b] * (ea + eb);
+  if (a == b) v += z[a] * ea;
+  return v;
+}
+
 // The second channel in float32, as softmaxjet.Second computes a float32 row: the gate, m and
 // e in double, e rounded to float once, each block's coefficient rounded to float, then
 // coef·(e[a][c] + e[b][c]) in float. The coefficients are the float products −(sζ_a)(sζ_b)
@@ -469,9 +476,7 @@ GJ_DEV void jet_second_f32_body(const GjArgs& A) {
 #endif
           for (gj_ll k = 0; k < K; ++k) mc += z[k] * (double)Dr[k * P + c0 + c];
           const double ea = (double)Dr[a * P + c0 + c] - mc, eb = (double)Dr[b * P + c0 + c] - mc;
-          double v = -z[a] * z[b] * (ea + eb);
-          if (a == b) v += z[a] * ea;
-          So[o] = (T)(s2 * v);
+          So[o] = (T)(s2 * gj_second_entry(z, a, b, ea, eb));
         }
       }
       GJ_SYNC();
@@ -499,10 +504,7 @@ GJ_DEV void jet_second_body(const GjArgs& A) {
       T* So = Sr + c0;
       const gj_u su = (gj_u)st;
       GJ_SECOND_EACH(a, b, c, o) {
-        double ea = e[a * su + c], eb = e[b * su + c];
-        double v = -z[a] * z[b] * (ea + eb);
-        if (a == b) v += z[a] * ea;
-        So[o] = (T)(s2 * v);
+        So[o] = (T)(s2 * gj_second_entry(z, a, b, e[a * su + c], e[b * su + c]));
       }
       GJ_SYNC();
     }

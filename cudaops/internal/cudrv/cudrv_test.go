@@ -5,27 +5,22 @@ package cudrv
 import (
 	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet/cudaops/internal/cudatest"
 )
 
 // The loads happen once per process, so the tests that load with another environment run
-// this test binary again (child) with that environment and GATEJET_CUDRV_CHILD set.
+// this test binary again (cudatest.Rerun) with that environment and GATEJET_CUDRV_CHILD set.
 
-// child runs the test named run in a new process of this test binary with env added, and
-// returns its output; the child fails when its checks fail.
+// child runs the test named run in a child process with env added, and returns its output;
+// the child fails when its checks fail.
 func child(t *testing.T, run string, env ...string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+run+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), append(env, "GATEJET_CUDRV_CHILD=1")...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "--- PASS: "+run, "%s", out)
-	return string(out)
+	return cudatest.Rerun(t, []string{run}, append(env, "GATEJET_CUDRV_CHILD=1")...)
 }
 
 // TestLoadDriverWithoutDriver: where libcuda.so.1 is missing (CI, any machine without the
@@ -53,27 +48,10 @@ func TestLoadDriverWithoutDriver(t *testing.T) {
 	require.Contains(t, err.Error(), "not loaded")
 }
 
-// stubDriver is the CUDA toolkit's stub libcuda.so (for linking only: every call fails), from
-// the CUDA root of .ci/cuda-tools, or "" when absent.
-func stubDriver() string {
-	root := os.Getenv("GATEJET_CUDA_ROOT")
-	if root == "" {
-		return ""
-	}
-	p := filepath.Join(root, "usr/lib/x86_64-linux-gnu/stubs/libcuda.so")
-	if _, err := os.Stat(p); err != nil {
-		return ""
-	}
-	return p
-}
-
 // TestLoadDriverCuInitFails: a driver library whose cuInit fails (the toolkit's stub, named by
 // GATEJET_CUDA_LIB) gives an *Error of cuInit with the stub's CUresult, not an exit.
 func TestLoadDriverCuInitFails(t *testing.T) {
-	stub := stubDriver()
-	if stub == "" {
-		t.Skip("no stub libcuda.so under GATEJET_CUDA_ROOT (eval \"$(bash .ci/cuda-tools)\")")
-	}
+	stub := cudatest.ToolkitFile(t, cudatest.StubDriver)
 	out := child(t, "TestChildCuInitFails", "GATEJET_CUDA_LIB="+stub)
 	t.Logf("%s", out)
 }
@@ -115,11 +93,7 @@ func TestChildNVRTCMissing(t *testing.T) {
 // TestLoadNVRTCExplicitPath: GATEJET_NVRTC_LIB naming the toolkit's library by path loads it,
 // and a kernel compiles to PTX and to a CUBIN for sm_80.
 func TestLoadNVRTCExplicitPath(t *testing.T) {
-	root := os.Getenv("GATEJET_CUDA_ROOT")
-	lib := filepath.Join(root, "usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2")
-	if _, err := os.Stat(lib); root == "" || err != nil {
-		t.Skip("no libnvrtc.so.11.2 under GATEJET_CUDA_ROOT (eval \"$(bash .ci/cuda-tools)\")")
-	}
+	lib := cudatest.ToolkitFile(t, cudatest.NVRTCLib)
 	child(t, "TestChildNVRTCPath", "GATEJET_NVRTC_LIB="+lib)
 }
 

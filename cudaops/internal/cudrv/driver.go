@@ -90,27 +90,25 @@ func (e *LoadError) Error() string { return e.Msg }
 // names another file (a path) instead.
 const DriverLib = "libcuda.so.1"
 
-var (
-	driverOnce sync.Once
-	driverErr  error
-)
-
 // LoadDriver opens the CUDA driver library and initialises it (cuInit), once per process; it
 // returns the same error on every call when that failed: a *LoadError when the library is
 // missing, an *Error (CUDA_ERROR_NO_DEVICE, say) when cuInit failed.
-func LoadDriver() error {
-	driverOnce.Do(func() {
-		lib := DriverLib
-		if p := os.Getenv("GATEJET_CUDA_LIB"); p != "" {
-			lib = p
-		}
-		if err := open(lib, false); err != nil {
-			driverErr = err
-			return
-		}
-		driverErr = check("cuInit", C.gj_cuInit(0))
-	})
-	return driverErr
+func LoadDriver() error { return loadDriver() }
+
+var loadDriver = sync.OnceValue(func() error {
+	lib := libraries("GATEJET_CUDA_LIB", DriverLib)[0]
+	if err := open(lib, false); err != nil {
+		return err
+	}
+	return check("cuInit", C.gj_cuInit(0))
+})
+
+// libraries is the one file the environment variable env names, or else defaults.
+func libraries(env string, defaults ...string) []string {
+	if p := os.Getenv(env); p != "" {
+		return []string{p}
+	}
+	return defaults
 }
 
 // open loads lib as the driver, or as NVRTC.

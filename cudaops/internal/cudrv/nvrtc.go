@@ -10,7 +10,6 @@ import "C"
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"unsafe"
@@ -22,31 +21,22 @@ import (
 // to use instead.
 var NVRTCLibs = []string{"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so.11.1", "libnvrtc.so.11.0"}
 
-var (
-	nvrtcOnce sync.Once
-	nvrtcErr  error
-)
-
 // LoadNVRTC opens NVRTC, once per process, and returns the same error on every call when no
 // candidate opened: a *LoadError whose message names every library tried and why it failed.
-func LoadNVRTC() error {
-	nvrtcOnce.Do(func() {
-		libs := NVRTCLibs
-		if p := os.Getenv("GATEJET_NVRTC_LIB"); p != "" {
-			libs = []string{p}
+func LoadNVRTC() error { return loadNVRTC() }
+
+var loadNVRTC = sync.OnceValue(func() error {
+	libs := libraries("GATEJET_NVRTC_LIB", NVRTCLibs...)
+	var msgs []string
+	for _, lib := range libs {
+		err := open(lib, true)
+		if err == nil {
+			return nil
 		}
-		var msgs []string
-		for _, lib := range libs {
-			err := open(lib, true)
-			if err == nil {
-				return
-			}
-			msgs = append(msgs, err.Error())
-		}
-		nvrtcErr = &LoadError{Lib: strings.Join(libs, ", "), Msg: "no NVRTC: " + strings.Join(msgs, "; ")}
-	})
-	return nvrtcErr
-}
+		msgs = append(msgs, err.Error())
+	}
+	return &LoadError{Lib: strings.Join(libs, ", "), Msg: "no NVRTC: " + strings.Join(msgs, "; ")}
+})
 
 // NVRTCError is a failed NVRTC call.
 type NVRTCError struct {

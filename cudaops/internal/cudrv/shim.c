@@ -6,8 +6,8 @@
 
 #include "shim.h"
 
-// One table per library, filled once by gj_load_* (the Go side serialises the loads with
-// sync.Once and calls nothing before a load succeeded) and read-only afterwards.
+// The entry points of each library, filled once by gj_load_* (the Go side serialises the loads
+// with sync.OnceValue and calls nothing before a load succeeded) and read-only afterwards.
 static struct {
 	gj_CUresult (*cuGetErrorName)(gj_CUresult, const char **);
 	gj_CUresult (*cuGetErrorString)(gj_CUresult, const char **);
@@ -60,14 +60,72 @@ static struct {
 	gj_nvrtcResult (*nvrtcDestroyProgram)(gj_nvrtcProgram *);
 } rtc;
 
-struct sym {
+// The entry points of both libraries, in one table: lib says which library each is looked up
+// in, slot where its address goes; an optional one may be missing (its slot stays NULL).
+enum { LIB_DRIVER, LIB_NVRTC };
+
+static const struct sym {
+	int lib;
 	void **slot;
 	const char *name;
 	int optional;
+} syms[] = {
+#define DRV(field, name) {LIB_DRIVER, (void **)&drv.field, name, 0}
+#define RTC(field, name) {LIB_NVRTC, (void **)&rtc.field, name, 0}
+#define RTC_OPT(field, name) {LIB_NVRTC, (void **)&rtc.field, name, 1}
+	DRV(cuGetErrorName, "cuGetErrorName"),
+	DRV(cuGetErrorString, "cuGetErrorString"),
+	DRV(cuInit, "cuInit"),
+	DRV(cuDriverGetVersion, "cuDriverGetVersion"),
+	DRV(cuDeviceGetCount, "cuDeviceGetCount"),
+	DRV(cuDeviceGet, "cuDeviceGet"),
+	DRV(cuDeviceGetName, "cuDeviceGetName"),
+	DRV(cuDeviceGetAttribute, "cuDeviceGetAttribute"),
+	DRV(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
+	DRV(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),
+	DRV(cuCtxSetCurrent, "cuCtxSetCurrent"),
+	DRV(cuModuleLoadData, "cuModuleLoadData"),
+	DRV(cuModuleUnload, "cuModuleUnload"),
+	DRV(cuModuleGetFunction, "cuModuleGetFunction"),
+	DRV(cuLaunchKernel, "cuLaunchKernel"),
+	DRV(cuMemAlloc, "cuMemAlloc_v2"),
+	DRV(cuMemFree, "cuMemFree_v2"),
+	DRV(cuMemAllocHost, "cuMemAllocHost_v2"),
+	DRV(cuMemFreeHost, "cuMemFreeHost"),
+	DRV(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
+	DRV(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
+	DRV(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
+	DRV(cuStreamCreate, "cuStreamCreate"),
+	DRV(cuStreamSynchronize, "cuStreamSynchronize"),
+	DRV(cuStreamDestroy, "cuStreamDestroy_v2"),
+	DRV(cuEventCreate, "cuEventCreate"),
+	DRV(cuEventRecord, "cuEventRecord"),
+	DRV(cuEventSynchronize, "cuEventSynchronize"),
+	DRV(cuEventElapsedTime, "cuEventElapsedTime"),
+	DRV(cuEventDestroy, "cuEventDestroy_v2"),
+	RTC(nvrtcGetErrorString, "nvrtcGetErrorString"),
+	RTC(nvrtcVersion, "nvrtcVersion"),
+	RTC_OPT(nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs"),
+	RTC_OPT(nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs"),
+	RTC(nvrtcCreateProgram, "nvrtcCreateProgram"),
+	RTC(nvrtcCompileProgram, "nvrtcCompileProgram"),
+	RTC(nvrtcGetPTXSize, "nvrtcGetPTXSize"),
+	RTC(nvrtcGetPTX, "nvrtcGetPTX"),
+	RTC_OPT(nvrtcGetCUBINSize, "nvrtcGetCUBINSize"),
+	RTC_OPT(nvrtcGetCUBIN, "nvrtcGetCUBIN"),
+	RTC(nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize"),
+	RTC(nvrtcGetProgramLog, "nvrtcGetProgramLog"),
+	RTC(nvrtcDestroyProgram, "nvrtcDestroyProgram"),
+#undef DRV
+#undef RTC
+#undef RTC_OPT
 };
 
-// load opens path and resolves syms; on failure nothing stays open and no slot is set.
-static int load(const char *path, const struct sym *syms, size_t n, char *err, size_t errlen) {
+#define NSYMS (sizeof syms / sizeof syms[0])
+
+// load opens path and resolves the entry points of lib; on failure nothing stays open and no
+// slot is set.
+static int load(const char *path, int lib, char *err, size_t errlen) {
 	dlerror();
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
@@ -75,13 +133,11 @@ static int load(const char *path, const struct sym *syms, size_t n, char *err, s
 		snprintf(err, errlen, "%s", e ? e : "dlopen failed");
 		return 1;
 	}
-	void *found[64];
-	if (n > sizeof found / sizeof found[0]) {
-		dlclose(h);
-		snprintf(err, errlen, "%s: too many symbols", path);
-		return 1;
-	}
-	for (size_t i = 0; i < n; i++) {
+	void *found[NSYMS];
+	for (size_t i = 0; i < NSYMS; i++) {
+		if (syms[i].lib != lib) {
+			continue;
+		}
 		dlerror();
 		found[i] = dlsym(h, syms[i].name);
 		if (found[i] == NULL && !syms[i].optional) {
@@ -90,69 +146,16 @@ static int load(const char *path, const struct sym *syms, size_t n, char *err, s
 			return 1;
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		*syms[i].slot = found[i];
+	for (size_t i = 0; i < NSYMS; i++) {
+		if (syms[i].lib == lib) {
+			*syms[i].slot = found[i];
+		}
 	}
 	return 0; // the handle stays open for the life of the process
 }
 
-#define SYM(t, field, name) {(void **)&t.field, name, 0}
-#define OPT(t, field, name) {(void **)&t.field, name, 1}
-
-int gj_load_driver(const char *path, char *err, size_t errlen) {
-	const struct sym syms[] = {
-		SYM(drv, cuGetErrorName, "cuGetErrorName"),
-		SYM(drv, cuGetErrorString, "cuGetErrorString"),
-		SYM(drv, cuInit, "cuInit"),
-		SYM(drv, cuDriverGetVersion, "cuDriverGetVersion"),
-		SYM(drv, cuDeviceGetCount, "cuDeviceGetCount"),
-		SYM(drv, cuDeviceGet, "cuDeviceGet"),
-		SYM(drv, cuDeviceGetName, "cuDeviceGetName"),
-		SYM(drv, cuDeviceGetAttribute, "cuDeviceGetAttribute"),
-		SYM(drv, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
-		SYM(drv, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),
-		SYM(drv, cuCtxSetCurrent, "cuCtxSetCurrent"),
-		SYM(drv, cuModuleLoadData, "cuModuleLoadData"),
-		SYM(drv, cuModuleUnload, "cuModuleUnload"),
-		SYM(drv, cuModuleGetFunction, "cuModuleGetFunction"),
-		SYM(drv, cuLaunchKernel, "cuLaunchKernel"),
-		SYM(drv, cuMemAlloc, "cuMemAlloc_v2"),
-		SYM(drv, cuMemFree, "cuMemFree_v2"),
-		SYM(drv, cuMemAllocHost, "cuMemAllocHost_v2"),
-		SYM(drv, cuMemFreeHost, "cuMemFreeHost"),
-		SYM(drv, cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
-		SYM(drv, cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
-		SYM(drv, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
-		SYM(drv, cuStreamCreate, "cuStreamCreate"),
-		SYM(drv, cuStreamSynchronize, "cuStreamSynchronize"),
-		SYM(drv, cuStreamDestroy, "cuStreamDestroy_v2"),
-		SYM(drv, cuEventCreate, "cuEventCreate"),
-		SYM(drv, cuEventRecord, "cuEventRecord"),
-		SYM(drv, cuEventSynchronize, "cuEventSynchronize"),
-		SYM(drv, cuEventElapsedTime, "cuEventElapsedTime"),
-		SYM(drv, cuEventDestroy, "cuEventDestroy_v2"),
-	};
-	return load(path, syms, sizeof syms / sizeof syms[0], err, errlen);
-}
-
-int gj_load_nvrtc(const char *path, char *err, size_t errlen) {
-	const struct sym syms[] = {
-		SYM(rtc, nvrtcGetErrorString, "nvrtcGetErrorString"),
-		SYM(rtc, nvrtcVersion, "nvrtcVersion"),
-		OPT(rtc, nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs"),
-		OPT(rtc, nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs"),
-		SYM(rtc, nvrtcCreateProgram, "nvrtcCreateProgram"),
-		SYM(rtc, nvrtcCompileProgram, "nvrtcCompileProgram"),
-		SYM(rtc, nvrtcGetPTXSize, "nvrtcGetPTXSize"),
-		SYM(rtc, nvrtcGetPTX, "nvrtcGetPTX"),
-		OPT(rtc, nvrtcGetCUBINSize, "nvrtcGetCUBINSize"),
-		OPT(rtc, nvrtcGetCUBIN, "nvrtcGetCUBIN"),
-		SYM(rtc, nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize"),
-		SYM(rtc, nvrtcGetProgramLog, "nvrtcGetProgramLog"),
-		SYM(rtc, nvrtcDestroyProgram, "nvrtcDestroyProgram"),
-	};
-	return load(path, syms, sizeof syms / sizeof syms[0], err, errlen);
-}
+int gj_load_driver(const char *path, char *err, size_t errlen) { return load(path, LIB_DRIVER, err, errlen); }
+int gj_load_nvrtc(const char *path, char *err, size_t errlen) { return load(path, LIB_NVRTC, err, errlen); }
 
 // CALL forwards to the loaded entry point, or answers GJ_NOT_LOADED.
 #define CALL(t, f, ...) return t.f ? t.f(__VA_ARGS__) : GJ_NOT_LOADED

@@ -58,38 +58,41 @@ func TestEmulatorCompilesTheEmbeddedSource(t *testing.T) {
 // TestEmulatorBarrier: the emulated __syncthreads really orders a block's shared-memory writes
 // before its reads; without it the reads see the NaN poison.
 func TestEmulatorBarrier(t *testing.T) {
-	const grid, block = 3, 64
+	const block = 64
+	requireBarrierOrders(t, "gj_emu_selftest_barrier", 3, block, func(b, th int) float64 {
+		return float64((th+1)%block) + 1000*float64(b)
+	}, 1)
+}
+
+// requireBarrierOrders runs a barrier self-test, whose thread th of block b must write
+// want(b, th): with its barrier (each of the arguments on) the result is right under every
+// schedule; without it (argument 0) the result depends on the schedule, so the race shows
+// under at least one.
+func requireBarrierOrders(t *testing.T, entry string, grid, block int, want func(b, th int) float64, on ...int) {
+	t.Helper()
 	out := make([]float64, grid*block)
-	ok := func(out []float64) bool {
+	ok := func() bool {
 		for b := 0; b < grid; b++ {
 			for th := 0; th < block; th++ {
-				if out[b*block+th] != float64((th+1)%block)+1000*float64(b) {
+				if out[b*block+th] != want(b, th) {
 					return false
 				}
 			}
 		}
 		return true
 	}
-	requireBarrierOrders(t, "gj_emu_selftest_barrier", grid, block, out, ok, 1)
-}
-
-// requireBarrierOrders runs a barrier self-test: with its barrier (each of the arguments on)
-// the result is right under every schedule; without it (argument 0) the result depends on
-// the schedule, so the race shows under at least one.
-func requireBarrierOrders(t *testing.T, entry string, grid, block int, out []float64, ok func([]float64) bool, on ...int) {
-	t.Helper()
 	for _, sched := range []Schedule{Forward, Reverse, Shuffled, 17} {
 		for _, arg := range on {
 			_, err := selfTest(entry, grid, block, 8*block, arg, out, sched)
 			require.NoError(t, err)
-			require.True(t, ok(out), "%s with its barrier (%d), schedule %d", entry, arg, sched)
+			require.True(t, ok(), "%s with its barrier (%d), schedule %d", entry, arg, sched)
 		}
 	}
 	wrong := 0
 	for _, sched := range []Schedule{Forward, Reverse, Shuffled} {
 		_, err := selfTest(entry, grid, block, 8*block, 0, out, sched)
 		require.NoError(t, err)
-		if !ok(out) {
+		if !ok() {
 			wrong++
 		}
 	}
@@ -130,20 +133,11 @@ func TestEmulatorReportsDivergentBarrierSameLine(t *testing.T) {
 // schedule, also in a block whose last warp is partial and whose first warp meets more often
 // than the others (warps do not wait for each other); without it the race shows.
 func TestEmulatorWarpBarrier(t *testing.T) {
-	const grid, block = 2, 80
-	out := make([]float64, grid*block)
-	ok := func(out []float64) bool {
-		for b := 0; b < grid; b++ {
-			for th := 0; th < block; th++ {
-				w0, n := th&^31, min(32, block-th&^31)
-				if out[b*block+th] != float64(w0+(th-w0+1)%n)+1000*float64(b) {
-					return false
-				}
-			}
-		}
-		return true
-	}
-	requireBarrierOrders(t, "gj_emu_selftest_warp_barrier", grid, block, out, ok, 1, 3)
+	const block = 80
+	requireBarrierOrders(t, "gj_emu_selftest_warp_barrier", 2, block, func(b, th int) float64 {
+		w0, n := th&^31, min(32, block-th&^31)
+		return float64(w0+(th-w0+1)%n) + 1000*float64(b)
+	}, 1, 3)
 }
 
 // TestEmulatorReportsDivergentWarpBarrier: a lane that returns, or waits at another

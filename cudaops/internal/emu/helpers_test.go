@@ -16,16 +16,6 @@ import (
 
 var dtypes = []cudaops.DType{cudaops.Float64, cudaops.Float32}
 
-// tol is the normwise relative tolerance against a float64 reference: 1e-12 in float64,
-// 1e-5 in float32 (the kernels compute in double and round each output once, but for the
-// float32 second channel's blocks, computed in float as softmaxjet's are).
-func tol(dt cudaops.DType) float64 {
-	if dt == cudaops.Float32 {
-		return 1e-5
-	}
-	return 1e-12
-}
-
 // emulate runs c on the emulator with options o and fails the test on error.
 func emulate(t testing.TB, c *cudaops.Call, o launch.Options) Result {
 	t.Helper()
@@ -42,14 +32,14 @@ func reference(t testing.TB, c *cudaops.Call) *cudaops.Call {
 	return ref
 }
 
-// requireClose compares every output of got with want (float64) within tol(dt), and checks
+// requireClose compares every output of got with want (float64) within testcase.Tol(dt), and checks
 // that no poisoned (NaN) element survived where the reference is finite.
 func requireClose(t testing.TB, got, want *cudaops.Call, what string) {
 	t.Helper()
 	for i := range kernel.ID(got.Kernel).Spec().Out {
 		g, w := testcase.Outputs(got)[i], testcase.Outputs(want)[i]
 		e := testcase.RelErr(g, w)
-		require.LessOrEqual(t, e, tol(got.DType), "%s: %s %s Ints=%v output %d: normwise relative error %.3g",
+		require.LessOrEqual(t, e, testcase.Tol(got.DType), "%s: %s %s Ints=%v output %d: normwise relative error %.3g",
 			what, got.Kernel, got.DType, got.Ints, i, e)
 	}
 }

@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "2bfa24e12225bec76f1d2edba64348b31da32ee50e9ee69027f3deddc010dbd4"
+const kernelSourceSHA256 = "8b5f70a9b0eea7df56887618d5ae5cca7b9359c73c7b3bc5306c5eaae31a2890"

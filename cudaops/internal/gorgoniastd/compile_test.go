@@ -4,12 +4,12 @@ package gorgoniastd
 
 import (
 	"errors"
-	"os"
 	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatejet/gatejet/cudaops/internal/cudatest"
 	"github.com/gatejet/gatejet/cudaops/internal/cudrv"
 	"github.com/gatejet/gatejet/cudaops/internal/modcache"
 )
@@ -20,12 +20,7 @@ var entry = regexp.MustCompile(`(?m)^\s*\.(?:visible\s+)?\.entry\s+([A-Za-z0-9_]
 // for its CUDA machines: needs NVRTC and the sources (the module cache's, or
 // GATEJET_GORGONIA_CUDA_SRC), not a GPU.
 func TestCUDACompileGorgoniaSources(t *testing.T) {
-	if err := cudrv.LoadNVRTC(); err != nil {
-		if os.Getenv("GATEJET_REQUIRE_NVRTC") == "1" {
-			t.Fatalf("NVRTC is required (GATEJET_REQUIRE_NVRTC=1): %v", err)
-		}
-		t.Skipf("needs NVRTC (eval \"$(bash .ci/cuda-tools)\" or GATEJET_NVRTC_LIB): %v", err)
-	}
+	cudatest.NeedNVRTC(t, cudrv.LoadNVRTC())
 	dir, err := SourceDir()
 	if errors.Is(err, ErrNoSources) {
 		t.Skipf("%v", err)

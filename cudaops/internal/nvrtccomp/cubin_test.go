@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatejet/gatejet/cudaops/internal/cudatest"
+	"github.com/gatejet/gatejet/cudaops/internal/cudrv"
 	"github.com/gatejet/gatejet/cudaops/kernels"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
@@ -18,7 +20,7 @@ import (
 // the target of a device newer than this NVRTC, it gives PTX for that architecture and no
 // CUBIN. Needs libnvrtc, not a GPU.
 func TestCUDANVRTCCubin(t *testing.T) {
-	needNVRTC(t)
+	cudatest.NeedNVRTC(t, cudrv.LoadNVRTC())
 	module := kernel.Modules()[0]
 	opts := func(arch string) []string {
 		return kernels.Options(arch, module, kernel.ModuleKernels(module), false)
@@ -44,7 +46,7 @@ func TestCUDANVRTCCubin(t *testing.T) {
 // sm_80 and sm_90, the code the device backend loads on those architectures, through the
 // dlopen'ed NVRTC, and checks the images are ELF files whose PTX targets the architecture.
 func TestCUDANVRTCCubinEveryModule(t *testing.T) {
-	needNVRTC(t)
+	cudatest.NeedNVRTC(t, cudrv.LoadNVRTC())
 	for _, arch := range []string{"sm_80", "sm_90"} {
 		t.Run(arch, func(t *testing.T) {
 			t.Parallel()
@@ -66,7 +68,7 @@ func TestCUDANVRTCCubinEveryModule(t *testing.T) {
 // TestCUDANVRTCSupportedArchs: NVRTC lists real architectures, sm_80 and sm_90 among them
 // (CUDA 11.8), in increasing order, and its version is known.
 func TestCUDANVRTCSupportedArchs(t *testing.T) {
-	needNVRTC(t)
+	cudatest.NeedNVRTC(t, cudrv.LoadNVRTC())
 	archs, err := Compiler{}.SupportedArchs()
 	require.NoError(t, err)
 	require.Contains(t, archs, "sm_80")

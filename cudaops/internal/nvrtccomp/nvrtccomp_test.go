@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gatejet/gatejet/cudaops/internal/cudatest"
 	"github.com/gatejet/gatejet/cudaops/internal/cudrv"
 	"github.com/gatejet/gatejet/cudaops/kernels"
 	"github.com/gatejet/gatejet/internal/kernel"
@@ -23,12 +24,7 @@ import (
 // needNVRTC skips t when NVRTC cannot be loaded (fails it under GATEJET_REQUIRE_NVRTC=1).
 func needNVRTC(t *testing.T) {
 	t.Helper()
-	if err := cudrv.LoadNVRTC(); err != nil {
-		if os.Getenv("GATEJET_REQUIRE_NVRTC") == "1" {
-			t.Fatalf("NVRTC is required (GATEJET_REQUIRE_NVRTC=1): %v", err)
-		}
-		t.Skipf("needs NVRTC (eval \"$(bash .ci/cuda-tools)\" or GATEJET_NVRTC_LIB): %v", err)
-	}
+	cudatest.NeedNVRTC(t, cudrv.LoadNVRTC())
 }
 
 var entryRE = regexp.MustCompile(`(?m)^\s*\.(?:visible\s+)?\.entry\s+([A-Za-z0-9_]+)`)

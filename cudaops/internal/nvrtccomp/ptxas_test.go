@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet/cudaops/internal/cudatest"
 )
 
 // resourcesFile holds the per-entry resource limits checked by TestCUDAPtxasResources.
@@ -94,13 +96,7 @@ func parsePtxas(out string) (map[string]Usage, error) {
 // values with today's (exceptions and doc are kept), for a deliberate change of the kernels.
 func TestCUDAPtxasResources(t *testing.T) {
 	needNVRTC(t)
-	ptxas, err := exec.LookPath("ptxas")
-	if err != nil {
-		if os.Getenv("GATEJET_REQUIRE_PTXAS") == "1" {
-			t.Fatalf("ptxas not on PATH (GATEJET_REQUIRE_PTXAS=1): %v", err)
-		}
-		t.Skip("ptxas not on PATH")
-	}
+	ptxas := cudatest.Ptxas(t)
 	ver, _ := exec.Command(ptxas, "--version").CombinedOutput()
 	t.Logf("%s", bytes.TrimSpace(ver))
 

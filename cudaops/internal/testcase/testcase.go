@@ -163,6 +163,16 @@ func As64(c *cudaops.Call) *cudaops.Call {
 	return &d
 }
 
+// Tol is the normwise relative tolerance of a kernel's outputs against a float64 reference:
+// 1e-12 in float64, 1e-5 in float32 (the kernels compute in double and round each output once,
+// but for the float32 second channel's blocks, computed in float as softmaxjet's are).
+func Tol(dt cudaops.DType) float64 {
+	if dt == cudaops.Float32 {
+		return 1e-5
+	}
+	return 1e-12
+}
+
 // RelErr is the normwise relative error max|got − want| / max|want| (absolute when want is all
 // zero). NaN in the same place on both sides counts as equal; NaN on one side only is +Inf.
 // It is golden.RelErr, the one declaration shared with the golden-file tests.
