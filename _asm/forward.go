@@ -119,11 +119,7 @@ func expSum(e elem, c expConsts) {
 		VPSUBQ(Y5, Y1, Y1)
 		VPSLLQ(U8(46), Y1, Y1)
 		VPADDQ(Y1, Y7, Y7)
-		VMULPD(c.c120, Y3, Y4)
-		for _, k := range []Mem{c.c24, c.c6, c.c2, c.one} {
-			VADDPD(k, Y4, Y4)
-			VMULPD(Y3, Y4, Y4)
-		}
+		horner(Y3, Y4, c.c120, c.c24, c.c6, c.c2, c.one)
 		VMULPD(Y7, Y4, Y4)
 		VADDPD(Y7, Y4, Y4)
 		VMOVUPD(Y4, f64.at(RDI, RAX))

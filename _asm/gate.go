@@ -75,11 +75,7 @@ func gateExp(g gateConsts) {
 	VMULPD(g.ln2Lo, Y2, Y4)
 	VSUBPD(Y4, Y3, Y5)
 	VMULPD(Y5, Y5, Y6)
-	VMULPD(g.p5, Y6, Y7)
-	for _, p := range []Mem{g.p4, g.p3, g.p2, g.p1} {
-		VADDPD(p, Y7, Y7)
-		VMULPD(Y6, Y7, Y7)
-	}
+	horner(Y6, Y7, g.p5, g.p4, g.p3, g.p2, g.p1)
 	VSUBPD(Y7, Y5, Y7)
 	VMULPD(Y7, Y5, Y5)
 	VSUBPD(Y7, Y10, Y6)

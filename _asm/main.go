@@ -231,6 +231,17 @@ func across(y, tmp VecPhysical, pd, sd func(...Op)) {
 	sd(tmp, x, x)
 }
 
+// horner sets acc to the polynomial c[0]·x^n + c[1]·x^(n−1) + … + c[n−1]·x (no constant term)
+// in Horner's order: acc = c[0]·x, then acc = (acc + c[i])·x for each further c[i], each
+// product and sum rounded on its own, as the Go loops nest them.
+func horner(x, acc VecPhysical, c ...Mem) {
+	VMULPD(c[0], x, acc)
+	for _, k := range c[1:] {
+		VADDPD(k, acc, acc)
+		VMULPD(x, acc, acc)
+	}
+}
+
 // broadcastQ sets the four int64 lanes of y to v, through AX and the low half of y.
 func broadcastQ(v uint64, y VecPhysical) {
 	MOVQ(U64(v), RAX)

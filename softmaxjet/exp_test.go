@@ -255,6 +255,39 @@ func gateVectorEqualsGo[T Float](t *testing.T, l []T, s float64, name string) {
 	}
 }
 
+// TestGateStaysInBounds: the AVX gate's tail (masked loads and stores of the last K mod 4
+// atoms) touches nothing past l[K−1] or z[K−1]: with both ending against an unmapped page, a
+// lane read or written past them would fault.
+func TestGateStaysInBounds(t *testing.T) {
+	testkit.RequireAVX(t, "gate", hasAVX, &useAVX)
+	g := testkit.GuardedPages(t, 2) // z and l
+	rng := rand.New(rand.NewPCG(49, 50))
+	for K := 1; K <= 70; K++ {
+		z := testkit.GuardedSlice[float64](g, 0, true, K)
+		l64 := testkit.GuardedSlice[float64](g, 1, true, K)
+		l32 := testkit.GuardedSlice[float32](g, 1, true, K)
+		for k := range K {
+			l64[k] = rng.NormFloat64()
+		}
+		gateInBounds(t, z, l64, fmt.Sprintf("f64 K=%d", K))
+		for k := range K {
+			l32[k] = float32(rng.NormFloat64())
+		}
+		gateInBounds(t, z, l32, fmt.Sprintf("f32 K=%d", K))
+	}
+}
+
+func gateInBounds[T Float](t *testing.T, z []float64, l []T, name string) {
+	K := len(l)
+	want := make([]float64, K)
+	gateGo(want, l, 1.7, K)
+	useAVX = true
+	gateVec(z, l, 1.7, K)
+	for k := range want {
+		require.Equal(t, math.Float64bits(want[k]), math.Float64bits(z[k]), "%s: z[%d]", name, k)
+	}
+}
+
 // TestGateVectorExpSweep: the AVX exponential gives the bits of expNeg over the whole sweep,
 // seen through rows l = (0, x_1, …, x_63) at s = 1, whose gate is expNeg(x_k)/Σ.
 func TestGateVectorExpSweep(t *testing.T) {

@@ -20,8 +20,6 @@ import (
 
 const orcTol = 1e-13
 
-var orcKs = []int{1, 2, 8, 16, 17, 40, 128}
-
 // orcShape keeps the tower, O(K³·P) per row, quick for big K.
 func orcShape(K int) Shape {
 	switch {
@@ -88,7 +86,7 @@ func orcRowMaxAbs(x []float64, w int) func(n int) float64 {
 }
 
 func TestClosedFormEqualsTower(t *testing.T) {
-	for _, K := range orcKs {
+	for _, K := range testKs {
 		sh := orcShape(K)
 		N, P := sh.N, sh.P
 		logits, decoded := orcInputs(sh, 17)

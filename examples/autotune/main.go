@@ -43,18 +43,20 @@ import (
 	"flag"
 	"fmt"
 	"os"
+
+	"github.com/gatejet/gatejet/internal/exampleutil"
 )
 
 func main() {
 	cfg := defaultConfig()
-	flag.Float64Var(&cfg.Tau, "tau", cfg.Tau, "temperature τ of the soft pick, in units of the best cost")
+	flag.Var(exampleutil.FloatFlag(&cfg.Tau), "tau", "temperature `τ` of the soft pick, in units of the best cost")
 	flag.IntVar(&cfg.Rows, "rows", cfg.Rows, "rows in the batch that is timed")
 	flag.IntVar(&cfg.K, "K", cfg.K, "atoms per row")
 	flag.IntVar(&cfg.P, "P", cfg.P, "output columns per row")
 	flag.IntVar(&cfg.Reps, "reps", cfg.Reps, "timing rounds, each timing every candidate once (the medians count)")
-	flag.Float64Var(&cfg.TieFloor, "tie", cfg.TieFloor, "medians within this fraction of the fastest (or within its noise, if more) tie; ties go to the larger rows per call")
+	flag.Var(exampleutil.FloatFlag(&cfg.TieFloor), "tie", "medians within this `fraction` of the fastest (or within its noise, if more) tie; ties go to the larger rows per call")
 	flag.IntVar(&cfg.Steps, "steps", cfg.Steps, "policy-descent steps T")
-	flag.Float64Var(&cfg.Damping, "damping", cfg.Damping, "Fisher damping λ of the natural gradient (0: pseudo-inverse, ill-conditioned when some p is tiny)")
+	flag.Var(exampleutil.FloatFlag(&cfg.Damping), "damping", "Fisher damping `λ` of the natural gradient (0: pseudo-inverse, ill-conditioned when some p is tiny)")
 	flag.Parse()
 	cfg.Out = os.Stdout
 	if _, err := run(cfg); err != nil {

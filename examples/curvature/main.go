@@ -59,8 +59,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
+
+	"github.com/gatejet/gatejet/internal/exampleutil"
 )
 
 func main() {
@@ -93,11 +94,11 @@ func parseFlags(args []string, errOut io.Writer) (Config, error) {
 	fs.IntVar(&cfg.P, "P", cfg.P, "output columns per row")
 	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "rows per mini-batch")
 	fs.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "most epochs (training stops earlier once the loss settles)")
-	fs.Var(floatFlag{&cfg.Tau}, "tau", "gate temperature `τ` (fixed)")
-	fs.Var(floatFlag{&cfg.Lambda}, "lambda", "prior precision `λ` of the gate logits (ridge σ²λ of the log-det)")
-	fs.Var(floatFlag{&cfg.Noise}, "noise", "noise standard deviation `σ` of the data and the likelihood")
-	fs.Var(floatFlag{&cfg.LearnRate}, "lr", "Adam learning `rate`")
-	fs.Var(floatFlag{&cfg.Settle}, "settle", "stop when the epoch loss changes by less than this `fraction` for 3 epochs in a row (0: never)")
+	fs.Var(exampleutil.FloatFlag(&cfg.Tau), "tau", "gate temperature `τ` (fixed)")
+	fs.Var(exampleutil.FloatFlag(&cfg.Lambda), "lambda", "prior precision `λ` of the gate logits (ridge σ²λ of the log-det)")
+	fs.Var(exampleutil.FloatFlag(&cfg.Noise), "noise", "noise standard deviation `σ` of the data and the likelihood")
+	fs.Var(exampleutil.FloatFlag(&cfg.LearnRate), "lr", "Adam learning `rate`")
+	fs.Var(exampleutil.FloatFlag(&cfg.Settle), "settle", "stop when the epoch loss changes by less than this `fraction` for 3 epochs in a row (0: never)")
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the generated data, the initial parameters and the batch order")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for loss.png and loss.csv")
 	fs.StringVar(&cfg.GPU, "gpu", cfg.GPU, "GPU use: off, auto or required (cudaops.SetMode; the default comes from $GATEJET_GPU)")
@@ -116,33 +117,4 @@ func parseFlags(args []string, errOut io.Writer) (Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
-}
-
-// floatFlag is a float64 flag that refuses a value which rounds to zero although it is not
-// zero (1e-400), so that the user is not told later that the flag they set is 0.
-type floatFlag struct{ p *float64 }
-
-func (f floatFlag) String() string {
-	if f.p == nil {
-		return "0"
-	}
-	return strconv.FormatFloat(*f.p, 'g', -1, 64)
-}
-
-func (f floatFlag) Set(s string) error {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return errors.Unwrap(err) // strconv's error repeats the text the flag package prints
-	}
-	mantissa := strings.ToLower(strings.TrimLeft(s, "+-"))
-	if strings.HasPrefix(mantissa, "0x") {
-		mantissa = strings.TrimPrefix(strings.SplitN(mantissa, "p", 2)[0], "0x")
-	} else {
-		mantissa = strings.SplitN(mantissa, "e", 2)[0]
-	}
-	if v == 0 && strings.ContainsAny(mantissa, "123456789abcdef") {
-		return errors.New("underflows to 0 in float64")
-	}
-	*f.p = v
-	return nil
 }

@@ -45,3 +45,33 @@ func TestOrDiscard(t *testing.T) {
 		t.Fatalf("OrDiscard(w) = %v, want w", got)
 	}
 }
+
+// TestFloatFlag: a text that is not zero but rounds to 0 in float64 is refused, in decimal and
+// in hexadecimal; written zeros and ordinary values are stored; a text that is no number is
+// refused with strconv's reason alone.
+func TestFloatFlag(t *testing.T) {
+	v := 7.0
+	f := FloatFlag(&v)
+	for _, s := range []string{"1e-400", "-0x1p-2000", "5e-325", "0.5e-400"} {
+		if err := f.Set(s); err == nil || !strings.Contains(err.Error(), "underflows to 0") || v != 7 {
+			t.Fatalf("Set(%q): err %v, value %v; want an underflow error and 7 kept", s, err, v)
+		}
+	}
+	for _, c := range []struct {
+		s    string
+		want float64
+	}{{"0", 0}, {"-0.0e7", 0}, {"0x0p-9", 0}, {"0.25", 0.25}, {"-1e-300", -1e-300}, {"0x1p-3", 0.125}} {
+		if err := f.Set(c.s); err != nil || v != c.want {
+			t.Fatalf("Set(%q): err %v, value %v; want %v", c.s, err, v, c.want)
+		}
+	}
+	if err := f.Set("many"); err == nil || strings.Contains(err.Error(), "many") {
+		t.Fatalf("Set(\"many\"): err %v; want strconv's reason without the text", err)
+	}
+	if got := f.String(); got != "0.125" {
+		t.Fatalf("String() = %q, want 0.125", got)
+	}
+	if got := (floatFlag{}).String(); got != "0" {
+		t.Fatalf("zero Value's String() = %q, want 0 (flag.PrintDefaults compares with it)", got)
+	}
+}
