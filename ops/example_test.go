@@ -127,7 +127,9 @@ func ExampleSoftmaxJetHVP() {
 // outlive the next run is copied first.
 func ExampleReuseOutput() {
 	g := G.NewGraph()
-	logits, decoded := oneRow(g) // the logits are set before each run
+	logits := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 2), G.WithName("logits")) // set before each run
+	decoded := G.NewTensor(g, tensor.Float64, 3, G.WithShape(1, 2, 1), G.WithName("decoded"),
+		G.WithValue(tensor.New(tensor.WithShape(1, 2, 1), tensor.WithBacking([]float64{1, 3}))))
 	second := G.Must(ops.SoftmaxJetSecond(logits, decoded, 1, ops.ReuseOutput()))
 	vm := G.NewTapeMachine(g)
 	defer vm.Close()
