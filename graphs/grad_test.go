@@ -3,7 +3,6 @@ package graphs
 import (
 	"errors"
 	"math"
-	"slices"
 	"sync"
 	"testing"
 
@@ -41,29 +40,6 @@ func fdGrad(t *testing.T, f, x *G.Node, h float64) []float64 {
 		out[i] = row[0]
 	}
 	return out
-}
-
-// fdAlong is the derivative along vs of f, which reads the slices xs: d/ds f(xs + s·vs) at
-// s = 0 by central differences of step h in the one variable s. It moves xs in place for
-// each call of f and restores them.
-func fdAlong(xs, vs [][]float64, h float64, f func() []float64) []float64 {
-	orig := make([][]float64, len(xs))
-	for i := range xs {
-		orig[i] = slices.Clone(xs[i])
-	}
-	s := []float64{0}
-	d := testkit.FDJacobian(s, func() []float64 {
-		for i := range xs {
-			for j := range xs[i] {
-				xs[i][j] = orig[i][j] + s[0]*vs[i][j]
-			}
-		}
-		return f()
-	}, h)[0]
-	for i := range xs {
-		copy(xs[i], orig[i])
-	}
-	return d
 }
 
 func requireClose(t *testing.T, want, got []float64, tol float64, what string) {
@@ -129,7 +105,7 @@ func TestGradHessianVectorProduct(t *testing.T) {
 
 	xs := x.Value().(*tensor.Dense).Float64s()
 	vs := v.Value().(*tensor.Dense).Float64s()
-	want := fdAlong([][]float64{xs}, [][]float64{vs}, 1e-5, func() []float64 { return evalNodes(t, gc[0])[0] })
+	want := testkit.FDAlong([][]float64{xs}, [][]float64{vs}, 1e-5, func() []float64 { return evalNodes(t, gc[0])[0] })
 	requireClose(t, want, got, 1e-7, "H·v")
 }
 

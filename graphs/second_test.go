@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -63,7 +64,7 @@ func hessianCheck(t *testing.T, c *gorgonia.Node, xs gorgonia.Nodes, seed uint64
 	for i, x := range xs {
 		data[i] = x.Value().(*tensor.Dense).Float64s()
 	}
-	fd := fdAlong(data, vs, 1e-5, func() []float64 { return slices.Concat(evalEach(t, grads...)...) })
+	fd := testkit.FDAlong(data, vs, 1e-5, func() []float64 { return slices.Concat(evalEach(t, grads...)...) })
 	uHv, vHu := 0.0, 0.0
 	for i, x := range xs {
 		want := fd[:len(got[i])]

@@ -85,7 +85,7 @@ func TestSoftArgminVJPFiniteDifferences(t *testing.T) {
 		p := mustSlice(SoftArgminProbs(c, s))
 		jv := mustSlice(SoftArgminVJP(p, v, s))
 		const h = 1e-6
-		jvp := fdAlong([][]float64{c}, [][]float64{v}, h, func() []float64 { return mustSlice(SoftArgminProbs(c, s)) })
+		jvp := testkit.FDAlong([][]float64{c}, [][]float64{v}, h, func() []float64 { return mustSlice(SoftArgminProbs(c, s)) })
 		for i := range p {
 			require.InDelta(t, jvp[i], jv[i], 1e-8, "JVP k=%d s=%g i=%d", k, s, i)
 		}

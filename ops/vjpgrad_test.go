@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -248,29 +250,21 @@ func relErr(got, want []float64) float64 {
 func centralDiff(t *testing.T, xs []*G.Node, dirs [][]float64, h float64, fs ...*G.Node) [][]float64 {
 	t.Helper()
 	data := make([][]float64, len(xs))
-	orig := make([][]float64, len(xs))
 	for i, x := range xs {
 		data[i] = x.Value().Data().([]float64)
-		orig[i] = append([]float64(nil), data[i]...)
 	}
-	at := func(sign float64) [][]float64 {
-		for i := range xs {
-			for j := range data[i] {
-				data[i][j] = orig[i][j] + sign*h*dirs[i][j]
-			}
+	var lens []int
+	d := testkit.FDAlong(data, dirs, h, func() []float64 {
+		vals := eval(t, fs...)
+		lens = lens[:0]
+		for _, v := range vals {
+			lens = append(lens, len(v))
 		}
-		return eval(t, fs...)
-	}
-	plus, minus := at(1), at(-1)
-	for i := range xs {
-		copy(data[i], orig[i])
-	}
+		return slices.Concat(vals...)
+	})
 	out := make([][]float64, len(fs))
-	for i := range fs {
-		out[i] = make([]float64, len(plus[i]))
-		for j := range out[i] {
-			out[i][j] = (plus[i][j] - minus[i][j]) / (2 * h)
-		}
+	for i, n := range lens {
+		out[i], d = d[:n:n], d[n:]
 	}
 	return out
 }

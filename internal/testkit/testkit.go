@@ -5,6 +5,7 @@ package testkit
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -88,6 +89,29 @@ func FDJacobian(x []float64, f func() []float64, h float64) [][]float64 {
 		}
 	}
 	return J
+}
+
+// FDAlong is the derivative along vs of f, which reads the slices xs: d/ds f(xs + s·vs) at
+// s = 0 by central differences of step h in the one variable s (FDJacobian in s). It moves xs
+// in place for each call of f and restores them.
+func FDAlong(xs, vs [][]float64, h float64, f func() []float64) []float64 {
+	orig := make([][]float64, len(xs))
+	for i := range xs {
+		orig[i] = slices.Clone(xs[i])
+	}
+	s := []float64{0}
+	d := FDJacobian(s, func() []float64 {
+		for i := range xs {
+			for j := range xs[i] {
+				xs[i][j] = orig[i][j] + s[0]*vs[i][j]
+			}
+		}
+		return f()
+	}, h)[0]
+	for i := range xs {
+		copy(xs[i], orig[i])
+	}
+	return d
 }
 
 // RequireAVX skips the test where the machine has no AVX code (has false, the package's
