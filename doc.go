@@ -1,4 +1,5 @@
-// Package gatejet holds what every gatejet package shares: the error catalogue.
+// Package gatejet holds what every gatejet package shares: the error catalogue and the limits
+// (MaxInvTau, MaxLogisticAlpha, MaxBytes).
 //
 // gatejet puts second-order softmax-gate derivatives inside Gorgonia graphs. A model gates K
 // atoms with a softmax over logits l and reconstructs each output column as

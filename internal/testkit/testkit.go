@@ -1,5 +1,6 @@
 // Package testkit holds the test helpers that the tests of several gatejet packages share
-// (softmaxjet, backward, internal/tower, cudaops, ops, graphs): it is imported by tests only.
+// (softmaxjet, backward, internal/tower, cudaops, cudaops/internal/modcache, ops, graphs): it
+// is imported by tests only.
 package testkit
 
 import (
