@@ -45,6 +45,9 @@ func init() {
 			{name: "SoftArgminProbs invTau -1", call: func() (any, error) { return graphs.SoftArgminProbs([]float64{1}, -1) }, kind: T, op: "graphs.SoftArgminProbs", arg: "invTau"},
 			{name: "SoftArgminVJP invTau +Inf", call: func() (any, error) { return graphs.SoftArgminVJP([]float64{1}, []float64{1}, inf) }, kind: T, op: "graphs.SoftArgminVJP", arg: "invTau"},
 			{name: "NaturalGradient lambda NaN", call: func() (any, error) { return graphs.NaturalGradient([]float64{1}, []float64{1}, nan) }, kind: P, op: "graphs.NaturalGradient", arg: "lambda"},
+			{name: "Grad nil cost", call: func() (any, error) { return nodes(graphs.Grad(nil, w)) }, kind: P, op: "graphs.Grad", arg: "cost"},
+			{name: "Grad tensor cost", call: func() (any, error) { return nodes(graphs.Grad(w, w)) }, kind: gatejet.ErrRank, op: "graphs.Grad", arg: "cost"},
+			{name: "Grad no wrt", call: func() (any, error) { return nodes(graphs.Grad(cost)) }, kind: P, op: "graphs.Grad", arg: "wrt"},
 		}
 	})
 }

@@ -177,6 +177,36 @@ func init() {
 			{name: "maths activation backward dx partly over dy", call: func() (any, error) {
 				return only(backward.SiLUBackward(arena[0:12], buf(12), arena[2:14]))
 			}, kind: P, op: "backward.SiLUBackward", arg: "dx"},
+			{name: "maths logistic value VJP g short", call: func() (any, error) {
+				return only(softmaxjet.LogisticValueVJP(buf(6), buf(12), l6, d12, buf(3), sh, alpha, beta))
+			}, kind: S, op: "softmaxjet.LogisticValueVJP", arg: "g"},
+			{name: "maths logistic first VJP beta NaN", call: func() (any, error) {
+				return only(softmaxjet.LogisticFirstVJP(buf(6), buf(12), l6, d12, buf(12), sh, alpha, []float64{0, math.NaN(), 0}))
+			}, kind: gatejet.ErrNonFinite, op: "softmaxjet.LogisticFirstVJP", arg: "beta"},
+			{name: "maths logistic second VJP dDecoded partly over decoded", call: func() (any, error) {
+				return only(softmaxjet.LogisticSecondVJP(buf(6), arena[0:12], l6, arena[6:18], buf(36), sh, alpha, beta))
+			}, kind: P, op: "softmaxjet.LogisticSecondVJP", arg: "dDecoded"},
+			{name: "maths logistic Gauss-Newton alpha short", call: func() (any, error) {
+				return only(softmaxjet.LogisticGaussNewton(buf(18), l6, d12, sh, alpha[:2], beta))
+			}, kind: P, op: "softmaxjet.LogisticGaussNewton", arg: "alpha"},
+			{name: "maths logistic Gauss-Newton VJP K 0", call: func() (any, error) {
+				return only(softmaxjet.LogisticGaussNewtonVJP[float64](nil, nil, nil, nil, nil, softmaxjet.Shape{N: 1, K: 0, P: 1}, nil, nil))
+			}, kind: gatejet.ErrShape, op: "softmaxjet.LogisticGaussNewtonVJP", arg: "shape"},
+			{name: "maths activation SiLU lengths", call: func() (any, error) {
+				return only(backward.SiLU(buf(2), buf(3)))
+			}, kind: S, op: "backward.SiLU", arg: "y"},
+			{name: "maths activation ReLU backward dx partly over dy", call: func() (any, error) {
+				return only(backward.ReLUBackward(arena[0:12], buf(12), arena[3:15]))
+			}, kind: P, op: "backward.ReLUBackward", arg: "dx"},
+			{name: "maths activation GELU grad g short", call: func() (any, error) {
+				return only(backward.GELUBackwardGrad(buf(4), buf(4), buf(4), buf(4), buf(3)))
+			}, kind: S, op: "backward.GELUBackwardGrad", arg: "g"},
+			{name: "maths AxisLayout axis out of range", call: func() (any, error) {
+				return layout(backward.AxisLayout("backward.SoftmaxBackward", []int{2, 3}, 2))
+			}, kind: gatejet.ErrAxis, op: "backward.SoftmaxBackward", arg: "axis"},
+			{name: "maths AxisLayout rank 9", call: func() (any, error) {
+				return layout(backward.AxisLayout("backward.SoftmaxBackward", []int{1, 1, 1, 1, 1, 1, 1, 1, 1}, 0))
+			}, kind: gatejet.ErrRank, op: "backward.SoftmaxBackward", arg: "shape"},
 			{name: "maths activation grad gx is gdy", call: func() (any, error) {
 				g := buf(12)
 				return only(backward.ReLUBackwardGrad(g, g, buf(12), buf(12), buf(12)))

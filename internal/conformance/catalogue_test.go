@@ -44,6 +44,15 @@ func node(n *G.Node, err error) (any, error)          { return n, err }
 func only(err error) (any, error)                     { return nil, err }
 func mode(m cudaops.Mode, err error) (any, error)     { return m, err }
 func report(r *graphs.Report, err error) (any, error) { return r, err }
+func nodes(ns G.Nodes, err error) (any, error)        { return ns, err }
+
+// layout is backward.AxisLayout's result: nil when outer, n and inner are all zero.
+func layout(outer, n, inner int, err error) (any, error) {
+	if outer == 0 && n == 0 && inner == 0 {
+		return nil, err
+	}
+	return []int{outer, n, inner}, err
+}
 
 // doWith builds a node, then calls its Op's Do (reachable through the public gorgonia.Op
 // interface) with values that do not match the node.

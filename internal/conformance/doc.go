@@ -5,7 +5,9 @@
 //     distinct bad inputs to every public constructor and kernel (ops, softmaxjet, backward,
 //     cudaops, graphs). Each must return an error that
 //     matches the documented sentinel with errors.Is, is a *gatejet.Error naming the argument
-//     at fault and the operation, and never panics.
+//     at fault and the operation, and never panics. catalogue_coverage_test.go fails when an
+//     exported function of those packages that returns an error is not called by the
+//     catalogue (the few that take no input to refuse are listed there with the reason).
 //   - fuzz_test.go: FuzzOpConstructors and FuzzOpsRun, with seed corpora under
 //     testdata/fuzz so that they run as ordinary tests.
 //   - extremes_test.go: numerical extremes through the Gorgonia ops (large offsets, extreme

@@ -1,0 +1,120 @@
+package conformance
+
+import (
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// notInCatalogue are the exported functions returning an error that the catalogue does not
+// call, each with the reason: none of them has a bad input to refuse.
+var notInCatalogue = map[string]string{
+	"cudaops.EnvError":          "reports GATEJET_GPU as read at initialisation; takes no input",
+	"cudaops.LastFallbackError": "reports the last device fallback; takes no input",
+	"cudaops.Unavailable":       "reports why no device backend is registered; takes no input",
+	"cudaops.Prewarm":           "any kernel list is valid; its device errors are device_test.go's",
+}
+
+// TestCatalogueCallsEveryFunction: the catalogue (catalogue*_test.go) calls every exported
+// function of ops, softmaxjet, backward, graphs and cudaops that returns an error, in this
+// build (no tags), but for those of notInCatalogue, so that a new function cannot go without
+// its bad inputs.
+func TestCatalogueCallsEveryFunction(t *testing.T) {
+	called := catalogueCalls(t)
+	var missing []string
+	for _, pkg := range []string{"ops", "softmaxjet", "backward", "graphs", "cudaops"} {
+		for _, fn := range errorFuncs(t, pkg) {
+			_, exempt := notInCatalogue[fn]
+			if called[fn] == exempt {
+				missing = append(missing, fn)
+			}
+		}
+	}
+	for fn := range notInCatalogue {
+		if called[fn] {
+			missing = append(missing, fn+" (called, yet listed in notInCatalogue)")
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("exported functions returning an error that the error catalogue does not call:\n\t%s",
+			strings.Join(missing, "\n\t"))
+	}
+}
+
+// catalogueCalls returns the package-qualified functions (pkg.F) that the catalogue files
+// call, generic instantiations included.
+func catalogueCalls(t *testing.T) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob("catalogue*_test.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no catalogue files: %v", err)
+	}
+	called := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			fun := call.Fun
+			switch x := fun.(type) {
+			case *ast.IndexExpr:
+				fun = x.X
+			case *ast.IndexListExpr:
+				fun = x.X
+			}
+			if sel, ok := fun.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok {
+					called[id.Name+"."+sel.Sel.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	return called
+}
+
+// errorFuncs lists pkg.F for the exported functions (not methods) of the package in
+// ../../pkg, as built without tags, whose results include an error.
+func errorFuncs(t *testing.T, pkg string) []string {
+	t.Helper()
+	bp, err := build.ImportDir(filepath.Join("..", "..", pkg), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	fset := token.NewFileSet()
+	for _, name := range bp.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(bp.Dir, name), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || !fd.Name.IsExported() || fd.Type.Results == nil {
+				continue
+			}
+			for _, r := range fd.Type.Results.List {
+				if id, ok := r.Type.(*ast.Ident); ok && id.Name == "error" {
+					out = append(out, pkg+"."+fd.Name.Name)
+					break
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("package %s: no exported function returns an error; is the path right?", pkg)
+	}
+	return out
+}
