@@ -12,7 +12,7 @@
 // The maths lives in plain-slice packages that do not import Gorgonia:
 //
 //   - softmaxjet: the closed-form jet channels, Hessian-vector products, Gauss-Newton slabs
-//     and vector-Jacobian products (tested against the order-2 jet tower of internal/tower);
+//     and vector-Jacobian products (tested against an independent order-2 jet tower);
 //   - backward: softmax / log-softmax backward along any axis and activation backward kernels,
 //     with their double-backward formulas.
 //

@@ -56,8 +56,8 @@
 // first axis of a matrix, is spread over the cores too.
 //
 // Sums are accumulated in float64 for float32 data too, in an order fixed by the shape alone,
-// and the work is spread over the cores with the internal par package: results are bit-for-bit
-// the same whatever the number of cores. Accumulators come from pools, so calls on float32
+// and the work is spread over the cores: results are bit-for-bit the same whatever the number
+// of cores. Accumulators come from pools, so calls on float32
 // and float64 data allocate nothing in the steady state. Exponentials use a table-driven exp
 // within 3 ulp of math.Exp and about twice as fast.
 //

@@ -21,14 +21,14 @@
 //
 // The CUDA C source of every kernel is kernels/gatejet.cu (package cudaops/kernels), one text
 // for float and double, exposed here as KernelSource. The default build is pure Go and has no
-// device backend. cudaops/internal/emu compiles the same source for the host with a small
-// emulation of the CUDA execution model and provides a Backend, so `go test ./...` runs the
-// kernels without a GPU. With gatejet's build tag gatejetcuda this package also has
+// device backend; the tests compile the same source for the host with a small emulation of
+// the CUDA execution model, so `go test ./...` runs the kernels without a GPU. With gatejet's
+// build tag gatejetcuda this package also has
 // DeviceBackend, which compiles the source with NVRTC for the device's own architecture, or to
 // PTX for the newest architecture NVRTC supports on a newer device (one compiled module per
 // kernel module and element type), and is registered at initialisation when a device
-// answers. It opens the CUDA driver and NVRTC with dlopen (cudaops/internal/cudrv), so the
-// build needs only cgo (a C compiler, CGO_ENABLED=1), and a binary without a driver or GPU runs on the CPU.
+// answers. It opens the CUDA driver and NVRTC with dlopen, so the build needs only cgo (a C
+// compiler, CGO_ENABLED=1), and a binary without a driver or GPU runs on the CPU.
 // cudaops/gpubench measures the kernels (same tag). Gorgonia's tag cuda is only for
 // cudaops/cudadoer, which adapts the kernels to Gorgonia's CUDADoer (package ops's ops use it
 // under that tag), and does not build DeviceBackend.

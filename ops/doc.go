@@ -18,10 +18,10 @@
 // Gorgonia's interfaces expose (Do, UsePreallocDo, InferShape, SymDiff, DoDiff, DiffWRT,
 // WriteHash), return ErrParam errors or zero values for nil or missing nodes, values and
 // hashes rather than panicking. The maths lives in package softmaxjet (row-jet channels and
-// their vector-Jacobian products), package backward (softmax-family backward, activations,
-// double backward) and, for graphs' ops below, internal/graphmath; each op checks the values it is given and calls one kernel
-// on their row-major float64 or float32 storage (a column-major or view value is copied
-// first).
+// their vector-Jacobian products) and package backward (softmax-family backward, activations,
+// double backward); the log-determinant below factors with gonum's Cholesky. Each op checks
+// the values it is given and calls one kernel on their row-major float64 or float32 storage
+// (a column-major or view value is copied first).
 //
 // # Ops
 //
