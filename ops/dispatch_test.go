@@ -76,7 +76,10 @@ func withFake(t *testing.T) *fakeBackend {
 
 // everyOpCases is one graph per constructor of this package.
 func everyOpCases() []graphCase {
-	cs := allJetCases()
+	var cs []graphCase
+	for _, jc := range allJetCases() {
+		cs = append(cs, jc.graphCase)
+	}
 	cs = append(cs, axisCase(false, 1), axisCase(true, 0))
 	for a := actReLU; a < numActivations; a++ {
 		cs = append(cs, activationCase(a, false), activationCase(a, true))
@@ -89,7 +92,8 @@ func everyOpCases() []graphCase {
 // TestEveryOpRunsOnTheBackend: with a backend registered, every op — forward, the gradient
 // ops that gorgonia.Grad inserts (TapeMachine) and DoDiff (LispMachine) — sends its kernel to
 // the backend through cudaops.Run with a Call that passes the kernel's Check, takes the
-// backend's output, and reports PathGPU.
+// backend's output, and reports PathGPU; the ops of a CPU-only gate launch nothing, compute
+// on the CPU and report PathCPU.
 func TestEveryOpRunsOnTheBackend(t *testing.T) {
 	f := withFake(t)
 	for _, c := range everyOpCases() {
@@ -110,9 +114,19 @@ func TestEveryOpRunsOnTheBackend(t *testing.T) {
 					defer vm.Close()
 					before := f.launches.Load()
 					require.NoError(t, vm.RunAll())
-					require.Greater(t, f.launches.Load(), before)
+					want := cudaops.PathGPU
+					if c.cpuOnly {
+						want = cudaops.PathCPU
+						require.Equal(t, before, f.launches.Load(), "a CPU-only gate launches nothing")
+					} else {
+						require.Greater(t, f.launches.Load(), before)
+					}
 					for _, x := range floats(t, out.Value()) {
-						require.Equal(t, float64(marker), x, "the op's output is the backend's")
+						if c.cpuOnly {
+							require.NotEqual(t, float64(marker), x, "the CPU, not the backend, wrote the output")
+						} else {
+							require.Equal(t, float64(marker), x, "the op's output is the backend's")
+						}
 					}
 					ran, reporters := opsOf[PathReporter](g)
 					seen := len(ran)
@@ -120,12 +134,12 @@ func TestEveryOpRunsOnTheBackend(t *testing.T) {
 						r := reporters[i]
 						p, ok := r.LastPath()
 						require.True(t, ok, "%v ran", n)
-						require.Equal(t, cudaops.PathGPU, p, "%v", n)
+						require.Equal(t, want, p, "%v", n)
 						if m == lisp {
 							if _, isDiff := n.Op().(G.ADOp); isDiff {
 								p, ok := r.LastDiffPath()
 								require.True(t, ok, "%v DoDiff ran", n)
-								require.Equal(t, cudaops.PathGPU, p, "%v DoDiff", n)
+								require.Equal(t, want, p, "%v DoDiff", n)
 							}
 						}
 					}
@@ -147,7 +161,7 @@ func TestEveryOpRunsOnTheBackend(t *testing.T) {
 // TestBackendFailureFallsBack: a failing backend makes cudaops fall back to the CPU kernel; the
 // op reports PathCPUFallback and its result is the CPU result.
 func TestBackendFailureFallsBack(t *testing.T) {
-	c := jetCase(false, kernel.Second)
+	c := newJetCase(kernel.SoftmaxGate, kernel.Second).graphCase
 	want := forwardValue(t, c, tensor.Float64, tape)
 	f := withFake(t)
 	f.fail.Store(true)

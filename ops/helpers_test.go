@@ -98,6 +98,9 @@ type graphCase struct {
 	name   string
 	inputs []input
 	build  func(g *G.ExprGraph, in []*G.Node) (*G.Node, error)
+	// cpuOnly: the case's kernels have no device entry points (a gate declared with no
+	// Device), so its ops run on the CPU whatever backend is registered.
+	cpuOnly bool
 }
 
 // costOf is the scalar cost used for gradient checks: Σ W⊙out + ½·Σ out², which exercises a

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,13 +10,15 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet/internal/kernel"
-	"github.com/gatejet/gatejet/softmaxjet"
 )
 
 const (
 	tN, tK, tP = 2, 3, 2
 	tInvTau    = 1.7
 )
+
+// softmaxFloats are the softmax gate's floats for tInvTau.
+var softmaxFloats = []float64{tInvTau}
 
 var (
 	tAlpha = []float64{1.2, -0.7, 2.1}
@@ -32,46 +35,113 @@ func jetInputsFor(seed int64, n, k, p int) []input {
 	}
 }
 
-// jetCase is one channel of one gate as a graphCase.
-func jetCase(logistic bool, c channel) graphCase {
-	ins := jetInputsFor(int64(10*int(c)+b2i(logistic)), tN, tK, tP)
+// jetGates returns the gates of the kernel table in registration order: the built-in gates,
+// then any a test registers (testExpGate, gate_test.go). The jet suites run every one of them.
+func jetGates() []*kernel.Gate {
+	var gs []*kernel.Gate
+	for _, id := range kernel.All() {
+		if g := id.Spec().Gate; g != nil && !slices.Contains(gs, g) {
+			gs = append(gs, g)
+		}
+	}
+	return gs
+}
+
+// jetFloats returns the floats the jet cases call gate g with: the built-in gates' fixed
+// parameters (tInvTau; tAlpha, tBeta), and for any other gate its Sample for tK atoms.
+func jetFloats(g *kernel.Gate) []float64 {
+	switch g {
+	case kernel.SoftmaxGate:
+		return softmaxFloats
+	case kernel.LogisticGate:
+		return append(append([]float64(nil), tAlpha...), tBeta...)
+	}
+	rng := rand.New(rand.NewSource(int64(90 + slices.Index(jetGates(), g))))
+	return g.Sample(tK, rng.Float64, rng.NormFloat64)
+}
+
+// fixedParams returns the gateParams that hand the jet constructor floats as they are.
+func fixedParams(floats []float64) gateParams {
+	return func(string, int) ([]float64, error) { return floats, nil }
+}
+
+// jetCase is one channel of one gate of the table as a graphCase, named <Title><Channel>
+// and built through jet from the gate's declaration and jetFloats.
+type jetCase struct {
+	graphCase
+	gate   *kernel.Gate
+	c      channel
+	floats []float64
+}
+
+// newJetCase returns channel c of gate g. Its inputs' seed is 10·c + the gate's index in
+// jetGates (softmax 0, logistic 1, then the gates tests register).
+func newJetCase(g *kernel.Gate, c channel) jetCase {
+	ins := jetInputsFor(int64(10*int(c)+slices.Index(jetGates(), g)), tN, tK, tP)
 	if !c.HasV() {
 		ins = ins[:2]
 	}
-	name := "SoftmaxJet" + c.String()
-	if logistic {
-		name = "LogisticJet" + c.String()
-	}
-	return graphCase{name: name, inputs: ins, build: func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
-		var v *G.Node
-		if c.HasV() {
-			v = in[2]
-		}
-		if logistic {
-			return []func() (*G.Node, error){
-				func() (*G.Node, error) { return LogisticJetValue(in[0], in[1], tAlpha, tBeta) },
-				func() (*G.Node, error) { return LogisticJetFirst(in[0], in[1], tAlpha, tBeta) },
-				func() (*G.Node, error) { return LogisticJetSecond(in[0], in[1], tAlpha, tBeta) },
-				func() (*G.Node, error) { return LogisticJetHVP(in[0], in[1], v, tAlpha, tBeta) },
-				func() (*G.Node, error) { return LogisticJetGaussNewton(in[0], in[1], tAlpha, tBeta) },
-			}[c]()
-		}
-		return []func() (*G.Node, error){
-			func() (*G.Node, error) { return SoftmaxJetValue(in[0], in[1], tInvTau) },
-			func() (*G.Node, error) { return SoftmaxJetFirst(in[0], in[1], tInvTau) },
-			func() (*G.Node, error) { return SoftmaxJetSecond(in[0], in[1], tInvTau) },
-			func() (*G.Node, error) { return SoftmaxJetHVP(in[0], in[1], v, tInvTau) },
-			func() (*G.Node, error) { return SoftmaxJetGaussNewton(in[0], in[1], tInvTau) },
-		}[c]()
-	}}
+	floats := jetFloats(g)
+	gc := graphCase{name: g.Title + c.String(), inputs: ins, cpuOnly: !g.Kernel(c, false).OnDevice(),
+		build: func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+			var v *G.Node
+			if c.HasV() {
+				v = in[2]
+			}
+			return jet(c, g, in[0], in[1], v, fixedParams(floats), nil)
+		}}
+	return jetCase{graphCase: gc, gate: g, c: c, floats: floats}
 }
 
-// testGate is the softmaxjet gate of the tests' parameters.
-func testGate[T float](logistic bool) softmaxjet.Gate[T] {
-	if logistic {
-		return softmaxjet.Logistic[T]{Alpha: tAlpha, Beta: tBeta}
+// allJetCases returns every channel of every gate of the table.
+func allJetCases() []jetCase {
+	var cs []jetCase
+	for _, g := range jetGates() {
+		for c := kernel.Value; c < kernel.NumChannels; c++ {
+			cs = append(cs, newJetCase(g, c))
+		}
 	}
-	return softmaxjet.Softmax[T]{InvTau: tInvTau}
+	return cs
+}
+
+// builtinConstructors are the exported constructors of the built-in gates by channel, called
+// with jetFloats' parameters.
+var builtinConstructors = map[*kernel.Gate][kernel.NumChannels]func(l, d, v *G.Node) (*G.Node, error){
+	kernel.SoftmaxGate: {
+		func(l, d, _ *G.Node) (*G.Node, error) { return SoftmaxJetValue(l, d, tInvTau) },
+		func(l, d, _ *G.Node) (*G.Node, error) { return SoftmaxJetFirst(l, d, tInvTau) },
+		func(l, d, _ *G.Node) (*G.Node, error) { return SoftmaxJetSecond(l, d, tInvTau) },
+		func(l, d, v *G.Node) (*G.Node, error) { return SoftmaxJetHVP(l, d, v, tInvTau) },
+		func(l, d, _ *G.Node) (*G.Node, error) { return SoftmaxJetGaussNewton(l, d, tInvTau) },
+	},
+	kernel.LogisticGate: {
+		func(l, d, _ *G.Node) (*G.Node, error) { return LogisticJetValue(l, d, tAlpha, tBeta) },
+		func(l, d, _ *G.Node) (*G.Node, error) { return LogisticJetFirst(l, d, tAlpha, tBeta) },
+		func(l, d, _ *G.Node) (*G.Node, error) { return LogisticJetSecond(l, d, tAlpha, tBeta) },
+		func(l, d, v *G.Node) (*G.Node, error) { return LogisticJetHVP(l, d, v, tAlpha, tBeta) },
+		func(l, d, _ *G.Node) (*G.Node, error) { return LogisticJetGaussNewton(l, d, tAlpha, tBeta) },
+	},
+}
+
+// TestJetConstructorsAreTheTablePath: each exported constructor of a built-in gate builds the
+// very node the jet cases build from the table (Gorgonia merges equal nodes of a graph), so
+// the suites that run allJetCases cover the constructors too.
+func TestJetConstructorsAreTheTablePath(t *testing.T) {
+	for g, ctors := range builtinConstructors {
+		for c := kernel.Value; c < kernel.NumChannels; c++ {
+			jc := newJetCase(g, c)
+			for _, dt := range dtypes {
+				_, nodes, out := buildCase(t, jc.graphCase, dt)
+				var v *G.Node
+				if c.HasV() {
+					v = nodes[2]
+				}
+				got, err := ctors[c](nodes[0], nodes[1], v)
+				require.NoError(t, err)
+				require.Same(t, out, got, "%s %v", jc.name, dt)
+			}
+		}
+	}
 }
 
 func b2i(b bool) int {
@@ -79,16 +149,6 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func allJetCases() []graphCase {
-	var cs []graphCase
-	for _, logistic := range []bool{false, true} {
-		for c := kernel.Value; c < kernel.NumChannels; c++ {
-			cs = append(cs, jetCase(logistic, c))
-		}
-	}
-	return cs
 }
 
 func typed[T float](vals []float64) []T {
@@ -107,35 +167,46 @@ func widen[T float](vals []T) []float64 {
 	return out
 }
 
-// kernelJet computes the channel directly with the softmaxjet kernel, in T.
-func kernelJet[T float](t *testing.T, logistic bool, c channel, ins []input) []float64 {
-	sh := softmaxjet.Shape{N: ins[0].shape[0], K: ins[0].shape[1], P: ins[1].shape[2]}
-	g := testGate[T](logistic)
-	dst := make([]T, tensor.Shape(outShape(c, sh.N, sh.K, sh.P)).TotalSize())
-	var v []T
-	if c.HasV() {
-		v = typed[T](ins[2].vals)
+// runKernel runs kernel id of the table directly on the CPU, in T, with the given inputs
+// (as many as it takes) and returns every output it writes.
+func runKernel[T float](t *testing.T, id kernel.ID, ints []int, floats []float64, in ...[]float64) [][]float64 {
+	var o kernel.Operands[T]
+	for i := range id.NumIn() {
+		o.In[i] = typed[T](in[i])
 	}
-	l, d := typed[T](ins[0].vals), typed[T](ins[1].vals)
-	require.NoError(t, []func() error{
-		func() error { return g.Value(dst, l, d, sh) },
-		func() error { return g.First(dst, l, d, sh) },
-		func() error { return g.Second(dst, l, d, sh) },
-		func() error { return g.HVP(dst, l, d, v, sh) },
-		func() error { return g.GaussNewton(dst, l, d, sh) },
-	}[c]())
-	return widen(dst)
+	for i, d := range id.Spec().Out {
+		n, ok := d.Len(ints)
+		require.True(t, ok)
+		o.Out[i] = make([]T, n)
+	}
+	require.NoError(t, kernel.Run("test", id, &o, ints, floats))
+	out := make([][]float64, id.NumOut())
+	for i := range out {
+		out[i] = widen(o.Out[i])
+	}
+	return out
 }
 
+// jetInts are the sizes [N, K, P] of jet inputs.
+func jetInts(ins []input) []int { return []int{ins[0].shape[0], ins[0].shape[1], ins[1].shape[2]} }
+
+// kernelJet computes channel c of gate g directly with the gate's kernel, in T.
+func kernelJet[T float](t *testing.T, g *kernel.Gate, floats []float64, c channel, ins []input) []float64 {
+	in := make([][]float64, len(ins))
+	for i := range ins {
+		in[i] = ins[i].vals
+	}
+	return runKernel[T](t, g.Kernel(c, false), jetInts(ins), floats, in...)[0]
+}
+
+// TestJetForwardMatchesKernels: every channel of every gate of the table returns exactly what
+// the gate's kernel computes.
 func TestJetForwardMatchesKernels(t *testing.T) {
-	for _, logistic := range []bool{false, true} {
-		for c := kernel.Value; c < kernel.NumChannels; c++ {
-			jc := jetCase(logistic, c)
-			requireKernelValue(t, jc,
-				func(t *testing.T) []float64 { return kernelJet[float64](t, logistic, c, jc.inputs) },
-				func(t *testing.T) []float64 { return kernelJet[float32](t, logistic, c, jc.inputs) },
-				"the op must return exactly what the kernel computes")
-		}
+	for _, jc := range allJetCases() {
+		requireKernelValue(t, jc.graphCase,
+			func(t *testing.T) []float64 { return kernelJet[float64](t, jc.gate, jc.floats, jc.c, jc.inputs) },
+			func(t *testing.T) []float64 { return kernelJet[float32](t, jc.gate, jc.floats, jc.c, jc.inputs) },
+			"the op must return exactly what the kernel computes")
 	}
 }
 
@@ -163,10 +234,11 @@ func TestJetOutputShapes(t *testing.T) {
 }
 
 // TestJetGradients checks Grad (TapeMachine, SymDiff) and DoDiff (LispMachine) through every
-// channel of both gates against central finite differences, in float64 and float32.
+// channel of every gate of the table against central finite differences, in float64 and
+// float32.
 func TestJetGradients(t *testing.T) {
 	for _, c := range allJetCases() {
-		t.Run(c.name, func(t *testing.T) { checkGradients(t, c) })
+		t.Run(c.name, func(t *testing.T) { checkGradients(t, c.graphCase) })
 	}
 }
 
@@ -223,49 +295,34 @@ func TestJetHashSeparatesParameters(t *testing.T) {
 	require.NotEqual(t, f1, f2, "different temperatures give different values")
 }
 
-// kernelJetVJP computes the channel's VJP directly with the softmaxjet kernel, in T.
-func kernelJetVJP[T float](t *testing.T, logistic bool, c channel, ins []input, up []float64) [][]float64 {
-	sh := softmaxjet.Shape{N: ins[0].shape[0], K: ins[0].shape[1], P: ins[1].shape[2]}
-	g := testGate[T](logistic)
-	dl, dd := make([]T, sh.LogitsLen()), make([]T, sh.DecodedLen())
-	var v, dv []T
-	if c.HasV() {
-		v, dv = typed[T](ins[2].vals), make([]T, sh.LogitsLen())
+// kernelJetVJP computes the VJP of channel c of gate g directly with the gate's VJP kernel,
+// in T: dLogits, dDecoded [, dV].
+func kernelJetVJP[T float](t *testing.T, g *kernel.Gate, floats []float64, c channel, ins []input, up []float64) [][]float64 {
+	var in [][]float64
+	for i := range ins {
+		in = append(in, ins[i].vals)
 	}
-	l, d, u := typed[T](ins[0].vals), typed[T](ins[1].vals), typed[T](up)
-	require.NoError(t, []func() error{
-		func() error { return g.ValueVJP(dl, dd, l, d, u, sh) },
-		func() error { return g.FirstVJP(dl, dd, l, d, u, sh) },
-		func() error { return g.SecondVJP(dl, dd, l, d, u, sh) },
-		func() error { return g.HVPVJP(dl, dd, dv, l, d, v, u, sh) },
-		func() error { return g.GaussNewtonVJP(dl, dd, l, d, u, sh) },
-	}[c]())
-	out := [][]float64{widen(dl), widen(dd)}
-	if c.HasV() {
-		out = append(out, widen(dv))
-	}
-	return out
+	return runKernel[T](t, g.Kernel(c, true), jetInts(ins), floats, append(in, up)...)
 }
 
 // TestJetVJPMatchesKernels: with the linear cost Σ W⊙channel the upstream gradient is exactly
 // W, so the gradient nodes of gorgonia.Grad (TapeMachine) and DoDiff (LispMachine) must return
-// exactly what the softmaxjet VJP kernels compute for W.
+// exactly what the gate's VJP kernels compute for W, for every gate of the table.
 func TestJetVJPMatchesKernels(t *testing.T) {
-	for _, logistic := range []bool{false, true} {
-		for c := kernel.Value; c < kernel.NumChannels; c++ {
-			jc := jetCase(logistic, c)
-			w := weights(tensor.Shape(outShape(c, tN, tK, tP)).TotalSize())
+	for _, jc := range allJetCases() {
+		t.Run(jc.name, func(t *testing.T) {
+			w := weights(tensor.Shape(outShape(jc.c, tN, tK, tP)).TotalSize())
 			for _, dt := range dtypes {
 				var want [][]float64
 				if dt == tensor.Float64 {
-					want = kernelJetVJP[float64](t, logistic, c, jc.inputs, w)
+					want = kernelJetVJP[float64](t, jc.gate, jc.floats, jc.c, jc.inputs, w)
 				} else {
-					want = kernelJetVJP[float32](t, logistic, c, jc.inputs, w)
+					want = kernelJetVJP[float32](t, jc.gate, jc.floats, jc.c, jc.inputs, w)
 				}
-				require.Equal(t, want, linearGrads(t, jc, dt, w), "%s %v tape", jc.name, dt)
-				require.Equal(t, want, linearGradsLisp(t, jc, dt, w), "%s %v lisp", jc.name, dt)
+				require.Equal(t, want, linearGrads(t, jc.graphCase, dt, w), "%s %v tape", jc.name, dt)
+				require.Equal(t, want, linearGradsLisp(t, jc.graphCase, dt, w), "%s %v lisp", jc.name, dt)
 			}
-		}
+		})
 	}
 }
 
@@ -304,9 +361,9 @@ func TestViewInputs(t *testing.T) {
 	for _, dt := range dtypes {
 		var want []float64
 		if dt == tensor.Float64 {
-			want = kernelJet[float64](t, false, kernel.HVP, flat)
+			want = kernelJet[float64](t, kernel.SoftmaxGate, softmaxFloats, kernel.HVP, flat)
 		} else {
-			want = kernelJet[float32](t, false, kernel.HVP, flat)
+			want = kernelJet[float32](t, kernel.SoftmaxGate, softmaxFloats, kernel.HVP, flat)
 		}
 		for _, m := range machines {
 			require.Equal(t, want, forwardValue(t, c, dt, m), "%v %v", dt, m)
@@ -328,7 +385,7 @@ func TestViewInputs(t *testing.T) {
 	require.NoError(t, vT.T())
 	got, err := node.Op().Do(lView, toDense(tensor.Float64, ins[1].shape, ins[1].vals), vT)
 	require.NoError(t, err)
-	require.Equal(t, kernelJet[float64](t, false, kernel.HVP, flat), floats(t, got))
+	require.Equal(t, kernelJet[float64](t, kernel.SoftmaxGate, softmaxFloats, kernel.HVP, flat), floats(t, got))
 }
 
 // TestConstantDecoded: decoded may be a constant made by gorgonia.NewConstant (which belongs to
@@ -338,7 +395,7 @@ func TestConstantDecoded(t *testing.T) {
 	c := graphCase{name: "constant decoded", inputs: ins[:1], build: func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
 		return SoftmaxJetFirst(in[0], G.NewConstant(toDense(in[0].Dtype(), ins[1].shape, ins[1].vals)), tInvTau)
 	}}
-	want := kernelJet[float64](t, false, kernel.First, ins)
+	want := kernelJet[float64](t, kernel.SoftmaxGate, softmaxFloats, kernel.First, ins)
 	for _, dt := range dtypes {
 		for _, m := range machines {
 			requireClose(t, want, forwardValue(t, c, dt, m), gradTol(dt), "%v %v", dt, m)
