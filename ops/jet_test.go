@@ -35,18 +35,6 @@ func jetInputsFor(seed int64, n, k, p int) []input {
 	}
 }
 
-// jetGates returns the gates of the kernel table in registration order: the built-in gates,
-// then any a test registers (testExpGate, gate_test.go). The jet suites run every one of them.
-func jetGates() []*kernel.Gate {
-	var gs []*kernel.Gate
-	for _, id := range kernel.All() {
-		if g := id.Spec().Gate; g != nil && !slices.Contains(gs, g) {
-			gs = append(gs, g)
-		}
-	}
-	return gs
-}
-
 // jetFloats returns the floats the jet cases call gate g with: the built-in gates' fixed
 // parameters (tInvTau; tAlpha, tBeta), and for any other gate its Sample for tK atoms.
 func jetFloats(g *kernel.Gate) []float64 {
@@ -56,7 +44,7 @@ func jetFloats(g *kernel.Gate) []float64 {
 	case kernel.LogisticGate:
 		return append(append([]float64(nil), tAlpha...), tBeta...)
 	}
-	rng := rand.New(rand.NewSource(int64(90 + slices.Index(jetGates(), g))))
+	rng := rand.New(rand.NewSource(int64(90 + slices.Index(kernel.Gates(), g))))
 	return g.Sample(tK, rng.Float64, rng.NormFloat64)
 }
 
@@ -75,9 +63,9 @@ type jetCase struct {
 }
 
 // newJetCase returns channel c of gate g. Its inputs' seed is 10·c + the gate's index in
-// jetGates (softmax 0, logistic 1, then the gates tests register).
+// kernel.Gates (softmax 0, logistic 1, then the gates tests register).
 func newJetCase(g *kernel.Gate, c channel) jetCase {
-	ins := jetInputsFor(int64(10*int(c)+slices.Index(jetGates(), g)), tN, tK, tP)
+	ins := jetInputsFor(int64(10*int(c)+slices.Index(kernel.Gates(), g)), tN, tK, tP)
 	if !c.HasV() {
 		ins = ins[:2]
 	}
@@ -96,7 +84,7 @@ func newJetCase(g *kernel.Gate, c channel) jetCase {
 // allJetCases returns every channel of every gate of the table.
 func allJetCases() []jetCase {
 	var cs []jetCase
-	for _, g := range jetGates() {
+	for _, g := range kernel.Gates() {
 		for c := kernel.Value; c < kernel.NumChannels; c++ {
 			cs = append(cs, newJetCase(g, c))
 		}

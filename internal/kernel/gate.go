@@ -131,8 +131,8 @@ func Register(g *Gate) {
 	}
 	// Ops are named, and Gorgonia merges equal nodes, by Title and parameter names: two gates
 	// sharing them would share nodes.
-	for _, id := range All() {
-		if o := id.Spec().Gate; o != nil && (o.Title == g.Title || o.Name == g.Name) {
+	for _, o := range Gates() {
+		if o.Title == g.Title || o.Name == g.Name {
 			panic("kernel: gate " + g.Name + " (" + g.Title + ") has the name or title of gate " + o.Name)
 		}
 	}
@@ -154,6 +154,18 @@ func Register(g *Gate) {
 		ss = append(ss, s)
 	}
 	g.first = registerLocked(ss)
+}
+
+// Gates returns the registered gates in the order of registration: the built-in ones, then
+// any registered later (a test's).
+func Gates() []*Gate {
+	var gs []*Gate
+	for _, id := range All() { // a gate's kernels are consecutive
+		if g := id.Spec().Gate; g != nil && (len(gs) == 0 || gs[len(gs)-1] != g) {
+			gs = append(gs, g)
+		}
+	}
+	return gs
 }
 
 // GateFuncs are the CPU functions of a gate's ten kernels.

@@ -201,3 +201,23 @@ func TestRegisterRefusesSameTitle(t *testing.T) {
 	g.Name, g.Title = "jet", "OtherJet"
 	require.Panics(t, func() { Register(&g) }, "the softmax gate's Name")
 }
+
+// TestGates: Gates lists each registered gate once, the built-in ones first, and every row-jet
+// kernel of the table belongs to one of them as its gate's kernel of its channel.
+func TestGates(t *testing.T) {
+	gs := Gates()
+	require.GreaterOrEqual(t, len(gs), 2)
+	require.Same(t, SoftmaxGate, gs[0])
+	require.Same(t, LogisticGate, gs[1])
+	n := 0
+	for _, id := range All() {
+		s := id.Spec()
+		if s.Gate == nil {
+			continue
+		}
+		n++
+		require.Contains(t, gs, s.Gate, "%v", id)
+		require.Equal(t, id, s.Gate.Kernel(s.Channel, s.VJP), "%v", id)
+	}
+	require.Equal(t, 2*int(NumChannels)*len(gs), n)
+}

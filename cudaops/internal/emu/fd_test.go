@@ -81,7 +81,7 @@ func deviceKernelsOf(g *kernel.Gate, vjp bool) (ks [kernel.NumChannels]cudaops.K
 // and the Gauss-Newton slab is Σ_c first·first, for every gate of the table with device kernels.
 func TestJetChannelsFiniteDifferences(t *testing.T) {
 	rng := newRNG(51, 52)
-	for _, g := range tableGates() {
+	for _, g := range kernel.Gates() {
 		t.Run(g.Name, func(t *testing.T) {
 			kn, ok := deviceKernelsOf(g, false)
 			if !ok {
@@ -150,7 +150,7 @@ func TestJetChannelsFiniteDifferences(t *testing.T) {
 // (δl, δD[, δv]).
 func TestJetVJPsFiniteDifferences(t *testing.T) {
 	rng := newRNG(53, 54)
-	for _, g := range tableGates() {
+	for _, g := range kernel.Gates() {
 		t.Run(g.Name, func(t *testing.T) {
 			fwdK, ok := deviceKernelsOf(g, false)
 			if !ok {

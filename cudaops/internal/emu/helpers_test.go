@@ -5,7 +5,6 @@ package emu
 import (
 	"github.com/gatejet/gatejet/internal/kernel"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/gatejet/gatejet/cudaops"
@@ -62,18 +61,6 @@ func matchReference(t *testing.T, rng *rand.Rand, ks []cudaops.Kernel, shapes []
 
 // jetKernels returns the row-jet kernels of every gate.
 func jetKernels() []cudaops.Kernel { return kernelsOf(cudaops.FamilyRowJet) }
-
-// tableGates returns the gates of the kernel table in registration order, those with device
-// kernels and any on the CPU only.
-func tableGates() []*kernel.Gate {
-	var gs []*kernel.Gate
-	for _, id := range kernel.All() {
-		if g := id.Spec().Gate; g != nil && !slices.Contains(gs, g) {
-			gs = append(gs, g)
-		}
-	}
-	return gs
-}
 
 // kernelsOfGate returns the ten kernels of gate g.
 func kernelsOfGate(g *kernel.Gate) []cudaops.Kernel {
