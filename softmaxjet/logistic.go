@@ -33,15 +33,18 @@ func logisticDerivs(x float64) (s0, s1, s2, s3 float64) {
 // d2 = α² σ”, d3 = α³ σ”'.
 type rowLogistic struct {
 	z, d1, d2, d3, rest []float64
-	sc                  *scratch
+	sc                  *scratch[rowLogistic]
 }
+
+// logisticScratch is the pool of the logistic kernels' scratch.
+var logisticScratch scratchPool[rowLogistic]
 
 // newRowLogistic carves the row state from pooled scratch of n float64s (the job's
 // scratchLen, checked by newJob); rest holds what the kernel carves beyond it.
 func newRowLogistic(n, K int) *rowLogistic {
-	sc := getScratch(n)
+	sc := logisticScratch.get(n)
 	b := sc.buf
-	r := &sc.logistic
+	r := &sc.row
 	*r = rowLogistic{z: carve(&b, K), d1: carve(&b, K), d2: carve(&b, K), d3: carve(&b, K), rest: b, sc: sc}
 	return r
 }

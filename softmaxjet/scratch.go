@@ -11,20 +11,27 @@ import (
 	"github.com/gatejet/gatejet/internal/par"
 )
 
-// scratch holds the float64 per-row workspace of one goroutine, and the row state carved from
-// it. Both come from a pool so that steady-state calls allocate nothing, and the row state,
-// on the heap with its scratch, goes by pointer to a kernel's row method (called through a
-// generic dictionary, which escape analysis cannot see into) without escaping.
-type scratch struct {
-	buf      []float64
-	softmax  rowSoftmax
-	logistic rowLogistic
+// scratch holds the float64 per-row workspace of one goroutine, and the row state S of a
+// gate's kernels carved from it. Both come from the gate's scratchPool so that steady-state
+// calls allocate nothing, and the row state, on the heap with its scratch, goes by pointer to a
+// kernel's row method (called through a generic dictionary, which escape analysis cannot see
+// into) without escaping.
+type scratch[S any] struct {
+	buf  []float64
+	row  S
+	pool *scratchPool[S] // where release returns it
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+// scratchPool is a pool of scratch with row state S: each gate declares one for its row state.
+// The zero value is ready to use.
+type scratchPool[S any] struct{ p sync.Pool }
 
-func getScratch(n int) *scratch {
-	s := scratchPool.Get().(*scratch)
+// get returns scratch whose buf has length n.
+func (p *scratchPool[S]) get(n int) *scratch[S] {
+	s, _ := p.p.Get().(*scratch[S])
+	if s == nil {
+		s = &scratch[S]{pool: p}
+	}
 	if cap(s.buf) < n {
 		s.buf = make([]float64, n)
 	}
@@ -32,7 +39,7 @@ func getScratch(n int) *scratch {
 	return s
 }
 
-func (s *scratch) release() { scratchPool.Put(s) }
+func (s *scratch[S]) release() { s.pool.p.Put(s) }
 
 // workspace is the float64 scratch that one goroutine running a kernel's rows takes from the
 // pool, beyond its gate's row buffers (softmax: z padded, m and e; logistic: σ and its three

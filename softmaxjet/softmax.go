@@ -61,8 +61,11 @@ func meanGo[T Float](m, z []float64, d []T, K, P int) {
 type rowSoftmax struct {
 	z, m, e []float64
 	rest    []float64 // the remaining scratch
-	sc      *scratch
+	sc      *scratch[rowSoftmax]
 }
+
+// softmaxScratch is the pool of the softmax kernels' scratch.
+var softmaxScratch scratchPool[rowSoftmax]
 
 // newRowSoftmax carves the row state from pooled scratch of n float64s (the job's scratchLen,
 // checked by newJob); rest holds what the kernel carves beyond z, m and e. z has capacity
@@ -70,9 +73,9 @@ type rowSoftmax struct {
 // time.
 func newRowSoftmax(n, K, P int) *rowSoftmax {
 	Kp := padK(K)
-	sc := getScratch(n)
+	sc := softmaxScratch.get(n)
 	b := sc.buf
-	r := &sc.softmax
+	r := &sc.row
 	r.sc = sc
 	r.z = carve(&b, Kp)
 	clear(r.z[K:])
