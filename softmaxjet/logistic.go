@@ -1,6 +1,10 @@
 package softmaxjet
 
-import "math"
+import (
+	"math"
+
+	"github.com/gatejet/gatejet/internal/check"
+)
 
 // The per-atom logistic gate: ζ_k = σ(α_k·l_k + β_k), each atom gated on its own. Its jet is
 // diagonal in the logits:
@@ -11,6 +15,16 @@ import "math"
 // atom (length K) and must be finite (ErrNonFinite), and |α| ≤ gatejet.MaxLogisticAlpha = 1e100
 // (ErrParam): the reverse mode of the second channel scales as α³, which then stays below
 // 1e300, so a saturated atom (σ' = 0) gives its exact zero derivatives, never ∞·0 = NaN.
+
+// logisticParams is the logistic gate of parameters alpha and beta: the job's vecs[0] and
+// vecs[1].
+func logisticParams(alpha, beta []float64) gate {
+	return gate{vecs: [2]vec{{"alpha", alpha}, {"beta", beta}}, check: checkLogistic, base: logisticBase}
+}
+
+func checkLogistic(op string, K int, g gate) error {
+	return check.LogisticGate(op, K, g.vecs[0].x, g.vecs[1].x)
+}
 
 // logisticDerivs returns σ(x), σ'(x), σ”(x), σ”'(x), using q = σ(−x) = 1−σ(x) computed
 // without cancellation.
@@ -35,6 +49,9 @@ type rowLogistic struct {
 	z, d1, d2, d3, rest []float64
 	sc                  *scratch[rowLogistic]
 }
+
+// logisticBase is rowLogistic's scratch: z, d1, d2 and d3. Never written.
+var logisticBase = workspace{k: 4}
 
 // logisticScratch is the pool of the logistic kernels' scratch.
 var logisticScratch scratchPool[rowLogistic]
@@ -68,12 +85,12 @@ type logisticKernel[T Float] interface {
 type logisticRows[T Float, R logisticKernel[T]] struct{}
 
 func (logisticRows[T, R]) rows(j *job[T], lo, hi int) {
-	K := j.K
+	K, alpha, beta := j.K, j.vecs[0].x, j.vecs[1].x
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	var k R
 	for n := lo; n < hi; n++ {
-		fillLogistic(r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		fillLogistic(r, j.l[n*K:n*K+K], alpha, beta)
 		k.row(j, r, n)
 	}
 }
@@ -103,7 +120,7 @@ func dotRow[T Float](x, d []T) float64 {
 
 // LogisticValue writes ẑ[n][c] = Σ_k σ(α_k l_k + β_k)·D[n][k][c] into dst [N,P].
 func LogisticValue[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticValue", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueRows[T]]{}, workspace{logistic: true, p: 1}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
+	return forward("softmaxjet.LogisticValue", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueRows[T]]{}, workspace{p: 1}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
 }
 
 type logisticValueRows[T Float] struct{}
@@ -129,7 +146,7 @@ func (logisticValueRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticFirst writes first[n][a][c] = α_a σ'_a D[n][a][c] into dst [N,K,P].
 func LogisticFirst[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticFirst", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstRows[T]]{}, workspace{logistic: true}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
+	return forward("softmaxjet.LogisticFirst", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstRows[T]]{}, workspace{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
 }
 
 type logisticFirstRows[T Float] struct{}
@@ -142,7 +159,7 @@ func (logisticFirstRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticSecond writes second[n][a][b][c] = δ_ab α_a² σ”_a D[n][a][c] into dst [N,K,K,P]
 // (the off-diagonal blocks are written as zeros).
 func LogisticSecond[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticSecond", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondRows[T]]{}, workspace{logistic: true}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
+	return forward("softmaxjet.LogisticSecond", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondRows[T]]{}, workspace{}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
 }
 
 type logisticSecondRows[T Float] struct{}
@@ -157,7 +174,7 @@ func (logisticSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticHVP writes hvp[n][a][c] = α_a² σ”_a v_a D[n][a][c] into dst [N,K,P]; v is [N,K].
 func LogisticHVP[T Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []float64) error {
-	return hvp("softmaxjet.LogisticHVP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPRows[T]]{}, workspace{logistic: true, k: 1}, dst, logits, decoded, v)
+	return hvp("softmaxjet.LogisticHVP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPRows[T]]{}, workspace{k: 1}, dst, logits, decoded, v)
 }
 
 type logisticHVPRows[T Float] struct{}
@@ -173,7 +190,7 @@ func (logisticHVPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticGaussNewton writes H[n][a][b] = α_aα_b σ'_aσ'_b Σ_c D[a][c]D[b][c] into dst [N,K,K].
 func LogisticGaussNewton[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticGaussNewton", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonRows[T]]{}, workspace{logistic: true, kp: 1}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
+	return forward("softmaxjet.LogisticGaussNewton", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonRows[T]]{}, workspace{kp: 1}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
 }
 
 type logisticGaussNewtonRows[T Float] struct{}
@@ -190,7 +207,7 @@ func (logisticGaussNewtonRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticValueVJP writes the gradients of ⟨g, LogisticValue⟩ for g [N,P]:
 // dl_a = α_a σ'_a Σ_c g_c D[a][c] and dD[k][c] = σ_k g_c (either output may be nil).
 func LogisticValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticValueVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueVJPRows[T]]{}, workspace{logistic: true}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
+	return vjp("softmaxjet.LogisticValueVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
 }
 
 type logisticValueVJPRows[T Float] struct{}
@@ -203,7 +220,7 @@ func (logisticValueVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticFirstVJP writes the gradients of ⟨G, LogisticFirst⟩ for G [N,K,P]:
 // dl_a = α_a² σ”_a Σ_c G[a][c] D[a][c] and dD[a][c] = α_a σ'_a G[a][c].
 func LogisticFirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticFirstVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstVJPRows[T]]{}, workspace{logistic: true}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
+	return vjp("softmaxjet.LogisticFirstVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
 }
 
 type logisticFirstVJPRows[T Float] struct{}
@@ -245,7 +262,7 @@ func diagVJPRow[T, E Float](dLogits, dDecoded []T, n, K, P int, g []E, gStride i
 // diagonal blocks G[a][a] matter: dl_a = α_a³ σ”'_a Σ_c G[a][a][c] D[a][c] and
 // dD[a][c] = α_a² σ”_a G[a][a][c].
 func LogisticSecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticSecondVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondVJPRows[T]]{}, workspace{logistic: true}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
+	return vjp("softmaxjet.LogisticSecondVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
 }
 
 type logisticSecondVJPRows[T Float] struct{}
@@ -260,7 +277,7 @@ func (logisticSecondVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // logits, the decoded values and v (each may be nil): dv_a = α_a² σ”_a Σ_c G[a][c] D[a][c],
 // dD[a][c] = α_a² σ”_a v_a G[a][c], dl_a = α_a³ σ”'_a v_a Σ_c G[a][c] D[a][c].
 func LogisticHVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape, alpha, beta []float64) error {
-	return hvpVJP("softmaxjet.LogisticHVPVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPVJPRows[T]]{}, workspace{logistic: true, k: 1}, sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
+	return hvpVJP("softmaxjet.LogisticHVPVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPVJPRows[T]]{}, workspace{k: 1}, sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
 }
 
 type logisticHVPVJPRows[T Float] struct{}
@@ -280,7 +297,7 @@ func (logisticHVPVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticGaussNewtonVJP writes the gradients of ⟨S, LogisticGaussNewton⟩ for S [N,K,K]; the
 // upstream reaching first is (S + Sᵀ)·first, and the rest is LogisticFirstVJP.
 func LogisticGaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticGaussNewtonVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, workspace{logistic: true, kp: 2}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
+	return vjp("softmaxjet.LogisticGaussNewtonVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, workspace{kp: 2}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
 }
 
 type logisticGaussNewtonVJPRows[T Float] struct{}

@@ -41,15 +41,22 @@ func (p *scratchPool[S]) get(n int) *scratch[S] {
 
 func (s *scratch[S]) release() { s.pool.p.Put(s) }
 
-// workspace is the float64 scratch that one goroutine running a kernel's rows takes from the
-// pool, beyond its gate's row buffers (softmax: z padded, m and e; logistic: σ and its three
-// scaled derivatives): k·K + p·P + kp·K·P float64s, and, for the second channel, its
-// coefficients and centred values in the element type (newSecondRow). Each kernel states its
-// own where it makes its job; its rows function carves exactly that.
+// workspace is the float64 scratch that one goroutine running a kernel's rows takes from its
+// gate's pool, as counts of buffers: its gate's row state (gate.base) plus what the kernel
+// carves beyond it. Each kernel states its own where it makes its job; its rows function
+// carves exactly that.
 type workspace struct {
-	logistic bool
-	k, p, kp int
-	second   bool
+	kPad, k, p, kp int // float64 buffers of padK(K), K, P and K·P
+	kKpT, kpT      int // buffers of K·padK(K) and K·P elements of the element type, each rounded up to whole float64s
+	slack          int // float64s to align a buffer with
+}
+
+// plus is the workspace of ws and o together.
+func (ws workspace) plus(o workspace) workspace {
+	return workspace{
+		kPad: ws.kPad + o.kPad, k: ws.k + o.k, p: ws.p + o.p, kp: ws.kp + o.kp,
+		kKpT: ws.kKpT + o.kKpT, kpT: ws.kpT + o.kpT, slack: ws.slack + o.slack,
+	}
 }
 
 // scratchLen is the length of the float64 scratch of workspace ws over rows of K atoms and P
@@ -58,22 +65,17 @@ type workspace struct {
 func scratchLen(ws workspace, K, P, size int) (n int, ok bool) {
 	var t sizeSum
 	Kp := padK(K)
-	if ws.logistic {
-		t.add(4, K)
-	} else {
-		t.add(Kp) // z, padded
-		t.add(P)  // m
-		t.add(K, P)
-	}
-	if ws.second { // newSecondRow
-		t.add(2, Kp)            // nsz, diag
-		t.addBytes(K, Kp, size) // c, in the element type
-		t.addBytes(K, P, size)  // e, in the element type
-		t.add(7)                // e's alignment to 64 bytes
-	}
+	t.add(ws.kPad, Kp)
 	t.add(ws.k, K)
 	t.add(ws.p, P)
 	t.add(ws.kp, K, P)
+	for range ws.kKpT {
+		t.addBytes(K, Kp, size)
+	}
+	for range ws.kpT {
+		t.addBytes(K, P, size)
+	}
+	t.add(ws.slack)
 	return t.n, t.ok()
 }
 
@@ -140,20 +142,23 @@ type args[T Float] struct {
 	l, d, v, g []T // logits, decoded, direction, upstream gradient
 }
 
-// gate is one kernel call's gate parameters: the softmax gate's inverse temperature, or the
-// logistic gate's α and β.
+// gate is one kernel call's gate parameters as the machinery sees them: neutral fields to
+// which the gate's own file, whose constructor fills them, gives their meaning; the check of
+// those parameters; and the gate's row state, as scratch. The gate's rows function reads the
+// parameters from the job.
 type gate struct {
-	logistic    bool
-	s           float64   // inverse temperature (softmax gate)
-	alpha, beta []float64 // logistic gate
+	s    float64   // a scalar parameter
+	vecs [2]vec    // per-atom vector parameters, read while the outputs are written
+	base workspace // the float64s of the gate's row state, carved before the kernel's own
+	// check checks the parameters for rows of K atoms. A top-level function, so that making
+	// a gate allocates nothing.
+	check func(op string, K int, g gate) error
 }
 
-// softmaxParam is the softmax gate of inverse temperature invTau.
-func softmaxParam(invTau float64) gate { return gate{s: invTau} }
-
-// logisticParams is the logistic gate of parameters alpha and beta.
-func logisticParams(alpha, beta []float64) gate {
-	return gate{logistic: true, alpha: alpha, beta: beta}
+// vec is a vector parameter of a gate and the name errors give it (nil and "" where unused).
+type vec struct {
+	name string
+	x    []float64
 }
 
 // job carries one kernel call's arguments to par.For through a method value bound once, when
@@ -191,7 +196,7 @@ func jobPool[T Float]() *sync.Pool {
 	return nil
 }
 
-// newJob returns a job running kernel k, with workspace ws, over rows of K atoms and P columns,
+// newJob returns a job running kernel k, with workspace ws (its gate's and its own), over rows of K atoms and P columns,
 // or, before anything is allocated, an ErrSize error if a goroutine's scratch (scratchLen)
 // would exceed gatejet.MaxBytes. An empty batch runs no row and needs none.
 func newJob[T Float](op string, k kernel[T], ws workspace, sh Shape) (*job[T], error) {
@@ -230,13 +235,13 @@ func (j *job[T]) forRows(n, rowWork int) {
 }
 
 // runKernel is the body of every kernel function: it checks the call (validate: the shape,
-// the lengths of args, the gate, overlaps), then runs kernel k, with workspace ws, over the
-// batch's rows, at rowWork a row, on the slices a and the gate g.
+// the lengths of args, the gate, overlaps), then runs kernel k, with workspace ws beyond its
+// gate's row state, over the batch's rows, at rowWork a row, on the slices a and the gate g.
 func runKernel[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, rowWork int, a args[T], args ...check.Arg) error {
 	if err := validate(op, sh, g, args...); err != nil {
 		return err
 	}
-	j, err := newJob(op, k, ws, sh)
+	j, err := newJob(op, k, g.base.plus(ws), sh)
 	if err != nil {
 		return err
 	}

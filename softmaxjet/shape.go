@@ -41,10 +41,9 @@ func (sh Shape) SecondLen() int { return sh.N * sh.K * sh.K * sh.P }
 // GNLen is the length of the Gauss-Newton slabs: N·K·K.
 func (sh Shape) GNLen() int { return sh.N * sh.K * sh.K }
 
-// validate checks a kernel call: the shape and every argument's length, the gate
-// (check.InvTau, or check.LogisticGate: lengths, finite values, |α| ≤
-// gatejet.MaxLogisticAlpha), then that no output overlaps an input (α and β included) or
-// another output: the kernels read their inputs while they write, row by row and from several
+// validate checks a kernel call: the shape and every argument's length, the gate's parameters
+// (g.check), then that no output overlaps an input, another output or a vector parameter of the
+// gate: the kernels read their inputs while they write, row by row and from several
 // goroutines, so an overlap would give a wrong result, not an in-place one.
 func validate(op string, sh Shape, g gate, args ...check.Arg) error {
 	if err := sh.Check(op); err != nil {
@@ -53,15 +52,15 @@ func validate(op string, sh Shape, g gate, args ...check.Arg) error {
 	if err := check.Lengths(op, sh.N, sh.K, sh.P, args...); err != nil {
 		return err
 	}
-	if g.logistic {
-		if err := check.LogisticGate(op, sh.K, g.alpha, g.beta); err != nil {
-			return err
-		}
-	} else if err := check.InvTau(op, g.s); err != nil {
+	if err := g.check(op, sh.K, g); err != nil {
 		return err
 	}
 	if err := check.Disjoint(op, args...); err != nil {
 		return err
 	}
-	return check.GateDisjoint(op, g.alpha, g.beta, args...)
+	var params [len(g.vecs)]check.Arg
+	for i, v := range g.vecs {
+		params[i] = check.In(v.name, v.x, 0)
+	}
+	return check.ParamsDisjoint(op, params[:], args...)
 }

@@ -3,7 +3,17 @@ package softmaxjet
 import (
 	"math"
 	"unsafe"
+
+	"github.com/gatejet/gatejet/internal/check"
 )
+
+// softmaxParam is the softmax gate of inverse temperature invTau, ζ = softmax(invTau·l): the
+// job's s.
+func softmaxParam(invTau float64) gate {
+	return gate{s: invTau, check: checkSoftmax, base: softmaxBase}
+}
+
+func checkSoftmax(op string, _ int, g gate) error { return check.InvTau(op, g.s) }
 
 // softmaxRow fills the float64 gate ζ = softmax(s·l) (max subtracted), the value channel
 // m_c = Σ_k ζ_k D[k][c] and the centred decoded values e[a][c] = D[a][c] − m_c of one row.
@@ -63,6 +73,9 @@ type rowSoftmax struct {
 	rest    []float64 // the remaining scratch
 	sc      *scratch[rowSoftmax]
 }
+
+// softmaxBase is rowSoftmax's scratch: z (padded), m and e. Never written.
+var softmaxBase = workspace{kPad: 1, p: 1, kp: 1}
 
 // softmaxScratch is the pool of the softmax kernels' scratch.
 var softmaxScratch scratchPool[rowSoftmax]
@@ -166,7 +179,7 @@ func (firstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 // inner loop runs four float64 or eight float32 lanes at a time (the same operations, so the
 // same bits); outputs much larger than the caches are written with non-temporal stores.
 func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.Second", sh, softmaxParam(invTau), secondRows[T]{}, workspace{second: true}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
+	return forward("softmaxjet.Second", sh, softmaxParam(invTau), secondRows[T]{}, secondWorkspace, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
 }
 
 // secondRows writes rows [lo, hi) of the second channel. Each row is the gate and value
@@ -214,6 +227,10 @@ type secondRow[T Float] struct {
 	K, P      int
 	size      int // bytes of a T
 }
+
+// secondWorkspace is the scratch newSecondRow carves beyond rowSoftmax: nsz and diag, c and
+// e in the element type, and the slack that aligns e to 64 bytes. Never written.
+var secondWorkspace = workspace{kPad: 2, kKpT: 1, kpT: 1, slack: 7}
 
 func newSecondRow[T Float](n, K, P int, s float64) secondRow[T] {
 	Kp := padK(K)
