@@ -16,14 +16,18 @@ import (
 // (ErrParam): the reverse mode of the second channel scales as α³, which then stays below
 // 1e300, so a saturated atom (σ' = 0) gives its exact zero derivatives, never ∞·0 = NaN.
 
-// logisticParams is the logistic gate of parameters alpha and beta: the job's vecs[0] and
-// vecs[1].
-func logisticParams(alpha, beta []float64) gate {
-	return gate{vecs: [2]vec{{"alpha", alpha}, {"beta", beta}}, check: checkLogistic, base: logisticBase}
+// logisticKind is the logistic gate, of parameters α and β (the job's vecs) and row state
+// rowLogistic: z, d1, d2 and d3. Never written.
+var logisticKind = gateKind{vecNames: [2]string{"alpha", "beta"}, base: workspace{k: 4}, check: checkLogistic}
+
+// logisticParams is the logistic gate of parameters alpha and beta. Inlined, so that the gate
+// stays on its caller's stack.
+func logisticParams(alpha, beta []float64) *gate {
+	return &gate{&logisticKind, gateParams{vecs: [2][]float64{alpha, beta}}}
 }
 
-func checkLogistic(op string, K int, g gate) error {
-	return check.LogisticGate(op, K, g.vecs[0].x, g.vecs[1].x)
+func checkLogistic(op string, K int, _ float64, alpha, beta []float64) error {
+	return check.LogisticGate(op, K, alpha, beta)
 }
 
 // logisticDerivs returns σ(x), σ'(x), σ”(x), σ”'(x), using q = σ(−x) = 1−σ(x) computed
@@ -49,9 +53,6 @@ type rowLogistic struct {
 	z, d1, d2, d3, rest []float64
 	sc                  *scratch[rowLogistic]
 }
-
-// logisticBase is rowLogistic's scratch: z, d1, d2 and d3. Never written.
-var logisticBase = workspace{k: 4}
 
 // logisticScratch is the pool of the logistic kernels' scratch.
 var logisticScratch scratchPool[rowLogistic]
@@ -85,7 +86,7 @@ type logisticKernel[T Float] interface {
 type logisticRows[T Float, R logisticKernel[T]] struct{}
 
 func (logisticRows[T, R]) rows(j *job[T], lo, hi int) {
-	K, alpha, beta := j.K, j.vecs[0].x, j.vecs[1].x
+	K, alpha, beta := j.K, j.vecs[0], j.vecs[1]
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	var k R

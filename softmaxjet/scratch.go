@@ -46,9 +46,9 @@ func (s *scratch[S]) release() { s.pool.p.Put(s) }
 // carves beyond it. Each kernel states its own where it makes its job; its rows function
 // carves exactly that.
 type workspace struct {
-	kPad, k, p, kp int // float64 buffers of padK(K), K, P and K·P
-	kKpT, kpT      int // buffers of K·padK(K) and K·P elements of the element type, each rounded up to whole float64s
-	slack          int // float64s to align a buffer with
+	kPad, k, p, kp uint8 // float64 buffers of padK(K), K, P and K·P
+	kKpT, kpT      uint8 // buffers of K·padK(K) and K·P elements of the element type, each rounded up to whole float64s
+	slack          uint8 // float64s to align a buffer with
 }
 
 // plus is the workspace of ws and o together.
@@ -65,17 +65,17 @@ func (ws workspace) plus(o workspace) workspace {
 func scratchLen(ws workspace, K, P, size int) (n int, ok bool) {
 	var t sizeSum
 	Kp := padK(K)
-	t.add(ws.kPad, Kp)
-	t.add(ws.k, K)
-	t.add(ws.p, P)
-	t.add(ws.kp, K, P)
+	t.times(ws.kPad, Kp, 1)
+	t.times(ws.k, K, 1)
+	t.times(ws.p, P, 1)
+	t.times(ws.kp, K, P)
 	for range ws.kKpT {
 		t.addBytes(K, Kp, size)
 	}
 	for range ws.kpT {
 		t.addBytes(K, P, size)
 	}
-	t.add(ws.slack)
+	t.times(ws.slack, 1, 1)
 	return t.n, t.ok()
 }
 
@@ -101,6 +101,13 @@ func (t *sizeSum) add(dims ...int) {
 		return
 	}
 	t.n += int(p)
+}
+
+// times adds c·a·b; most counts c are 0.
+func (t *sizeSum) times(c uint8, a, b int) {
+	if c != 0 {
+		t.add(int(c), a, b)
+	}
 }
 
 // addBytes adds the float64s that hold a product of dims in bytes, rounded up.
@@ -142,23 +149,27 @@ type args[T Float] struct {
 	l, d, v, g []T // logits, decoded, direction, upstream gradient
 }
 
-// gate is one kernel call's gate parameters as the machinery sees them: neutral fields to
-// which the gate's own file, whose constructor fills them, gives their meaning; the check of
-// those parameters; and the gate's row state, as scratch. The gate's rows function reads the
-// parameters from the job.
-type gate struct {
-	s    float64   // a scalar parameter
-	vecs [2]vec    // per-atom vector parameters, read while the outputs are written
-	base workspace // the float64s of the gate's row state, carved before the kernel's own
-	// check checks the parameters for rows of K atoms. A top-level function, so that making
-	// a gate allocates nothing.
-	check func(op string, K int, g gate) error
+// gateKind is a gate as the machinery sees it, declared once in the gate's own file: the names
+// of its vector parameters, its row state's scratch, and the check of its parameters. The
+// gate's file gives the neutral fields of gateParams their meaning.
+type gateKind struct {
+	vecNames [2]string // the names errors give gateParams.vecs ("" where unused)
+	base     workspace // the float64s of the gate's row state, carved before the kernel's own
+	// check checks the parameters (s and vecs, nil where unused) for rows of K atoms.
+	check func(op string, K int, s float64, v0, v1 []float64) error
 }
 
-// vec is a vector parameter of a gate and the name errors give it (nil and "" where unused).
-type vec struct {
-	name string
-	x    []float64
+// gate is one kernel call's gate: its kind and its parameters. The job carries the parameters
+// to the gate's rows function.
+type gate struct {
+	*gateKind
+	gateParams
+}
+
+// gateParams are a gate's parameters, in neutral fields.
+type gateParams struct {
+	s    float64      // a scalar parameter
+	vecs [2][]float64 // per-atom vector parameters, read while the outputs are written
 }
 
 // job carries one kernel call's arguments to par.For through a method value bound once, when
@@ -168,7 +179,7 @@ type vec struct {
 type job[T Float] struct {
 	k kernel[T] // the kernel whose rows the job runs
 	args[T]
-	gate
+	gateParams
 	K, P    int
 	scratch int // float64s of scratch a goroutine takes (scratchLen)
 	run     func(lo, hi int)
@@ -237,7 +248,7 @@ func (j *job[T]) forRows(n, rowWork int) {
 // runKernel is the body of every kernel function: it checks the call (validate: the shape,
 // the lengths of args, the gate, overlaps), then runs kernel k, with workspace ws beyond its
 // gate's row state, over the batch's rows, at rowWork a row, on the slices a and the gate g.
-func runKernel[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, rowWork int, a args[T], args ...check.Arg) error {
+func runKernel[T Float](op string, sh Shape, g *gate, k kernel[T], ws workspace, rowWork int, a args[T], args ...check.Arg) error {
 	if err := validate(op, sh, g, args...); err != nil {
 		return err
 	}
@@ -245,21 +256,22 @@ func runKernel[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, 
 	if err != nil {
 		return err
 	}
-	j.args, j.gate = a, g
+	j.args = a
+	j.s, j.vecs[0], j.vecs[1] = g.s, g.vecs[0], g.vecs[1]
 	j.forRows(sh.N, rowWork)
 	return nil
 }
 
 // forward runs a kernel that writes one channel, dst of dstLen elements, from logits and
 // decoded values.
-func forward[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, rowWork int, dst []T, dstLen int, logits, decoded []T) error {
+func forward[T Float](op string, sh Shape, g *gate, k kernel[T], ws workspace, rowWork int, dst []T, dstLen int, logits, decoded []T) error {
 	return runKernel(op, sh, g, k, ws, rowWork, args[T]{o0: dst, l: logits, d: decoded},
 		check.Out("dst", dst, dstLen), check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()))
 }
 
 // vjp runs a vector-Jacobian product of a channel, for an upstream gradient g of gLen
 // elements: the gradients dLogits and dDecoded (either may be nil) of ⟨g, channel⟩.
-func vjp[T Float](op string, sh Shape, gt gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, logits, decoded, g []T, gLen int) error {
+func vjp[T Float](op string, sh Shape, gt *gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, logits, decoded, g []T, gLen int) error {
 	return runKernel(op, sh, gt, k, ws, rowWork, args[T]{o0: dLogits, o1: dDecoded, l: logits, d: decoded, g: g},
 		check.OptOut("dLogits", dLogits, sh.LogitsLen()), check.OptOut("dDecoded", dDecoded, sh.DecodedLen()),
 		check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("g", g, gLen))
@@ -267,14 +279,14 @@ func vjp[T Float](op string, sh Shape, gt gate, k kernel[T], ws workspace, rowWo
 
 // hvp runs a Hessian-vector product kernel: dst [N,K,P] from logits, decoded values and a
 // direction v [N,K].
-func hvp[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, dst, logits, decoded, v []T) error {
+func hvp[T Float](op string, sh Shape, g *gate, k kernel[T], ws workspace, dst, logits, decoded, v []T) error {
 	return runKernel(op, sh, g, k, ws, sh.K*sh.P, args[T]{o0: dst, l: logits, d: decoded, v: v},
 		check.Out("dst", dst, sh.FirstLen()), check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("v", v, sh.LogitsLen()))
 }
 
 // hvpVJP runs the vector-Jacobian product of a Hessian-vector product, for an upstream
 // gradient g [N,K,P]: the gradients dLogits, dDecoded and dV (each may be nil).
-func hvpVJP[T Float](op string, sh Shape, gt gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, dV, logits, decoded, v, g []T) error {
+func hvpVJP[T Float](op string, sh Shape, gt *gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, dV, logits, decoded, v, g []T) error {
 	return runKernel(op, sh, gt, k, ws, rowWork, args[T]{o0: dLogits, o1: dDecoded, o2: dV, l: logits, d: decoded, v: v, g: g},
 		check.OptOut("dLogits", dLogits, sh.LogitsLen()), check.OptOut("dDecoded", dDecoded, sh.DecodedLen()), check.OptOut("dV", dV, sh.LogitsLen()),
 		check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("v", v, sh.LogitsLen()), check.In("g", g, sh.FirstLen()))

@@ -45,22 +45,18 @@ func (sh Shape) GNLen() int { return sh.N * sh.K * sh.K }
 // (g.check), then that no output overlaps an input, another output or a vector parameter of the
 // gate: the kernels read their inputs while they write, row by row and from several
 // goroutines, so an overlap would give a wrong result, not an in-place one.
-func validate(op string, sh Shape, g gate, args ...check.Arg) error {
+func validate(op string, sh Shape, g *gate, args ...check.Arg) error {
 	if err := sh.Check(op); err != nil {
 		return err
 	}
 	if err := check.Lengths(op, sh.N, sh.K, sh.P, args...); err != nil {
 		return err
 	}
-	if err := g.check(op, sh.K, g); err != nil {
+	if err := g.check(op, sh.K, g.s, g.vecs[0], g.vecs[1]); err != nil {
 		return err
 	}
 	if err := check.Disjoint(op, args...); err != nil {
 		return err
 	}
-	var params [len(g.vecs)]check.Arg
-	for i, v := range g.vecs {
-		params[i] = check.In(v.name, v.x, 0)
-	}
-	return check.ParamsDisjoint(op, params[:], args...)
+	return check.ParamsDisjoint(op, g.vecNames[:], g.vecs[:], args...)
 }

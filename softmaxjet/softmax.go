@@ -7,13 +7,19 @@ import (
 	"github.com/gatejet/gatejet/internal/check"
 )
 
-// softmaxParam is the softmax gate of inverse temperature invTau, ζ = softmax(invTau·l): the
-// job's s.
-func softmaxParam(invTau float64) gate {
-	return gate{s: invTau, check: checkSoftmax, base: softmaxBase}
+// softmaxKind is the softmax gate ζ = softmax(s·l), of inverse temperature s (the job's s) and
+// row state rowSoftmax: z (padded), m and e. Never written.
+var softmaxKind = gateKind{base: workspace{kPad: 1, p: 1, kp: 1}, check: checkSoftmax}
+
+// softmaxParam is the softmax gate of inverse temperature invTau. Inlined, so that the gate stays
+// on its caller's stack.
+func softmaxParam(invTau float64) *gate {
+	return &gate{&softmaxKind, gateParams{s: invTau}}
 }
 
-func checkSoftmax(op string, _ int, g gate) error { return check.InvTau(op, g.s) }
+func checkSoftmax(op string, _ int, invTau float64, _, _ []float64) error {
+	return check.InvTau(op, invTau)
+}
 
 // softmaxRow fills the float64 gate ζ = softmax(s·l) (max subtracted), the value channel
 // m_c = Σ_k ζ_k D[k][c] and the centred decoded values e[a][c] = D[a][c] − m_c of one row.
@@ -73,9 +79,6 @@ type rowSoftmax struct {
 	rest    []float64 // the remaining scratch
 	sc      *scratch[rowSoftmax]
 }
-
-// softmaxBase is rowSoftmax's scratch: z (padded), m and e. Never written.
-var softmaxBase = workspace{kPad: 1, p: 1, kp: 1}
 
 // softmaxScratch is the pool of the softmax kernels' scratch.
 var softmaxScratch scratchPool[rowSoftmax]

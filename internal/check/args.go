@@ -78,22 +78,22 @@ func Disjoint(op string, args ...Arg) error {
 // logistic gate's alpha or beta, which are read while the outputs are written (none for nil
 // alpha and beta).
 func GateDisjoint(op string, alpha, beta []float64, args ...Arg) error {
-	params := [...]Arg{In("alpha", alpha, 0), In("beta", beta, 0)}
-	return ParamsDisjoint(op, params[:], args...)
+	names, params := [...]string{"alpha", "beta"}, [...][]float64{alpha, beta}
+	return ParamsDisjoint(op, names[:], params[:], args...)
 }
 
-// ParamsDisjoint reports an ErrParam error naming the first output that shares memory with
-// one of a gate's parameters (params, by name and memory), which are read while the outputs
-// are written; for each output the params are tried in order.
-func ParamsDisjoint(op string, params []Arg, args ...Arg) error {
+// ParamsDisjoint reports an ErrParam error naming the first output that shares memory with one
+// of a gate's vector parameters params (named names[i]), which are read while the outputs are
+// written; for each output the params are tried in order.
+func ParamsDisjoint(op string, names []string, params [][]float64, args ...Arg) error {
 	for i := range args {
 		o := &args[i]
 		if !o.Output {
 			continue
 		}
-		for j := range params {
-			if Overlap(o.Mem, params[j].Mem) {
-				return overlapError(op, o.Name, params[j].Name)
+		for j, p := range params {
+			if Overlap(o.Mem, Mem(p)) {
+				return overlapError(op, o.Name, names[j])
 			}
 		}
 	}

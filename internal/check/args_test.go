@@ -41,11 +41,11 @@ func TestArgs(t *testing.T) {
 
 	// ParamsDisjoint: the first output that overlaps a parameter is named, with the first
 	// parameter it overlaps; inputs over a parameter are fine.
-	params := []Arg{In("w", arena[4:6], 2), In("c", arena[17:19], 2)}
-	err := ParamsDisjoint("op", params, In("l", arena[4:6], 2), Out("a", arena[16:20], 4), Out("b", arena[2:8], 6))
+	names, params := []string{"w", "c"}, [][]float64{arena[4:6], arena[17:19]}
+	err := ParamsDisjoint("op", names, params, In("l", arena[4:6], 2), Out("a", arena[16:20], 4), Out("b", arena[2:8], 6))
 	requireArg(t, err, gatejet.ErrParam, "a")
 	require.ErrorContains(t, err, "a overlaps c")
-	require.ErrorContains(t, ParamsDisjoint("op", params, Out("b", arena[2:19], 17)), "b overlaps w")
-	require.NoError(t, ParamsDisjoint("op", params, Out("dst", dst, 6)))
-	require.NoError(t, ParamsDisjoint("op", nil, Out("dst", dst, 6)))
+	require.ErrorContains(t, ParamsDisjoint("op", names, params, Out("b", arena[2:19], 17)), "b overlaps w")
+	require.NoError(t, ParamsDisjoint("op", names, params, Out("dst", dst, 6)))
+	require.NoError(t, ParamsDisjoint("op", nil, nil, Out("dst", dst, 6)))
 }
