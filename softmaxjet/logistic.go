@@ -316,3 +316,40 @@ func (logisticGaussNewtonVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	symTimesFirst(G, j.g[n*K*K:(n+1)*K*K], r.d1, D, 1, K, P)
 	diagVJPRow(j.o0, j.o1, n, K, P, G, P, D, r.d1, r.d2, nil)
 }
+
+// Logistic is the per-atom logistic gate ζ_k = σ(Alpha_k·l_k + Beta_k) as a Gate: its methods
+// are the functions LogisticValue … LogisticGaussNewtonVJP with these parameters.
+type Logistic[T Float] struct{ Alpha, Beta []float64 }
+
+var _ Gate[float32] = Logistic[float32]{}
+
+func (g Logistic[T]) Value(dst, l, d []T, sh Shape) error {
+	return LogisticValue(dst, l, d, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) First(dst, l, d []T, sh Shape) error {
+	return LogisticFirst(dst, l, d, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) Second(dst, l, d []T, sh Shape) error {
+	return LogisticSecond(dst, l, d, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) HVP(dst, l, d, v []T, sh Shape) error {
+	return LogisticHVP(dst, l, d, v, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) GaussNewton(dst, l, d []T, sh Shape) error {
+	return LogisticGaussNewton(dst, l, d, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) ValueVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return LogisticValueVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) FirstVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return LogisticFirstVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) SecondVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return LogisticSecondVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) HVPVJP(dl, dd, dv, l, d, v, up []T, sh Shape) error {
+	return LogisticHVPVJP(dl, dd, dv, l, d, v, up, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) GaussNewtonVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return LogisticGaussNewtonVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
+}

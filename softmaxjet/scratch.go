@@ -42,9 +42,9 @@ func (p *scratchPool[S]) get(n int) *scratch[S] {
 func (s *scratch[S]) release() { s.pool.p.Put(s) }
 
 // workspace is the float64 scratch that one goroutine running a kernel's rows takes from its
-// gate's pool, as counts of buffers: its gate's row state (gate.base) plus what the kernel
+// gate's pool, as counts of buffers: its gate's row state (gateKind.base) plus what the kernel
 // carves beyond it. Each kernel states its own where it makes its job; its rows function
-// carves exactly that.
+// carves exactly that. The counts are small: bytes keep the value small to pass on every call.
 type workspace struct {
 	kPad, k, p, kp uint8 // float64 buffers of padK(K), K, P and K·P
 	kKpT, kpT      uint8 // buffers of K·padK(K) and K·P elements of the element type, each rounded up to whole float64s
@@ -257,7 +257,7 @@ func runKernel[T Float](op string, sh Shape, g *gate, k kernel[T], ws workspace,
 		return err
 	}
 	j.args = a
-	j.s, j.vecs[0], j.vecs[1] = g.s, g.vecs[0], g.vecs[1]
+	j.s, j.vecs[0], j.vecs[1] = g.s, g.vecs[0], g.vecs[1] // field by field: cheaper than j.gateParams = g.gateParams
 	j.forRows(sh.N, rowWork)
 	return nil
 }

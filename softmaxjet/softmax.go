@@ -482,3 +482,32 @@ func gramRow[T Float](out []T, f, e []float64, K, P int) {
 		}
 	}
 }
+
+// Softmax is the softmax gate ζ = softmax(InvTau·l) as a Gate: its methods are the functions
+// Value … GaussNewtonVJP at inverse temperature InvTau.
+type Softmax[T Float] struct{ InvTau float64 }
+
+var _ Gate[float64] = Softmax[float64]{}
+
+func (g Softmax[T]) Value(dst, l, d []T, sh Shape) error  { return Value(dst, l, d, sh, g.InvTau) }
+func (g Softmax[T]) First(dst, l, d []T, sh Shape) error  { return First(dst, l, d, sh, g.InvTau) }
+func (g Softmax[T]) Second(dst, l, d []T, sh Shape) error { return Second(dst, l, d, sh, g.InvTau) }
+func (g Softmax[T]) HVP(dst, l, d, v []T, sh Shape) error { return HVP(dst, l, d, v, sh, g.InvTau) }
+func (g Softmax[T]) GaussNewton(dst, l, d []T, sh Shape) error {
+	return GaussNewton(dst, l, d, sh, g.InvTau)
+}
+func (g Softmax[T]) ValueVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return ValueVJP(dl, dd, l, d, up, sh, g.InvTau)
+}
+func (g Softmax[T]) FirstVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return FirstVJP(dl, dd, l, d, up, sh, g.InvTau)
+}
+func (g Softmax[T]) SecondVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return SecondVJP(dl, dd, l, d, up, sh, g.InvTau)
+}
+func (g Softmax[T]) HVPVJP(dl, dd, dv, l, d, v, up []T, sh Shape) error {
+	return HVPVJP(dl, dd, dv, l, d, v, up, sh, g.InvTau)
+}
+func (g Softmax[T]) GaussNewtonVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return GaussNewtonVJP(dl, dd, l, d, up, sh, g.InvTau)
+}
