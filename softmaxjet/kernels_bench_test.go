@@ -70,7 +70,7 @@ func benchSecondRowPrep[T Float](b *testing.B, K, P int) {
 		b.Run(name, func(b *testing.B) {
 			defer func(u bool) { useAVX = u }(useAVX)
 			useAVX = avx
-			n, _ := scratchLen(workspace{second: true}, K, P, int(unsafe.Sizeof(T(0))))
+			n, _ := scratchLen(softmaxKind.base.plus(secondWorkspace), K, P, int(unsafe.Sizeof(T(0))))
 			r := newSecondRow[T](n, K, P, 1)
 			defer r.sc.release()
 			start := time.Now()

@@ -363,13 +363,13 @@ func TestKernelScratchSizes(t *testing.T) {
 	l, d := make([]float64, sh.LogitsLen()), make([]float64, sh.DecodedLen())
 	dst := make([]float64, sh.SecondLen())
 	for _, size := range []int{4, 8} {
-		for _, ws := range []workspace{{}, {second: true}, {k: 4, p: 3}, {k: 1, p: 1, kp: 2}, {logistic: true, kp: 2}} {
+		for _, ws := range []workspace{softmaxKind.base, softmaxKind.base.plus(secondWorkspace), softmaxKind.base.plus(workspace{k: 4, p: 3}), softmaxKind.base.plus(workspace{k: 1, p: 1, kp: 2}), logisticKind.base.plus(workspace{kp: 2})} {
 			n, ok := scratchLen(ws, sh.K, sh.P, size)
 			require.True(t, ok)
 			require.Positive(t, n)
 		}
 	}
-	n, _ := scratchLen(workspace{second: true}, sh.K, sh.P, 8)
+	n, _ := scratchLen(softmaxKind.base.plus(secondWorkspace), sh.K, sh.P, 8)
 	testkit.WithMaxBytes(t, int64(8*n))
 	require.NoError(t, Second(dst, l, d, sh, 1))
 	gatejet.SetMaxBytes(int64(8*n - 1))
@@ -377,8 +377,39 @@ func TestKernelScratchSizes(t *testing.T) {
 	require.ErrorIs(t, err, gatejet.ErrSize)
 	require.ErrorContains(t, err, "softmaxjet.Second")
 	require.NoError(t, Second[float64](nil, nil, nil, Shape{N: 0, K: 1 << 40, P: 1 << 20}, 1))
-	_, ok := scratchLen(workspace{second: true}, math.MaxInt/2, 2, 8)
+	_, ok := scratchLen(softmaxKind.base.plus(secondWorkspace), math.MaxInt/2, 2, 8)
 	require.False(t, ok)
+}
+
+// TestScratchLenClosedForm: each kernel's scratch, its gate's row state and its own buffers,
+// is the size its rows function carves, written out here by hand.
+func TestScratchLenClosedForm(t *testing.T) {
+	words := func(bytes int) int { return (bytes + 7) / 8 }
+	for _, K := range []int{1, 3, 4, 5, 17, 64} {
+		for _, P := range []int{1, 2, 7, 16} {
+			for _, size := range []int{4, 8} {
+				Kp := padK(K)
+				softmax := Kp + P + K*P
+				for _, c := range []struct {
+					ws   workspace
+					want int
+				}{
+					{softmaxKind.base, softmax},
+					{softmaxKind.base.plus(workspace{k: 3, p: 1}), softmax + 3*K + P},
+					{softmaxKind.base.plus(workspace{k: 4, p: 3}), softmax + 4*K + 3*P},
+					{softmaxKind.base.plus(workspace{k: 1, p: 1, kp: 2}), softmax + K + P + 2*K*P},
+					{softmaxKind.base.plus(secondWorkspace), softmax + 2*Kp + words(K*Kp*size) + words(K*P*size) + 7},
+					{logisticKind.base, 4 * K},
+					{logisticKind.base.plus(workspace{p: 1}), 4*K + P},
+					{logisticKind.base.plus(workspace{kp: 2}), 4*K + 2*K*P},
+				} {
+					n, ok := scratchLen(c.ws, K, P, size)
+					require.True(t, ok)
+					require.Equal(t, c.want, n, "K=%d P=%d size=%d %+v", K, P, size, c.ws)
+				}
+			}
+		}
+	}
 }
 
 // TestOverlapRefused: an output that shares memory with an input or with another output is

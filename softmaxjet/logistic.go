@@ -1,6 +1,10 @@
 package softmaxjet
 
-import "math"
+import (
+	"math"
+
+	"github.com/gatejet/gatejet/internal/check"
+)
 
 // The per-atom logistic gate: ζ_k = σ(α_k·l_k + β_k), each atom gated on its own. Its jet is
 // diagonal in the logits:
@@ -11,6 +15,20 @@ import "math"
 // atom (length K) and must be finite (ErrNonFinite), and |α| ≤ gatejet.MaxLogisticAlpha = 1e100
 // (ErrParam): the reverse mode of the second channel scales as α³, which then stays below
 // 1e300, so a saturated atom (σ' = 0) gives its exact zero derivatives, never ∞·0 = NaN.
+
+// logisticKind is the logistic gate, of parameters α and β (the job's vecs) and row state
+// rowLogistic: z, d1, d2 and d3. Never written.
+var logisticKind = gateKind{vecNames: [2]string{"alpha", "beta"}, base: workspace{k: 4}, check: checkLogistic}
+
+// logisticParams is the logistic gate of parameters alpha and beta. Inlined, so that the gate
+// stays on its caller's stack.
+func logisticParams(alpha, beta []float64) *gate {
+	return &gate{&logisticKind, gateParams{vecs: [2][]float64{alpha, beta}}}
+}
+
+func checkLogistic(op string, K int, _ float64, alpha, beta []float64) error {
+	return check.LogisticGate(op, K, alpha, beta)
+}
 
 // logisticDerivs returns σ(x), σ'(x), σ”(x), σ”'(x), using q = σ(−x) = 1−σ(x) computed
 // without cancellation.
@@ -33,15 +51,18 @@ func logisticDerivs(x float64) (s0, s1, s2, s3 float64) {
 // d2 = α² σ”, d3 = α³ σ”'.
 type rowLogistic struct {
 	z, d1, d2, d3, rest []float64
-	sc                  *scratch
+	sc                  *scratch[rowLogistic]
 }
+
+// logisticScratch is the pool of the logistic kernels' scratch.
+var logisticScratch scratchPool[rowLogistic]
 
 // newRowLogistic carves the row state from pooled scratch of n float64s (the job's
 // scratchLen, checked by newJob); rest holds what the kernel carves beyond it.
 func newRowLogistic(n, K int) *rowLogistic {
-	sc := getScratch(n)
+	sc := logisticScratch.get(n)
 	b := sc.buf
-	r := &sc.logistic
+	r := &sc.row
 	*r = rowLogistic{z: carve(&b, K), d1: carve(&b, K), d2: carve(&b, K), d3: carve(&b, K), rest: b, sc: sc}
 	return r
 }
@@ -65,12 +86,12 @@ type logisticKernel[T Float] interface {
 type logisticRows[T Float, R logisticKernel[T]] struct{}
 
 func (logisticRows[T, R]) rows(j *job[T], lo, hi int) {
-	K := j.K
+	K, alpha, beta := j.K, j.vecs[0], j.vecs[1]
 	r := newRowLogistic(j.scratch, K)
 	defer r.sc.release()
 	var k R
 	for n := lo; n < hi; n++ {
-		fillLogistic(r, j.l[n*K:n*K+K], j.alpha, j.beta)
+		fillLogistic(r, j.l[n*K:n*K+K], alpha, beta)
 		k.row(j, r, n)
 	}
 }
@@ -100,7 +121,7 @@ func dotRow[T Float](x, d []T) float64 {
 
 // LogisticValue writes ẑ[n][c] = Σ_k σ(α_k l_k + β_k)·D[n][k][c] into dst [N,P].
 func LogisticValue[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticValue", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueRows[T]]{}, workspace{logistic: true, p: 1}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
+	return forward("softmaxjet.LogisticValue", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueRows[T]]{}, workspace{p: 1}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
 }
 
 type logisticValueRows[T Float] struct{}
@@ -126,7 +147,7 @@ func (logisticValueRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticFirst writes first[n][a][c] = α_a σ'_a D[n][a][c] into dst [N,K,P].
 func LogisticFirst[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticFirst", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstRows[T]]{}, workspace{logistic: true}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
+	return forward("softmaxjet.LogisticFirst", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstRows[T]]{}, workspace{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
 }
 
 type logisticFirstRows[T Float] struct{}
@@ -139,7 +160,7 @@ func (logisticFirstRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticSecond writes second[n][a][b][c] = δ_ab α_a² σ”_a D[n][a][c] into dst [N,K,K,P]
 // (the off-diagonal blocks are written as zeros).
 func LogisticSecond[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticSecond", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondRows[T]]{}, workspace{logistic: true}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
+	return forward("softmaxjet.LogisticSecond", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondRows[T]]{}, workspace{}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
 }
 
 type logisticSecondRows[T Float] struct{}
@@ -154,7 +175,7 @@ func (logisticSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticHVP writes hvp[n][a][c] = α_a² σ”_a v_a D[n][a][c] into dst [N,K,P]; v is [N,K].
 func LogisticHVP[T Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []float64) error {
-	return hvp("softmaxjet.LogisticHVP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPRows[T]]{}, workspace{logistic: true, k: 1}, dst, logits, decoded, v)
+	return hvp("softmaxjet.LogisticHVP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPRows[T]]{}, workspace{k: 1}, dst, logits, decoded, v)
 }
 
 type logisticHVPRows[T Float] struct{}
@@ -170,7 +191,7 @@ func (logisticHVPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticGaussNewton writes H[n][a][b] = α_aα_b σ'_aσ'_b Σ_c D[a][c]D[b][c] into dst [N,K,K].
 func LogisticGaussNewton[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticGaussNewton", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonRows[T]]{}, workspace{logistic: true, kp: 1}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
+	return forward("softmaxjet.LogisticGaussNewton", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonRows[T]]{}, workspace{kp: 1}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
 }
 
 type logisticGaussNewtonRows[T Float] struct{}
@@ -187,7 +208,7 @@ func (logisticGaussNewtonRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticValueVJP writes the gradients of ⟨g, LogisticValue⟩ for g [N,P]:
 // dl_a = α_a σ'_a Σ_c g_c D[a][c] and dD[k][c] = σ_k g_c (either output may be nil).
 func LogisticValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticValueVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueVJPRows[T]]{}, workspace{logistic: true}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
+	return vjp("softmaxjet.LogisticValueVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
 }
 
 type logisticValueVJPRows[T Float] struct{}
@@ -200,7 +221,7 @@ func (logisticValueVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticFirstVJP writes the gradients of ⟨G, LogisticFirst⟩ for G [N,K,P]:
 // dl_a = α_a² σ”_a Σ_c G[a][c] D[a][c] and dD[a][c] = α_a σ'_a G[a][c].
 func LogisticFirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticFirstVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstVJPRows[T]]{}, workspace{logistic: true}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
+	return vjp("softmaxjet.LogisticFirstVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
 }
 
 type logisticFirstVJPRows[T Float] struct{}
@@ -242,7 +263,7 @@ func diagVJPRow[T, E Float](dLogits, dDecoded []T, n, K, P int, g []E, gStride i
 // diagonal blocks G[a][a] matter: dl_a = α_a³ σ”'_a Σ_c G[a][a][c] D[a][c] and
 // dD[a][c] = α_a² σ”_a G[a][a][c].
 func LogisticSecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticSecondVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondVJPRows[T]]{}, workspace{logistic: true}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
+	return vjp("softmaxjet.LogisticSecondVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
 }
 
 type logisticSecondVJPRows[T Float] struct{}
@@ -257,7 +278,7 @@ func (logisticSecondVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // logits, the decoded values and v (each may be nil): dv_a = α_a² σ”_a Σ_c G[a][c] D[a][c],
 // dD[a][c] = α_a² σ”_a v_a G[a][c], dl_a = α_a³ σ”'_a v_a Σ_c G[a][c] D[a][c].
 func LogisticHVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape, alpha, beta []float64) error {
-	return hvpVJP("softmaxjet.LogisticHVPVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPVJPRows[T]]{}, workspace{logistic: true, k: 1}, sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
+	return hvpVJP("softmaxjet.LogisticHVPVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPVJPRows[T]]{}, workspace{k: 1}, sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
 }
 
 type logisticHVPVJPRows[T Float] struct{}
@@ -277,7 +298,7 @@ func (logisticHVPVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticGaussNewtonVJP writes the gradients of ⟨S, LogisticGaussNewton⟩ for S [N,K,K]; the
 // upstream reaching first is (S + Sᵀ)·first, and the rest is LogisticFirstVJP.
 func LogisticGaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticGaussNewtonVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, workspace{logistic: true, kp: 2}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
+	return vjp("softmaxjet.LogisticGaussNewtonVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, workspace{kp: 2}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
 }
 
 type logisticGaussNewtonVJPRows[T Float] struct{}
@@ -294,4 +315,41 @@ func (logisticGaussNewtonVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	// LogisticFirstVJP's row on G and D in float64.
 	symTimesFirst(G, j.g[n*K*K:(n+1)*K*K], r.d1, D, 1, K, P)
 	diagVJPRow(j.o0, j.o1, n, K, P, G, P, D, r.d1, r.d2, nil)
+}
+
+// Logistic is the per-atom logistic gate ζ_k = σ(Alpha_k·l_k + Beta_k) as a Gate: its methods
+// are the functions LogisticValue … LogisticGaussNewtonVJP with these parameters.
+type Logistic[T Float] struct{ Alpha, Beta []float64 }
+
+var _ Gate[float32] = Logistic[float32]{}
+
+func (g Logistic[T]) Value(dst, l, d []T, sh Shape) error {
+	return LogisticValue(dst, l, d, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) First(dst, l, d []T, sh Shape) error {
+	return LogisticFirst(dst, l, d, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) Second(dst, l, d []T, sh Shape) error {
+	return LogisticSecond(dst, l, d, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) HVP(dst, l, d, v []T, sh Shape) error {
+	return LogisticHVP(dst, l, d, v, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) GaussNewton(dst, l, d []T, sh Shape) error {
+	return LogisticGaussNewton(dst, l, d, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) ValueVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return LogisticValueVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) FirstVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return LogisticFirstVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) SecondVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return LogisticSecondVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) HVPVJP(dl, dd, dv, l, d, v, up []T, sh Shape) error {
+	return LogisticHVPVJP(dl, dd, dv, l, d, v, up, sh, g.Alpha, g.Beta)
+}
+func (g Logistic[T]) GaussNewtonVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return LogisticGaussNewtonVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
 }

@@ -11,20 +11,27 @@ import (
 	"github.com/gatejet/gatejet/internal/par"
 )
 
-// scratch holds the float64 per-row workspace of one goroutine, and the row state carved from
-// it. Both come from a pool so that steady-state calls allocate nothing, and the row state,
-// on the heap with its scratch, goes by pointer to a kernel's row method (called through a
-// generic dictionary, which escape analysis cannot see into) without escaping.
-type scratch struct {
-	buf      []float64
-	softmax  rowSoftmax
-	logistic rowLogistic
+// scratch holds the float64 per-row workspace of one goroutine, and the row state S of a
+// gate's kernels carved from it. Both come from the gate's scratchPool so that steady-state
+// calls allocate nothing, and the row state, on the heap with its scratch, goes by pointer to a
+// kernel's row method (called through a generic dictionary, which escape analysis cannot see
+// into) without escaping.
+type scratch[S any] struct {
+	buf  []float64
+	row  S
+	pool *scratchPool[S] // where release returns it
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+// scratchPool is a pool of scratch with row state S: each gate declares one for its row state.
+// The zero value is ready to use.
+type scratchPool[S any] struct{ p sync.Pool }
 
-func getScratch(n int) *scratch {
-	s := scratchPool.Get().(*scratch)
+// get returns scratch whose buf has length n.
+func (p *scratchPool[S]) get(n int) *scratch[S] {
+	s, _ := p.p.Get().(*scratch[S])
+	if s == nil {
+		s = &scratch[S]{pool: p}
+	}
 	if cap(s.buf) < n {
 		s.buf = make([]float64, n)
 	}
@@ -32,17 +39,24 @@ func getScratch(n int) *scratch {
 	return s
 }
 
-func (s *scratch) release() { scratchPool.Put(s) }
+func (s *scratch[S]) release() { s.pool.p.Put(s) }
 
-// workspace is the float64 scratch that one goroutine running a kernel's rows takes from the
-// pool, beyond its gate's row buffers (softmax: z padded, m and e; logistic: σ and its three
-// scaled derivatives): k·K + p·P + kp·K·P float64s, and, for the second channel, its
-// coefficients and centred values in the element type (newSecondRow). Each kernel states its
-// own where it makes its job; its rows function carves exactly that.
+// workspace is the float64 scratch that one goroutine running a kernel's rows takes from its
+// gate's pool, as counts of buffers: its gate's row state (gateKind.base) plus what the kernel
+// carves beyond it. Each kernel states its own where it makes its job; its rows function
+// carves exactly that. The counts are small: bytes keep the value small to pass on every call.
 type workspace struct {
-	logistic bool
-	k, p, kp int
-	second   bool
+	kPad, k, p, kp uint8 // float64 buffers of padK(K), K, P and K·P
+	kKpT, kpT      uint8 // buffers of K·padK(K) and K·P elements of the element type, each rounded up to whole float64s
+	slack          uint8 // float64s to align a buffer with
+}
+
+// plus is the workspace of ws and o together.
+func (ws workspace) plus(o workspace) workspace {
+	return workspace{
+		kPad: ws.kPad + o.kPad, k: ws.k + o.k, p: ws.p + o.p, kp: ws.kp + o.kp,
+		kKpT: ws.kKpT + o.kKpT, kpT: ws.kpT + o.kpT, slack: ws.slack + o.slack,
+	}
 }
 
 // scratchLen is the length of the float64 scratch of workspace ws over rows of K atoms and P
@@ -51,22 +65,17 @@ type workspace struct {
 func scratchLen(ws workspace, K, P, size int) (n int, ok bool) {
 	var t sizeSum
 	Kp := padK(K)
-	if ws.logistic {
-		t.add(4, K)
-	} else {
-		t.add(Kp) // z, padded
-		t.add(P)  // m
-		t.add(K, P)
+	t.times(ws.kPad, Kp, 1)
+	t.times(ws.k, K, 1)
+	t.times(ws.p, P, 1)
+	t.times(ws.kp, K, P)
+	for range ws.kKpT {
+		t.addBytes(K, Kp, size)
 	}
-	if ws.second { // newSecondRow
-		t.add(2, Kp)            // nsz, diag
-		t.addBytes(K, Kp, size) // c, in the element type
-		t.addBytes(K, P, size)  // e, in the element type
-		t.add(7)                // e's alignment to 64 bytes
+	for range ws.kpT {
+		t.addBytes(K, P, size)
 	}
-	t.add(ws.k, K)
-	t.add(ws.p, P)
-	t.add(ws.kp, K, P)
+	t.times(ws.slack, 1, 1)
 	return t.n, t.ok()
 }
 
@@ -92,6 +101,13 @@ func (t *sizeSum) add(dims ...int) {
 		return
 	}
 	t.n += int(p)
+}
+
+// times adds c·a·b; most counts c are 0.
+func (t *sizeSum) times(c uint8, a, b int) {
+	if c != 0 {
+		t.add(int(c), a, b)
+	}
 }
 
 // addBytes adds the float64s that hold a product of dims in bytes, rounded up.
@@ -133,20 +149,27 @@ type args[T Float] struct {
 	l, d, v, g []T // logits, decoded, direction, upstream gradient
 }
 
-// gate is one kernel call's gate parameters: the softmax gate's inverse temperature, or the
-// logistic gate's α and β.
-type gate struct {
-	logistic    bool
-	s           float64   // inverse temperature (softmax gate)
-	alpha, beta []float64 // logistic gate
+// gateKind is a gate as the machinery sees it, declared once in the gate's own file: the names
+// of its vector parameters, its row state's scratch, and the check of its parameters. The
+// gate's file gives the neutral fields of gateParams their meaning.
+type gateKind struct {
+	vecNames [2]string // the names errors give gateParams.vecs ("" where unused)
+	base     workspace // the float64s of the gate's row state, carved before the kernel's own
+	// check checks the parameters (s and vecs, nil where unused) for rows of K atoms.
+	check func(op string, K int, s float64, v0, v1 []float64) error
 }
 
-// softmaxParam is the softmax gate of inverse temperature invTau.
-func softmaxParam(invTau float64) gate { return gate{s: invTau} }
+// gate is one kernel call's gate: its kind and its parameters. The job carries the parameters
+// to the gate's rows function.
+type gate struct {
+	*gateKind
+	gateParams
+}
 
-// logisticParams is the logistic gate of parameters alpha and beta.
-func logisticParams(alpha, beta []float64) gate {
-	return gate{logistic: true, alpha: alpha, beta: beta}
+// gateParams are a gate's parameters, in neutral fields.
+type gateParams struct {
+	s    float64      // a scalar parameter
+	vecs [2][]float64 // per-atom vector parameters, read while the outputs are written
 }
 
 // job carries one kernel call's arguments to par.For through a method value bound once, when
@@ -156,7 +179,7 @@ func logisticParams(alpha, beta []float64) gate {
 type job[T Float] struct {
 	k kernel[T] // the kernel whose rows the job runs
 	args[T]
-	gate
+	gateParams
 	K, P    int
 	scratch int // float64s of scratch a goroutine takes (scratchLen)
 	run     func(lo, hi int)
@@ -184,7 +207,7 @@ func jobPool[T Float]() *sync.Pool {
 	return nil
 }
 
-// newJob returns a job running kernel k, with workspace ws, over rows of K atoms and P columns,
+// newJob returns a job running kernel k, with workspace ws (its gate's and its own), over rows of K atoms and P columns,
 // or, before anything is allocated, an ErrSize error if a goroutine's scratch (scratchLen)
 // would exceed gatejet.MaxBytes. An empty batch runs no row and needs none.
 func newJob[T Float](op string, k kernel[T], ws workspace, sh Shape) (*job[T], error) {
@@ -223,31 +246,32 @@ func (j *job[T]) forRows(n, rowWork int) {
 }
 
 // runKernel is the body of every kernel function: it checks the call (validate: the shape,
-// the lengths of args, the gate, overlaps), then runs kernel k, with workspace ws, over the
-// batch's rows, at rowWork a row, on the slices a and the gate g.
-func runKernel[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, rowWork int, a args[T], args ...check.Arg) error {
+// the lengths of args, the gate, overlaps), then runs kernel k, with workspace ws beyond its
+// gate's row state, over the batch's rows, at rowWork a row, on the slices a and the gate g.
+func runKernel[T Float](op string, sh Shape, g *gate, k kernel[T], ws workspace, rowWork int, a args[T], args ...check.Arg) error {
 	if err := validate(op, sh, g, args...); err != nil {
 		return err
 	}
-	j, err := newJob(op, k, ws, sh)
+	j, err := newJob(op, k, g.base.plus(ws), sh)
 	if err != nil {
 		return err
 	}
-	j.args, j.gate = a, g
+	j.args = a
+	j.s, j.vecs[0], j.vecs[1] = g.s, g.vecs[0], g.vecs[1] // field by field: cheaper than j.gateParams = g.gateParams
 	j.forRows(sh.N, rowWork)
 	return nil
 }
 
 // forward runs a kernel that writes one channel, dst of dstLen elements, from logits and
 // decoded values.
-func forward[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, rowWork int, dst []T, dstLen int, logits, decoded []T) error {
+func forward[T Float](op string, sh Shape, g *gate, k kernel[T], ws workspace, rowWork int, dst []T, dstLen int, logits, decoded []T) error {
 	return runKernel(op, sh, g, k, ws, rowWork, args[T]{o0: dst, l: logits, d: decoded},
 		check.Out("dst", dst, dstLen), check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()))
 }
 
 // vjp runs a vector-Jacobian product of a channel, for an upstream gradient g of gLen
 // elements: the gradients dLogits and dDecoded (either may be nil) of ⟨g, channel⟩.
-func vjp[T Float](op string, sh Shape, gt gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, logits, decoded, g []T, gLen int) error {
+func vjp[T Float](op string, sh Shape, gt *gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, logits, decoded, g []T, gLen int) error {
 	return runKernel(op, sh, gt, k, ws, rowWork, args[T]{o0: dLogits, o1: dDecoded, l: logits, d: decoded, g: g},
 		check.OptOut("dLogits", dLogits, sh.LogitsLen()), check.OptOut("dDecoded", dDecoded, sh.DecodedLen()),
 		check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("g", g, gLen))
@@ -255,14 +279,14 @@ func vjp[T Float](op string, sh Shape, gt gate, k kernel[T], ws workspace, rowWo
 
 // hvp runs a Hessian-vector product kernel: dst [N,K,P] from logits, decoded values and a
 // direction v [N,K].
-func hvp[T Float](op string, sh Shape, g gate, k kernel[T], ws workspace, dst, logits, decoded, v []T) error {
+func hvp[T Float](op string, sh Shape, g *gate, k kernel[T], ws workspace, dst, logits, decoded, v []T) error {
 	return runKernel(op, sh, g, k, ws, sh.K*sh.P, args[T]{o0: dst, l: logits, d: decoded, v: v},
 		check.Out("dst", dst, sh.FirstLen()), check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("v", v, sh.LogitsLen()))
 }
 
 // hvpVJP runs the vector-Jacobian product of a Hessian-vector product, for an upstream
 // gradient g [N,K,P]: the gradients dLogits, dDecoded and dV (each may be nil).
-func hvpVJP[T Float](op string, sh Shape, gt gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, dV, logits, decoded, v, g []T) error {
+func hvpVJP[T Float](op string, sh Shape, gt *gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, dV, logits, decoded, v, g []T) error {
 	return runKernel(op, sh, gt, k, ws, rowWork, args[T]{o0: dLogits, o1: dDecoded, o2: dV, l: logits, d: decoded, v: v, g: g},
 		check.OptOut("dLogits", dLogits, sh.LogitsLen()), check.OptOut("dDecoded", dDecoded, sh.DecodedLen()), check.OptOut("dV", dV, sh.LogitsLen()),
 		check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("v", v, sh.LogitsLen()), check.In("g", g, sh.FirstLen()))

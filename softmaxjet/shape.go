@@ -41,27 +41,22 @@ func (sh Shape) SecondLen() int { return sh.N * sh.K * sh.K * sh.P }
 // GNLen is the length of the Gauss-Newton slabs: N·K·K.
 func (sh Shape) GNLen() int { return sh.N * sh.K * sh.K }
 
-// validate checks a kernel call: the shape and every argument's length, the gate
-// (check.InvTau, or check.LogisticGate: lengths, finite values, |α| ≤
-// gatejet.MaxLogisticAlpha), then that no output overlaps an input (α and β included) or
-// another output: the kernels read their inputs while they write, row by row and from several
+// validate checks a kernel call: the shape and every argument's length, the gate's parameters
+// (g.check), then that no output overlaps an input, another output or a vector parameter of the
+// gate: the kernels read their inputs while they write, row by row and from several
 // goroutines, so an overlap would give a wrong result, not an in-place one.
-func validate(op string, sh Shape, g gate, args ...check.Arg) error {
+func validate(op string, sh Shape, g *gate, args ...check.Arg) error {
 	if err := sh.Check(op); err != nil {
 		return err
 	}
 	if err := check.Lengths(op, sh.N, sh.K, sh.P, args...); err != nil {
 		return err
 	}
-	if g.logistic {
-		if err := check.LogisticGate(op, sh.K, g.alpha, g.beta); err != nil {
-			return err
-		}
-	} else if err := check.InvTau(op, g.s); err != nil {
+	if err := g.check(op, sh.K, g.s, g.vecs[0], g.vecs[1]); err != nil {
 		return err
 	}
 	if err := check.Disjoint(op, args...); err != nil {
 		return err
 	}
-	return check.GateDisjoint(op, g.alpha, g.beta, args...)
+	return check.ParamsDisjoint(op, g.vecNames[:], g.vecs[:], args...)
 }

@@ -3,7 +3,23 @@ package softmaxjet
 import (
 	"math"
 	"unsafe"
+
+	"github.com/gatejet/gatejet/internal/check"
 )
+
+// softmaxKind is the softmax gate ζ = softmax(s·l), of inverse temperature s (the job's s) and
+// row state rowSoftmax: z (padded), m and e. Never written.
+var softmaxKind = gateKind{base: workspace{kPad: 1, p: 1, kp: 1}, check: checkSoftmax}
+
+// softmaxParam is the softmax gate of inverse temperature invTau. Inlined, so that the gate stays
+// on its caller's stack.
+func softmaxParam(invTau float64) *gate {
+	return &gate{&softmaxKind, gateParams{s: invTau}}
+}
+
+func checkSoftmax(op string, _ int, invTau float64, _, _ []float64) error {
+	return check.InvTau(op, invTau)
+}
 
 // softmaxRow fills the float64 gate ζ = softmax(s·l) (max subtracted), the value channel
 // m_c = Σ_k ζ_k D[k][c] and the centred decoded values e[a][c] = D[a][c] − m_c of one row.
@@ -61,8 +77,11 @@ func meanGo[T Float](m, z []float64, d []T, K, P int) {
 type rowSoftmax struct {
 	z, m, e []float64
 	rest    []float64 // the remaining scratch
-	sc      *scratch
+	sc      *scratch[rowSoftmax]
 }
+
+// softmaxScratch is the pool of the softmax kernels' scratch.
+var softmaxScratch scratchPool[rowSoftmax]
 
 // newRowSoftmax carves the row state from pooled scratch of n float64s (the job's scratchLen,
 // checked by newJob); rest holds what the kernel carves beyond z, m and e. z has capacity
@@ -70,9 +89,9 @@ type rowSoftmax struct {
 // time.
 func newRowSoftmax(n, K, P int) *rowSoftmax {
 	Kp := padK(K)
-	sc := getScratch(n)
+	sc := softmaxScratch.get(n)
 	b := sc.buf
-	r := &sc.softmax
+	r := &sc.row
 	r.sc = sc
 	r.z = carve(&b, Kp)
 	clear(r.z[K:])
@@ -163,7 +182,7 @@ func (firstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 // inner loop runs four float64 or eight float32 lanes at a time (the same operations, so the
 // same bits); outputs much larger than the caches are written with non-temporal stores.
 func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.Second", sh, softmaxParam(invTau), secondRows[T]{}, workspace{second: true}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
+	return forward("softmaxjet.Second", sh, softmaxParam(invTau), secondRows[T]{}, secondWorkspace, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
 }
 
 // secondRows writes rows [lo, hi) of the second channel. Each row is the gate and value
@@ -211,6 +230,10 @@ type secondRow[T Float] struct {
 	K, P      int
 	size      int // bytes of a T
 }
+
+// secondWorkspace is the scratch newSecondRow carves beyond rowSoftmax: nsz and diag, c and
+// e in the element type, and the slack that aligns e to 64 bytes. Never written.
+var secondWorkspace = workspace{kPad: 2, kKpT: 1, kpT: 1, slack: 7}
 
 func newSecondRow[T Float](n, K, P int, s float64) secondRow[T] {
 	Kp := padK(K)
@@ -458,4 +481,33 @@ func gramRow[T Float](out []T, f, e []float64, K, P int) {
 			out[b*K+a] = h
 		}
 	}
+}
+
+// Softmax is the softmax gate ζ = softmax(InvTau·l) as a Gate: its methods are the functions
+// Value … GaussNewtonVJP at inverse temperature InvTau.
+type Softmax[T Float] struct{ InvTau float64 }
+
+var _ Gate[float64] = Softmax[float64]{}
+
+func (g Softmax[T]) Value(dst, l, d []T, sh Shape) error  { return Value(dst, l, d, sh, g.InvTau) }
+func (g Softmax[T]) First(dst, l, d []T, sh Shape) error  { return First(dst, l, d, sh, g.InvTau) }
+func (g Softmax[T]) Second(dst, l, d []T, sh Shape) error { return Second(dst, l, d, sh, g.InvTau) }
+func (g Softmax[T]) HVP(dst, l, d, v []T, sh Shape) error { return HVP(dst, l, d, v, sh, g.InvTau) }
+func (g Softmax[T]) GaussNewton(dst, l, d []T, sh Shape) error {
+	return GaussNewton(dst, l, d, sh, g.InvTau)
+}
+func (g Softmax[T]) ValueVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return ValueVJP(dl, dd, l, d, up, sh, g.InvTau)
+}
+func (g Softmax[T]) FirstVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return FirstVJP(dl, dd, l, d, up, sh, g.InvTau)
+}
+func (g Softmax[T]) SecondVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return SecondVJP(dl, dd, l, d, up, sh, g.InvTau)
+}
+func (g Softmax[T]) HVPVJP(dl, dd, dv, l, d, v, up []T, sh Shape) error {
+	return HVPVJP(dl, dd, dv, l, d, v, up, sh, g.InvTau)
+}
+func (g Softmax[T]) GaussNewtonVJP(dl, dd, l, d, up []T, sh Shape) error {
+	return GaussNewtonVJP(dl, dd, l, d, up, sh, g.InvTau)
 }

@@ -78,15 +78,23 @@ func Disjoint(op string, args ...Arg) error {
 // logistic gate's alpha or beta, which are read while the outputs are written (none for nil
 // alpha and beta).
 func GateDisjoint(op string, alpha, beta []float64, args ...Arg) error {
-	a, b := Mem(alpha), Mem(beta)
+	names, params := [...]string{"alpha", "beta"}, [...][]float64{alpha, beta}
+	return ParamsDisjoint(op, names[:], params[:], args...)
+}
+
+// ParamsDisjoint reports an ErrParam error naming the first output that shares memory with one
+// of a gate's vector parameters params (named names[i]), which are read while the outputs are
+// written; for each output the params are tried in order.
+func ParamsDisjoint(op string, names []string, params [][]float64, args ...Arg) error {
 	for i := range args {
 		o := &args[i]
-		switch {
-		case !o.Output:
-		case Overlap(o.Mem, a):
-			return overlapError(op, o.Name, "alpha")
-		case Overlap(o.Mem, b):
-			return overlapError(op, o.Name, "beta")
+		if !o.Output {
+			continue
+		}
+		for j, p := range params {
+			if Overlap(o.Mem, Mem(p)) {
+				return overlapError(op, o.Name, names[j])
+			}
 		}
 	}
 	return nil

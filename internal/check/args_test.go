@@ -38,4 +38,14 @@ func TestArgs(t *testing.T) {
 	requireArg(t, GateDisjoint("op", arena[12:14], nil, In("l", arena[12:14], 2), Out("dst", dst, 6)), gatejet.ErrParam, "dst")
 	require.ErrorContains(t, GateDisjoint("op", in, dst[1:3], Out("dst", dst, 6)), "beta")
 	require.NoError(t, GateDisjoint("op", nil, nil, Out("dst", dst, 6)))
+
+	// ParamsDisjoint: the first output that overlaps a parameter is named, with the first
+	// parameter it overlaps; inputs over a parameter are fine.
+	names, params := []string{"w", "c"}, [][]float64{arena[4:6], arena[17:19]}
+	err := ParamsDisjoint("op", names, params, In("l", arena[4:6], 2), Out("a", arena[16:20], 4), Out("b", arena[2:8], 6))
+	requireArg(t, err, gatejet.ErrParam, "a")
+	require.ErrorContains(t, err, "a overlaps c")
+	require.ErrorContains(t, ParamsDisjoint("op", names, params, Out("b", arena[2:19], 17)), "b overlaps w")
+	require.NoError(t, ParamsDisjoint("op", names, params, Out("dst", dst, 6)))
+	require.NoError(t, ParamsDisjoint("op", nil, nil, Out("dst", dst, 6)))
 }
