@@ -33,9 +33,8 @@
 // gatejet's kernel table) is written once; a new gate implements it (docs/adding-a-gate.md).
 //
 // The seed algorithm builds the same channels from K exp-jets each carrying a K×K Hessian,
-// O(K³·P) per row. That algorithm is kept, outside this package's API, in internal/tower: a
-// run-time-sized order-2 Taylor tower that also takes the atoms' latent coordinates as
-// primaries. Tests hold the closed forms to it at 1e-13.
+// O(K³·P) per row. gatejet keeps it, outside its API, as an independent order-2 Taylor tower
+// that the tests hold the closed forms to at 1e-13.
 //
 // # Layout and numerics
 //
@@ -47,10 +46,10 @@
 // (tested within 1e-5 relative of float64).
 //
 // Exponents are max-subtracted, so logits offset by ±1e4 or scaled by s = 1e3 give finite,
-// correct channels. The softmax gate's exponential is the package's own (exp.go: the fdlibm
-// reduction and polynomial, within 1 ulp of eˣ), so that its AVX2 version computes the same
-// bits as its Go version; the jet tower (internal/tower), the oracle the closed forms are
-// tested against, uses math.Exp. Non-finite data propagate within their own row, as a softmax does: a NaN
+// correct channels. The softmax gate's exponential is the package's own (the fdlibm reduction
+// and polynomial, within 1 ulp of eˣ), so that its AVX2 version computes the same bits as its
+// Go version; the jet tower the closed forms are tested against uses math.Exp. Non-finite
+// data propagate within their own row, as a softmax does: a NaN
 // logit or a row of all −Inf logits gives a NaN row; −Inf logits beside finite ones mask their
 // atoms (ζ = 0). Other rows are never touched. Structural problems — shapes, buffer sizes,
 // an inverse temperature outside (0, gatejet.MaxInvTau], gate parameters, an output that
@@ -76,8 +75,7 @@
 //
 // Rows are spread over the cores in fixed chunks past a measured break-even; each row is
 // computed by one goroutine with the same code, so results are bit-identical whatever the
-// core count. Per-row workspace and the row split's jobs come from pools: steady-state calls
-// allocate nothing (tested with testing.AllocsPerRun). On amd64 with AVX2 the inner loops run
+// core count. Steady-state calls allocate nothing (tested with testing.AllocsPerRun). On amd64 with AVX2 the inner loops run
 // in assembly that performs the same operations in the same order as the Go loops, so the
 // results are the same bits (tested); the purego build tag selects the Go loops.
 package softmaxjet
