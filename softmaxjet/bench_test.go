@@ -119,3 +119,28 @@ func contractSecond(out, sec, v []float64, sh Shape) {
 		}
 	}
 }
+
+// BenchmarkCallOverhead times calls on one small row (N=1, K=4, P=4), where the checks, the
+// job and the pooled scratch cost about as much as the row: the fixed cost of a call.
+func BenchmarkCallOverhead(b *testing.B) {
+	sh := Shape{N: 1, K: 4, P: 4}
+	l, d, v := benchInputs[float64](sh)
+	out := make([]float64, sh.FirstLen())
+	alpha, beta := []float64{1, 1, 1, 1}, []float64{0, 0, 0, 0}
+	for _, k := range []struct {
+		name string
+		call func() error
+	}{
+		{"First", func() error { return First(out, l, d, sh, 1) }},
+		{"HVP", func() error { return HVP(out, l, d, v, sh, 1) }},
+		{"LogisticFirst", func() error { return LogisticFirst(out, l, d, sh, alpha, beta) }},
+	} {
+		b.Run(k.name, func(b *testing.B) {
+			for range b.N {
+				if err := k.call(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
