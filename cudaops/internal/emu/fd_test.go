@@ -64,84 +64,86 @@ func requireFD(t *testing.T, what string, analytic, plus, minus []float64) {
 	require.LessOrEqual(t, e, 1e-6, "%s: finite-difference mismatch %.3g", what, e)
 }
 
-// deviceKernelsOf returns the forward (vjp false) or VJP kernel of each channel of gate g, by
-// channel, and false when g has no device kernels (a gate on the CPU only: nothing to emulate).
-func deviceKernelsOf(g *kernel.Gate, vjp bool) (ks [kernel.NumChannels]cudaops.Kernel, ok bool) {
-	for c := range kernel.NumChannels {
-		id := g.Kernel(c, vjp)
-		if !id.OnDevice() {
-			return ks, false
-		}
-		ks[c] = cudaops.Kernel(id)
+// forDeviceGates runs f in a subtest per gate of the table, with the gate's forward and VJP
+// kernels by channel; a gate without device kernels (on the CPU only: nothing to emulate) is
+// skipped, saying so.
+func forDeviceGates(t *testing.T, f func(t *testing.T, fwd, vjp [kernel.NumChannels]cudaops.Kernel)) {
+	for _, g := range kernel.Gates() {
+		t.Run(g.Name, func(t *testing.T) {
+			var ks [2][kernel.NumChannels]cudaops.Kernel
+			for i := range ks {
+				for c := range kernel.NumChannels {
+					id := g.Kernel(c, i == 1)
+					if !id.OnDevice() {
+						t.Skipf("gate %s runs on the CPU only: no device kernels to emulate", g.Name)
+					}
+					ks[i][c] = cudaops.Kernel(id)
+				}
+			}
+			f(t, ks[0], ks[1])
+		})
 	}
-	return ks, true
 }
 
 // TestJetChannelsFiniteDifferences: first = ∂value/∂l, second = ∂first/∂l, hvp = ∂first/∂l·v,
 // and the Gauss-Newton slab is Σ_c first·first, for every gate of the table with device kernels.
 func TestJetChannelsFiniteDifferences(t *testing.T) {
 	rng := newRNG(51, 52)
-	for _, g := range kernel.Gates() {
-		t.Run(g.Name, func(t *testing.T) {
-			kn, ok := deviceKernelsOf(g, false)
-			if !ok {
-				t.Skipf("gate %s runs on the CPU only: no device kernels to emulate", g.Name)
+	forDeviceGates(t, func(t *testing.T, kn, _ [kernel.NumChannels]cudaops.Kernel) {
+		value, first, second, hvp := kn[kernel.Value], kn[kernel.First], kn[kernel.Second], kn[kernel.HVP]
+		for _, K := range []int{1, 4, 7} {
+			const N, P = 2, 3
+			ints := []int{N, K, P}
+			floats := testcase.New(value, cudaops.Float64, ints, rng).Floats
+			l, D, v := randVec(rng, N*K), randVec(rng, N*K*P), randVec(rng, N*K)
+			dl := randVec(rng, N*K)
+			firstOut := run64(t, first, ints, floats, l, D)[0]
+			secondOut := run64(t, second, ints, floats, l, D)[0]
+			// value → first: Σ_a first[n][a][c]·dl[n][a]
+			want := make([]float64, N*P)
+			for n := 0; n < N; n++ {
+				for a := 0; a < K; a++ {
+					for c := 0; c < P; c++ {
+						want[n*P+c] += firstOut[(n*K+a)*P+c] * dl[n*K+a]
+					}
+				}
 			}
-			value, first, second, hvp := kn[kernel.Value], kn[kernel.First], kn[kernel.Second], kn[kernel.HVP]
-			for _, K := range []int{1, 4, 7} {
-				const N, P = 2, 3
-				ints := []int{N, K, P}
-				floats := testcase.New(value, cudaops.Float64, ints, rng).Floats
-				l, D, v := randVec(rng, N*K), randVec(rng, N*K*P), randVec(rng, N*K)
-				dl := randVec(rng, N*K)
-				firstOut := run64(t, first, ints, floats, l, D)[0]
-				secondOut := run64(t, second, ints, floats, l, D)[0]
-				// value → first: Σ_a first[n][a][c]·dl[n][a]
-				want := make([]float64, N*P)
-				for n := 0; n < N; n++ {
-					for a := 0; a < K; a++ {
+			requireFD(t, first.String(), want,
+				run64(t, value, ints, floats, axpy(l, fdH, dl), D)[0],
+				run64(t, value, ints, floats, axpy(l, -fdH, dl), D)[0])
+			// first → second
+			want2 := make([]float64, N*K*P)
+			for n := 0; n < N; n++ {
+				for a := 0; a < K; a++ {
+					for b := 0; b < K; b++ {
 						for c := 0; c < P; c++ {
-							want[n*P+c] += firstOut[(n*K+a)*P+c] * dl[n*K+a]
-						}
-					}
-				}
-				requireFD(t, first.String(), want,
-					run64(t, value, ints, floats, axpy(l, fdH, dl), D)[0],
-					run64(t, value, ints, floats, axpy(l, -fdH, dl), D)[0])
-				// first → second
-				want2 := make([]float64, N*K*P)
-				for n := 0; n < N; n++ {
-					for a := 0; a < K; a++ {
-						for b := 0; b < K; b++ {
-							for c := 0; c < P; c++ {
-								want2[(n*K+a)*P+c] += secondOut[((n*K+a)*K+b)*P+c] * dl[n*K+b]
-							}
-						}
-					}
-				}
-				requireFD(t, second.String(), want2,
-					run64(t, first, ints, floats, axpy(l, fdH, dl), D)[0],
-					run64(t, first, ints, floats, axpy(l, -fdH, dl), D)[0])
-				// first → hvp along v
-				requireFD(t, hvp.String(), run64(t, hvp, ints, floats, l, D, v)[0],
-					run64(t, first, ints, floats, axpy(l, fdH, v), D)[0],
-					run64(t, first, ints, floats, axpy(l, -fdH, v), D)[0])
-				// Gauss-Newton = Σ_c first first
-				gn := run64(t, kn[kernel.GaussNewton], ints, floats, l, D)[0]
-				for n := 0; n < N; n++ {
-					for a := 0; a < K; a++ {
-						for b := 0; b < K; b++ {
-							x := 0.0
-							for c := 0; c < P; c++ {
-								x += firstOut[(n*K+a)*P+c] * firstOut[(n*K+b)*P+c]
-							}
-							require.InDelta(t, x, gn[(n*K+a)*K+b], 1e-13*(1+math.Abs(x)))
+							want2[(n*K+a)*P+c] += secondOut[((n*K+a)*K+b)*P+c] * dl[n*K+b]
 						}
 					}
 				}
 			}
-		})
-	}
+			requireFD(t, second.String(), want2,
+				run64(t, first, ints, floats, axpy(l, fdH, dl), D)[0],
+				run64(t, first, ints, floats, axpy(l, -fdH, dl), D)[0])
+			// first → hvp along v
+			requireFD(t, hvp.String(), run64(t, hvp, ints, floats, l, D, v)[0],
+				run64(t, first, ints, floats, axpy(l, fdH, v), D)[0],
+				run64(t, first, ints, floats, axpy(l, -fdH, v), D)[0])
+			// Gauss-Newton = Σ_c first first
+			gn := run64(t, kn[kernel.GaussNewton], ints, floats, l, D)[0]
+			for n := 0; n < N; n++ {
+				for a := 0; a < K; a++ {
+					for b := 0; b < K; b++ {
+						x := 0.0
+						for c := 0; c < P; c++ {
+							x += firstOut[(n*K+a)*P+c] * firstOut[(n*K+b)*P+c]
+						}
+						require.InDelta(t, x, gn[(n*K+a)*K+b], 1e-13*(1+math.Abs(x)))
+					}
+				}
+			}
+		}
+	})
 }
 
 // TestJetVJPsFiniteDifferences: for every channel X of every gate of the table with device
@@ -150,45 +152,38 @@ func TestJetChannelsFiniteDifferences(t *testing.T) {
 // (δl, δD[, δv]).
 func TestJetVJPsFiniteDifferences(t *testing.T) {
 	rng := newRNG(53, 54)
-	for _, g := range kernel.Gates() {
-		t.Run(g.Name, func(t *testing.T) {
-			fwdK, ok := deviceKernelsOf(g, false)
-			if !ok {
-				t.Skipf("gate %s runs on the CPU only: no device kernels to emulate", g.Name)
-			}
-			vjpK, _ := deviceKernelsOf(g, true)
-			for ch := range kernel.NumChannels {
-				for _, K := range []int{1, 4, 7} {
-					const N, P = 2, 3
-					ints := []int{N, K, P}
-					floats := testcase.New(fwdK[kernel.Value], cudaops.Float64, ints, rng).Floats
-					l, D, v := randVec(rng, N*K), randVec(rng, N*K*P), randVec(rng, N*K)
-					dl, dD, dv := randVec(rng, N*K), randVec(rng, N*K*P), randVec(rng, N*K)
-					hasV := ch.HasV()
-					fwd := func(h float64) []float64 {
-						if hasV {
-							return run64(t, fwdK[ch], ints, floats, axpy(l, h, dl), axpy(D, h, dD), axpy(v, h, dv))[0]
-						}
-						return run64(t, fwdK[ch], ints, floats, axpy(l, h, dl), axpy(D, h, dD))[0]
-					}
-					out0 := fwd(0)
-					G := randVec(rng, len(out0))
-					var grads [][]float64
+	forDeviceGates(t, func(t *testing.T, fwdK, vjpK [kernel.NumChannels]cudaops.Kernel) {
+		for ch := range kernel.NumChannels {
+			for _, K := range []int{1, 4, 7} {
+				const N, P = 2, 3
+				ints := []int{N, K, P}
+				floats := testcase.New(fwdK[kernel.Value], cudaops.Float64, ints, rng).Floats
+				l, D, v := randVec(rng, N*K), randVec(rng, N*K*P), randVec(rng, N*K)
+				dl, dD, dv := randVec(rng, N*K), randVec(rng, N*K*P), randVec(rng, N*K)
+				hasV := ch.HasV()
+				fwd := func(h float64) []float64 {
 					if hasV {
-						grads = run64(t, vjpK[ch], ints, floats, l, D, v, G)
-					} else {
-						grads = run64(t, vjpK[ch], ints, floats, l, D, G)
+						return run64(t, fwdK[ch], ints, floats, axpy(l, h, dl), axpy(D, h, dD), axpy(v, h, dv))[0]
 					}
-					analytic := dotv(grads[0], dl) + dotv(grads[1], dD)
-					if hasV {
-						analytic += dotv(grads[2], dv)
-					}
-					requireFD(t, vjpK[ch].String(), []float64{analytic},
-						[]float64{dotv(G, fwd(fdH))}, []float64{dotv(G, fwd(-fdH))})
+					return run64(t, fwdK[ch], ints, floats, axpy(l, h, dl), axpy(D, h, dD))[0]
 				}
+				out0 := fwd(0)
+				G := randVec(rng, len(out0))
+				var grads [][]float64
+				if hasV {
+					grads = run64(t, vjpK[ch], ints, floats, l, D, v, G)
+				} else {
+					grads = run64(t, vjpK[ch], ints, floats, l, D, G)
+				}
+				analytic := dotv(grads[0], dl) + dotv(grads[1], dD)
+				if hasV {
+					analytic += dotv(grads[2], dv)
+				}
+				requireFD(t, vjpK[ch].String(), []float64{analytic},
+					[]float64{dotv(G, fwd(fdH))}, []float64{dotv(G, fwd(-fdH))})
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestAxisFiniteDifferences: softmax backward is the gradient of ⟨dy, softmax(x)⟩ (and the same
