@@ -2,11 +2,13 @@ package kernel
 
 import (
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unicode"
 
@@ -220,4 +222,29 @@ func TestGates(t *testing.T) {
 		require.Equal(t, id, s.Gate.Kernel(s.Channel, s.VJP), "%v", id)
 	}
 	require.Equal(t, 2*int(NumChannels)*len(gs), n)
+}
+
+var concurrentGates atomic.Int32
+
+// TestGatesWhileRegistering: a gate that Gates lists while Register runs on another goroutine
+// already knows its kernels (Kernel reads what Register wrote before publishing them; -race
+// checks that the read is ordered after the write).
+func TestGatesWhileRegistering(t *testing.T) {
+	n := concurrentGates.Add(1) // a fresh name for each run (-count)
+	g := *SoftmaxGate
+	g.first, g.Name, g.Title, g.Device = 0, fmt.Sprintf("concurrent%d_jet", n), fmt.Sprintf("Concurrent%dJet", n), nil
+	got := make(chan ID)
+	go func() {
+		for {
+			if gs := Gates(); gs[len(gs)-1] == &g {
+				got <- g.Kernel(Value, false)
+				return
+			}
+		}
+	}()
+	Register(&g)
+	id := <-got
+	require.NotNil(t, id.Spec(), "%v", id)
+	require.Same(t, &g, id.Spec().Gate)
+	require.Equal(t, Value, id.Spec().Channel)
 }
