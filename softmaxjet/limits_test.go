@@ -461,3 +461,18 @@ func TestOverlapRefused(t *testing.T) {
 	}
 	testkit.RequireOverlapsRefused(t, cases)
 }
+
+// TestOverlapNamesTheParameter: an output over a gate's vector parameter is refused naming
+// that parameter (the gate's vecNames, in the order of its vecs).
+func TestOverlapNamesTheParameter(t *testing.T) {
+	sh := Shape{N: 2, K: 3, P: 2}
+	arena := make([]float64, 200)
+	d, v, gF := make([]float64, 12), make([]float64, 6), make([]float64, 12)
+	al, be := []float64{1, 2, 3}, []float64{0, 0, 0}
+	err := LogisticFirst(arena[100:112], arena[120:126], d, sh, arena[110:113], be)
+	require.ErrorIs(t, err, gatejet.ErrParam)
+	require.ErrorContains(t, err, "dst overlaps alpha")
+	err = LogisticHVPVJP(nil, nil, arena[100:106], arena[120:126], d, v, gF, sh, al, arena[105:108])
+	require.ErrorIs(t, err, gatejet.ErrParam)
+	require.ErrorContains(t, err, "dV overlaps beta")
+}

@@ -153,7 +153,17 @@ func Register(g *Gate) {
 		}
 		ss = append(ss, s)
 	}
-	g.first = registerLocked(ss)
+	// g.first is set before registerLocked publishes the kernels: a reader that finds g in the
+	// table (Gates, Spec().Gate) may at once ask it for its kernels (Kernel), without the lock.
+	g.first = ID(len(*specs.Load()))
+	registered := false
+	defer func() {
+		if !registered {
+			g.first = 0 // registerLocked refused the kernels
+		}
+	}()
+	registerLocked(ss)
+	registered = true
 }
 
 // Gates returns the registered gates in the order of registration: the built-in ones, then
