@@ -198,7 +198,7 @@ func (g expGate[T]) GaussNewtonVJP(dl, dd, l, d, up []T, sh softmaxjet.Shape) er
 
 // expJet builds channel c of the test gate through the one jet constructor of this package.
 func expJet(c channel, s float64, logits, decoded, v *G.Node, opts ...Option) (*G.Node, error) {
-	return jet(c, testExpGate, logits, decoded, v, fixedParams([]float64{s}), opts)
+	return jetWith(c, testExpGate, logits, decoded, v, []float64{s}, opts...)
 }
 
 func expCase(c channel) graphCase {

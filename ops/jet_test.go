@@ -36,7 +36,7 @@ func jetInputsFor(seed int64, n, k, p int) []input {
 }
 
 // jetFloats returns the floats the jet cases call gate g with: the built-in gates' fixed
-// parameters (tInvTau; tAlpha, tBeta), and for any other gate its Sample for tK atoms.
+// parameters (tInvTau; tAlpha, tBeta), and for any other gate its sampleFloats for tK atoms.
 func jetFloats(g *kernel.Gate) []float64 {
 	switch g {
 	case kernel.SoftmaxGate:
@@ -44,13 +44,24 @@ func jetFloats(g *kernel.Gate) []float64 {
 	case kernel.LogisticGate:
 		return append(append([]float64(nil), tAlpha...), tBeta...)
 	}
+	return sampleFloats(g, tK)
+}
+
+// sampleFloats returns the Sample of gate g for K atoms, drawn from a source seeded by the
+// gate's index in kernel.Gates, so that a test gets the same floats on every run.
+func sampleFloats(g *kernel.Gate, K int) []float64 {
 	rng := rand.New(rand.NewSource(int64(90 + slices.Index(kernel.Gates(), g))))
-	return g.Sample(tK, rng.Float64, rng.NormFloat64)
+	return g.Sample(K, rng.Float64, rng.NormFloat64)
 }
 
 // fixedParams returns the gateParams that hand the jet constructor floats as they are.
 func fixedParams(floats []float64) gateParams {
 	return func(string, int) ([]float64, error) { return floats, nil }
+}
+
+// jetWith builds channel c of gate g called with floats as they are, through jet.
+func jetWith(c channel, g *kernel.Gate, logits, decoded, v *G.Node, floats []float64, opts ...Option) (*G.Node, error) {
+	return jet(c, g, logits, decoded, v, fixedParams(floats), opts)
 }
 
 // jetCase is one channel of one gate of the table as a graphCase, named <Title><Channel>
@@ -76,7 +87,7 @@ func newJetCase(g *kernel.Gate, c channel) jetCase {
 			if c.HasV() {
 				v = in[2]
 			}
-			return jet(c, g, in[0], in[1], v, fixedParams(floats), nil)
+			return jetWith(c, g, in[0], in[1], v, floats)
 		}}
 	return jetCase{graphCase: gc, gate: g, c: c, floats: floats}
 }
