@@ -15,13 +15,42 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/gatejet/gatejet/ops"
 )
 
-// valueLoss builds c = Σ (ẑ − y)² + Σ tanh(ẑ) over the value channel of a softmax or logistic
-// gate, with logits l [n,K] and decoded D [n,K,P] as inputs.
-func valueLoss(t *testing.T, logistic bool) (l, d, c *G.Node) {
+// invTau is the softmax gate's parameter in the second-order tests.
+const invTau = 1.3
+
+// gateFloats returns the floats the second-order tests call gate g with for k atoms: invTau
+// for the softmax gate, logistic() for the logistic gate (each test's own), and for any other
+// gate of the table the floats the jet cases call it with (ops.SampleFloats).
+func gateFloats(g *kernel.Gate, k int, logistic func() []float64) []float64 {
+	switch g {
+	case kernel.SoftmaxGate:
+		return []float64{invTau}
+	case kernel.LogisticGate:
+		return logistic()
+	}
+	return ops.SampleFloats(g, k)
+}
+
+// gateName names gate g in subtests and messages: "logistic=false" and "logistic=true" for
+// the built-in gates (the names these tests have always had), "gate=<Name>" for any other.
+func gateName(g *kernel.Gate) string {
+	switch g {
+	case kernel.SoftmaxGate:
+		return "logistic=false"
+	case kernel.LogisticGate:
+		return "logistic=true"
+	}
+	return "gate=" + g.Name
+}
+
+// valueLoss builds c = Σ (ẑ − y)² + Σ tanh(ẑ) over the value channel of gate g, with logits
+// l [n,K] and decoded D [n,K,P] as inputs.
+func valueLoss(t *testing.T, gate *kernel.Gate) (l, d, c *G.Node) {
 	t.Helper()
 	const n, k, p = 3, 4, 2
 	rng := rand.New(rand.NewPCG(5, 7))
@@ -38,13 +67,9 @@ func valueLoss(t *testing.T, logistic bool) (l, d, c *G.Node) {
 	d = G.NewTensor(g, tensor.Float64, 3, G.WithShape(n, k, p), G.WithName("D"),
 		G.WithValue(tensor.New(tensor.WithShape(n, k, p), tensor.WithBacking(vals(n*k*p)))))
 	y := G.NewConstant(tensor.New(tensor.WithShape(n, p), tensor.WithBacking(vals(n*p))), G.WithName("y"))
-	var z *G.Node
-	var err error
-	if logistic {
-		z, err = ops.LogisticJetValue(l, d, []float64{0.7, 1.3, -0.9, 2}, []float64{0.1, -0.2, 0.3, 0})
-	} else {
-		z, err = ops.SoftmaxJetValue(l, d, 1.3)
-	}
+	z, err := ops.JetOp(kernel.Value, gate, l, d, nil, gateFloats(gate, k, func() []float64 {
+		return []float64{0.7, 1.3, -0.9, 2, 0.1, -0.2, 0.3, 0} // α, β
+	}))
 	require.NoError(t, err)
 	r := G.Must(G.Sub(z, y))
 	c = G.Must(G.Add(G.Must(G.Sum(G.Must(G.Square(r)))), G.Must(G.Sum(G.Must(G.Tanh(z))))))
@@ -53,10 +78,11 @@ func valueLoss(t *testing.T, logistic bool) (l, d, c *G.Node) {
 
 // TestValueVJPHessianVectorProduct: the Hessian-vector product of a loss on the value channel,
 // Grad of ⟨∇c, v⟩ through the value channel's differentiable VJP, agrees with central
-// differences of ∇c along v, for both gates, in the logits and the decoded values at once.
+// differences of ∇c along v, for every gate of the table, in the logits and the decoded
+// values at once.
 func TestValueVJPHessianVectorProduct(t *testing.T) {
-	for _, logistic := range []bool{false, true} {
-		l, d, c := valueLoss(t, logistic)
+	for _, gate := range kernel.Gates() {
+		l, d, c := valueLoss(t, gate)
 		grads, err := graphs.Grad(c, l, d)
 		require.NoError(t, err)
 		g := l.Graph()
@@ -78,7 +104,7 @@ func TestValueVJPHessianVectorProduct(t *testing.T) {
 		for j, name := range []string{"H·v in l", "H·v in D"} {
 			for i, want := range fd[j] {
 				if diff := math.Abs(got[j][i] - want); diff > 1e-7*(1+math.Abs(want)) {
-					t.Fatalf("logistic=%v %s[%d]: got %.12g, central difference %.12g", logistic, name, i, got[j][i], want)
+					t.Fatalf("%s %s[%d]: got %.12g, central difference %.12g", gateName(gate), name, i, got[j][i], want)
 				}
 			}
 		}
@@ -110,16 +136,15 @@ func TestSecondVJPNotDifferentiable(t *testing.T) {
 // and all its derivatives are zero; the logistic gate is not.)
 var firstShapes = [][3]int{{3, 4, 2}, {2, 1, 3}, {2, 3, 1}, {1, 1, 1}, {4, 5, 3}}
 
-// firstGraph is a graph on the first channel of a softmax or logistic gate: logits l [n,K]
-// and decoded D [n,K,P] are inputs, f is the first channel and c = Σ W⊙f + Σ tanh(f), so
-// that the Hessian of c in (l, D) is not that of a linear cost.
+// firstGraph is a graph on the first channel of a gate of the table: logits l [n,K] and
+// decoded D [n,K,P] are inputs, f is the first channel and c = Σ W⊙f + Σ tanh(f), so that
+// the Hessian of c in (l, D) is not that of a linear cost.
 type firstGraph struct {
 	g       *G.ExprGraph
 	l, d, f *G.Node
 	c       *G.Node
-	alpha   []float64 // the logistic gate's parameters
-	beta    []float64
-	invTau  float64
+	gate    *kernel.Gate
+	floats  []float64 // the gate's parameters
 }
 
 // normals returns m standard normal values rounded to float32, so that a float32 graph sees
@@ -138,47 +163,39 @@ func variable(g *G.ExprGraph, dt tensor.Dtype, name string, shape []int, vals []
 }
 
 // newFirstGraph builds a firstGraph of dtype dt for shape sh from seed.
-func newFirstGraph(t *testing.T, dt tensor.Dtype, logistic bool, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph {
-	return lossGraph(t, false, dt, logistic, sh, seed, opts...)
+func newFirstGraph(t *testing.T, dt tensor.Dtype, gate *kernel.Gate, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph {
+	return lossGraph(t, false, dt, gate, sh, seed, opts...)
 }
 
 // newGNGraph is a firstGraph whose channel f is the Gauss-Newton slabs [n,K,K] instead of the
 // first channel: c = Σ W⊙GN + Σ tanh(GN).
-func newGNGraph(t *testing.T, dt tensor.Dtype, logistic bool, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph {
-	return lossGraph(t, true, dt, logistic, sh, seed, opts...)
+func newGNGraph(t *testing.T, dt tensor.Dtype, gate *kernel.Gate, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph {
+	return lossGraph(t, true, dt, gate, sh, seed, opts...)
 }
 
 // lossGraph builds the loss c = Σ W⊙f + Σ tanh(f) of dtype dt for shape sh from seed, f the
-// first channel or (gn) the Gauss-Newton slabs of a softmax or logistic gate.
-func lossGraph(t *testing.T, gn bool, dt tensor.Dtype, logistic bool, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph {
+// first channel or (gn) the Gauss-Newton slabs of gate.
+func lossGraph(t *testing.T, gn bool, dt tensor.Dtype, gate *kernel.Gate, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph {
 	t.Helper()
 	n, k, p := sh[0], sh[1], sh[2]
-	stream, wShape := uint64(11), []int{n, k, p}
+	c, stream, wShape := kernel.First, uint64(11), []int{n, k, p}
 	if gn {
-		stream, wShape = 17, []int{n, k, k}
+		c, stream, wShape = kernel.GaussNewton, 17, []int{n, k, k}
 	}
 	rng := rand.New(rand.NewPCG(seed, stream))
-	fg := &firstGraph{g: G.NewGraph(), invTau: 1.3}
+	fg := &firstGraph{g: G.NewGraph(), gate: gate}
 	fg.l = variable(fg.g, dt, "l", []int{n, k}, normals(rng, n*k))
 	fg.d = variable(fg.g, dt, "D", []int{n, k, p}, normals(rng, n*k*p))
 	w := G.NewConstant(dense(dt, wShape, normals(rng, wShape[0]*wShape[1]*wShape[2])), G.WithName("W"))
-	var err error
-	if logistic {
-		fg.alpha, fg.beta = normals(rng, k), normals(rng, k)
-		for i := range fg.alpha {
-			fg.alpha[i] += math.Copysign(0.5, fg.alpha[i]) // |α| ≥ 0.5: a gate that moves
+	fg.floats = gateFloats(gate, k, func() []float64 {
+		alpha, beta := normals(rng, k), normals(rng, k)
+		for i := range alpha {
+			alpha[i] += math.Copysign(0.5, alpha[i]) // |α| ≥ 0.5: a gate that moves
 		}
-	}
-	switch {
-	case logistic && gn:
-		fg.f, err = ops.LogisticJetGaussNewton(fg.l, fg.d, fg.alpha, fg.beta, opts...)
-	case logistic:
-		fg.f, err = ops.LogisticJetFirst(fg.l, fg.d, fg.alpha, fg.beta, opts...)
-	case gn:
-		fg.f, err = ops.SoftmaxJetGaussNewton(fg.l, fg.d, fg.invTau, opts...)
-	default:
-		fg.f, err = ops.SoftmaxJetFirst(fg.l, fg.d, fg.invTau, opts...)
-	}
+		return slices.Concat(alpha, beta)
+	})
+	var err error
+	fg.f, err = ops.JetOp(c, gate, fg.l, fg.d, nil, fg.floats, opts...)
 	require.NoError(t, err)
 	fg.c = G.Must(G.Add(inner(fg.f, w), G.Must(G.Sum(G.Must(G.Tanh(fg.f))))))
 	return fg
@@ -275,17 +292,18 @@ func centralDiff(t *testing.T, xs []*G.Node, dirs [][]float64, h float64, fs ...
 type secondOrder struct {
 	name   string
 	shapes [][3]int
-	graph  func(t *testing.T, dt tensor.Dtype, logistic bool, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph
+	graph  func(t *testing.T, dt tensor.Dtype, gate *kernel.Gate, sh [3]int, seed uint64, opts ...ops.Option) *firstGraph
 }
 
 var secondOrders = []secondOrder{{"first", firstShapes, newFirstGraph}, {"GaussNewton", gnShapes, newGNGraph}}
 
-// forGatesAndShapes runs f as the subtest "logistic=…/[n K P]" for both gates and each of
-// shapes, i the shape's index (from which the tests seed their inputs).
-func forGatesAndShapes(t *testing.T, shapes [][3]int, f func(t *testing.T, logistic bool, i int, sh [3]int)) {
-	for _, logistic := range []bool{false, true} {
+// forGatesAndShapes runs f as the subtest "<gateName>/[n K P]" for every gate of the table
+// (kernel.Gates) and each of shapes, i the shape's index (from which the tests seed their
+// inputs).
+func forGatesAndShapes(t *testing.T, shapes [][3]int, f func(t *testing.T, gate *kernel.Gate, i int, sh [3]int)) {
+	for _, gate := range kernel.Gates() {
 		for i, sh := range shapes {
-			t.Run(fmt.Sprintf("logistic=%v/%v", logistic, sh), func(t *testing.T) { f(t, logistic, i, sh) })
+			t.Run(fmt.Sprintf("%s/%v", gateName(gate), sh), func(t *testing.T) { f(t, gate, i, sh) })
 		}
 	}
 }
@@ -301,14 +319,14 @@ func requireFD(t *testing.T, what string, got, fd []float64) {
 
 // TestVJPHessianVectorProduct: the Hessian-vector product of a loss on the first channel or
 // the Gauss-Newton slabs, graphs.Grad of ⟨∇c, v⟩ through the channel's differentiable VJP,
-// agrees with central differences of ∇c along v (logits and decoded at once), for both gates
-// and several shapes; and the Hessian it implies is symmetric: ⟨u, H·v⟩ = ⟨v, H·u⟩ to
-// round-off, which finite differences cannot see at that accuracy.
+// agrees with central differences of ∇c along v (logits and decoded at once), for every gate
+// of the table and several shapes; and the Hessian it implies is symmetric:
+// ⟨u, H·v⟩ = ⟨v, H·u⟩ to round-off, which finite differences cannot see at that accuracy.
 func TestVJPHessianVectorProduct(t *testing.T) {
 	for _, so := range secondOrders {
 		t.Run(so.name, func(t *testing.T) {
-			forGatesAndShapes(t, so.shapes, func(t *testing.T, logistic bool, i int, sh [3]int) {
-				fg := so.graph(t, tensor.Float64, logistic, sh, uint64(i+1))
+			forGatesAndShapes(t, so.shapes, func(t *testing.T, gate *kernel.Gate, i int, sh [3]int) {
+				fg := so.graph(t, tensor.Float64, gate, sh, uint64(i+1))
 				rng := rand.New(rand.NewPCG(uint64(i), 3))
 				nl, nd := sh[0]*sh[1], sh[0]*sh[1]*sh[2]
 				vl, vd := normals(rng, nl), normals(rng, nd)
@@ -330,14 +348,14 @@ func TestVJPHessianVectorProduct(t *testing.T) {
 
 // TestVJPHessianGradCheck: graphs.GradCheck, which differentiates with graphs.Grad and
 // compares with central differences of the cost itself, passes on ⟨∇c, v⟩ for a loss on the
-// first channel or the Gauss-Newton slabs, in logits and decoded, for both gates, in float64
-// (tight tolerances) and float32 (the default ones).
+// first channel or the Gauss-Newton slabs, in logits and decoded, for every gate of the table,
+// in float64 (tight tolerances) and float32 (the default ones).
 func TestVJPHessianGradCheck(t *testing.T) {
 	for _, so := range secondOrders {
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 			t.Run(fmt.Sprintf("%s/%v", so.name, dt), func(t *testing.T) {
-				forGatesAndShapes(t, so.shapes, func(t *testing.T, logistic bool, i int, sh [3]int) {
-					fg := so.graph(t, dt, logistic, sh, uint64(10+i))
+				forGatesAndShapes(t, so.shapes, func(t *testing.T, gate *kernel.Gate, i int, sh [3]int) {
+					fg := so.graph(t, dt, gate, sh, uint64(10+i))
 					rng := rand.New(rand.NewPCG(uint64(i), 5))
 					grads, err := graphs.Grad(fg.c, fg.l, fg.d)
 					require.NoError(t, err)
@@ -366,11 +384,11 @@ func TestVJPHessianGradCheck(t *testing.T) {
 func TestVJPHessianFloat32(t *testing.T) {
 	for _, so := range secondOrders {
 		t.Run(so.name, func(t *testing.T) {
-			forGatesAndShapes(t, so.shapes, func(t *testing.T, logistic bool, i int, sh [3]int) {
+			forGatesAndShapes(t, so.shapes, func(t *testing.T, gate *kernel.Gate, i int, sh [3]int) {
 				rng := rand.New(rand.NewPCG(uint64(i), 13))
 				vl, vd := normals(rng, sh[0]*sh[1]), normals(rng, sh[0]*sh[1]*sh[2])
 				hvpOf := func(dt tensor.Dtype, opts ...ops.Option) [][]float64 {
-					fg := so.graph(t, dt, logistic, sh, uint64(30+i), opts...)
+					fg := so.graph(t, dt, gate, sh, uint64(30+i), opts...)
 					_, hv := fg.hvp(t, vl, vd)
 					return eval(t, hv[0], hv[1])
 				}
@@ -425,9 +443,9 @@ func fdGradients(t *testing.T, xs []*G.Node, fs ...*G.Node) [][][]float64 {
 //	Sl: ∂/∂G = Ul α² σ'' D   ∂/∂D = Ul α² σ'' G   ∂/∂l_a = Ul_a α³ σ''' Σ_c G D
 //	SD: ∂/∂G = UD α σ'       ∂/∂l_a = α² σ'' Σ_c UD G
 func TestFirstVJPPartials(t *testing.T) {
-	forGatesAndShapes(t, firstShapes, func(t *testing.T, logistic bool, i int, sh [3]int) {
+	forGatesAndShapes(t, firstShapes, func(t *testing.T, gate *kernel.Gate, i int, sh [3]int) {
 		n, k, p := sh[0], sh[1], sh[2]
-		fg := newFirstGraph(t, tensor.Float64, logistic, sh, uint64(20+i))
+		fg := newFirstGraph(t, tensor.Float64, gate, sh, uint64(20+i))
 		vp := newVJPPartials(t, fg, rand.New(rand.NewPCG(uint64(i), 9)), "JetFirstVJP")
 		require.Equal(t, []bool{true, true, true}, vp.vjp[0].Op().(G.SDOp).DiffWRT(3))
 		require.Equal(t, []bool{true, false, true}, vp.vjp[1].Op().(G.SDOp).DiffWRT(3))
@@ -451,17 +469,18 @@ func TestFirstVJPPartials(t *testing.T) {
 				requireFD(t, "∂SD/∂"+x.Name(), gotSD[xi], fdSD)
 			}
 		}
-		if !logistic {
+		if gate != kernel.LogisticGate {
 			return
 		}
 		// The logistic gate's closed forms.
+		alpha, beta := fg.floats[:k], fg.floats[k:]
 		ls, ds, gs := fg.l.Value().Data().([]float64), fg.d.Value().Data().([]float64), vp.gv.Value().Data().([]float64)
 		uls, uds := vp.ul.Value().Data().([]float64), vp.ud.Value().Data().([]float64)
 		want := [][]float64{make([]float64, n*k), make([]float64, n*k*p), make([]float64, n*k*p), make([]float64, n*k), make([]float64, n*k*p)}
 		for r := range n {
 			for a := range k {
-				ra, al := r*k+a, fg.alpha[a]
-				s := 1 / (1 + math.Exp(-(al*ls[ra] + fg.beta[a])))
+				ra, al := r*k+a, alpha[a]
+				s := 1 / (1 + math.Exp(-(al*ls[ra] + beta[a])))
 				s1 := s * (1 - s)
 				s2, s3 := s1*(1-2*s), s1*(1-6*s1)
 				for c := range p {
@@ -515,14 +534,14 @@ func newVJPPartials(t *testing.T, fg *firstGraph, rng *rand.Rand, op string) vjp
 // a wrong third derivative).
 func TestVJPThirdOrderNotDifferentiable(t *testing.T) {
 	for _, so := range secondOrders {
-		for _, logistic := range []bool{false, true} {
-			fg := so.graph(t, tensor.Float64, logistic, [3]int{2, 3, 2}, 1)
+		for _, gate := range kernel.Gates() {
+			fg := so.graph(t, tensor.Float64, gate, [3]int{2, 3, 2}, 1)
 			grads, err := graphs.Grad(fg.c, fg.l)
 			require.NoError(t, err)
 			hv, err := graphs.Grad(G.Must(G.Sum(G.Must(G.Square(grads[0])))), fg.l)
 			require.NoError(t, err)
 			_, err = graphs.Grad(G.Must(G.Sum(G.Must(G.Square(hv[0])))), fg.l)
-			require.ErrorIs(t, err, graphs.ErrNotDifferentiable, "%s, logistic=%v", so.name, logistic)
+			require.ErrorIs(t, err, graphs.ErrNotDifferentiable, "%s, %s", so.name, gateName(gate))
 			require.Contains(t, err.Error(), "JetHVPVJP")
 		}
 	}
@@ -615,24 +634,21 @@ func requireGradCheckOfInner(t *testing.T, grad, x *G.Node) {
 
 // TestHVPVJPIgnoresV: the HVP is linear in v, so its VJP with respect to v does not depend on
 // v; a v that reaches a cost through that input and also directly has a gradient, which
-// graphs.Grad gives and central differences confirm (for both gates, float64 and float32).
+// graphs.Grad gives and central differences confirm (for every gate of the table, float64 and
+// float32).
 func TestHVPVJPIgnoresV(t *testing.T) {
-	for _, logistic := range []bool{false, true} {
+	for _, gate := range kernel.Gates() {
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-			t.Run(fmt.Sprintf("logistic=%v/%v", logistic, dt), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%v", gateName(gate), dt), func(t *testing.T) {
 				n, k, p := 2, 3, 2
 				rng := rand.New(rand.NewPCG(41, 42))
 				g := G.NewGraph()
 				l := variable(g, dt, "l", []int{n, k}, normals(rng, n*k))
 				d := variable(g, dt, "D", []int{n, k, p}, normals(rng, n*k*p))
 				v := variable(g, dt, "v", []int{n, k}, normals(rng, n*k))
-				var h *G.Node
-				var err error
-				if logistic {
-					h, err = ops.LogisticJetHVP(l, d, v, []float64{0.9, -1.2, 0.6}, []float64{0.1, 0, -0.2})
-				} else {
-					h, err = ops.SoftmaxJetHVP(l, d, v, 1.3)
-				}
+				h, err := ops.JetOp(kernel.HVP, gate, l, d, v, gateFloats(gate, k, func() []float64 {
+					return []float64{0.9, -1.2, 0.6, 0.1, 0, -0.2} // α, β
+				}))
 				require.NoError(t, err)
 				c0 := G.NewConstant(dense(dt, h.Shape(), normals(rng, h.Shape().TotalSize())))
 				gv, err := graphs.Grad(inner(h, c0), v)
@@ -651,24 +667,18 @@ var gnShapes = [][3]int{{3, 4, 2}, {2, 1, 3}, {2, 3, 1}, {1, 1, 1}, {2, 2, 5}, {
 // firstOf is the first channel of fg's gate at logits l and decoded d.
 func (fg *firstGraph) firstOf(t *testing.T, l, d *G.Node) *G.Node {
 	t.Helper()
-	var f *G.Node
-	var err error
-	if fg.alpha != nil {
-		f, err = ops.LogisticJetFirst(l, d, fg.alpha, fg.beta)
-	} else {
-		f, err = ops.SoftmaxJetFirst(l, d, fg.invTau)
-	}
+	f, err := ops.JetOp(kernel.First, fg.gate, l, d, nil, fg.floats)
 	require.NoError(t, err)
 	return f
 }
 
 // TestGaussNewtonVJPIsFirstVJP: the Gauss-Newton VJP kernel, at upstream G, agrees to
 // round-off with the first channel's VJP at upstream Ĝ = (G + Gᵀ)·first, the identity the
-// Gauss-Newton VJP's gradient is built on, for both gates.
+// Gauss-Newton VJP's gradient is built on, for every gate of the table.
 func TestGaussNewtonVJPIsFirstVJP(t *testing.T) {
-	forGatesAndShapes(t, gnShapes, func(t *testing.T, logistic bool, i int, sh [3]int) {
+	forGatesAndShapes(t, gnShapes, func(t *testing.T, gate *kernel.Gate, i int, sh [3]int) {
 		n, k, p := sh[0], sh[1], sh[2]
-		fg := newGNGraph(t, tensor.Float64, logistic, sh, uint64(50+i))
+		fg := newGNGraph(t, tensor.Float64, gate, sh, uint64(50+i))
 		rng := rand.New(rand.NewPCG(uint64(i), 19))
 		gs := normals(rng, n*k*k)
 		gv := G.NewConstant(dense(tensor.Float64, []int{n, k, k}, gs))
@@ -707,8 +717,8 @@ func TestGaussNewtonVJPIsFirstVJP(t *testing.T) {
 // and SD. GN is quadratic in decoded, so, unlike the other channels' dD, its dD depends on
 // decoded, and both VJP ops report every input differentiable.
 func TestGaussNewtonVJPPartials(t *testing.T) {
-	forGatesAndShapes(t, gnShapes, func(t *testing.T, logistic bool, i int, sh [3]int) {
-		fg := newGNGraph(t, tensor.Float64, logistic, sh, uint64(20+i))
+	forGatesAndShapes(t, gnShapes, func(t *testing.T, gate *kernel.Gate, i int, sh [3]int) {
+		fg := newGNGraph(t, tensor.Float64, gate, sh, uint64(20+i))
 		vp := newVJPPartials(t, fg, rand.New(rand.NewPCG(uint64(i), 9)), "JetGaussNewtonVJP")
 		require.Equal(t, []bool{true, true, true}, vp.vjp[0].Op().(G.SDOp).DiffWRT(3))
 		require.Equal(t, []bool{true, true, true}, vp.vjp[1].Op().(G.SDOp).DiffWRT(3))
