@@ -2,6 +2,7 @@ package backward_test
 
 import (
 	"fmt"
+	"github.com/gatejet/gatejet"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -11,7 +12,7 @@ import (
 
 // benchForward benchmarks Softmax or LogSoftmax on a [4096 × 1024] tensor of logits in
 // [-8, 8]. SetBytes counts x read and y written.
-func benchForward[T backward.Float](b *testing.B, f func(y, x []T, shape []int, axis int) error, axis int) {
+func benchForward[T gatejet.Float](b *testing.B, f func(y, x []T, shape []int, axis int) error, axis int) {
 	shape := []int{4096, 1024}
 	x64 := randVec(rand.New(rand.NewPCG(1, 2)), prod(shape), -8, 8)
 	x, y := make([]T, len(x64)), make([]T, len(x64))

@@ -8,11 +8,6 @@ import (
 	"github.com/gatejet/gatejet/internal/check"
 )
 
-// Float is the element type of every kernel: float32 or float64, or a type defined on them.
-// Whatever the element type, reductions and pointwise derivatives are computed in float64 and
-// each output is rounded once when it is stored.
-type Float interface{ ~float32 | ~float64 }
-
 // maxRank is the largest rank a shape may have.
 const maxRank = 8
 
@@ -83,20 +78,20 @@ func checkLen(op, arg string, got, want int) error {
 }
 
 // arg is a named slice argument whose length a call checks.
-type arg[T Float] struct {
+type arg[T gatejet.Float] struct {
 	name     string
 	s        []T
 	optional bool // an output that may be nil (skipped)
 }
 
 // need is an argument that must have the length wanted.
-func need[T Float](name string, s []T) arg[T] { return arg[T]{name: name, s: s} }
+func need[T gatejet.Float](name string, s []T) arg[T] { return arg[T]{name: name, s: s} }
 
 // opt is an output that must have the length wanted unless it is nil.
-func opt[T Float](name string, s []T) arg[T] { return arg[T]{name: name, s: s, optional: true} }
+func opt[T gatejet.Float](name string, s []T) arg[T] { return arg[T]{name: name, s: s, optional: true} }
 
 // layoutFor is newLayout, then checkLen of every argument against the layout's total length.
-func layoutFor[T Float](op string, shape []int, axis int, args ...arg[T]) (layout, error) {
+func layoutFor[T gatejet.Float](op string, shape []int, axis int, args ...arg[T]) (layout, error) {
 	l, err := newLayout(op, shape, axis)
 	if err != nil {
 		return l, err
@@ -113,7 +108,7 @@ func layoutFor[T Float](op string, shape []int, axis int, args ...arg[T]) (layou
 }
 
 // sub returns x[lo:hi], or nil when x is nil (an output the caller skips).
-func sub[T Float](x []T, lo, hi int) []T {
+func sub[T gatejet.Float](x []T, lo, hi int) []T {
 	if x == nil {
 		return nil
 	}
@@ -125,7 +120,7 @@ func sub[T Float](x []T, lo, hi int) []T {
 // writes the element's outputs, so in-place use is exact, but a partial overlap would read
 // elements already overwritten (or being written by another goroutine). Lengths are already
 // checked, so the same start means the same slice.
-func checkAlias[T Float](op, outName string, out []T, inName string, in []T) error {
+func checkAlias[T gatejet.Float](op, outName string, out []T, inName string, in []T) error {
 	if !check.Overlap(out, in) || unsafe.SliceData(out) == unsafe.SliceData(in) {
 		return nil
 	}
@@ -135,7 +130,7 @@ func checkAlias[T Float](op, outName string, out []T, inName string, in []T) err
 // checkOutputs checks the two outputs of a double backward (either may be nil): they must not
 // share memory with each other, and each may be the same slice as one of the inputs x (the
 // forward input or output, named xName), dy and g, or share no memory with it.
-func checkOutputs[T Float](op, o0Name string, o0 []T, o1Name string, o1 []T, xName string, x, dy, g []T) error {
+func checkOutputs[T gatejet.Float](op, o0Name string, o0 []T, o1Name string, o1 []T, xName string, x, dy, g []T) error {
 	if check.Overlap(o0, o1) {
 		return check.Errorf(gatejet.ErrParam, op, o0Name, "%s overlaps %s: the two outputs must share no memory", o0Name, o1Name)
 	}

@@ -26,14 +26,14 @@ type axisKernel struct {
 	ref  func(y, dy, g []float64, shape []int, axis int) (out0, out1 []float64)
 }
 
-func single[T backward.Float](f func(dx, y, dy []T, shape []int, axis int) error) func(y, dy, g []T, shape []int, axis int) ([]T, []T, error) {
+func single[T gatejet.Float](f func(dx, y, dy []T, shape []int, axis int) error) func(y, dy, g []T, shape []int, axis int) ([]T, []T, error) {
 	return func(y, dy, _ []T, shape []int, axis int) ([]T, []T, error) {
 		dx := make([]T, len(y))
 		return dx, nil, f(dx, y, dy, shape, axis)
 	}
 }
 
-func double[T backward.Float](f func(gy, gdy, y, dy, g []T, shape []int, axis int) error) func(y, dy, g []T, shape []int, axis int) ([]T, []T, error) {
+func double[T gatejet.Float](f func(gy, gdy, y, dy, g []T, shape []int, axis int) error) func(y, dy, g []T, shape []int, axis int) ([]T, []T, error) {
 	return func(y, dy, g []T, shape []int, axis int) ([]T, []T, error) {
 		gy, gdy := make([]T, len(y)), make([]T, len(y))
 		return gy, gdy, f(gy, gdy, y, dy, g, shape, axis)

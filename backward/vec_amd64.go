@@ -3,6 +3,7 @@
 package backward
 
 import (
+	"github.com/gatejet/gatejet"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -74,7 +75,7 @@ var hasAVX2 = hasAVX && cpu.X86.HasAVX2
 var useAVX = hasAVX
 
 // dotVec is dot, with the AVX loop for element types of 4 and 8 bytes.
-func dotVec[T Float](a, b []T) float64 {
+func dotVec[T gatejet.Float](a, b []T) float64 {
 	if !useAVX {
 		return dot(a, b)
 	}
@@ -93,7 +94,7 @@ func dotVec[T Float](a, b []T) float64 {
 }
 
 // writeSoftmaxVec writes xs_i = y_i·(dy_i − av) like the Go loop of writeSoftmax.
-func writeSoftmaxVec[T Float](xs, ys, ds []T, av float64) {
+func writeSoftmaxVec[T gatejet.Float](xs, ys, ds []T, av float64) {
 	ys, ds = ys[:len(xs)], ds[:len(xs)]
 	i := 0
 	if useAVX {
@@ -113,7 +114,7 @@ func writeSoftmaxVec[T Float](xs, ys, ds []T, av float64) {
 // dotRows4 adds four rows of a·b into acc, in row order, like the Go loop of reduceDot: row
 // q of a is a[q·stride:][:len(acc)] (and of b). It returns the first column not done (the
 // AVX loop does multiples of four; the caller finishes).
-func dotRows4[T Float](acc []float64, a, b []T, stride int) int {
+func dotRows4[T gatejet.Float](acc []float64, a, b []T, stride int) int {
 	if !useAVX {
 		return 0
 	}
@@ -131,7 +132,7 @@ func dotRows4[T Float](acc []float64, a, b []T, stride int) int {
 
 // writeRow writes dx_i = y_i·(dy_i − a_i) like the Go loop of writeSoftmax; it returns the
 // first column not done.
-func writeRow[T Float](dx, y, dy []T, a []float64) int {
+func writeRow[T gatejet.Float](dx, y, dy []T, a []float64) int {
 	if !useAVX {
 		return 0
 	}
@@ -146,7 +147,7 @@ func writeRow[T Float](dx, y, dy []T, a []float64) int {
 }
 
 // maxLanes returns the four lane maxima of maxOf over x[:len(x)&^3].
-func maxLanes[T Float](x []T) (m0, m1, m2, m3 float64) {
+func maxLanes[T gatejet.Float](x []T) (m0, m1, m2, m3 float64) {
 	if !useAVX || !hasAVX2 {
 		return maxLanesGo(x)
 	}
@@ -160,7 +161,7 @@ func maxLanes[T Float](x []T) (m0, m1, m2, m3 float64) {
 // expSumLanes sets e_i = exp(x_i − sh) for i < len(e) &^ 3, adding each into acc[i mod 4] in
 // index order; it stops at the first four values whose x − sh are not all in [expMin,
 // expMax] and returns their index (else len(e) &^ 3). x must be at least as long as e.
-func expSumLanes[T Float](e []float64, x []T, sh float64, acc *[4]float64) int {
+func expSumLanes[T gatejet.Float](e []float64, x []T, sh float64, acc *[4]float64) int {
 	if !useAVX || !hasAVX2 {
 		return expSumLanesGo(e, x, sh, acc)
 	}
@@ -174,7 +175,7 @@ func expSumLanes[T Float](e []float64, x []T, sh float64, acc *[4]float64) int {
 
 // expLanes is expSumLanes for sh = 0 (x − 0 is x) without the sums: dst_i = exp(src_i) for
 // the groups of four before the first one with a value out of range, and their count.
-func expLanes[T Float](dst []float64, src []T) int {
+func expLanes[T gatejet.Float](dst []float64, src []T) int {
 	if !useAVX || !hasAVX2 {
 		return 0
 	}
@@ -183,7 +184,7 @@ func expLanes[T Float](dst []float64, src []T) int {
 }
 
 // scaleLanes writes y_i = T(e_i·r) for i < len(y) &^ 3 and returns len(y) &^ 3.
-func scaleLanes[T Float](y []T, e []float64, r float64) int {
+func scaleLanes[T gatejet.Float](y []T, e []float64, r float64) int {
 	if !useAVX || !hasAVX2 {
 		return 0
 	}
@@ -197,10 +198,10 @@ func scaleLanes[T Float](y []T, e []float64, r float64) int {
 	return len(y) &^ 3
 }
 
-func f64s[T Float](x []T) []float64 {
+func f64s[T gatejet.Float](x []T) []float64 {
 	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
 }
 
-func f32s[T Float](x []T) []float32 {
+func f32s[T gatejet.Float](x []T) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
 }

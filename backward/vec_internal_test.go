@@ -2,6 +2,7 @@ package backward
 
 import (
 	"fmt"
+	"github.com/gatejet/gatejet"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -162,7 +163,7 @@ func TestForwardLoopsStayInBounds(t *testing.T) {
 	}
 }
 
-func forwardInBounds[T Float](t *testing.T, e []float64, x, y []T, name string) {
+func forwardInBounds[T gatejet.Float](t *testing.T, e []float64, x, y []T, name string) {
 	t.Helper()
 	n := len(x)
 	run := func(vec bool) (m [4]float64, s float64, ex []float64, ys []T) {

@@ -140,7 +140,7 @@ func DeviceKernels() []Kernel {
 }
 
 // Float is the element type of a Call's slices.
-type Float = kernel.Float
+type Float = gatejet.Float
 
 // Operands are a call's slices in its kernel's order: In[:n] inputs, Out[:m] outputs.
 type Operands[T Float] = kernel.Operands[T]

@@ -2,6 +2,7 @@ package softmaxjet
 
 import (
 	"fmt"
+	"github.com/gatejet/gatejet"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -12,7 +13,7 @@ import (
 
 var benchShapes = []Shape{{4096, 16, 16}, {256, 64, 16}}
 
-func benchInputs[T Float](sh Shape) (l, d, v []T) {
+func benchInputs[T gatejet.Float](sh Shape) (l, d, v []T) {
 	rng := rand.New(rand.NewPCG(1, uint64(sh.K)))
 	l, d, v = make([]T, sh.LogitsLen()), make([]T, sh.DecodedLen()), make([]T, sh.LogitsLen())
 	for i := range l {
@@ -33,7 +34,7 @@ func benchName(kernel, dtype string, sh Shape) string {
 // benchOutput runs, as the sub-benchmark name, f writing an output of outLen elements: one
 // call first (it touches the output's pages and fills the workspace pools), then the timed
 // loop. b.SetBytes is the output's size.
-func benchOutput[T Float](b *testing.B, name string, outLen int, f func(out []T) error) {
+func benchOutput[T gatejet.Float](b *testing.B, name string, outLen int, f func(out []T) error) {
 	b.Run(name, func(b *testing.B) {
 		out := make([]T, outLen)
 		if err := f(out); err != nil {
@@ -49,7 +50,7 @@ func benchOutput[T Float](b *testing.B, name string, outLen int, f func(out []T)
 	})
 }
 
-func benchKernels[T Float](b *testing.B, name string) {
+func benchKernels[T gatejet.Float](b *testing.B, name string) {
 	for _, sh := range benchShapes {
 		l, d, v := benchInputs[T](sh)
 		gFirst, gSecond := make([]T, sh.FirstLen()), make([]T, sh.SecondLen())

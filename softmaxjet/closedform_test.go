@@ -2,6 +2,7 @@ package softmaxjet
 
 import (
 	"fmt"
+	"github.com/gatejet/gatejet"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -62,7 +63,7 @@ func naiveValue(l, d []float64, sh Shape, s float64) []float64 {
 }
 
 // relErr is ‖got − want‖∞ / max(‖want‖∞, floor).
-func relErr[T Float](got []T, want []float64, floor float64) float64 {
+func relErr[T gatejet.Float](got []T, want []float64, floor float64) float64 {
 	num, den := 0.0, floor
 	for i := range want {
 		num = math.Max(num, math.Abs(float64(got[i])-want[i]))

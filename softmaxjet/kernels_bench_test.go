@@ -2,6 +2,7 @@ package softmaxjet
 
 import (
 	"fmt"
+	"github.com/gatejet/gatejet"
 	"testing"
 	"time"
 	"unsafe"
@@ -15,7 +16,7 @@ func BenchmarkMoreKernels(b *testing.B) {
 	moreKernels[float32](b, "f32")
 }
 
-func moreKernels[T Float](b *testing.B, name string) {
+func moreKernels[T gatejet.Float](b *testing.B, name string) {
 	for _, sh := range benchShapes {
 		l, d, v := benchInputs[T](sh)
 		alpha, beta := make([]float64, sh.K), make([]float64, sh.K)
@@ -56,7 +57,7 @@ func BenchmarkSecondRowPrep(b *testing.B) {
 	}
 }
 
-func benchSecondRowPrep[T Float](b *testing.B, K, P int) {
+func benchSecondRowPrep[T gatejet.Float](b *testing.B, K, P int) {
 	sh := Shape{N: 256, K: K, P: P}
 	l, d, _ := benchInputs[T](sh)
 	for _, avx := range []bool{true, false} {

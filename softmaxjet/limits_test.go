@@ -34,11 +34,11 @@ type output struct {
 
 // limitInputs are a batch's inputs: logits, decoded, direction, and the upstream gradients of
 // the value, first (and HVP), second and Gauss-Newton channels.
-type limitInputs[T Float] struct {
+type limitInputs[T gatejet.Float] struct {
 	l, d, v, gV, gF, gS, gN []T
 }
 
-func toF64[T Float](x []T) []float64 {
+func toF64[T gatejet.Float](x []T) []float64 {
 	out := make([]float64, len(x))
 	for i, v := range x {
 		out[i] = float64(v)
@@ -48,7 +48,7 @@ func toF64[T Float](x []T) []float64 {
 
 // runAll runs every channel and every VJP of the gate, and the tower, and returns their
 // outputs.
-func runAll[T Float](t *testing.T, sh Shape, g gateArg, in limitInputs[T]) []output {
+func runAll[T gatejet.Float](t *testing.T, sh Shape, g gateArg, in limitInputs[T]) []output {
 	t.Helper()
 	var outs []output
 	add := func(name string, order int, x []T) { outs = append(outs, output{name, order, toF64(x)}) }
@@ -132,7 +132,7 @@ func runAll[T Float](t *testing.T, sh Shape, g gateArg, in limitInputs[T]) []out
 
 // limitCase draws a batch of moderate values: logits, decoded values, directions and
 // upstream gradients of magnitude about 1.
-func limitCase[T Float](rng *rand.Rand, sh Shape) limitInputs[T] {
+func limitCase[T gatejet.Float](rng *rand.Rand, sh Shape) limitInputs[T] {
 	f := func(n int) []T {
 		x := make([]T, n)
 		for i := range x {
@@ -148,7 +148,7 @@ func limitCase[T Float](rng *rand.Rand, sh Shape) limitInputs[T] {
 // others 0; pick gives k* for row n): the value is D[k*], the value VJP's dDecoded is g on
 // k* and 0 elsewhere, and every other output — every derivative of the gate — is exactly 0,
 // the limit of s^k·e^(−s·gap) as s grows.
-func oneHotLimit[T Float](name string, n int, sh Shape, in limitInputs[T], pick func(n int) []bool) []float64 {
+func oneHotLimit[T gatejet.Float](name string, n int, sh Shape, in limitInputs[T], pick func(n int) []bool) []float64 {
 	out := make([]float64, n)
 	K, P := sh.K, sh.P
 	switch name {
@@ -182,7 +182,7 @@ func oneHotLimit[T Float](name string, n int, sh Shape, in limitInputs[T], pick 
 // requireOneHotLimits runs every output of the gate g (runAll) and checks that each is finite
 // and exactly its limit at the one-hot (or saturated) gate pick (oneHotLimit); what labels
 // the failures.
-func requireOneHotLimits[T Float](t *testing.T, what string, sh Shape, g gateArg, in limitInputs[T], pick func(n int) []bool) {
+func requireOneHotLimits[T gatejet.Float](t *testing.T, what string, sh Shape, g gateArg, in limitInputs[T], pick func(n int) []bool) {
 	t.Helper()
 	for _, o := range runAll(t, sh, g, in) {
 		want := oneHotLimit(o.name, len(o.data), sh, in, pick)
@@ -203,7 +203,7 @@ func TestExtremeTemperatures(t *testing.T) {
 	forFloats(t, extremeTemperatures[float64], extremeTemperatures[float32])
 }
 
-func extremeTemperatures[T Float](t *testing.T) {
+func extremeTemperatures[T gatejet.Float](t *testing.T) {
 	rng := rand.New(rand.NewPCG(71, 72))
 	sh := Shape{N: 3, K: 5, P: 3}
 	for _, s := range []float64{1e50, 1e99, gatejet.MaxInvTau} {
@@ -246,7 +246,7 @@ func extremeTemperatures[T Float](t *testing.T) {
 	requireScaled[T](t, "s=1e-300", s, runAll(t, sh, gateArg{s: s}, in), runAll(t, sh, gateArg{s: 1}, in64(flat)))
 }
 
-func isFloat32[T Float]() bool {
+func isFloat32[T gatejet.Float]() bool {
 	var z T
 	return unsafe.Sizeof(z) == 4
 }
@@ -261,14 +261,14 @@ func byName(outs []output) map[string]output {
 }
 
 // in64 converts inputs to float64: references are computed in float64 on the same values.
-func in64[T Float](in limitInputs[T]) limitInputs[float64] {
+func in64[T gatejet.Float](in limitInputs[T]) limitInputs[float64] {
 	return limitInputs[float64]{toF64(in.l), toF64(in.d), toF64(in.v), toF64(in.gV), toF64(in.gF), toF64(in.gS), toF64(in.gN)}
 }
 
 // requireScaled checks got = f^order·ref output by output (ref computed in float64): NaN
 // never, and, within a tolerance relative to the largest entry of the reference (the terms of
 // a sum are scaled one by one), the scaled reference wherever that scale is within T's range.
-func requireScaled[T Float](t *testing.T, what string, f float64, got, ref []output) {
+func requireScaled[T gatejet.Float](t *testing.T, what string, f float64, got, ref []output) {
 	t.Helper()
 	is32 := isFloat32[T]()
 	rm := byName(ref)
@@ -303,7 +303,7 @@ func TestExtremeLogisticSlopes(t *testing.T) {
 	forFloats(t, extremeLogisticSlopes[float64], extremeLogisticSlopes[float32])
 }
 
-func extremeLogisticSlopes[T Float](t *testing.T) {
+func extremeLogisticSlopes[T gatejet.Float](t *testing.T) {
 	rng := rand.New(rand.NewPCG(73, 74))
 	sh := Shape{N: 3, K: 4, P: 2}
 	for _, a := range []float64{1e50, 1e99, gatejet.MaxLogisticAlpha, -gatejet.MaxLogisticAlpha} {

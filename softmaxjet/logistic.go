@@ -1,6 +1,7 @@
 package softmaxjet
 
 import (
+	"github.com/gatejet/gatejet"
 	"math"
 
 	"github.com/gatejet/gatejet/internal/check"
@@ -67,7 +68,7 @@ func newRowLogistic(n, K int) *rowLogistic {
 	return r
 }
 
-func fillLogistic[T Float](r *rowLogistic, l []T, alpha, beta []float64) {
+func fillLogistic[T gatejet.Float](r *rowLogistic, l []T, alpha, beta []float64) {
 	for k, a := range alpha {
 		s0, s1, s2, s3 := logisticDerivs(a*float64(l[k]) + beta[k])
 		r.z[k], r.d1[k], r.d2[k], r.d3[k] = s0, a*s1, a*a*s2, a*a*a*s3
@@ -76,14 +77,14 @@ func fillLogistic[T Float](r *rowLogistic, l []T, alpha, beta []float64) {
 
 // logisticKernel is a logistic-gate kernel's work on row n, from the row state r that
 // fillLogistic filled (the rest of the scratch in r.rest).
-type logisticKernel[T Float] interface {
+type logisticKernel[T gatejet.Float] interface {
 	row(j *job[T], r *rowLogistic, n int)
 }
 
 // logisticRows is the kernel that runs logistic-gate kernel R on rows [lo, hi): it carves the
 // row state once, then on each row computes the gate and its derivatives (fillLogistic) and
 // R's row.
-type logisticRows[T Float, R logisticKernel[T]] struct{}
+type logisticRows[T gatejet.Float, R logisticKernel[T]] struct{}
 
 func (logisticRows[T, R]) rows(j *job[T], lo, hi int) {
 	K, alpha, beta := j.K, j.vecs[0], j.vecs[1]
@@ -98,7 +99,7 @@ func (logisticRows[T, R]) rows(j *job[T], lo, hi int) {
 
 // scaledRows writes out[a][c] = f[a]·D[a][c] for a K×P row, the rows of out stride elements
 // apart.
-func scaledRows[T Float](out []T, stride int, d []T, f []float64, P int) {
+func scaledRows[T gatejet.Float](out []T, stride int, d []T, f []float64, P int) {
 	for a, fa := range f {
 		oa := out[a*stride : a*stride+P]
 		da := d[a*P : a*P+P]
@@ -110,7 +111,7 @@ func scaledRows[T Float](out []T, stride int, d []T, f []float64, P int) {
 }
 
 // dotRow returns Σ_c x[c]·D[c] for two length-P rows.
-func dotRow[T Float](x, d []T) float64 {
+func dotRow[T gatejet.Float](x, d []T) float64 {
 	d = d[:len(x)]
 	acc := 0.0
 	for c := range x {
@@ -120,11 +121,11 @@ func dotRow[T Float](x, d []T) float64 {
 }
 
 // LogisticValue writes ẑ[n][c] = Σ_k σ(α_k l_k + β_k)·D[n][k][c] into dst [N,P].
-func LogisticValue[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
+func LogisticValue[T gatejet.Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	return forward("softmaxjet.LogisticValue", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueRows[T]]{}, workspace{p: 1}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
 }
 
-type logisticValueRows[T Float] struct{}
+type logisticValueRows[T gatejet.Float] struct{}
 
 func (logisticValueRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P, z := j.K, j.P, r.z
@@ -146,11 +147,11 @@ func (logisticValueRows[T]) row(j *job[T], r *rowLogistic, n int) {
 }
 
 // LogisticFirst writes first[n][a][c] = α_a σ'_a D[n][a][c] into dst [N,K,P].
-func LogisticFirst[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
+func LogisticFirst[T gatejet.Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	return forward("softmaxjet.LogisticFirst", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstRows[T]]{}, workspace{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
 }
 
-type logisticFirstRows[T Float] struct{}
+type logisticFirstRows[T gatejet.Float] struct{}
 
 func (logisticFirstRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	KP := j.K * j.P
@@ -159,11 +160,11 @@ func (logisticFirstRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticSecond writes second[n][a][b][c] = δ_ab α_a² σ”_a D[n][a][c] into dst [N,K,K,P]
 // (the off-diagonal blocks are written as zeros).
-func LogisticSecond[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
+func LogisticSecond[T gatejet.Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	return forward("softmaxjet.LogisticSecond", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondRows[T]]{}, workspace{}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
 }
 
-type logisticSecondRows[T Float] struct{}
+type logisticSecondRows[T gatejet.Float] struct{}
 
 func (logisticSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -174,11 +175,11 @@ func (logisticSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 }
 
 // LogisticHVP writes hvp[n][a][c] = α_a² σ”_a v_a D[n][a][c] into dst [N,K,P]; v is [N,K].
-func LogisticHVP[T Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []float64) error {
+func LogisticHVP[T gatejet.Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []float64) error {
 	return hvp("softmaxjet.LogisticHVP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPRows[T]]{}, workspace{k: 1}, dst, logits, decoded, v)
 }
 
-type logisticHVPRows[T Float] struct{}
+type logisticHVPRows[T gatejet.Float] struct{}
 
 func (logisticHVPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P, d2 := j.K, j.P, r.d2
@@ -190,11 +191,11 @@ func (logisticHVPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 }
 
 // LogisticGaussNewton writes H[n][a][b] = α_aα_b σ'_aσ'_b Σ_c D[a][c]D[b][c] into dst [N,K,K].
-func LogisticGaussNewton[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
+func LogisticGaussNewton[T gatejet.Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	return forward("softmaxjet.LogisticGaussNewton", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonRows[T]]{}, workspace{kp: 1}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
 }
 
-type logisticGaussNewtonRows[T Float] struct{}
+type logisticGaussNewtonRows[T gatejet.Float] struct{}
 
 func (logisticGaussNewtonRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -207,11 +208,11 @@ func (logisticGaussNewtonRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticValueVJP writes the gradients of ⟨g, LogisticValue⟩ for g [N,P]:
 // dl_a = α_a σ'_a Σ_c g_c D[a][c] and dD[k][c] = σ_k g_c (either output may be nil).
-func LogisticValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
+func LogisticValueVJP[T gatejet.Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
 	return vjp("softmaxjet.LogisticValueVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
 }
 
-type logisticValueVJPRows[T Float] struct{}
+type logisticValueVJPRows[T gatejet.Float] struct{}
 
 func (logisticValueVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -220,11 +221,11 @@ func (logisticValueVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticFirstVJP writes the gradients of ⟨G, LogisticFirst⟩ for G [N,K,P]:
 // dl_a = α_a² σ”_a Σ_c G[a][c] D[a][c] and dD[a][c] = α_a σ'_a G[a][c].
-func LogisticFirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
+func LogisticFirstVJP[T gatejet.Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
 	return vjp("softmaxjet.LogisticFirstVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
 }
 
-type logisticFirstVJPRows[T Float] struct{}
+type logisticFirstVJPRows[T gatejet.Float] struct{}
 
 func (logisticFirstVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -237,7 +238,7 @@ func (logisticFirstVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // one row serves every atom), dD[a][c] = fD_a·ga[c] and dl_a = fL_a·Σ_c ga[c]·D[a][c]; a
 // non-nil w multiplies both (the HVP direction). g and D are in the element type, or in
 // float64 where the kernel computed them.
-func diagVJPRow[T, E Float](dLogits, dDecoded []T, n, K, P int, g []E, gStride int, d []E, fD, fL []float64, w []float64) {
+func diagVJPRow[T, E gatejet.Float](dLogits, dDecoded []T, n, K, P int, g []E, gStride int, d []E, fD, fL []float64, w []float64) {
 	for a := 0; a < K; a++ {
 		ga := g[a*gStride : a*gStride+P]
 		da := d[a*P : a*P+P]
@@ -262,11 +263,11 @@ func diagVJPRow[T, E Float](dLogits, dDecoded []T, n, K, P int, g []E, gStride i
 // LogisticSecondVJP writes the gradients of ⟨G, LogisticSecond⟩ for G [N,K,K,P]: only the
 // diagonal blocks G[a][a] matter: dl_a = α_a³ σ”'_a Σ_c G[a][a][c] D[a][c] and
 // dD[a][c] = α_a² σ”_a G[a][a][c].
-func LogisticSecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
+func LogisticSecondVJP[T gatejet.Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
 	return vjp("softmaxjet.LogisticSecondVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
 }
 
-type logisticSecondVJPRows[T Float] struct{}
+type logisticSecondVJPRows[T gatejet.Float] struct{}
 
 func (logisticSecondVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -277,11 +278,11 @@ func (logisticSecondVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticHVPVJP writes the gradients of ⟨G, LogisticHVP(v)⟩ for G [N,K,P] with respect to the
 // logits, the decoded values and v (each may be nil): dv_a = α_a² σ”_a Σ_c G[a][c] D[a][c],
 // dD[a][c] = α_a² σ”_a v_a G[a][c], dl_a = α_a³ σ”'_a v_a Σ_c G[a][c] D[a][c].
-func LogisticHVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape, alpha, beta []float64) error {
+func LogisticHVPVJP[T gatejet.Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape, alpha, beta []float64) error {
 	return hvpVJP("softmaxjet.LogisticHVPVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPVJPRows[T]]{}, workspace{k: 1}, sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
 }
 
-type logisticHVPVJPRows[T Float] struct{}
+type logisticHVPVJPRows[T gatejet.Float] struct{}
 
 func (logisticHVPVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -297,11 +298,11 @@ func (logisticHVPVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticGaussNewtonVJP writes the gradients of ⟨S, LogisticGaussNewton⟩ for S [N,K,K]; the
 // upstream reaching first is (S + Sᵀ)·first, and the rest is LogisticFirstVJP.
-func LogisticGaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
+func LogisticGaussNewtonVJP[T gatejet.Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
 	return vjp("softmaxjet.LogisticGaussNewtonVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, workspace{kp: 2}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
 }
 
-type logisticGaussNewtonVJPRows[T Float] struct{}
+type logisticGaussNewtonVJPRows[T gatejet.Float] struct{}
 
 func (logisticGaussNewtonVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -319,7 +320,7 @@ func (logisticGaussNewtonVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // Logistic is the per-atom logistic gate ζ_k = σ(Alpha_k·l_k + Beta_k) as a Gate: its methods
 // are the functions LogisticValue … LogisticGaussNewtonVJP with these parameters.
-type Logistic[T Float] struct{ Alpha, Beta []float64 }
+type Logistic[T gatejet.Float] struct{ Alpha, Beta []float64 }
 
 var _ Gate[float32] = Logistic[float32]{}
 

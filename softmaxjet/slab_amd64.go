@@ -3,6 +3,7 @@
 package softmaxjet
 
 import (
+	"github.com/gatejet/gatejet"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -73,7 +74,7 @@ var useAVX = hasAVX
 // the same pair. Computed once a row, they leave the row writer a broadcast a block where
 // it computed and rounded the coefficient block by block. nsz and diag hold Kp elements and
 // z has capacity Kp (newRowSoftmax pads it): the loop runs whole vectors of four atoms.
-func secondCoefsVec[T Float](c []T, nsz, diag, z []float64, s2 float64, K int) bool {
+func secondCoefsVec[T gatejet.Float](c []T, nsz, diag, z []float64, s2 float64, K int) bool {
 	if !useAVX {
 		return secondCoefs(nsz[:K], diag[:K], z[:K], s2)
 	}
@@ -95,7 +96,7 @@ func secondCoefsVec[T Float](c []T, nsz, diag, z []float64, s2 float64, K int) b
 // rowVec writes a row like rowT, with the AVX loop when it can, from the coefficients that
 // secondCoefsVec put in c; nt asks for non-temporal stores, which it uses only where the
 // alignment allows. It reports whether it used them.
-func rowVec[T Float](o, c []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
+func rowVec[T gatejet.Float](o, c []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
 	if !useAVX {
 		rowT(o, nsz, z, diag, e, K, P)
 		return false
@@ -117,7 +118,7 @@ func rowVec[T Float](o, c []T, nsz, z, diag []float64, e []T, K, P int, nt bool)
 
 // meanVec computes m_c = Σ_k z_k·D[k][c] as meanGo does (same operations, same order, same
 // bits), with the AVX loop when it can.
-func meanVec[T Float](m, z []float64, d []T, K, P int) {
+func meanVec[T gatejet.Float](m, z []float64, d []T, K, P int) {
 	if !useAVX || len(m) < P || len(z) < K || len(d) < K*P {
 		meanGo(m, z, d, K, P)
 		return
@@ -132,7 +133,7 @@ func meanVec[T Float](m, z []float64, d []T, K, P int) {
 
 // gateVec writes the gate z = softmax(s·l) as gateGo does (same bits), with the AVX loop
 // when it can.
-func gateVec[T Float](z []float64, l []T, s float64, K int) {
+func gateVec[T gatejet.Float](z []float64, l []T, s float64, K int) {
 	if !useAVX || len(z) < K || len(l) < K {
 		gateGo(z, l, s, K)
 		return
@@ -148,7 +149,7 @@ func gateVec[T Float](z []float64, l []T, s float64, K int) {
 // centreVec is centre with the AVX loop when it can (same bits); the range check, when the
 // AVX loop flags a value (it flags every value the check fails and may flag a few more, at
 // or near 2¹⁰⁰, or NaN), is redone exactly by centre, so the verdict is centre's.
-func centreVec[E, T Float](e []E, d []T, m []float64, K, P int, check bool) bool {
+func centreVec[E, T gatejet.Float](e []E, d []T, m []float64, K, P int, check bool) bool {
 	var ze E
 	var zt T
 	if !useAVX || unsafe.Sizeof(ze) != unsafe.Sizeof(zt) || len(e) < K*P || len(d) < K*P || len(m) < P {
@@ -166,7 +167,7 @@ func centreVec[E, T Float](e []E, d []T, m []float64, K, P int, check bool) bool
 
 // hvpOutVec writes o[a][c] = T(f_a·(e[a][c]·u_a − w_c)) as hvpOutGo does (same bits), with
 // the AVX loop when it can.
-func hvpOutVec[T Float](o []T, e, w, f, u []float64, K, P int) {
+func hvpOutVec[T gatejet.Float](o []T, e, w, f, u []float64, K, P int) {
 	if !useAVX || len(o) < K*P || len(e) < K*P || len(w) < P || len(f) < K || len(u) < K {
 		hvpOutGo(o, e, w, f, u, K, P)
 		return
@@ -179,10 +180,10 @@ func hvpOutVec[T Float](o []T, e, w, f, u []float64, K, P int) {
 	}
 }
 
-func f64s[T Float](x []T) []float64 {
+func f64s[T gatejet.Float](x []T) []float64 {
 	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
 }
 
-func f32s[T Float](x []T) []float32 {
+func f32s[T gatejet.Float](x []T) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
 }

@@ -2,6 +2,7 @@ package softmaxjet
 
 import (
 	"fmt"
+	"github.com/gatejet/gatejet"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -20,7 +21,7 @@ type kernelCall struct {
 
 // allKernels returns a call of each kernel, on element type T, over a batch of shape sh with
 // inputs from rng, and outs, which returns a copy of every output buffer and zeroes them.
-func allKernels[T Float](rng *rand.Rand, sh Shape) (calls []kernelCall, outs func() [][]T) {
+func allKernels[T gatejet.Float](rng *rand.Rand, sh Shape) (calls []kernelCall, outs func() [][]T) {
 	conv := func(x []float64) []T {
 		y := make([]T, len(x))
 		for i, v := range x {
@@ -109,7 +110,7 @@ func TestKernelsDeterministicAcrossCores(t *testing.T) {
 	t.Run("f32", func(t *testing.T) { deterministicKernels[float32](t, sh) })
 }
 
-func deterministicKernels[T Float](t *testing.T, sh Shape) {
+func deterministicKernels[T gatejet.Float](t *testing.T, sh Shape) {
 	calls, outs := allKernels[T](rand.New(rand.NewPCG(3, 4)), sh)
 	runAll := func() [][][]T {
 		var res [][][]T
@@ -216,7 +217,7 @@ func TestKernelsVectorEqualGo(t *testing.T) {
 	}
 }
 
-func vectorEqualGo[T Float](t *testing.T, sh Shape) {
+func vectorEqualGo[T gatejet.Float](t *testing.T, sh Shape) {
 	calls, outs := allKernels[T](rand.New(rand.NewPCG(9, uint64(sh.P))), sh)
 	for _, kc := range calls {
 		useAVX = false

@@ -2,6 +2,7 @@ package softmaxjet
 
 import (
 	"fmt"
+	"github.com/gatejet/gatejet"
 	"testing"
 
 	"github.com/gatejet/gatejet/internal/tower"
@@ -17,7 +18,7 @@ import (
 
 // towerBenchSecond benchmarks the second channel, by the tower or, closed, by the closed form,
 // as the sub-benchmark name.
-func towerBenchSecond[T Float](b *testing.B, name string, sh Shape, closed bool) {
+func towerBenchSecond[T gatejet.Float](b *testing.B, name string, sh Shape, closed bool) {
 	b.Helper()
 	l, d, _ := benchInputs[T](sh)
 	benchOutput(b, name, sh.SecondLen(), func(out []T) error {

@@ -1,6 +1,9 @@
 package kernel
 
-import "unsafe"
+import (
+	"github.com/gatejet/gatejet"
+	"unsafe"
+)
 
 // DType is an element type of a kernel's operands.
 type DType int8
@@ -37,7 +40,7 @@ func (d DType) Size() int {
 }
 
 // DTypeOf is the DType of element type T.
-func DTypeOf[T Float]() DType {
+func DTypeOf[T gatejet.Float]() DType {
 	var z T
 	if unsafe.Sizeof(z) == 4 {
 		return Float32

@@ -285,7 +285,7 @@ func TestBuiltinGatesReadTheirFloats(t *testing.T) {
 
 // requireSameOutputs runs kernel id through the table and ref on the same inputs and requires
 // the same outputs, bit for bit.
-func requireSameOutputs[T Float](t *testing.T, id ID, ints []int, floats []float64, ref CPU[T]) {
+func requireSameOutputs[T gatejet.Float](t *testing.T, id ID, ints []int, floats []float64, ref CPU[T]) {
 	t.Helper()
 	var got, want Operands[T]
 	for i, d := range id.Spec().In {

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"github.com/gatejet/gatejet"
 	"math"
 	"math/rand"
 	"testing"
@@ -64,7 +65,7 @@ func writtenShapes(f Family) [][]int {
 // writesEvery runs kernel id on random inputs of sizes ints (probabilities where the kernel
 // reads them, positive definite matrices for the log-determinant), its outputs but those of
 // skip filled with sentinel, and fails on any sentinel left.
-func writesEvery[T Float](t *testing.T, id ID, ints []int, skip uint8, sentinel T, rng *rand.Rand) {
+func writesEvery[T gatejet.Float](t *testing.T, id ID, ints []int, skip uint8, sentinel T, rng *rand.Rand) {
 	t.Helper()
 	sp := id.Spec()
 	var floats []float64

@@ -74,7 +74,7 @@ type ProgramSpec struct {
 // logistic gate, a NaN logit makes the row NaN and ±Inf logits saturate their atom's gate
 // (ζ = 0 or 1, zero derivatives). A non-finite decoded value makes the channels of its output
 // column non-finite.
-type Program[T Float] struct {
+type Program[T gatejet.Float] struct {
 	k, p, d, nb, m int
 	logistic       bool
 	invTau         float64
@@ -108,7 +108,7 @@ type Program[T Float] struct {
 //
 // The Basis's Len() and Dim() are read once, here; a Basis whose Len() or Dim() later differ
 // makes RowLatent return ErrParam.
-func NewProgram[T Float](spec ProgramSpec) (*Program[T], error) {
+func NewProgram[T gatejet.Float](spec ProgramSpec) (*Program[T], error) {
 	var zero T
 	pl, err := progCheckSpec("tower.NewProgram", spec, int(unsafe.Sizeof(zero)))
 	if err != nil {
@@ -338,7 +338,7 @@ func (pr *Program[T]) RowLatent(value, first, second, logits, latent []T) error 
 }
 
 // progCheckLens checks the lengths of one row's outputs (nil allowed) and logits.
-func progCheckLens[T Float](op string, K, P, m int, value, first, second, logits []T) error {
+func progCheckLens[T gatejet.Float](op string, K, P, m int, value, first, second, logits []T) error {
 	for _, b := range []struct {
 		name string
 		s    []T
@@ -357,7 +357,7 @@ func progCheckLens[T Float](op string, K, P, m int, value, first, second, logits
 
 // progCheckOverlap reports an ErrParam error if an output (nil allowed) overlaps an input or
 // another output; lengths are already checked.
-func progCheckOverlap[T Float](op string, value, first, second, logits []T, inName string, x []T) error {
+func progCheckOverlap[T gatejet.Float](op string, value, first, second, logits []T, inName string, x []T) error {
 	return check.Disjoint(op, check.OptOut("value", value, 0), check.OptOut("first", first, 0), check.OptOut("second", second, 0),
 		check.In("logits", logits, 0), check.In(inName, x, 0))
 }
@@ -442,7 +442,7 @@ func (pr *Program[T]) progContract(value, first, second, dec []T) {
 }
 
 // progAxpy sets o[c] += h·d[c].
-func progAxpy[T Float](o []T, h T, d []T) {
+func progAxpy[T gatejet.Float](o []T, h T, d []T) {
 	d = d[:len(o)]
 	for c := range o {
 		o[c] += h * d[c]
@@ -536,7 +536,7 @@ func (pr *Program[T]) progRowLatent(value, first, second, latent []T) {
 // gatejet.MaxBytes, checked before it is allocated; ErrTemperature unless
 // 0 < invTau ≤ gatejet.MaxInvTau (≤ 1e18 for float32, whose jets hold invTau²). Non-finite
 // data propagate within their row (see Program).
-func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, invTau float64) error {
+func TowerChannels[T gatejet.Float](value, first, second []T, logits, decoded []T, sh Shape, invTau float64) error {
 	const op = "tower.TowerChannels"
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
 		return err
@@ -552,7 +552,7 @@ func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Sh
 // (ErrParam otherwise) and must be finite (ErrNonFinite otherwise), with |alpha[k]| ≤
 // gatejet.MaxLogisticAlpha, 1e18 for float32, and for float32 |beta[k]| within float32's
 // range (ErrParam otherwise).
-func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, alpha, beta []float64) error {
+func TowerLogisticChannels[T gatejet.Float](value, first, second []T, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	const op = "tower.TowerLogisticChannels"
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
 		return err
@@ -568,7 +568,7 @@ func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []
 
 // towerRun checks that no output overlaps another argument and, for a batch with rows, the
 // size of a row program's workspace, then runs towerBatch.
-func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec) error {
+func towerRun[T gatejet.Float](op string, value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec) error {
 	if err := check.Disjoint(op, check.OptOut("value", value, 0), check.OptOut("first", first, 0), check.OptOut("second", second, 0),
 		check.In("logits", logits, 0), check.In("decoded", decoded, 0)); err != nil {
 		return err
@@ -597,7 +597,7 @@ var towerProgPool sync.Pool
 // towerBatch runs the decoded-mode program over every row, spreading rows over the cores.
 // Every row is computed by one goroutine with the same code, so the result does not depend on
 // the number of cores.
-func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec, pl progPlan) {
+func towerBatch[T gatejet.Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec, pl progPlan) {
 	K, P := sh.K, sh.P
 	rowWork, ok := check.Elems(K, K, K, P)
 	if !ok {
@@ -628,7 +628,7 @@ func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, sp
 
 // towerCheckBatch validates a batch's shape and buffer lengths (outputs may be nil) with the
 // same rules, and errors, as the closed forms.
-func towerCheckBatch[T Float](op string, value, first, second, logits, decoded []T, sh Shape) error {
+func towerCheckBatch[T gatejet.Float](op string, value, first, second, logits, decoded []T, sh Shape) error {
 	if err := sh.Check(op); err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func alloc(bytes int) cbuf {
 	return cbuf{C.malloc(C.size_t(bytes)), bytes}
 }
 
-func toC[T cudaops.Float](v []T) cbuf {
+func toC[T gatejet.Float](v []T) cbuf {
 	var z T
 	b := alloc(int(unsafe.Sizeof(z)) * len(v))
 	copy(unsafe.Slice((*T)(b.p), len(v)), v)
@@ -92,7 +92,7 @@ func toC[T cudaops.Float](v []T) cbuf {
 
 // poisoned returns a C buffer the size of s filled with NaN, so that an element a kernel fails
 // to write shows.
-func poisoned[T cudaops.Float](v []T) cbuf {
+func poisoned[T gatejet.Float](v []T) cbuf {
 	var z T
 	b := alloc(int(unsafe.Sizeof(z)) * len(v))
 	d := unsafe.Slice((*T)(b.p), len(v))
@@ -103,7 +103,7 @@ func poisoned[T cudaops.Float](v []T) cbuf {
 	return b
 }
 
-func fromC[T cudaops.Float](dst []T, b cbuf) {
+func fromC[T gatejet.Float](dst []T, b cbuf) {
 	copy(dst, unsafe.Slice((*T)(b.p), len(dst)))
 }
 
@@ -183,7 +183,7 @@ func LaunchScheduled(c *cudaops.Call, o launch.Options, sched Schedule) (Result,
 
 // marshal copies the call's inputs into C buffers and gives each output a poisoned one,
 // appending them to bufs and setting args; copyBack copies the outputs back after the launch.
-func marshal[T cudaops.Float](args *C.GjArgsC, bufs *[]cbuf, c *cudaops.Call, o *cudaops.Operands[T]) (copyBack func()) {
+func marshal[T gatejet.Float](args *C.GjArgsC, bufs *[]cbuf, c *cudaops.Call, o *cudaops.Operands[T]) (copyBack func()) {
 	sp := kernel.ID(c.Kernel).Spec()
 	for i := range sp.In {
 		b := toC(o.In[i])

@@ -3,6 +3,7 @@
 package testcase
 
 import (
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/kernel"
 	"math"
 	"math/rand/v2"
@@ -101,7 +102,7 @@ func Set(c *cudaops.Call, in, out [][]float64) {
 	}
 }
 
-func set[T cudaops.Float](o *cudaops.Operands[T], in, out [][]float64) {
+func set[T gatejet.Float](o *cudaops.Operands[T], in, out [][]float64) {
 	for i, x := range in {
 		o.In[i] = floats.Convert[T](x)
 	}
@@ -129,7 +130,7 @@ func operands(c *cudaops.Call) (in, out [][]float64) {
 	return copies(c, &c.F64)
 }
 
-func copies[T cudaops.Float](c *cudaops.Call, o *cudaops.Operands[T]) (in, out [][]float64) {
+func copies[T gatejet.Float](c *cudaops.Call, o *cudaops.Operands[T]) (in, out [][]float64) {
 	sp := kernel.ID(c.Kernel).Spec()
 	for i := range sp.In {
 		in = append(in, floats.Convert[float64](o.In[i]))
