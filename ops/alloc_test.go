@@ -13,7 +13,7 @@ import (
 )
 
 // TestSecondUsePreallocDoAllocs measures the steady-state allocations of UsePreallocDo of the
-// Second op with a preallocated output: none. The op allocates nothing (the cudaops.Call and
+// Second op with a preallocated output: none. The op allocates nothing (the dispatch.Call and
 // its boxed slices are pooled and reused), nor does the kernel, split over the cores or not
 // (its job and par.For's bookkeeping are pooled).
 func TestSecondUsePreallocDoAllocs(t *testing.T) {

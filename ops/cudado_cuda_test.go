@@ -5,6 +5,7 @@ package ops
 import (
 	"errors"
 	"fmt"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -194,7 +195,7 @@ func TestCUDADoerEveryOp(t *testing.T) {
 			var next []*G.Node
 			for _, n := range work {
 				sd, ok := n.Op().(G.SDOp)
-				if _, ours := n.Op().(PathReporter); !ok || !ours || !slices.Contains(sd.DiffWRT(n.Op().Arity()), true) {
+				if _, ours := n.Op().(dispatch.PathReporter); !ok || !ours || !slices.Contains(sd.DiffWRT(n.Op().Arity()), true) {
 					continue
 				}
 				grad := G.NewTensor(in.g, dt, n.Dims(), G.WithShape(n.Shape()...))
@@ -216,7 +217,7 @@ func TestCUDADoerEveryOp(t *testing.T) {
 		types := map[string]bool{}
 		var staged []string
 		for _, n := range in.g.AllNodes() {
-			if _, ours := n.Op().(PathReporter); !ours {
+			if _, ours := n.Op().(dispatch.PathReporter); !ours {
 				continue
 			}
 			op, ok := n.Op().(deviceOp)
@@ -283,7 +284,7 @@ func TestCUDADoErrors(t *testing.T) {
 	// A staged op: the copy to host finds no engine.
 	_, err = ld.Op().(G.CUDADoer).CUDADo(machine, G.Device(0), dev(tensor.Float64, cudaN), dev(tensor.Float64, cudaN, cudaK, cudaK))
 	require.ErrorIs(t, err, gatejet.ErrDevice)
-	require.Zero(t, ld.Op().(PathReporter).PathCounts().Staged)
+	require.Zero(t, ld.Op().(dispatch.PathReporter).PathCounts().Staged)
 }
 
 // cudaGraph builds the mixed graph of TestCUDATapeMachine on the inputs (cudaCost) and the
@@ -379,7 +380,7 @@ func TestCUDATapeMachine(t *testing.T) {
 		}
 		// Every gatejet node ran through CUDADo: on the device, or staged through host.
 		for _, n := range in.g.AllNodes() {
-			r, ok := n.Op().(PathReporter)
+			r, ok := n.Op().(dispatch.PathReporter)
 			if !ok {
 				continue
 			}
@@ -492,7 +493,7 @@ func TestCUDALispMachine(t *testing.T) {
 		}
 		// Every gatejet op ran on the device (or staged) and its DoDiff ran.
 		for _, n := range g.AllNodes() {
-			r, ok := n.Op().(PathReporter)
+			r, ok := n.Op().(dispatch.PathReporter)
 			if !ok {
 				continue
 			}
@@ -551,7 +552,7 @@ func TestCUDAWarpAndBlockRows(t *testing.T) {
 				got := readOnTape(t, g, nodes)
 				for name, x := range nodes {
 					requireClose(t, floats(t, want[x]), got[name], roundoffTol(dt), "%s %v %s: device against host", sz.name, dt, name)
-					require.NotZero(t, x.Op().(PathReporter).PathCounts().GPU, "%s: launched on the device", name)
+					require.NotZero(t, x.Op().(dispatch.PathReporter).PathCounts().GPU, "%s: launched on the device", name)
 				}
 			})
 		}

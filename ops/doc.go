@@ -100,7 +100,7 @@
 //
 // # Running on a GPU
 //
-// Every computation (forward, gradient op, DoDiff) goes through cudaops.Run with the CPU
+// Every computation (forward, gradient op, DoDiff) goes through dispatch.Run with the CPU
 // kernel as its fallback, so when a GPU backend is registered (the standalone backend of
 // gatejet's build tag gatejetcuda; see package cudaops and docs/gpu.md) the residency mode set with cudaops.SetMode or the GATEJET_GPU environment
 // variable decides where each call runs; nothing in a graph changes. The default build has
@@ -111,7 +111,7 @@
 // op's kernel on the device values the machine hands it and writes its preallocated device
 // output, except SoftArgmin, LogDetPlusRidge and the latter's gradient, whose kernels run on
 // the CPU only and which are staged through host (inputs copied to host, host path, output
-// copied back; PathCounts.Staged). A LispMachine's reverse pass still calls DoDiff, which
+// copied back; dispatch.PathCounts.Staged). A LispMachine's reverse pass still calls DoDiff, which
 // then waits for the machine's queued device work and reads and accumulates device values
 // through host copies. See docs/gpu.md, "CUDADoer ops".
 //
@@ -119,7 +119,7 @@
 //
 // Every op records the cudaops.Path of its computations in atomic fields, readable while it
 // runs elsewhere: LastPath(node) gives the path of the most recent Do or UsePreallocDo of
-// the node's op, and each op (node.Op()) implements PathReporter: LastPath, PathCounts, and
+// the node's op, and each op (node.Op()) implements dispatch.PathReporter: LastPath, dispatch.PathCounts, and
 // LastDiffPath and DiffPathCounts for DoDiff. cudaops.Stats counts every call process-wide.
 //
 // # Output buffers on a TapeMachine

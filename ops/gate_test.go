@@ -12,8 +12,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -311,8 +311,8 @@ func TestGateDeclaredInATestNames(t *testing.T) {
 // ErrDevice instead of running anything.
 func TestCPUOnlyGateDispatch(t *testing.T) {
 	f := withFake(t)
-	cudaops.SetBreakEven(cudaops.Kernel(testExpGate.Kernel(kernel.First, false)), 0)
-	t.Cleanup(func() { cudaops.SetBreakEven(cudaops.Kernel(testExpGate.Kernel(kernel.First, false)), -1) })
+	dispatch.SetBreakEven(dispatch.Kernel(testExpGate.Kernel(kernel.First, false)), 0)
+	t.Cleanup(func() { dispatch.SetBreakEven(dispatch.Kernel(testExpGate.Kernel(kernel.First, false)), -1) })
 	c := expCase(kernel.First)
 	got := forwardValue(t, c, tensor.Float64, tape)
 	for _, x := range got {
@@ -320,7 +320,7 @@ func TestCPUOnlyGateDispatch(t *testing.T) {
 	}
 	require.Zero(t, f.launches.Load())
 
-	cudaops.SetMode(cudaops.ModeRequired)
+	dispatch.SetMode(dispatch.ModeRequired)
 	_, nodes, out := buildCase(t, c, tensor.Float64)
 	_, err := out.Op().Do(nodes[0].Value(), nodes[1].Value())
 	require.ErrorIs(t, err, gatejet.ErrDevice)

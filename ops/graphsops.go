@@ -16,7 +16,7 @@ import (
 )
 
 // SoftArgmin and LogDetPlusRidge are ops of this package like any other (options,
-// ReuseOutput, path reporting, UsePreallocDo, dispatch through cudaops.Run); package graphs
+// ReuseOutput, path reporting, UsePreallocDo, dispatch through dispatch.Run); package graphs
 // documents them (graphs.SoftArgmin, graphs.LogDetPlusRidge) with the graph pieces built on
 // them. Their kernels (internal/graphmath) run on the CPU only.
 

@@ -356,7 +356,7 @@ func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 	})
 }
 
-func jetDiff[T float](op *jetOp, grads []*tensor.Dense, in jetInputs) error {
+func jetDiff[T gatejet.Float](op *jetOp, grads []*tensor.Dense, in jetInputs) error {
 	sh := op.sh
 	l, d, up := data[T](in.l, sh.LogitsLen()), data[T](in.d, sh.DecodedLen()), data[T](in.up, in.up.Shape().TotalSize())
 	dl, dd := data[T](grads[0], sh.LogitsLen()), data[T](grads[1], sh.DecodedLen())

@@ -1,7 +1,7 @@
 package ops
 
 import (
-	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/testkit"
 	"testing"
 
@@ -186,7 +186,7 @@ func TestSizeLimitAtRun(t *testing.T) {
 
 	t.Run("scratch", func(t *testing.T) {
 		withFake(t)
-		cudaops.SetMode(cudaops.ModeRequired) // in ModeAuto a refused launch falls back to the CPU
+		dispatch.SetMode(dispatch.ModeRequired) // in ModeAuto a refused launch falls back to the CPU
 		_, l, _, out := build()
 		cost, err := G.Sum(out)
 		require.NoError(t, err)

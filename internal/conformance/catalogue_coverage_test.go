@@ -17,7 +17,7 @@ var notInCatalogue = map[string]string{
 	"cudaops.EnvError":          "reports GATEJET_GPU as read at initialisation; takes no input",
 	"cudaops.LastFallbackError": "reports the last device fallback; takes no input",
 	"cudaops.Unavailable":       "reports why no device backend is registered; takes no input",
-	"cudaops.Prewarm":           "any kernel list is valid; its device errors are device_test.go's",
+	"cudaops.Prewarm":           "takes no input; its device errors are device_test.go's",
 }
 
 // TestCatalogueCallsEveryFunction: the catalogue (catalogue*_test.go) calls every exported

@@ -6,7 +6,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -159,7 +159,7 @@ func opsCatalogue() []badCase {
 
 		// ---- cudaops: nil receivers and arguments ----
 		{name: "cudaops nil Call Lengths", call: func() (any, error) {
-			in, out, err := (*cudaops.Call)(nil).Lengths()
+			in, out, err := (*dispatch.Call)(nil).Lengths()
 			if in != nil || out != nil {
 				return [][]int{in, out}, err
 			}

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"errors"
+	"github.com/gatejet/gatejet/cudaops"
 	"math"
 	"reflect"
 	"strings"
@@ -12,8 +13,8 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/ops"
 	"github.com/gatejet/gatejet/softmaxjet"
@@ -169,9 +170,9 @@ func catalogue() []badCase {
 
 	// noBackend sets the mode for a case that needs no backend registered (a cuda build
 	// registers its device backend at start, which cannot be removed from outside).
-	noBackend := func(m cudaops.Mode) func(t *testing.T) {
+	noBackend := func(m dispatch.Mode) func(t *testing.T) {
 		return func(t *testing.T) {
-			if b := cudaops.Active(); b != nil {
+			if b := dispatch.Active(); b != nil {
 				t.Skipf("backend %q is registered; this case needs none", b.Name())
 			}
 			setMode(t, m)
@@ -206,7 +207,7 @@ func catalogue() []badCase {
 	NF := gatejet.ErrNonFinite
 	DV := gatejet.ErrDevice
 
-	jetCall := func(k cudaops.Kernel, ints []int, floats []float64, in, out []any) func() (any, error) {
+	jetCall := func(k dispatch.Kernel, ints []int, floats []float64, in, out []any) func() (any, error) {
 		return func() (any, error) {
 			return only(anyCall(k, ints, floats, in, out).Check())
 		}
@@ -385,45 +386,45 @@ func catalogue() []badCase {
 		// ---- cudaops ----
 		{name: "ParseMode gpu", call: func() (any, error) { return mode(cudaops.ParseMode("gpu")) }, anyResult: true, kind: P, op: "cudaops.ParseMode", arg: "mode"},
 		{name: "ParseMode empty", call: func() (any, error) { return mode(cudaops.ParseMode("")) }, anyResult: true, kind: P, op: "cudaops.ParseMode", arg: "mode"},
-		{name: "Run required no backend", setup: noBackend(cudaops.ModeRequired), call: func() (any, error) {
+		{name: "Run required no backend", setup: noBackend(dispatch.ModeRequired), call: func() (any, error) {
 			out := make([]float64, 4)
-			p, err := cudaops.Run(cudaops.NewCall(cudaops.KernelReLUForward, [][]float64{make([]float64, 4)}, [][]float64{out}, []int{4}, nil))
-			if p != cudaops.PathGPU {
+			p, err := dispatch.Run(dispatch.NewCall(dispatch.KernelReLUForward, [][]float64{make([]float64, 4)}, [][]float64{out}, []int{4}, nil))
+			if p != dispatch.PathGPU {
 				return p, err // a non-GPU path with the error would be a silent CPU run
 			}
 			return nil, err
 		}, kind: DV, op: "cudaops.Run", arg: ""},
-		{name: "op run required no backend", setup: noBackend(cudaops.ModeRequired), call: requiredNoBackend,
+		{name: "op run required no backend", setup: noBackend(dispatch.ModeRequired), call: requiredNoBackend,
 			kind: DV, op: "cudaops.Run", arg: "", viaMachine: true},
-		{name: "Run auto no sizes", setup: noBackend(cudaops.ModeAuto), call: func() (any, error) {
-			_, err := cudaops.Run(&cudaops.Call{Kernel: cudaops.KernelReLUForward, DType: cudaops.Float64})
+		{name: "Run auto no sizes", setup: noBackend(dispatch.ModeAuto), call: func() (any, error) {
+			_, err := dispatch.Run(&dispatch.Call{Kernel: dispatch.KernelReLUForward, DType: dispatch.Float64})
 			return nil, err
 		}, kind: P, op: "cudaops.Run", arg: "Ints"},
 		{name: "Run required failing backend", setup: func(t *testing.T) {
-			setMode(t, cudaops.ModeRequired)
+			setMode(t, dispatch.ModeRequired)
 			register(t, &fakeBackend{name: "failing", fail: true})
 		}, call: func() (any, error) {
-			_, err := cudaops.Run(cudaops.NewCall(cudaops.KernelReLUForward, [][]float32{make([]float32, 2)}, [][]float32{make([]float32, 2)}, []int{2}, nil))
+			_, err := dispatch.Run(dispatch.NewCall(dispatch.KernelReLUForward, [][]float32{make([]float32, 2)}, [][]float32{make([]float32, 2)}, []int{2}, nil))
 			return nil, err
 		}, kind: DV, op: "cudaops.Run", arg: ""},
 		{name: "Run required nil call", setup: func(t *testing.T) {
-			setMode(t, cudaops.ModeRequired)
+			setMode(t, dispatch.ModeRequired)
 			register(t, &fakeBackend{name: "ok"})
 		}, call: func() (any, error) {
-			_, err := cudaops.Run(nil)
+			_, err := dispatch.Run(nil)
 			return nil, err
 		}, kind: P, op: "cudaops.Run", arg: ""},
 		{name: "Call unknown kernel", call: jetCall(60000, []int{1, 1, 1}, nil, nil, nil), kind: P, op: call, arg: "Kernel"},
-		{name: "Call ints count", call: jetCall(cudaops.KernelJetValue, []int{1, 1}, []float64{1}, nil, nil), kind: P, op: call, arg: "Ints"},
-		{name: "Call negative size", call: jetCall(cudaops.KernelJetValue, []int{-1, 1, 1}, []float64{1}, nil, nil), kind: E, op: call, arg: "Ints"},
-		{name: "Call K = 0", call: jetCall(cudaops.KernelJetFirst, []int{1, 0, 1}, []float64{1}, nil, nil), kind: E, op: call, arg: "Ints"},
-		{name: "Call mixed dtypes", call: jetCall(cudaops.KernelJetValue, []int{1, 1, 1}, []float64{1},
+		{name: "Call ints count", call: jetCall(dispatch.KernelJetValue, []int{1, 1}, []float64{1}, nil, nil), kind: P, op: call, arg: "Ints"},
+		{name: "Call negative size", call: jetCall(dispatch.KernelJetValue, []int{-1, 1, 1}, []float64{1}, nil, nil), kind: E, op: call, arg: "Ints"},
+		{name: "Call K = 0", call: jetCall(dispatch.KernelJetFirst, []int{1, 0, 1}, []float64{1}, nil, nil), kind: E, op: call, arg: "Ints"},
+		{name: "Call mixed dtypes", call: jetCall(dispatch.KernelJetValue, []int{1, 1, 1}, []float64{1},
 			[]any{make([]float64, 1), make([]float32, 1)}, []any{make([]float64, 1)}), kind: D, op: call, arg: "F32"},
-		{name: "Call input length", call: jetCall(cudaops.KernelJetValue, []int{2, 3, 2}, []float64{1},
+		{name: "Call input length", call: jetCall(dispatch.KernelJetValue, []int{2, 3, 2}, []float64{1},
 			[]any{buf(5), d12}, []any{buf(4)}), kind: S, op: call, arg: "In[0]"},
-		{name: "Call invTau 0", call: jetCall(cudaops.KernelJetValue, []int{2, 3, 2}, []float64{0},
+		{name: "Call invTau 0", call: jetCall(dispatch.KernelJetValue, []int{2, 3, 2}, []float64{0},
 			[]any{l6, d12}, []any{buf(4)}), kind: T, op: call, arg: "invTau"},
-		{name: "Call alpha NaN", call: jetCall(cudaops.KernelLogisticValue, []int{2, 3, 2}, []float64{1, nan, 1, 0, 0, 0},
+		{name: "Call alpha NaN", call: jetCall(dispatch.KernelLogisticValue, []int{2, 3, 2}, []float64{1, nan, 1, 0, 0, 0},
 			[]any{l6, d12}, []any{buf(4)}), kind: NF, op: call, arg: "alpha"},
 
 		// ---- graphs ----

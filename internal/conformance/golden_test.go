@@ -132,7 +132,7 @@ func TestGoldenCPUKernels(t *testing.T) {
 	errs.log(t, "softmaxjet/backward")
 }
 
-// TestGoldenCPURef runs the golden cases as cudaops.Calls through cpuref, the oracle of the
+// TestGoldenCPURef runs the golden cases as dispatch.Calls through cpuref, the oracle of the
 // emulator and device tests: the calls (and the [outer, n, inner] folding of the axis files)
 // that TestGoldenPyTorch gives the emulator are right on the CPU as well.
 func TestGoldenCPURef(t *testing.T) {

@@ -251,7 +251,7 @@ func TestGatesWhileRegistering(t *testing.T) {
 }
 
 // TestBuiltinGatesReadTheirFloats: the built-in gates' kernels, run through the table from a
-// call's floats ([invTau]; [α…, β…], as cudaops.Kernel documents), compute exactly what
+// call's floats ([invTau]; [α…, β…], as dispatch.Kernel documents), compute exactly what
 // softmaxjet.Softmax and softmaxjet.Logistic of those parameters compute, in float64 and
 // float32. The ops' suites compare the ops with this same table route, so they cannot see a
 // gate whose floats are read into the wrong parameters.
