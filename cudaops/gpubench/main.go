@@ -35,10 +35,10 @@ import (
 	"time"
 
 	"github.com/gatejet/gatejet/cudaops"
-	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
 	"github.com/gatejet/gatejet/internal/cpuref"
+	"github.com/gatejet/gatejet/internal/dispatch"
 )
 
 //go:embed seedport.cu

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/stretchr/testify/require"
 )
 

@@ -34,9 +34,9 @@ import (
 	"unsafe"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 

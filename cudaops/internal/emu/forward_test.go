@@ -6,10 +6,10 @@ import (
 	"math"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/stretchr/testify/require"
 )
 
 var forwardKernels = []dispatch.Kernel{dispatch.KernelSoftmaxForward, dispatch.KernelLogSoftmaxForward}

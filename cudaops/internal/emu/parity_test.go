@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatejet/gatejet/internal/floats"
-	"github.com/gatejet/gatejet/internal/kernel"
-	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/gatejet/gatejet/internal/floats"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/stretchr/testify/require"
 )
 
