@@ -22,7 +22,7 @@ import (
 // value of that slice NaN (softmax has no value there: exp(−Inf − (−Inf)) is 0/0), as the
 // softmax gate of package softmaxjet does. Other slices are unaffected.
 //
-// Shape and axis are validated as by AxisLayout, errors name the argument (ErrRank, ErrShape,
+// Shape and axis are validated (rank 1 to 8, no negative dim, −rank ≤ axis < rank), errors name the argument (ErrRank, ErrShape,
 // ErrAxis, ErrSize for a buffer of the wrong length), and a tensor with a zero dim leaves y
 // alone. The sums are accumulated in float64 (for float32 data too, rounded once when stored)
 // in an order fixed by the shape, so the result is bit-for-bit the same whatever the number of

@@ -1,7 +1,6 @@
 package backward
 
 import (
-	"math"
 	"unsafe"
 
 	"github.com/gatejet/gatejet"
@@ -9,7 +8,7 @@ import (
 )
 
 // maxRank is the largest rank a shape may have.
-const maxRank = 8
+const maxRank = check.MaxRank
 
 // layout is a validated shape split around its axis.
 type layout struct {
@@ -17,56 +16,14 @@ type layout struct {
 	total           int // outer·n·inner, the length of every buffer
 }
 
-// AxisLayout validates shape and axis for the operation op and splits the shape around the
-// axis: outer is the product of the dims before the axis, n the dim at the axis and inner the
-// product of the dims after it, so that element (o, k, i) of the tensor is at flat index
-// (o·n + k)·inner + i of a row-major buffer of length outer·n·inner.
-//
-// The shape must have rank 1 to 8 and no negative dim; a zero dim is valid (the tensor is
-// empty). axis must lie in [-rank, rank); a negative axis counts from the end. The error, when
-// not nil, is a *gatejet.Error wrapping gatejet.ErrRank (rank 0 or above 8), gatejet.ErrShape
-// (a negative dim, or dims whose product, zero dims left out, overflows int) or
-// gatejet.ErrAxis.
-func AxisLayout(op string, shape []int, axis int) (outer, n, inner int, err error) {
-	l, err := newLayout(op, shape, axis)
-	return l.outer, l.n, l.inner, err
-}
-
-// newLayout is AxisLayout returning the total element count as well.
+// newLayout validates shape and axis for the operation op (check.AxisLayout) and splits the
+// shape around the axis, with the total element count.
 func newLayout(op string, shape []int, axis int) (layout, error) {
-	rank := len(shape)
-	if rank < 1 || rank > maxRank {
-		return layout{}, check.Errorf(gatejet.ErrRank, op, "shape", "want rank 1 to %d, got %d", maxRank, rank)
+	outer, n, inner, err := check.AxisLayout(op, shape, axis)
+	if err != nil {
+		return layout{}, err
 	}
-	nonzero := 1 // product of the nonzero dims, checked for overflow
-	for i, d := range shape {
-		if d < 0 {
-			return layout{}, check.Errorf(gatejet.ErrShape, op, "shape", "dim %d is %d, want ≥ 0", i, d)
-		}
-		if d == 0 {
-			continue
-		}
-		if nonzero > math.MaxInt/d {
-			return layout{}, check.Errorf(gatejet.ErrShape, op, "shape", "element count of %v overflows int", shape)
-		}
-		nonzero *= d
-	}
-	if axis < -rank || axis >= rank {
-		return layout{}, check.Errorf(gatejet.ErrAxis, op, "axis", "want %d ≤ axis < %d, got %d", -rank, rank, axis)
-	}
-	if axis < 0 {
-		axis += rank
-	}
-	// The products below divide the product of the nonzero dims, so none overflows.
-	l := layout{outer: 1, n: shape[axis], inner: 1}
-	for _, d := range shape[:axis] {
-		l.outer *= d
-	}
-	for _, d := range shape[axis+1:] {
-		l.inner *= d
-	}
-	l.total = l.outer * l.n * l.inner
-	return l, nil
+	return layout{outer: outer, n: n, inner: inner, total: outer * n * inner}, nil
 }
 
 // checkLen reports an ErrSize error naming arg unless got == want.

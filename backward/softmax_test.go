@@ -3,6 +3,7 @@ package backward_test
 import (
 	"errors"
 	"fmt"
+	"github.com/gatejet/gatejet/internal/check"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -345,7 +346,7 @@ func TestAxisLayout(t *testing.T) {
 		{[]int{2, 0, 4}, 1, 2, 0, 4},
 		{[]int{1, 2, 1, 2, 1, 2, 1, 3}, 5, 4, 2, 3},
 	} {
-		outer, n, inner, err := backward.AxisLayout("test", tc.shape, tc.axis)
+		outer, n, inner, err := check.AxisLayout("test", tc.shape, tc.axis)
 		require.NoError(t, err)
 		require.Equal(t, []int{tc.outer, tc.n, tc.inner}, []int{outer, n, inner}, "%v axis %d", tc.shape, tc.axis)
 	}
@@ -364,7 +365,7 @@ func TestAxisErrors(t *testing.T) {
 		arg  string
 	}
 	layoutErr := func(shape []int, axis int) error {
-		_, _, _, err := backward.AxisLayout("op", shape, axis)
+		_, _, _, err := check.AxisLayout("op", shape, axis)
 		return err
 	}
 	cases := []tc{

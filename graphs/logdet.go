@@ -1,6 +1,7 @@
 package graphs
 
 import (
+	"github.com/gatejet/gatejet/internal/graphops"
 	"github.com/gatejet/gatejet/ops"
 	"gorgonia.org/gorgonia"
 )
@@ -33,5 +34,5 @@ import (
 // UsePreallocDo, and they run through dispatch.Run, on the CPU only (under
 // cudaops.ModeRequired their run is a gatejet.ErrDevice error).
 func LogDetPlusRidge(H *gorgonia.Node, lambda float64, opts ...ops.Option) (*gorgonia.Node, error) {
-	return ops.LogDetPlusRidge(H, lambda, opts...)
+	return graphops.LogDetPlusRidge(H, lambda, opts)
 }

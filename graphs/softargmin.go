@@ -6,6 +6,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/graphmath"
+	"github.com/gatejet/gatejet/internal/graphops"
 	"github.com/gatejet/gatejet/ops"
 	"gorgonia.org/gorgonia"
 )
@@ -32,7 +33,7 @@ import (
 // UsePreallocDo, and it runs through dispatch.Run, on the CPU only (under
 // cudaops.ModeRequired its run is a gatejet.ErrDevice error).
 func SoftArgmin(costs *gorgonia.Node, invTau float64, opts ...ops.Option) (*gorgonia.Node, error) {
-	return ops.SoftArgmin(costs, invTau, opts...)
+	return graphops.SoftArgmin(costs, invTau, opts)
 }
 
 // SoftArgminProbs returns p = softmax(−invTau·costs), the plain-slice form of SoftArgmin

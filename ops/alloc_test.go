@@ -107,9 +107,9 @@ func TestOutputsFullyWritten(t *testing.T) {
 	rng := rand.New(rand.NewSource(17))
 	cases = append(cases,
 		graphCase{name: "SoftArgmin", inputs: []input{randInput(rng, "c", tensor.Shape{5, 7}, -2, 2)},
-			build: func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return SoftArgmin(in[0], 1.5) }},
+			build: func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return softArgmin(in[0], 1.5) }},
 		graphCase{name: "LogDetPlusRidge", inputs: []input{randInput(rng, "H", tensor.Shape{3, 4, 4}, -1, 1)},
-			build: func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return LogDetPlusRidge(in[0], 8) }})
+			build: func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return logDetPlusRidge(in[0], 8) }})
 	for _, c := range cases {
 		for _, dt := range dtypes {
 			t.Run(fmt.Sprintf("%s/%v", c.name, dt), func(t *testing.T) {

@@ -90,8 +90,8 @@ var cudaConstructors = map[string]func(in cudaInputs) (*G.Node, error){
 	"ReLUBackward":       func(in cudaInputs) (*G.Node, error) { return ReLUBackward(in.x, in.dy) },
 	"GELUBackward":       func(in cudaInputs) (*G.Node, error) { return GELUBackward(in.x, in.dy) },
 	"SiLUBackward":       func(in cudaInputs) (*G.Node, error) { return SiLUBackward(in.x, in.dy) },
-	"SoftArgmin":         func(in cudaInputs) (*G.Node, error) { return SoftArgmin(in.x, 1.5) },
-	"LogDetPlusRidge":    func(in cudaInputs) (*G.Node, error) { return LogDetPlusRidge(in.h, 0.5) },
+	"SoftArgmin":         func(in cudaInputs) (*G.Node, error) { return softArgmin(in.x, 1.5) },
+	"LogDetPlusRidge":    func(in cudaInputs) (*G.Node, error) { return logDetPlusRidge(in.h, 0.5) },
 }
 
 var (
@@ -247,7 +247,7 @@ func TestCUDADoErrors(t *testing.T) {
 	in := newCUDAInputs(tensor.Float64)
 	jet, err := SoftmaxJetSecond(in.l, in.d, 0.7)
 	require.NoError(t, err)
-	ld, err := LogDetPlusRidge(in.h, 0.5)
+	ld, err := logDetPlusRidge(in.h, 0.5)
 	require.NoError(t, err)
 	// Headers over memory that is not Go's, like the machine's device values; nothing here
 	// dereferences it.
@@ -325,7 +325,7 @@ func cudaCost(t *testing.T, in cudaInputs, dt tensor.Dtype) map[string]*G.Node {
 	out["ReLU(Softmax - 0.2)"] = r
 	gn, err := SoftmaxJetGaussNewton(in.l, in.d, 0.7)
 	require.NoError(t, err)
-	ld, err := LogDetPlusRidge(G.Must(G.Mul(gn, scalar(2))), 0.5)
+	ld, err := logDetPlusRidge(G.Must(G.Mul(gn, scalar(2))), 0.5)
 	require.NoError(t, err)
 	out["LogDetPlusRidge(2·GaussNewton)"] = ld
 	value, err := SoftmaxJetValue(in.l, in.d, 0.7)

@@ -58,14 +58,14 @@ func benchKernels[T gatejet.Float](b *testing.B, name string) {
 		run := func(kernel string, outLen int, f func(out []T) error) {
 			benchOutput(b, benchName(kernel, name, sh), outLen, f)
 		}
-		run("Value", sh.ValueLen(), func(o []T) error { return Value(o, l, d, sh, 1) })
-		run("First", sh.FirstLen(), func(o []T) error { return First(o, l, d, sh, 1) })
-		run("Second", sh.SecondLen(), func(o []T) error { return Second(o, l, d, sh, 1) })
-		run("HVP", sh.FirstLen(), func(o []T) error { return HVP(o, l, d, v, sh, 1) })
-		run("GaussNewton", sh.GNLen(), func(o []T) error { return GaussNewton(o, l, d, sh, 1) })
-		run("FirstVJP", sh.DecodedLen(), func(o []T) error { return FirstVJP(dl, o, l, d, gFirst, sh, 1) })
-		run("SecondVJP", sh.DecodedLen(), func(o []T) error { return SecondVJP(dl, o, l, d, gSecond, sh, 1) })
-		run("HVPVJP", sh.DecodedLen(), func(o []T) error { return HVPVJP(dl, o, nil, l, d, v, gFirst, sh, 1) })
+		run("Value", sh.ValueLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.Value(o, l, d, sh) })
+		run("First", sh.FirstLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.First(o, l, d, sh) })
+		run("Second", sh.SecondLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.Second(o, l, d, sh) })
+		run("HVP", sh.FirstLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.HVP(o, l, d, v, sh) })
+		run("GaussNewton", sh.GNLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.GaussNewton(o, l, d, sh) })
+		run("FirstVJP", sh.DecodedLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.FirstVJP(dl, o, l, d, gFirst, sh) })
+		run("SecondVJP", sh.DecodedLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.SecondVJP(dl, o, l, d, gSecond, sh) })
+		run("HVPVJP", sh.DecodedLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.HVPVJP(dl, o, nil, l, d, v, gFirst, sh) })
 	}
 }
 
@@ -83,7 +83,7 @@ func BenchmarkHVPScaling(b *testing.B) {
 		out := make([]float64, sh.FirstLen())
 		b.Run(fmt.Sprintf("hvp/K=%d", K), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if err := HVP(out, l, d, v, sh, 1); err != nil {
+				if err := (Softmax[float64]{InvTau: 1}).HVP(out, l, d, v, sh); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -94,7 +94,7 @@ func BenchmarkHVPScaling(b *testing.B) {
 		sec := make([]float64, sh.SecondLen())
 		b.Run(fmt.Sprintf("second+contract/K=%d", K), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if err := Second(sec, l, d, sh, 1); err != nil {
+				if err := (Softmax[float64]{InvTau: 1}).Second(sec, l, d, sh); err != nil {
 					b.Fatal(err)
 				}
 				contractSecond(out, sec, v, sh)
@@ -132,9 +132,9 @@ func BenchmarkCallOverhead(b *testing.B) {
 		name string
 		call func() error
 	}{
-		{"First", func() error { return First(out, l, d, sh, 1) }},
-		{"HVP", func() error { return HVP(out, l, d, v, sh, 1) }},
-		{"LogisticFirst", func() error { return LogisticFirst(out, l, d, sh, alpha, beta) }},
+		{"First", func() error { return Softmax[float64]{InvTau: 1}.First(out, l, d, sh) }},
+		{"HVP", func() error { return Softmax[float64]{InvTau: 1}.HVP(out, l, d, v, sh) }},
+		{"LogisticFirst", func() error { return Logistic[float64]{Alpha: alpha, Beta: beta}.First(out, l, d, sh) }},
 	} {
 		b.Run(k.name, func(b *testing.B) {
 			for range b.N {

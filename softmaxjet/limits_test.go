@@ -65,31 +65,35 @@ func runAll[T gatejet.Float](t *testing.T, sh Shape, g gateArg, in limitInputs[T
 	var vjps []vjp
 	if !g.logistic {
 		s := g.s
-		require.NoError(t, Value(val, l, d, sh, s))
-		require.NoError(t, First(fst, l, d, sh, s))
-		require.NoError(t, Second(sec, l, d, sh, s))
-		require.NoError(t, HVP(hvp, l, d, v, sh, s))
-		require.NoError(t, GaussNewton(gn, l, d, sh, s))
+		require.NoError(t, Softmax[T]{InvTau: s}.Value(val, l, d, sh))
+		require.NoError(t, Softmax[T]{InvTau: s}.First(fst, l, d, sh))
+		require.NoError(t, Softmax[T]{InvTau: s}.Second(sec, l, d, sh))
+		require.NoError(t, Softmax[T]{InvTau: s}.HVP(hvp, l, d, v, sh))
+		require.NoError(t, Softmax[T]{InvTau: s}.GaussNewton(gn, l, d, sh))
 		vjps = []vjp{
-			{"ValueVJP", 1, func(dl, dd, _ []T) error { return ValueVJP(dl, dd, l, d, in.gV, sh, s) }, false, 0, 0},
-			{"FirstVJP", 2, func(dl, dd, _ []T) error { return FirstVJP(dl, dd, l, d, in.gF, sh, s) }, false, 1, 0},
-			{"SecondVJP", 3, func(dl, dd, _ []T) error { return SecondVJP(dl, dd, l, d, in.gS, sh, s) }, false, 2, 0},
-			{"HVPVJP", 3, func(dl, dd, dv []T) error { return HVPVJP(dl, dd, dv, l, d, v, in.gF, sh, s) }, true, 2, 2},
-			{"GaussNewtonVJP", 3, func(dl, dd, _ []T) error { return GaussNewtonVJP(dl, dd, l, d, in.gN, sh, s) }, false, 2, 0},
+			{"ValueVJP", 1, func(dl, dd, _ []T) error { return Softmax[T]{InvTau: s}.ValueVJP(dl, dd, l, d, in.gV, sh) }, false, 0, 0},
+			{"FirstVJP", 2, func(dl, dd, _ []T) error { return Softmax[T]{InvTau: s}.FirstVJP(dl, dd, l, d, in.gF, sh) }, false, 1, 0},
+			{"SecondVJP", 3, func(dl, dd, _ []T) error { return Softmax[T]{InvTau: s}.SecondVJP(dl, dd, l, d, in.gS, sh) }, false, 2, 0},
+			{"HVPVJP", 3, func(dl, dd, dv []T) error { return Softmax[T]{InvTau: s}.HVPVJP(dl, dd, dv, l, d, v, in.gF, sh) }, true, 2, 2},
+			{"GaussNewtonVJP", 3, func(dl, dd, _ []T) error { return Softmax[T]{InvTau: s}.GaussNewtonVJP(dl, dd, l, d, in.gN, sh) }, false, 2, 0},
 		}
 	} else {
 		a, b := g.alpha, g.beta
-		require.NoError(t, LogisticValue(val, l, d, sh, a, b))
-		require.NoError(t, LogisticFirst(fst, l, d, sh, a, b))
-		require.NoError(t, LogisticSecond(sec, l, d, sh, a, b))
-		require.NoError(t, LogisticHVP(hvp, l, d, v, sh, a, b))
-		require.NoError(t, LogisticGaussNewton(gn, l, d, sh, a, b))
+		require.NoError(t, Logistic[T]{Alpha: a, Beta: b}.Value(val, l, d, sh))
+		require.NoError(t, Logistic[T]{Alpha: a, Beta: b}.First(fst, l, d, sh))
+		require.NoError(t, Logistic[T]{Alpha: a, Beta: b}.Second(sec, l, d, sh))
+		require.NoError(t, Logistic[T]{Alpha: a, Beta: b}.HVP(hvp, l, d, v, sh))
+		require.NoError(t, Logistic[T]{Alpha: a, Beta: b}.GaussNewton(gn, l, d, sh))
 		vjps = []vjp{
-			{"ValueVJP", 1, func(dl, dd, _ []T) error { return LogisticValueVJP(dl, dd, l, d, in.gV, sh, a, b) }, false, 0, 0},
-			{"FirstVJP", 2, func(dl, dd, _ []T) error { return LogisticFirstVJP(dl, dd, l, d, in.gF, sh, a, b) }, false, 1, 0},
-			{"SecondVJP", 3, func(dl, dd, _ []T) error { return LogisticSecondVJP(dl, dd, l, d, in.gS, sh, a, b) }, false, 2, 0},
-			{"HVPVJP", 3, func(dl, dd, dv []T) error { return LogisticHVPVJP(dl, dd, dv, l, d, v, in.gF, sh, a, b) }, true, 2, 2},
-			{"GaussNewtonVJP", 3, func(dl, dd, _ []T) error { return LogisticGaussNewtonVJP(dl, dd, l, d, in.gN, sh, a, b) }, false, 2, 0},
+			{"ValueVJP", 1, func(dl, dd, _ []T) error { return Logistic[T]{Alpha: a, Beta: b}.ValueVJP(dl, dd, l, d, in.gV, sh) }, false, 0, 0},
+			{"FirstVJP", 2, func(dl, dd, _ []T) error { return Logistic[T]{Alpha: a, Beta: b}.FirstVJP(dl, dd, l, d, in.gF, sh) }, false, 1, 0},
+			{"SecondVJP", 3, func(dl, dd, _ []T) error { return Logistic[T]{Alpha: a, Beta: b}.SecondVJP(dl, dd, l, d, in.gS, sh) }, false, 2, 0},
+			{"HVPVJP", 3, func(dl, dd, dv []T) error {
+				return Logistic[T]{Alpha: a, Beta: b}.HVPVJP(dl, dd, dv, l, d, v, in.gF, sh)
+			}, true, 2, 2},
+			{"GaussNewtonVJP", 3, func(dl, dd, _ []T) error {
+				return Logistic[T]{Alpha: a, Beta: b}.GaussNewtonVJP(dl, dd, l, d, in.gN, sh)
+			}, false, 2, 0},
 		}
 	}
 	add("Value", 0, val)
@@ -298,7 +302,7 @@ func requireScaled[T gatejet.Float](t *testing.T, what string, f float64, got, r
 // TestExtremeLogisticSlopes: the same for the logistic gate up to gatejet.MaxLogisticAlpha:
 // a saturated gate (σ = 0 or 1) has exactly zero derivatives, and at l = 0 (σ(β), not
 // saturated) each output is α^order times its value at α = 1. Before the bound, α = 1e200
-// made LogisticSecond NaN (α² overflows, times σ” = 0).
+// made Logistic.Second NaN (α² overflows, times σ” = 0).
 func TestExtremeLogisticSlopes(t *testing.T) {
 	forFloats(t, extremeLogisticSlopes[float64], extremeLogisticSlopes[float32])
 }
@@ -341,13 +345,13 @@ func TestParameterBounds(t *testing.T) {
 	l := []float64{0.5, 0.2, -0.1, 0.3, 0.9, -2}
 	d := []float64{1, 2, 3, 4, 5, 6}
 	for _, s := range []float64{math.Nextafter(gatejet.MaxInvTau, math.Inf(1)), 5.7e102, 1.35e154, math.MaxFloat64} {
-		err := SecondVJP(make([]float64, 6), nil, l, d, make([]float64, 36), sh, s)
+		err := Softmax[float64]{InvTau: s}.SecondVJP(make([]float64, 6), nil, l, d, make([]float64, 36), sh)
 		require.ErrorIs(t, err, gatejet.ErrTemperature, "s=%g", s)
 		require.ErrorContains(t, err, "MaxInvTau")
-		require.ErrorIs(t, Second(make([]float64, 36), l, d, sh, s), gatejet.ErrTemperature)
+		require.ErrorIs(t, Softmax[float64]{InvTau: s}.Second(make([]float64, 36), l, d, sh), gatejet.ErrTemperature)
 	}
 	al, be := []float64{1, 1e200, 1, 1, 1, 1}, make([]float64, 6)
-	err := LogisticSecond(make([]float64, 36), l, d, sh, al, be)
+	err := Logistic[float64]{Alpha: al, Beta: be}.Second(make([]float64, 36), l, d, sh)
 	require.ErrorIs(t, err, gatejet.ErrParam)
 	require.ErrorContains(t, err, "MaxLogisticAlpha")
 	var ge *gatejet.Error
@@ -371,12 +375,12 @@ func TestKernelScratchSizes(t *testing.T) {
 	}
 	n, _ := scratchLen(softmaxKind.base.plus(secondWorkspace), sh.K, sh.P, 8)
 	testkit.WithMaxBytes(t, int64(8*n))
-	require.NoError(t, Second(dst, l, d, sh, 1))
+	require.NoError(t, Softmax[float64]{InvTau: 1}.Second(dst, l, d, sh))
 	gatejet.SetMaxBytes(int64(8*n - 1))
-	err := Second(dst, l, d, sh, 1)
+	err := Softmax[float64]{InvTau: 1}.Second(dst, l, d, sh)
 	require.ErrorIs(t, err, gatejet.ErrSize)
-	require.ErrorContains(t, err, "softmaxjet.Second")
-	require.NoError(t, Second[float64](nil, nil, nil, Shape{N: 0, K: 1 << 40, P: 1 << 20}, 1))
+	require.ErrorContains(t, err, "softmaxjet.Softmax.Second")
+	require.NoError(t, Softmax[float64]{InvTau: 1}.Second(nil, nil, nil, Shape{N: 0, K: 1 << 40, P: 1 << 20}))
 	_, ok := scratchLen(softmaxKind.base.plus(secondWorkspace), math.MaxInt/2, 2, 8)
 	require.False(t, ok)
 }
@@ -424,39 +428,39 @@ func TestOverlapRefused(t *testing.T) {
 	al, be := []float64{1, 2, 3}, []float64{0, 0, 0}
 	o := func(n int) []float64 { return arena[3 : 3+n] }
 	cases := []testkit.OverlapCase{
-		{Name: "Value", Arg: "dst", Call: func() error { return Value(o(4), l, d, sh, 1) }},
-		{Name: "First", Arg: "dst", Call: func() error { return First(o(12), l, d, sh, 1) }},
-		{Name: "Second", Arg: "dst", Call: func() error { return Second(o(36), l, d, sh, 1) }},
-		{Name: "HVP", Arg: "dst", Call: func() error { return HVP(o(12), l, d, v, sh, 1) }},
-		{Name: "GaussNewton", Arg: "dst", Call: func() error { return GaussNewton(o(18), l, d, sh, 1) }},
-		{Name: "ValueVJP", Arg: "dLogits", Call: func() error { return ValueVJP(o(6), nil, l, d, gV, sh, 1) }},
-		{Name: "FirstVJP", Arg: "dDecoded", Call: func() error { return FirstVJP(nil, o(12), l, d, gF, sh, 1) }},
-		{Name: "SecondVJP", Arg: "dLogits", Call: func() error { return SecondVJP(o(6), nil, l, d, gS, sh, 1) }},
-		{Name: "HVPVJP", Arg: "dV", Call: func() error { return HVPVJP(nil, nil, o(6), l, d, v, gF, sh, 1) }},
-		{Name: "GaussNewtonVJP", Arg: "dDecoded", Call: func() error { return GaussNewtonVJP(nil, o(12), l, d, gN, sh, 1) }},
-		{Name: "LogisticValue", Arg: "dst", Call: func() error { return LogisticValue(o(4), l, d, sh, al, be) }},
-		{Name: "LogisticFirst", Arg: "dst", Call: func() error { return LogisticFirst(o(12), l, d, sh, al, be) }},
-		{Name: "LogisticSecond", Arg: "dst", Call: func() error { return LogisticSecond(o(36), l, d, sh, al, be) }},
-		{Name: "LogisticHVP", Arg: "dst", Call: func() error { return LogisticHVP(o(12), l, d, v, sh, al, be) }},
-		{Name: "LogisticGaussNewton", Arg: "dst", Call: func() error { return LogisticGaussNewton(o(18), l, d, sh, al, be) }},
-		{Name: "LogisticValueVJP", Arg: "dDecoded", Call: func() error { return LogisticValueVJP(nil, o(12), l, d, gV, sh, al, be) }},
-		{Name: "LogisticFirstVJP", Arg: "dLogits", Call: func() error { return LogisticFirstVJP(o(6), nil, l, d, gF, sh, al, be) }},
-		{Name: "LogisticSecondVJP", Arg: "dDecoded", Call: func() error { return LogisticSecondVJP(nil, o(12), l, d, gS, sh, al, be) }},
-		{Name: "LogisticHVPVJP", Arg: "dV", Call: func() error { return LogisticHVPVJP(nil, nil, o(6), l, d, v, gF, sh, al, be) }},
-		{Name: "LogisticGaussNewtonVJP", Arg: "dLogits", Call: func() error { return LogisticGaussNewtonVJP(o(6), nil, l, d, gN, sh, al, be) }},
+		{Name: "Value", Arg: "dst", Call: func() error { return Softmax[float64]{InvTau: 1}.Value(o(4), l, d, sh) }},
+		{Name: "First", Arg: "dst", Call: func() error { return Softmax[float64]{InvTau: 1}.First(o(12), l, d, sh) }},
+		{Name: "Second", Arg: "dst", Call: func() error { return Softmax[float64]{InvTau: 1}.Second(o(36), l, d, sh) }},
+		{Name: "HVP", Arg: "dst", Call: func() error { return Softmax[float64]{InvTau: 1}.HVP(o(12), l, d, v, sh) }},
+		{Name: "GaussNewton", Arg: "dst", Call: func() error { return Softmax[float64]{InvTau: 1}.GaussNewton(o(18), l, d, sh) }},
+		{Name: "ValueVJP", Arg: "dLogits", Call: func() error { return Softmax[float64]{InvTau: 1}.ValueVJP(o(6), nil, l, d, gV, sh) }},
+		{Name: "FirstVJP", Arg: "dDecoded", Call: func() error { return Softmax[float64]{InvTau: 1}.FirstVJP(nil, o(12), l, d, gF, sh) }},
+		{Name: "SecondVJP", Arg: "dLogits", Call: func() error { return Softmax[float64]{InvTau: 1}.SecondVJP(o(6), nil, l, d, gS, sh) }},
+		{Name: "HVPVJP", Arg: "dV", Call: func() error { return Softmax[float64]{InvTau: 1}.HVPVJP(nil, nil, o(6), l, d, v, gF, sh) }},
+		{Name: "GaussNewtonVJP", Arg: "dDecoded", Call: func() error { return Softmax[float64]{InvTau: 1}.GaussNewtonVJP(nil, o(12), l, d, gN, sh) }},
+		{Name: "LogisticValue", Arg: "dst", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.Value(o(4), l, d, sh) }},
+		{Name: "LogisticFirst", Arg: "dst", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.First(o(12), l, d, sh) }},
+		{Name: "LogisticSecond", Arg: "dst", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.Second(o(36), l, d, sh) }},
+		{Name: "LogisticHVP", Arg: "dst", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.HVP(o(12), l, d, v, sh) }},
+		{Name: "LogisticGaussNewton", Arg: "dst", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.GaussNewton(o(18), l, d, sh) }},
+		{Name: "LogisticValueVJP", Arg: "dDecoded", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.ValueVJP(nil, o(12), l, d, gV, sh) }},
+		{Name: "LogisticFirstVJP", Arg: "dLogits", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.FirstVJP(o(6), nil, l, d, gF, sh) }},
+		{Name: "LogisticSecondVJP", Arg: "dDecoded", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.SecondVJP(nil, o(12), l, d, gS, sh) }},
+		{Name: "LogisticHVPVJP", Arg: "dV", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.HVPVJP(nil, nil, o(6), l, d, v, gF, sh) }},
+		{Name: "LogisticGaussNewtonVJP", Arg: "dLogits", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.GaussNewtonVJP(o(6), nil, l, d, gN, sh) }},
 
 		// Outputs against each other, the same slice included.
-		{Name: "ValueVJP outputs", Arg: "dLogits", Call: func() error { return ValueVJP(gF[:6], gF, arena[100:106], d, gV, sh, 1) }},
-		{Name: "HVPVJP same output", Arg: "dLogits", Call: func() error { return HVPVJP(v, nil, v, l, d, arena[100:106], gF, sh, 1) }},
+		{Name: "ValueVJP outputs", Arg: "dLogits", Call: func() error { return Softmax[float64]{InvTau: 1}.ValueVJP(gF[:6], gF, arena[100:106], d, gV, sh) }},
+		{Name: "HVPVJP same output", Arg: "dLogits", Call: func() error { return Softmax[float64]{InvTau: 1}.HVPVJP(v, nil, v, l, d, arena[100:106], gF, sh) }},
 		// An output that is exactly an input.
-		{Name: "FirstVJP g", Arg: "dDecoded", Call: func() error { return FirstVJP(nil, gF, l, d, gF, sh, 1) }},
-		{Name: "Value decoded tail", Arg: "dst", Call: func() error { return Value(d[8:], l, d, sh, 1) }},
+		{Name: "FirstVJP g", Arg: "dDecoded", Call: func() error { return Softmax[float64]{InvTau: 1}.FirstVJP(nil, gF, l, d, gF, sh) }},
+		{Name: "Value decoded tail", Arg: "dst", Call: func() error { return Softmax[float64]{InvTau: 1}.Value(d[8:], l, d, sh) }},
 		// An output over the logistic gate's parameters.
 		{Name: "LogisticFirst alpha", Arg: "dst", Call: func() error {
-			return LogisticFirst(arena[100:112], arena[120:126], d, sh, arena[110:113], be)
+			return Logistic[float64]{Alpha: arena[110:113], Beta: be}.First(arena[100:112], arena[120:126], d, sh)
 		}},
 		{Name: "LogisticHVPVJP beta", Arg: "dV", Call: func() error {
-			return LogisticHVPVJP(nil, nil, arena[100:106], arena[120:126], d, v, gF, sh, al, arena[105:108])
+			return Logistic[float64]{Alpha: al, Beta: arena[105:108]}.HVPVJP(nil, nil, arena[100:106], arena[120:126], d, v, gF, sh)
 		}},
 	}
 	testkit.RequireOverlapsRefused(t, cases)
@@ -469,10 +473,10 @@ func TestOverlapNamesTheParameter(t *testing.T) {
 	arena := make([]float64, 200)
 	d, v, gF := make([]float64, 12), make([]float64, 6), make([]float64, 12)
 	al, be := []float64{1, 2, 3}, []float64{0, 0, 0}
-	err := LogisticFirst(arena[100:112], arena[120:126], d, sh, arena[110:113], be)
+	err := Logistic[float64]{Alpha: arena[110:113], Beta: be}.First(arena[100:112], arena[120:126], d, sh)
 	require.ErrorIs(t, err, gatejet.ErrParam)
 	require.ErrorContains(t, err, "dst overlaps alpha")
-	err = LogisticHVPVJP(nil, nil, arena[100:106], arena[120:126], d, v, gF, sh, al, arena[105:108])
+	err = Logistic[float64]{Alpha: al, Beta: arena[105:108]}.HVPVJP(nil, nil, arena[100:106], arena[120:126], d, v, gF, sh)
 	require.ErrorIs(t, err, gatejet.ErrParam)
 	require.ErrorContains(t, err, "dV overlaps beta")
 }

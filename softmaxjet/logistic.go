@@ -120,9 +120,9 @@ func dotRow[T gatejet.Float](x, d []T) float64 {
 	return acc
 }
 
-// LogisticValue writes ẑ[n][c] = Σ_k σ(α_k l_k + β_k)·D[n][k][c] into dst [N,P].
-func LogisticValue[T gatejet.Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticValue", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueRows[T]]{}, workspace{p: 1}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
+// Value writes ẑ[n][c] = Σ_k σ(α_k l_k + β_k)·D[n][k][c] into dst [N,P].
+func (lg Logistic[T]) Value(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Logistic.Value", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticValueRows[T]]{}, workspace{p: 1}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
 }
 
 type logisticValueRows[T gatejet.Float] struct{}
@@ -146,9 +146,9 @@ func (logisticValueRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	}
 }
 
-// LogisticFirst writes first[n][a][c] = α_a σ'_a D[n][a][c] into dst [N,K,P].
-func LogisticFirst[T gatejet.Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticFirst", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstRows[T]]{}, workspace{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
+// First writes first[n][a][c] = α_a σ'_a D[n][a][c] into dst [N,K,P].
+func (lg Logistic[T]) First(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Logistic.First", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticFirstRows[T]]{}, workspace{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
 }
 
 type logisticFirstRows[T gatejet.Float] struct{}
@@ -158,10 +158,10 @@ func (logisticFirstRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	scaledRows(j.o0[n*KP:(n+1)*KP], j.P, j.d[n*KP:(n+1)*KP], r.d1, j.P)
 }
 
-// LogisticSecond writes second[n][a][b][c] = δ_ab α_a² σ”_a D[n][a][c] into dst [N,K,K,P]
+// Second writes second[n][a][b][c] = δ_ab α_a² σ”_a D[n][a][c] into dst [N,K,K,P]
 // (the off-diagonal blocks are written as zeros).
-func LogisticSecond[T gatejet.Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticSecond", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondRows[T]]{}, workspace{}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
+func (lg Logistic[T]) Second(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Logistic.Second", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticSecondRows[T]]{}, workspace{}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
 }
 
 type logisticSecondRows[T gatejet.Float] struct{}
@@ -174,9 +174,9 @@ func (logisticSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	scaledRows(out, (K+1)*P, j.d[n*K*P:(n+1)*K*P], r.d2, P)
 }
 
-// LogisticHVP writes hvp[n][a][c] = α_a² σ”_a v_a D[n][a][c] into dst [N,K,P]; v is [N,K].
-func LogisticHVP[T gatejet.Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []float64) error {
-	return hvp("softmaxjet.LogisticHVP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPRows[T]]{}, workspace{k: 1}, dst, logits, decoded, v)
+// HVP writes hvp[n][a][c] = α_a² σ”_a v_a D[n][a][c] into dst [N,K,P]; v is [N,K].
+func (lg Logistic[T]) HVP(dst, logits, decoded, v []T, sh Shape) error {
+	return hvp("softmaxjet.Logistic.HVP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticHVPRows[T]]{}, workspace{k: 1}, dst, logits, decoded, v)
 }
 
 type logisticHVPRows[T gatejet.Float] struct{}
@@ -190,9 +190,9 @@ func (logisticHVPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	scaledRows(j.o0[n*K*P:(n+1)*K*P], P, j.d[n*K*P:(n+1)*K*P], f, P)
 }
 
-// LogisticGaussNewton writes H[n][a][b] = α_aα_b σ'_aσ'_b Σ_c D[a][c]D[b][c] into dst [N,K,K].
-func LogisticGaussNewton[T gatejet.Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticGaussNewton", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonRows[T]]{}, workspace{kp: 1}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
+// GaussNewton writes H[n][a][b] = α_aα_b σ'_aσ'_b Σ_c D[a][c]D[b][c] into dst [N,K,K].
+func (lg Logistic[T]) GaussNewton(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Logistic.GaussNewton", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticGaussNewtonRows[T]]{}, workspace{kp: 1}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
 }
 
 type logisticGaussNewtonRows[T gatejet.Float] struct{}
@@ -206,10 +206,10 @@ func (logisticGaussNewtonRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	gramRow(j.o0[n*K*K:(n+1)*K*K], r.d1, D, K, P)
 }
 
-// LogisticValueVJP writes the gradients of ⟨g, LogisticValue⟩ for g [N,P]:
+// ValueVJP writes the gradients of ⟨g, Value⟩ for g [N,P]:
 // dl_a = α_a σ'_a Σ_c g_c D[a][c] and dD[k][c] = σ_k g_c (either output may be nil).
-func LogisticValueVJP[T gatejet.Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticValueVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
+func (lg Logistic[T]) ValueVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Logistic.ValueVJP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticValueVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
 }
 
 type logisticValueVJPRows[T gatejet.Float] struct{}
@@ -219,10 +219,10 @@ func (logisticValueVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	diagVJPRow(j.o0, j.o1, n, K, P, j.g[n*P:n*P+P], 0, j.d[n*K*P:(n+1)*K*P], r.z, r.d1, nil)
 }
 
-// LogisticFirstVJP writes the gradients of ⟨G, LogisticFirst⟩ for G [N,K,P]:
+// FirstVJP writes the gradients of ⟨G, First⟩ for G [N,K,P]:
 // dl_a = α_a² σ”_a Σ_c G[a][c] D[a][c] and dD[a][c] = α_a σ'_a G[a][c].
-func LogisticFirstVJP[T gatejet.Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticFirstVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
+func (lg Logistic[T]) FirstVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Logistic.FirstVJP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticFirstVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
 }
 
 type logisticFirstVJPRows[T gatejet.Float] struct{}
@@ -260,11 +260,11 @@ func diagVJPRow[T, E gatejet.Float](dLogits, dDecoded []T, n, K, P int, g []E, g
 	}
 }
 
-// LogisticSecondVJP writes the gradients of ⟨G, LogisticSecond⟩ for G [N,K,K,P]: only the
+// SecondVJP writes the gradients of ⟨G, Second⟩ for G [N,K,K,P]: only the
 // diagonal blocks G[a][a] matter: dl_a = α_a³ σ”'_a Σ_c G[a][a][c] D[a][c] and
 // dD[a][c] = α_a² σ”_a G[a][a][c].
-func LogisticSecondVJP[T gatejet.Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticSecondVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
+func (lg Logistic[T]) SecondVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Logistic.SecondVJP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticSecondVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
 }
 
 type logisticSecondVJPRows[T gatejet.Float] struct{}
@@ -275,11 +275,11 @@ func (logisticSecondVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	diagVJPRow(j.o0, j.o1, n, K, P, j.g[n*K*K*P:(n+1)*K*K*P], (K+1)*P, j.d[n*K*P:(n+1)*K*P], r.d2, r.d3, nil)
 }
 
-// LogisticHVPVJP writes the gradients of ⟨G, LogisticHVP(v)⟩ for G [N,K,P] with respect to the
+// HVPVJP writes the gradients of ⟨G, HVP(v)⟩ for G [N,K,P] with respect to the
 // logits, the decoded values and v (each may be nil): dv_a = α_a² σ”_a Σ_c G[a][c] D[a][c],
 // dD[a][c] = α_a² σ”_a v_a G[a][c], dl_a = α_a³ σ”'_a v_a Σ_c G[a][c] D[a][c].
-func LogisticHVPVJP[T gatejet.Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape, alpha, beta []float64) error {
-	return hvpVJP("softmaxjet.LogisticHVPVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPVJPRows[T]]{}, workspace{k: 1}, sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
+func (lg Logistic[T]) HVPVJP(dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape) error {
+	return hvpVJP("softmaxjet.Logistic.HVPVJP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticHVPVJPRows[T]]{}, workspace{k: 1}, sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
 }
 
 type logisticHVPVJPRows[T gatejet.Float] struct{}
@@ -296,10 +296,10 @@ func (logisticHVPVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	diagVJPRow(j.o0, j.o1, n, K, P, gn, P, dn, r.d2, r.d3, w)
 }
 
-// LogisticGaussNewtonVJP writes the gradients of ⟨S, LogisticGaussNewton⟩ for S [N,K,K]; the
-// upstream reaching first is (S + Sᵀ)·first, and the rest is LogisticFirstVJP.
-func LogisticGaussNewtonVJP[T gatejet.Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticGaussNewtonVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, workspace{kp: 2}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
+// GaussNewtonVJP writes the gradients of ⟨S, GaussNewton⟩ for S [N,K,K]; the
+// upstream reaching first is (S + Sᵀ)·first, and the rest is FirstVJP.
+func (lg Logistic[T]) GaussNewtonVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Logistic.GaussNewtonVJP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, workspace{kp: 2}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
 }
 
 type logisticGaussNewtonVJPRows[T gatejet.Float] struct{}
@@ -313,44 +313,14 @@ func (logisticGaussNewtonVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	}
 	// G[a][c] = Σ_b (S[a][b] + S[b][a])·d1_b·D[b][c]  (first[b][c] = d1_b·D[b][c]);
 	// symTimesFirst with s = 1 and ζ → d1 computes exactly that. The rest is
-	// LogisticFirstVJP's row on G and D in float64.
+	// FirstVJP's row on G and D in float64.
 	symTimesFirst(G, j.g[n*K*K:(n+1)*K*K], r.d1, D, 1, K, P)
 	diagVJPRow(j.o0, j.o1, n, K, P, G, P, D, r.d1, r.d2, nil)
 }
 
 // Logistic is the per-atom logistic gate ζ_k = σ(Alpha_k·l_k + Beta_k) as a Gate: its methods
-// are the functions LogisticValue … LogisticGaussNewtonVJP with these parameters.
+// compute the jet channels Value … GaussNewton and their VJPs. Alpha and Beta have one entry
+// per atom (length K).
 type Logistic[T gatejet.Float] struct{ Alpha, Beta []float64 }
 
 var _ Gate[float32] = Logistic[float32]{}
-
-func (g Logistic[T]) Value(dst, l, d []T, sh Shape) error {
-	return LogisticValue(dst, l, d, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) First(dst, l, d []T, sh Shape) error {
-	return LogisticFirst(dst, l, d, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) Second(dst, l, d []T, sh Shape) error {
-	return LogisticSecond(dst, l, d, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) HVP(dst, l, d, v []T, sh Shape) error {
-	return LogisticHVP(dst, l, d, v, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) GaussNewton(dst, l, d []T, sh Shape) error {
-	return LogisticGaussNewton(dst, l, d, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) ValueVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return LogisticValueVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) FirstVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return LogisticFirstVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) SecondVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return LogisticSecondVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) HVPVJP(dl, dd, dv, l, d, v, up []T, sh Shape) error {
-	return LogisticHVPVJP(dl, dd, dv, l, d, v, up, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) GaussNewtonVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return LogisticGaussNewtonVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
-}

@@ -39,11 +39,11 @@ func naiveLogisticValue(l, d []float64, sh Shape, alpha, beta []float64) []float
 func logisticChannel(name string, c logisticCase) []float64 {
 	l, d, v, sh, al, be := c.l, c.d, c.v, c.sh, c.alpha, c.beta
 	return evalChannel(name, sh, map[string]func([]float64) error{
-		"value":  func(o []float64) error { return LogisticValue(o, l, d, sh, al, be) },
-		"first":  func(o []float64) error { return LogisticFirst(o, l, d, sh, al, be) },
-		"second": func(o []float64) error { return LogisticSecond(o, l, d, sh, al, be) },
-		"hvp":    func(o []float64) error { return LogisticHVP(o, l, d, v, sh, al, be) },
-		"gn":     func(o []float64) error { return LogisticGaussNewton(o, l, d, sh, al, be) },
+		"value":  func(o []float64) error { return Logistic[float64]{Alpha: al, Beta: be}.Value(o, l, d, sh) },
+		"first":  func(o []float64) error { return Logistic[float64]{Alpha: al, Beta: be}.First(o, l, d, sh) },
+		"second": func(o []float64) error { return Logistic[float64]{Alpha: al, Beta: be}.Second(o, l, d, sh) },
+		"hvp":    func(o []float64) error { return Logistic[float64]{Alpha: al, Beta: be}.HVP(o, l, d, v, sh) },
+		"gn":     func(o []float64) error { return Logistic[float64]{Alpha: al, Beta: be}.GaussNewton(o, l, d, sh) },
 	})
 }
 
@@ -67,19 +67,19 @@ func TestLogisticVJPsAgainstFiniteDifferences(t *testing.T) {
 	}
 	kerns := []kern{
 		{"value", Shape.ValueLen, func(dl, dd, dv []float64, c logisticCase, g []float64) error {
-			return LogisticValueVJP(dl, dd, c.l, c.d, g, c.sh, c.alpha, c.beta)
+			return Logistic[float64]{Alpha: c.alpha, Beta: c.beta}.ValueVJP(dl, dd, c.l, c.d, g, c.sh)
 		}},
 		{"first", Shape.FirstLen, func(dl, dd, dv []float64, c logisticCase, g []float64) error {
-			return LogisticFirstVJP(dl, dd, c.l, c.d, g, c.sh, c.alpha, c.beta)
+			return Logistic[float64]{Alpha: c.alpha, Beta: c.beta}.FirstVJP(dl, dd, c.l, c.d, g, c.sh)
 		}},
 		{"second", Shape.SecondLen, func(dl, dd, dv []float64, c logisticCase, g []float64) error {
-			return LogisticSecondVJP(dl, dd, c.l, c.d, g, c.sh, c.alpha, c.beta)
+			return Logistic[float64]{Alpha: c.alpha, Beta: c.beta}.SecondVJP(dl, dd, c.l, c.d, g, c.sh)
 		}},
 		{"hvp", Shape.FirstLen, func(dl, dd, dv []float64, c logisticCase, g []float64) error {
-			return LogisticHVPVJP(dl, dd, dv, c.l, c.d, c.v, g, c.sh, c.alpha, c.beta)
+			return Logistic[float64]{Alpha: c.alpha, Beta: c.beta}.HVPVJP(dl, dd, dv, c.l, c.d, c.v, g, c.sh)
 		}},
 		{"gn", Shape.GNLen, func(dl, dd, dv []float64, c logisticCase, g []float64) error {
-			return LogisticGaussNewtonVJP(dl, dd, c.l, c.d, g, c.sh, c.alpha, c.beta)
+			return Logistic[float64]{Alpha: c.alpha, Beta: c.beta}.GaussNewtonVJP(dl, dd, c.l, c.d, g, c.sh)
 		}},
 	}
 	for _, k := range kerns {

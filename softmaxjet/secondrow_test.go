@@ -356,8 +356,8 @@ func TestSecondVectorEqualsGoSweep(t *testing.T) {
 				l32, d32 := to32(l), to32(d)
 				run := func() ([]float64, []float32) {
 					o64, o32 := make([]float64, sh.SecondLen()), make([]float32, sh.SecondLen())
-					require.NoError(t, Second(o64, l, d, sh, c.s))
-					require.NoError(t, Second(o32, l32, d32, sh, c.s))
+					require.NoError(t, Softmax[float64]{InvTau: c.s}.Second(o64, l, d, sh))
+					require.NoError(t, Softmax[float32]{InvTau: c.s}.Second(o32, l32, d32, sh))
 					return o64, o32
 				}
 				useAVX = false

@@ -125,9 +125,9 @@ func (softmaxRows[T, R]) rows(j *job[T], lo, hi int) {
 }
 
 // Value writes the value channel ẑ[n][c] = Σ_k softmax(s·l[n])_k · decoded[n][k][c] into dst
-// [N,P]. s = invTau is the inverse temperature.
-func Value[T gatejet.Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.Value", sh, softmaxParam(invTau), valueRows[T]{}, workspace{}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
+// [N,P].
+func (sm Softmax[T]) Value(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Softmax.Value", sh, softmaxParam(sm.InvTau), valueRows[T]{}, workspace{}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
 }
 
 // valueRows runs its own row loop, not softmaxRows: the value channel is the gate's m, and
@@ -149,8 +149,8 @@ func (valueRows[T]) rows(j *job[T], lo, hi int) {
 
 // First writes the first channel first[n][a][c] = ∂ẑ_c/∂l_a = s·ζ_a·(D[a][c] − ẑ_c) into dst
 // [N,K,P]. Cost O(K·P) per row.
-func First[T gatejet.Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.First", sh, softmaxParam(invTau), softmaxRows[T, firstRows[T]]{}, workspace{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
+func (sm Softmax[T]) First(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Softmax.First", sh, softmaxParam(sm.InvTau), softmaxRows[T, firstRows[T]]{}, workspace{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
 }
 
 type firstRows[T gatejet.Float] struct{}
@@ -182,8 +182,8 @@ func (firstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 // computed together, rounded to the element type, before its blocks are written, and the
 // inner loop runs four float64 or eight float32 lanes at a time (the same operations, so the
 // same bits); outputs much larger than the caches are written with non-temporal stores.
-func Second[T gatejet.Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.Second", sh, softmaxParam(invTau), secondRows[T]{}, secondWorkspace, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
+func (sm Softmax[T]) Second(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Softmax.Second", sh, softmaxParam(sm.InvTau), secondRows[T]{}, secondWorkspace, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
 }
 
 // secondRows writes rows [lo, hi) of the second channel. Each row is the gate and value
@@ -402,8 +402,8 @@ func rowGo[T gatejet.Float](o []T, nsz, z, diag, e []float64, K, P int) {
 //	hvp[a][c] = s²·ζ_a·( e[a][c]·u_a − w_c ),  u_a = v_a − Σ_b ζ_b v_b,  w_c = Σ_b ζ_b u_b e[b][c].
 //
 // Cost O(K·P) per row. v is [N,K].
-func HVP[T gatejet.Float](dst, logits, decoded, v []T, sh Shape, invTau float64) error {
-	return hvp("softmaxjet.HVP", sh, softmaxParam(invTau), softmaxRows[T, hvpRows[T]]{}, workspace{k: 3, p: 1}, dst, logits, decoded, v)
+func (sm Softmax[T]) HVP(dst, logits, decoded, v []T, sh Shape) error {
+	return hvp("softmaxjet.Softmax.HVP", sh, softmaxParam(sm.InvTau), softmaxRows[T, hvpRows[T]]{}, workspace{k: 3, p: 1}, dst, logits, decoded, v)
 }
 
 type hvpRows[T gatejet.Float] struct{}
@@ -452,8 +452,8 @@ func centredDirection[T gatejet.Float](u, w, zu, z, e []float64, v []T, K, P int
 // s²·ζ_a·ζ_b·Σ_c e[a][c]·e[b][c] into dst [N,K,K] without building first. Each slab is
 // symmetric positive semi-definite; it is computed on a ≤ b and mirrored, so it is exactly
 // symmetric. Cost O(K²·P) per row.
-func GaussNewton[T gatejet.Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.GaussNewton", sh, softmaxParam(invTau), softmaxRows[T, gaussNewtonRows[T]]{}, workspace{}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
+func (sm Softmax[T]) GaussNewton(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Softmax.GaussNewton", sh, softmaxParam(sm.InvTau), softmaxRows[T, gaussNewtonRows[T]]{}, workspace{}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
 }
 
 type gaussNewtonRows[T gatejet.Float] struct{}
@@ -484,31 +484,9 @@ func gramRow[T gatejet.Float](out []T, f, e []float64, K, P int) {
 	}
 }
 
-// Softmax is the softmax gate ζ = softmax(InvTau·l) as a Gate: its methods are the functions
-// Value … GaussNewtonVJP at inverse temperature InvTau.
+// Softmax is the softmax gate ζ = softmax(InvTau·l) as a Gate: its methods compute the jet
+// channels Value … GaussNewton and their VJPs at inverse temperature s = InvTau, which must be
+// in (0, gatejet.MaxInvTau] (ErrTemperature).
 type Softmax[T gatejet.Float] struct{ InvTau float64 }
 
 var _ Gate[float64] = Softmax[float64]{}
-
-func (g Softmax[T]) Value(dst, l, d []T, sh Shape) error  { return Value(dst, l, d, sh, g.InvTau) }
-func (g Softmax[T]) First(dst, l, d []T, sh Shape) error  { return First(dst, l, d, sh, g.InvTau) }
-func (g Softmax[T]) Second(dst, l, d []T, sh Shape) error { return Second(dst, l, d, sh, g.InvTau) }
-func (g Softmax[T]) HVP(dst, l, d, v []T, sh Shape) error { return HVP(dst, l, d, v, sh, g.InvTau) }
-func (g Softmax[T]) GaussNewton(dst, l, d []T, sh Shape) error {
-	return GaussNewton(dst, l, d, sh, g.InvTau)
-}
-func (g Softmax[T]) ValueVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return ValueVJP(dl, dd, l, d, up, sh, g.InvTau)
-}
-func (g Softmax[T]) FirstVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return FirstVJP(dl, dd, l, d, up, sh, g.InvTau)
-}
-func (g Softmax[T]) SecondVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return SecondVJP(dl, dd, l, d, up, sh, g.InvTau)
-}
-func (g Softmax[T]) HVPVJP(dl, dd, dv, l, d, v, up []T, sh Shape) error {
-	return HVPVJP(dl, dd, dv, l, d, v, up, sh, g.InvTau)
-}
-func (g Softmax[T]) GaussNewtonVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return GaussNewtonVJP(dl, dd, l, d, up, sh, g.InvTau)
-}

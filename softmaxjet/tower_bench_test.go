@@ -23,7 +23,7 @@ func towerBenchSecond[T gatejet.Float](b *testing.B, name string, sh Shape, clos
 	l, d, _ := benchInputs[T](sh)
 	benchOutput(b, name, sh.SecondLen(), func(out []T) error {
 		if closed {
-			return Second(out, l, d, sh, 1)
+			return Softmax[T]{InvTau: 1}.Second(out, l, d, sh)
 		}
 		return tower.TowerChannels(nil, nil, out, l, d, tower.Shape(sh), 1)
 	})

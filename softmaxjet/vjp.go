@@ -30,8 +30,8 @@ func pullBack[T gatejet.Float](dl []T, z, Z []float64, f float64) {
 // [N,K,P] (either may be nil):
 //
 //	dl_a = s·ζ_a·Σ_c g_c e[a][c],   dD[k][c] = ζ_k g_c.
-func ValueVJP[T gatejet.Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	return vjp("softmaxjet.ValueVJP", sh, softmaxParam(invTau), softmaxRows[T, valueVJPRows[T]]{}, workspace{k: 1}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
+func (sm Softmax[T]) ValueVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Softmax.ValueVJP", sh, softmaxParam(sm.InvTau), softmaxRows[T, valueVJPRows[T]]{}, workspace{k: 1}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
 }
 
 type valueVJPRows[T gatejet.Float] struct{}
@@ -70,8 +70,8 @@ func (valueVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 //	dD[k][c] = s·ζ_k·(G[k][c] − γ_c),   dl = s²·ζ⊙(Z − ⟨ζ,Z⟩),  Z_k = Σ_c e[k][c]·(G[k][c] − γ_c).
 //
 // This is the second channel contracted with G, at O(K·P) per row, never materialised.
-func FirstVJP[T gatejet.Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	return vjp("softmaxjet.FirstVJP", sh, softmaxParam(invTau), softmaxRows[T, firstVJPRows[T]]{}, workspace{k: 1, p: 1, kp: 1}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
+func (sm Softmax[T]) FirstVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Softmax.FirstVJP", sh, softmaxParam(sm.InvTau), softmaxRows[T, firstVJPRows[T]]{}, workspace{k: 1, p: 1, kp: 1}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
 }
 
 type firstVJPRows[T gatejet.Float] struct{}
@@ -164,8 +164,8 @@ func gateScaled[T gatejet.Float](out []T, z, X []float64, f float64, P int) {
 //	Y[k][c] = Σ_a ζ_a e[a][c]·(G[a][k][c] + G[k][a][c]),
 //	dD[k][c] = s²·ζ_k·(M[k][c] − μ_c),
 //	dl = s³·ζ⊙(Z − ⟨ζ,Z⟩),   Z_k = Σ_c ( e[k][c]·(M[k][c] − μ_c) − Y[k][c] ).
-func SecondVJP[T gatejet.Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	return vjp("softmaxjet.SecondVJP", sh, softmaxParam(invTau), softmaxRows[T, secondVJPRows[T]]{}, workspace{k: 1, p: 1, kp: 2}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
+func (sm Softmax[T]) SecondVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Softmax.SecondVJP", sh, softmaxParam(sm.InvTau), softmaxRows[T, secondVJPRows[T]]{}, workspace{k: 1, p: 1, kp: 2}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
 }
 
 type secondVJPRows[T gatejet.Float] struct{}
@@ -243,8 +243,8 @@ func secondVJPSums[T gatejet.Float](M, Y []float64, gn []T, z, e []float64, K, P
 //	dv_k = s²·ζ_k·(A_k − Ā − Γ_k),
 //	dD[k][c] = s²·ζ_k·( u_k·(G[k][c] − γ_c) − β_c ),
 //	dl = s³·ζ⊙(Z − ⟨ζ,Z⟩),   Z_k = u_k·(A_k − Ā − Γ_k) − Σ_c e[k][c] β_c − Σ_c G[k][c] w_c.
-func HVPVJP[T gatejet.Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape, invTau float64) error {
-	return hvpVJP("softmaxjet.HVPVJP", sh, softmaxParam(invTau), softmaxRows[T, hvpVJPRows[T]]{}, workspace{k: 4, p: 3}, 3*sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
+func (sm Softmax[T]) HVPVJP(dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape) error {
+	return hvpVJP("softmaxjet.Softmax.HVPVJP", sh, softmaxParam(sm.InvTau), softmaxRows[T, hvpVJPRows[T]]{}, workspace{k: 4, p: 3}, 3*sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
 }
 
 type hvpVJPRows[T gatejet.Float] struct{}
@@ -317,8 +317,8 @@ func (hvpVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 // GaussNewtonVJP writes the gradients of ⟨S, GaussNewton⟩ for S [N,K,K]: dLogits [N,K] and
 // dDecoded [N,K,P] (either may be nil). Since H = F·Fᵀ with F = first, the upstream reaching
 // first is (S + Sᵀ)·F, and the rest is FirstVJP. Cost O(K²·P) per row.
-func GaussNewtonVJP[T gatejet.Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	return vjp("softmaxjet.GaussNewtonVJP", sh, softmaxParam(invTau), softmaxRows[T, gaussNewtonVJPRows[T]]{}, workspace{k: 1, p: 1, kp: 1}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
+func (sm Softmax[T]) GaussNewtonVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Softmax.GaussNewtonVJP", sh, softmaxParam(sm.InvTau), softmaxRows[T, gaussNewtonVJPRows[T]]{}, workspace{k: 1, p: 1, kp: 1}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
 }
 
 type gaussNewtonVJPRows[T gatejet.Float] struct{}

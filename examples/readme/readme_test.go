@@ -24,7 +24,7 @@ func Example_slices() {
 		0, 1, // atom 1
 		-1, 2, // atom 2
 	}
-	invTau := 1.0 // s = 1/τ
+	gate := softmaxjet.Softmax[float64]{InvTau: 1} // s = 1/τ
 
 	value := make([]float64, sh.ValueLen())   // ẑ_c              [N,P]
 	first := make([]float64, sh.FirstLen())   // ∂ẑ_c/∂l_a         [N,K,P]
@@ -33,11 +33,11 @@ func Example_slices() {
 	gn := make([]float64, sh.GNLen())         // Gauss-Newton slab [N,K,K]
 	v := []float64{1, 0, 0}                   // a direction in logit space
 	for _, err := range []error{
-		softmaxjet.Value(value, logits, decoded, sh, invTau),
-		softmaxjet.First(first, logits, decoded, sh, invTau),
-		softmaxjet.Second(second, logits, decoded, sh, invTau),
-		softmaxjet.HVP(hvp, logits, decoded, v, sh, invTau),
-		softmaxjet.GaussNewton(gn, logits, decoded, sh, invTau),
+		gate.Value(value, logits, decoded, sh),
+		gate.First(first, logits, decoded, sh),
+		gate.Second(second, logits, decoded, sh),
+		gate.HVP(hvp, logits, decoded, v, sh),
+		gate.GaussNewton(gn, logits, decoded, sh),
 	} {
 		if err != nil {
 			log.Fatal(err)
@@ -257,7 +257,7 @@ func Example_errors() {
 	// Non-finite data are not errors: they stay in their own row.
 	sh := softmaxjet.Shape{N: 2, K: 2, P: 1}
 	value := make([]float64, sh.ValueLen())
-	err = softmaxjet.Value(value, []float64{math.NaN(), 0, 1, 2}, []float64{1, 2, 3, 4}, sh, 1)
+	err = softmaxjet.Softmax[float64]{InvTau: 1}.Value(value, []float64{math.NaN(), 0, 1, 2}, []float64{1, 2, 3, 4}, sh)
 	fmt.Printf("%.4f %v\n", value, err)
 
 	// An op's error inside a Gorgonia machine's error: graphs.OpError digs it out.
@@ -279,7 +279,7 @@ func Example_errors() {
 	// ops.SoftmaxJetValue decoded
 	// [NaN 3.7311] <nil>
 	// false
-	// true ops.LogDetPlusRidge
+	// true graphs.LogDetPlusRidge
 }
 
 // README: "GPU".
@@ -314,7 +314,7 @@ func Example_learnTemperature() {
 	l := []float64{0.3, -0.2, 0.8, 1.0, 0.1, -0.5, -0.7, 0.4, 0.2, 0.6, 0.9, -0.3}
 	d := []float64{1, 0, 0, 1, -1, 2, 2, 1, 0, -1, 1, 1, 0.5, 0.5, 1, -2, -1, 0, 0, 3, 1, 1, -2, 0}
 	target := make([]float64, sh.ValueLen())
-	if err := softmaxjet.Value(target, l, d, sh, 2); err != nil {
+	if err := (softmaxjet.Softmax[float64]{InvTau: 2}).Value(target, l, d, sh); err != nil {
 		log.Fatal(err)
 	}
 

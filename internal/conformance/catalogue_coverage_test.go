@@ -77,6 +77,8 @@ func catalogueCalls(t *testing.T) map[string]bool {
 			if sel, ok := fun.(*ast.SelectorExpr); ok {
 				if id, ok := sel.X.(*ast.Ident); ok {
 					called[id.Name+"."+sel.Sel.Name] = true
+				} else if typ := literalType(sel.X); typ != "" {
+					called[typ+"."+sel.Sel.Name] = true // a method of a composite literal
 				}
 			}
 			return true
@@ -85,8 +87,38 @@ func catalogueCalls(t *testing.T) map[string]bool {
 	return called
 }
 
-// errorFuncs lists pkg.F for the exported functions (not methods) of the package in
-// ../../pkg, as built without tags, whose results include an error.
+// literalType returns "pkg.T" for a composite literal of type pkg.T or pkg.T[…] (in
+// parentheses or not), else "".
+func literalType(x ast.Expr) string {
+	for {
+		p, ok := x.(*ast.ParenExpr)
+		if !ok {
+			break
+		}
+		x = p.X
+	}
+	lit, ok := x.(*ast.CompositeLit)
+	if !ok {
+		return ""
+	}
+	t := lit.Type
+	switch g := t.(type) {
+	case *ast.IndexExpr:
+		t = g.X
+	case *ast.IndexListExpr:
+		t = g.X
+	}
+	if sel, ok := t.(*ast.SelectorExpr); ok {
+		if id, ok := sel.X.(*ast.Ident); ok {
+			return id.Name + "." + sel.Sel.Name
+		}
+	}
+	return ""
+}
+
+// errorFuncs lists pkg.F for the exported functions of the package in ../../pkg, as built
+// without tags, whose results include an error, and pkg.T.M for the exported methods of its
+// exported types with value receivers (the gates' channels) that do.
 func errorFuncs(t *testing.T, pkg string) []string {
 	t.Helper()
 	bp, err := build.ImportDir(filepath.Join("..", "..", pkg), 0)
@@ -102,12 +134,20 @@ func errorFuncs(t *testing.T, pkg string) []string {
 		}
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil || !fd.Name.IsExported() || fd.Type.Results == nil {
+			if !ok || !fd.Name.IsExported() || fd.Type.Results == nil {
 				continue
+			}
+			name := pkg + "." + fd.Name.Name
+			if fd.Recv != nil {
+				recv := valueReceiver(fd.Recv.List[0].Type)
+				if recv == "" || !ast.IsExported(recv) {
+					continue
+				}
+				name = pkg + "." + recv + "." + fd.Name.Name
 			}
 			for _, r := range fd.Type.Results.List {
 				if id, ok := r.Type.(*ast.Ident); ok && id.Name == "error" {
-					out = append(out, pkg+"."+fd.Name.Name)
+					out = append(out, name)
 					break
 				}
 			}
@@ -117,4 +157,18 @@ func errorFuncs(t *testing.T, pkg string) []string {
 		t.Fatalf("package %s: no exported function returns an error; is the path right?", pkg)
 	}
 	return out
+}
+
+// valueReceiver is the type name of a value receiver (T or T[…]), or "" for a pointer one.
+func valueReceiver(x ast.Expr) string {
+	switch g := x.(type) {
+	case *ast.IndexExpr:
+		x = g.X
+	case *ast.IndexListExpr:
+		x = g.X
+	}
+	if id, ok := x.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
 }

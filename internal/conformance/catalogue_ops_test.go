@@ -150,13 +150,6 @@ func opsCatalogue() []badCase {
 			return only(adop(n).DoDiff(G.ExecutionContext{}, G.Nodes{x}, nil))
 		}, kind: P, op: "ops.GELU", arg: ""},
 
-		// ---- ops reached by users through graphs, called directly ----
-		{name: "ops SoftArgmin nil", call: func() (any, error) { return node(ops.SoftArgmin(nil, 1)) }, kind: P, op: "ops.SoftArgmin", arg: "costs"},
-		{name: "ops LogDetPlusRidge lambda -1", call: func() (any, error) {
-			g := G.NewGraph()
-			return node(ops.LogDetPlusRidge(mk(g, "H", 1, 2, 2), -1))
-		}, kind: P, op: "ops.LogDetPlusRidge", arg: "lambda"},
-
 		// ---- cudaops: nil receivers and arguments ----
 		{name: "cudaops nil Call Lengths", call: func() (any, error) {
 			in, out, err := (*dispatch.Call)(nil).Lengths()

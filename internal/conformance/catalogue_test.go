@@ -193,8 +193,8 @@ func catalogue() []badCase {
 		sb   = "ops.SoftmaxBackward"
 		lsb  = "ops.LogSoftmaxBackward"
 		gc   = "graphs.GradCheck"
-		ld   = "ops.LogDetPlusRidge"
-		sa   = "ops.SoftArgmin"
+		ld   = "graphs.LogDetPlusRidge"
+		sa   = "graphs.SoftArgmin"
 		call = "cudaops.Call"
 	)
 	E := gatejet.ErrShape
@@ -303,41 +303,41 @@ func catalogue() []badCase {
 
 		// ---- softmaxjet kernels ----
 		{name: "kernel K = 0", call: func() (any, error) {
-			return only(softmaxjet.Value(buf(0), buf(0), buf(0), softmaxjet.Shape{N: 2, K: 0, P: 2}, 1))
-		}, kind: E, op: "softmaxjet.Value", arg: "shape"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.Value(buf(0), buf(0), buf(0), softmaxjet.Shape{N: 2, K: 0, P: 2}))
+		}, kind: E, op: "softmaxjet.Softmax.Value", arg: "shape"},
 		{name: "kernel P = 0", call: func() (any, error) {
-			return only(softmaxjet.First(buf(0), l6, buf(0), softmaxjet.Shape{N: 2, K: 3, P: 0}, 1))
-		}, kind: E, op: "softmaxjet.First", arg: "shape"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.First(buf(0), l6, buf(0), softmaxjet.Shape{N: 2, K: 3, P: 0}))
+		}, kind: E, op: "softmaxjet.Softmax.First", arg: "shape"},
 		{name: "kernel N < 0", call: func() (any, error) {
-			return only(softmaxjet.Second(buf(0), buf(0), buf(0), softmaxjet.Shape{N: -1, K: 3, P: 2}, 1))
-		}, kind: E, op: "softmaxjet.Second", arg: "shape"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.Second(buf(0), buf(0), buf(0), softmaxjet.Shape{N: -1, K: 3, P: 2}))
+		}, kind: E, op: "softmaxjet.Softmax.Second", arg: "shape"},
 		{name: "kernel overflow", call: func() (any, error) {
-			return only(softmaxjet.Second(buf(0), buf(0), buf(0), softmaxjet.Shape{N: 1 << 20, K: 1 << 20, P: 1 << 30}, 1))
-		}, kind: E, op: "softmaxjet.Second", arg: "shape"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.Second(buf(0), buf(0), buf(0), softmaxjet.Shape{N: 1 << 20, K: 1 << 20, P: 1 << 30}))
+		}, kind: E, op: "softmaxjet.Softmax.Second", arg: "shape"},
 		{name: "kernel dst short", call: func() (any, error) {
-			return only(softmaxjet.Second(buf(2*3*3*2-1), l6, d12, sh, 1))
-		}, kind: S, op: "softmaxjet.Second", arg: "dst"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.Second(buf(2*3*3*2-1), l6, d12, sh))
+		}, kind: S, op: "softmaxjet.Softmax.Second", arg: "dst"},
 		{name: "kernel logits long", call: func() (any, error) {
-			return only(softmaxjet.Value(buf(4), buf(7), d12, sh, 1))
-		}, kind: S, op: "softmaxjet.Value", arg: "logits"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.Value(buf(4), buf(7), d12, sh))
+		}, kind: S, op: "softmaxjet.Softmax.Value", arg: "logits"},
 		{name: "kernel decoded short", call: func() (any, error) {
-			return only(softmaxjet.GaussNewton(buf(18), l6, buf(11), sh, 1))
-		}, kind: S, op: "softmaxjet.GaussNewton", arg: "decoded"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.GaussNewton(buf(18), l6, buf(11), sh))
+		}, kind: S, op: "softmaxjet.Softmax.GaussNewton", arg: "decoded"},
 		{name: "kernel hvp v short", call: func() (any, error) {
-			return only(softmaxjet.HVP(d12, l6, d12, buf(5), sh, 1))
-		}, kind: S, op: "softmaxjet.HVP", arg: "v"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.HVP(d12, l6, d12, buf(5), sh))
+		}, kind: S, op: "softmaxjet.Softmax.HVP", arg: "v"},
 		{name: "kernel invTau NaN", call: func() (any, error) {
-			return only(softmaxjet.First(d12, l6, d12, sh, nan))
-		}, kind: T, op: "softmaxjet.First", arg: "invTau"},
+			return only(softmaxjet.Softmax[float64]{InvTau: nan}.First(d12, l6, d12, sh))
+		}, kind: T, op: "softmaxjet.Softmax.First", arg: "invTau"},
 		{name: "kernel vjp grad short", call: func() (any, error) {
-			return only(softmaxjet.SecondVJP(l6, d12, l6, d12, buf(23), sh, 1))
-		}, kind: S, op: "softmaxjet.SecondVJP", arg: "g"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.SecondVJP(l6, d12, l6, d12, buf(23), sh))
+		}, kind: S, op: "softmaxjet.Softmax.SecondVJP", arg: "g"},
 		{name: "kernel logistic alpha length", call: func() (any, error) {
-			return only(softmaxjet.LogisticValue(buf(4), l6, d12, sh, alpha[:1], beta))
-		}, kind: P, op: "softmaxjet.LogisticValue", arg: "alpha"},
+			return only(softmaxjet.Logistic[float64]{Alpha: alpha[:1], Beta: beta}.Value(buf(4), l6, d12, sh))
+		}, kind: P, op: "softmaxjet.Logistic.Value", arg: "alpha"},
 		{name: "kernel logistic beta NaN", call: func() (any, error) {
-			return only(softmaxjet.LogisticHVP(d12, l6, d12, v6, sh, alpha, []float64{0, nan, 0}))
-		}, kind: NF, op: "softmaxjet.LogisticHVP", arg: "beta"},
+			return only(softmaxjet.Logistic[float64]{Alpha: alpha, Beta: []float64{0, nan, 0}}.HVP(d12, l6, d12, v6, sh))
+		}, kind: NF, op: "softmaxjet.Logistic.HVP", arg: "beta"},
 		{name: "program K = 0", call: func() (any, error) {
 			p, err := tower.NewProgram[float64](tower.ProgramSpec{K: 0, P: 1, InvTau: 1})
 			return p, err

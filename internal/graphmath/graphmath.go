@@ -21,8 +21,8 @@ import (
 
 // The names of the graphs ops these kernels serve, as their errors give them.
 const (
-	OpSoftArgmin = "ops.SoftArgmin"
-	OpLogDet     = "ops.LogDetPlusRidge"
+	OpSoftArgmin = "graphs.SoftArgmin"
+	OpLogDet     = "graphs.LogDetPlusRidge"
 )
 
 // ErrNotSPD is graphs.ErrNotSPD: a matrix that must be symmetric positive definite (after the
