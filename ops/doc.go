@@ -96,27 +96,27 @@
 //
 // # Running on a GPU
 //
-// Every computation (forward, gradient op, DoDiff) goes through dispatch.Run with the CPU
-// kernel as its fallback, so when a GPU backend is registered (the standalone backend of
-// gatejet's build tag gatejetcuda; see package cudaops and docs/gpu.md) the residency mode set with cudaops.SetMode or the GATEJET_GPU environment
-// variable decides where each call runs; nothing in a graph changes. The default build has
+// Every computation (forward, gradient op, DoDiff) has the CPU kernel as its fallback, so
+// when a GPU backend is registered (the standalone backend of gatejet's build tag
+// gatejetcuda; see package cudaops and docs/gpu.md) the residency mode set with
+// cudaops.SetMode or the GATEJET_GPU environment variable decides where each call runs;
+// nothing in a graph changes. The default build has
 // no backend and runs everything on the CPU.
 //
 // Under Gorgonia's build tag cuda every op is also a gorgonia.CUDADoer, so Gorgonia's CUDA
 // machine keeps a graph that mixes these ops and Gorgonia's on the device: CUDADo runs the
 // op's kernel on the device values the machine hands it and writes its preallocated device
-// output, except graphs.SoftArgmin, graphs.LogDetPlusRidge and the latter's gradient, whose kernels run on
-// the CPU only and which are staged through host (inputs copied to host, host path, output
-// copied back; dispatch.PathCounts.Staged). A LispMachine's reverse pass still calls DoDiff, which
+// output, except the ops of graphs.SoftArgmin, graphs.LogDetPlusRidge and the latter's
+// gradient, whose kernels run on the CPU only and which are staged through host (inputs
+// copied to host, host path, output copied back). A LispMachine's reverse pass still calls DoDiff, which
 // then waits for the machine's queued device work and reads and accumulates device values
 // through host copies. See docs/gpu.md, "CUDADoer ops".
 //
 // # Which path ran
 //
-// Every op records the cudaops.Path of its computations in atomic fields, readable while it
-// runs elsewhere: LastPath(node) gives the path of the most recent Do or UsePreallocDo of
-// the node's op, and each op (node.Op()) implements dispatch.PathReporter: LastPath, dispatch.PathCounts, and
-// LastDiffPath and DiffPathCounts for DoDiff. cudaops.Stats counts every call process-wide.
+// Every op records the cudaops.Path of its computations, readable while it runs elsewhere:
+// LastPath(node) gives the path of the most recent Do or UsePreallocDo of the node's op.
+// cudaops.Stats counts every call process-wide.
 //
 // # Output buffers on a TapeMachine
 //

@@ -47,7 +47,7 @@ func mode(m cudaops.Mode, err error) (any, error)     { return m, err }
 func report(r *graphs.Report, err error) (any, error) { return r, err }
 func nodes(ns G.Nodes, err error) (any, error)        { return ns, err }
 
-// layout is backward.AxisLayout's result: nil when outer, n and inner are all zero.
+// layout is check.AxisLayout's result: nil when outer, n and inner are all zero.
 func layout(outer, n, inner int, err error) (any, error) {
 	if outer == 0 && n == 0 && inner == 0 {
 		return nil, err
