@@ -2,12 +2,12 @@ package backward_test
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet"
 	"math/rand/v2"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 )
 

@@ -1,8 +1,9 @@
 package backward
 
 import (
-	"github.com/gatejet/gatejet"
 	"math"
+
+	"github.com/gatejet/gatejet"
 )
 
 // exp is math.Exp for the kernels' hot loops: a table of 2^(j/64) and a degree-5 polynomial

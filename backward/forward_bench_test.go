@@ -2,11 +2,11 @@ package backward_test
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 )
 

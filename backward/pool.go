@@ -1,8 +1,9 @@
 package backward
 
 import (
-	"github.com/gatejet/gatejet"
 	"sync"
+
+	"github.com/gatejet/gatejet"
 )
 
 // scratchPool holds float64 accumulator vectors, one per running chunk of work, so that

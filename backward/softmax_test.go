@@ -3,7 +3,6 @@ package backward_test
 import (
 	"errors"
 	"fmt"
-	"github.com/gatejet/gatejet/internal/check"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -12,6 +11,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/internal/axisref"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/stretchr/testify/require"

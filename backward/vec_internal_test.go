@@ -2,11 +2,11 @@ package backward
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/internal/testkit"
 )

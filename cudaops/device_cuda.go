@@ -4,8 +4,6 @@ package cudaops
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet/internal/check"
-	"github.com/gatejet/gatejet/internal/dispatch"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -17,6 +15,8 @@ import (
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/modcache"
 	"github.com/gatejet/gatejet/cudaops/internal/nvrtccomp"
+	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 

@@ -4,7 +4,6 @@ package cudaops_test
 
 import (
 	"errors"
-	"github.com/gatejet/gatejet/internal/dispatch"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"github.com/gatejet/gatejet/cudaops/internal/cudrv"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
 	"github.com/gatejet/gatejet/internal/cpuref"
+	"github.com/gatejet/gatejet/internal/dispatch"
 )
 
 // The standalone backend on machines without a GPU: without a usable driver (none at all, or

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"github.com/gatejet/gatejet"
 	"math"
 	"math/rand"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 )
 

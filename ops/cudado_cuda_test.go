@@ -5,7 +5,6 @@ package ops
 import (
 	"errors"
 	"fmt"
-	"github.com/gatejet/gatejet/internal/dispatch"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops/cudadoer"
+	"github.com/gatejet/gatejet/internal/dispatch"
 )
 
 // gorgoniaStdLib is the result of registering Gorgonia's own CUDA functions (TestMain): nil

@@ -3,7 +3,6 @@ package ops
 import (
 	"errors"
 	"fmt"
-	"github.com/gatejet/gatejet/cudaops"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 )

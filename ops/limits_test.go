@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"github.com/gatejet/gatejet/internal/dispatch"
-	"github.com/gatejet/gatejet/internal/testkit"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +8,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // setMaxBytes lowers gatejet.MaxBytes for one test and restores it when the test ends.

@@ -1,13 +1,13 @@
 package ops
 
 import (
-	"github.com/gatejet/gatejet"
 	"sync"
 	"sync/atomic"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"

@@ -3,7 +3,6 @@ package ops
 import (
 	"errors"
 	"fmt"
-	"github.com/gatejet/gatejet/internal/kernel"
 	"hash"
 
 	"gorgonia.org/gorgonia"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // Softmax returns y = exp(x − max)/Σ exp(x − max) along axis of x (rank 1 to 8, Float64 or

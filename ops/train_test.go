@@ -2,10 +2,10 @@ package ops
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet/cudaops"
 	"math/rand"
 	"testing"
 
+	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/stretchr/testify/require"
 	G "gorgonia.org/gorgonia"

@@ -2,10 +2,11 @@ package softmaxjet
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
+
+	"github.com/gatejet/gatejet"
 )
 
 // Benchmarks of the closed forms. The tower path on the same shapes is in tower_bench_test.go;

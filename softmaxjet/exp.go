@@ -1,8 +1,9 @@
 package softmaxjet
 
 import (
-	"github.com/gatejet/gatejet"
 	"math"
+
+	"github.com/gatejet/gatejet"
 )
 
 // The softmax gate's exponential. Its arguments s·(l_k − max) are never positive, so the

@@ -2,7 +2,6 @@ package softmaxjet
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/testkit"
 )
 

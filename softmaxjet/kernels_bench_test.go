@@ -2,10 +2,11 @@ package softmaxjet
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/gatejet/gatejet"
 )
 
 // BenchmarkMoreKernels covers the kernels BenchmarkClosedForm leaves out: the softmax gate's

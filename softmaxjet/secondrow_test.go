@@ -2,12 +2,12 @@ package softmaxjet
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet"
 	"math"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/stretchr/testify/require"

@@ -2,13 +2,13 @@ package softmaxjet
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/internal/testkit"
 )

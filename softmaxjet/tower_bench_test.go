@@ -2,9 +2,9 @@ package softmaxjet
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet"
 	"testing"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/tower"
 )
 

@@ -1,12 +1,12 @@
 package conformance
 
 import (
-	"github.com/gatejet/gatejet/internal/check"
 	"math"
 	"testing"
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/softmaxjet"
 )

@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"errors"
-	"github.com/gatejet/gatejet/cudaops"
 	"math"
 	"reflect"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/graphs"
 	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/tower"

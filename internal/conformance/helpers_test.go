@@ -3,7 +3,6 @@ package conformance
 import (
 	"errors"
 	"fmt"
-	"github.com/gatejet/gatejet/internal/cpuref"
 	"math"
 	"runtime/debug"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet/internal/cpuref"
 	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/par"
 )

@@ -3,8 +3,9 @@
 package floats
 
 import (
-	"github.com/gatejet/gatejet"
 	"math"
+
+	"github.com/gatejet/gatejet"
 )
 
 // Convert returns a copy of x with every element converted to To (rounded when To is float32).

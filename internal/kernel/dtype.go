@@ -1,8 +1,9 @@
 package kernel
 
 import (
-	"github.com/gatejet/gatejet"
 	"unsafe"
+
+	"github.com/gatejet/gatejet"
 )
 
 // DType is an element type of a kernel's operands.

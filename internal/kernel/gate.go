@@ -2,8 +2,8 @@ package kernel
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 

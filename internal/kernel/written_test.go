@@ -1,10 +1,11 @@
 package kernel
 
 import (
-	"github.com/gatejet/gatejet"
 	"math"
 	"math/rand"
 	"testing"
+
+	"github.com/gatejet/gatejet"
 )
 
 // TestCPUWritesEveryOutput: every kernel's CPU function writes every element of every output

@@ -2,10 +2,10 @@ package tower
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet"
 	"math"
 	"unsafe"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 )
 

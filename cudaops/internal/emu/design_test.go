@@ -3,17 +3,18 @@
 package emu
 
 import (
+	"github.com/stretchr/testify/require"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
 	"github.com/gatejet/gatejet/cudaops/kernels"
 	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/internal/kernel"
-	"github.com/stretchr/testify/require"
-	"os"
-	"sort"
-	"strings"
-	"testing"
 )
 
 // TestEveryKernelCompiled: the emulator holds exactly one f32 and one f64 entry point for every

@@ -3,14 +3,15 @@
 package emu
 
 import (
-	"github.com/gatejet/gatejet/cudaops/internal/launch"
-	"github.com/gatejet/gatejet/cudaops/internal/testcase"
-	"github.com/gatejet/gatejet/internal/dispatch"
-	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/stretchr/testify/require"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gatejet/gatejet/cudaops/internal/launch"
+	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // Finite-difference checks of every formula, through the emulated kernels only: each

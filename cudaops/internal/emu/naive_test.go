@@ -3,14 +3,15 @@
 package emu
 
 import (
-	"github.com/gatejet/gatejet/cudaops/internal/launch"
-	"github.com/gatejet/gatejet/cudaops/internal/testcase"
-	"github.com/gatejet/gatejet/internal/dispatch"
-	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/stretchr/testify/require"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/gatejet/gatejet/cudaops/internal/launch"
+	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // rowTensors are one row's derivative tensors, built term by term from docs/math.md with no

@@ -3,14 +3,14 @@
 package testcase
 
 import (
-	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/internal/kernel"
 	"math"
 	"math/rand/v2"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/internal/golden"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // New returns a Call of kernel k with element type dt, the given Ints and random inputs:
