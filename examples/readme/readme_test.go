@@ -15,7 +15,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// README: "Plain slices".
+// docs/tour.md: "Plain slices".
 func Example_slices() {
 	sh := softmaxjet.Shape{N: 1, K: 3, P: 2} // one row, 3 atoms, 2 output columns
 	logits := []float64{0.2, -0.4, 1.0}
@@ -24,7 +24,7 @@ func Example_slices() {
 		0, 1, // atom 1
 		-1, 2, // atom 2
 	}
-	gate := softmaxjet.Softmax[float64]{InvTau: 1} // s = 1/τ
+	invTau := 1.0 // s = 1/τ
 
 	value := make([]float64, sh.ValueLen())   // ẑ_c              [N,P]
 	first := make([]float64, sh.FirstLen())   // ∂ẑ_c/∂l_a         [N,K,P]
@@ -32,6 +32,7 @@ func Example_slices() {
 	hvp := make([]float64, sh.FirstLen())     // second·v, without building second
 	gn := make([]float64, sh.GNLen())         // Gauss-Newton slab [N,K,K]
 	v := []float64{1, 0, 0}                   // a direction in logit space
+	gate := softmaxjet.Softmax[float64]{InvTau: invTau}
 	for _, err := range []error{
 		gate.Value(value, logits, decoded, sh),
 		gate.First(first, logits, decoded, sh),
@@ -54,7 +55,7 @@ func Example_slices() {
 	// gn     [0.2464 0.0331 -0.2795 0.0331 0.0045 -0.0376 -0.2795 -0.0376 0.3171]
 }
 
-// README: "In a Gorgonia graph".
+// docs/tour.md: "In a Gorgonia graph".
 func Example_graph() {
 	g := gorgonia.NewGraph()
 	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("logits"),
@@ -102,7 +103,7 @@ func Example_graph() {
 	// ∂loss/∂logits [0.0287 -0.0643 0.0355 0.0162 -0.0017 -0.0145]
 }
 
-// README: "In a Gorgonia graph", ReuseOutput.
+// docs/tour.md: "In a Gorgonia graph", ReuseOutput.
 func Example_reuseOutput() {
 	g := gorgonia.NewGraph()
 	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(1, 2), gorgonia.WithName("logits"))
@@ -131,7 +132,7 @@ func Example_reuseOutput() {
 	// [[0.1817 -0.1817 -0.1817 0.1817] [-0.1817 0.1817 0.1817 -0.1817]]
 }
 
-// README: "In a Gorgonia graph", replacing gorgonia.SoftMax.
+// docs/tour.md: "Softmax and log-softmax", replacing gorgonia.SoftMax.
 func Example_softmax() {
 	g := gorgonia.NewGraph()
 	x := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("x"),
@@ -173,7 +174,7 @@ func Example_softmax() {
 	// ∂‖∇loss‖²/∂x [0.0177 -0.0060 -0.0117 0.0715 -0.0715 -0.0000]
 }
 
-// README: "Checking gradients".
+// docs/tour.md: "Checking gradients".
 func Example_gradCheck() {
 	g := gorgonia.NewGraph()
 	x := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(4, 3), gorgonia.WithName("x"),
@@ -208,7 +209,7 @@ func Example_gradCheck() {
 	// lisp: ok=true, 12+15+40 elements
 }
 
-// README: "Picking a configuration".
+// docs/tour.md: "Picking a configuration".
 func Example_softArgmin() {
 	costs := []float64{1.30, 1.00, 1.04, 2.10} // measured costs of 4 configurations
 	invTau := 1 / 0.05                         // temperature τ = 0.05
@@ -242,7 +243,7 @@ func Example_softArgmin() {
 	// natural:   [-0.0600 -0.3600 -0.3200 0.7400]
 }
 
-// README: "Errors".
+// docs/errors.md.
 func Example_errors() {
 	g := gorgonia.NewGraph()
 	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(4, 3), gorgonia.WithName("logits"))
@@ -282,7 +283,7 @@ func Example_errors() {
 	// true graphs.LogDetPlusRidge
 }
 
-// README: "GPU".
+// docs/tour.md: "Where it runs: CPU or GPU".
 func Example_gpu() {
 	prev := cudaops.SetMode(cudaops.ModeOff) // ModeAuto is the default; ModeRequired never falls back
 	defer cudaops.SetMode(prev)
@@ -307,7 +308,7 @@ func Example_gpu() {
 	// off cpu
 }
 
-// README: "Learning the temperature".
+// docs/tour.md: "Learning the temperature".
 func Example_learnTemperature() {
 	// Targets made by a gate at τ = 0.5 (s = 1/τ = 2); the model starts at s = 1.
 	sh := softmaxjet.Shape{N: 4, K: 3, P: 2}
@@ -364,7 +365,7 @@ func Example_learnTemperature() {
 	// learned τ = 0.5000
 }
 
-// README: "Second order: a Hessian-vector product of a whole loss".
+// docs/tour.md: "Second order: a gradient of a gradient".
 func Example_hessianVectorProduct() {
 	g := gorgonia.NewGraph()
 	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(3, 4), gorgonia.WithName("logits"),
