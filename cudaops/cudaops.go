@@ -7,20 +7,20 @@ type Mode int32
 
 const (
 	// ModeOff runs everything on the CPU; no device backend is ever called.
-	ModeOff = Mode(dispatch.ModeOff)
+	ModeOff Mode = iota
 	// ModeAuto uses the device backend, when one is registered, for calls large enough to
 	// gain from it, and falls back to the CPU on any device error (recorded, see
 	// LastFallbackError). It is the default.
-	ModeAuto = Mode(dispatch.ModeAuto)
+	ModeAuto
 	// ModeRequired makes the device mandatory: without a backend, or when the backend fails,
 	// a call returns an ErrDevice error and never runs the CPU code. A nil error under
 	// ModeRequired therefore proves that the kernel ran on the device.
-	ModeRequired = Mode(dispatch.ModeRequired)
+	ModeRequired
 )
 
 // EnvVar is the environment variable read once, at package initialisation, for the initial
 // mode: "off", "auto" or "required" (case-insensitive, surrounding blanks ignored).
-const EnvVar = dispatch.EnvVar
+const EnvVar = "GATEJET_GPU"
 
 // String returns "off", "auto" or "required" (or "Mode(n)" for an invalid value).
 func (m Mode) String() string { return dispatch.Mode(m).String() }
@@ -56,11 +56,11 @@ type Path int32
 
 const (
 	// PathCPU: the CPU ran it by policy (ModeOff, no backend, or a call too small to gain).
-	PathCPU = Path(dispatch.PathCPU)
+	PathCPU Path = iota
 	// PathGPU: the device ran it.
-	PathGPU = Path(dispatch.PathGPU)
+	PathGPU
 	// PathCPUFallback: the device was tried and failed (ModeAuto); the CPU ran it.
-	PathCPUFallback = Path(dispatch.PathCPUFallback)
+	PathCPUFallback
 )
 
 // String returns "cpu", "gpu" or "cpu-fallback".
