@@ -146,6 +146,9 @@
 //     whatever the cost: use graphs.Grad to differentiate a graph that holds gradients.
 //   - A LispMachine's Reset does not rewind its forward pass: build a new LispMachine for
 //     every run (the graph and its values are kept).
-//   - Reshape's DoDiff reshapes its output's gradient in place, so a graph with Reshape cannot
-//     be run twice on LispMachines.
+//   - Reshape's DoDiff reshapes its output's gradient in place and hands it on as its input's,
+//     so on a later run the gradient of a reshaped node carries the Reshape input's shape.
+//     Like Gorgonia's own ops, these ops add into a gradient over its elements whatever shape
+//     it carries, so a graph with Reshape, Transpose or Slice runs on one new LispMachine
+//     after another.
 package ops
