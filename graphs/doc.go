@@ -70,6 +70,9 @@
 // package adds ErrGradient (a gradient check failed), ErrMachine (a machine failed to
 // compile or run), ErrNotDifferentiable (Grad met an op without a gradient) and ErrNotSPD
 // (a matrix given to LogDetPlusRidge is not positive definite, found when the graph runs).
+// A gradient op that Grad builds and whose output would exceed gatejet.MaxBytes is a
+// gatejet.ErrSize error (raise the limit with gatejet.SetMaxBytes), as is a shape whose
+// element count overflows int.
 //
 // The plain-slice helpers never panic: they return a *gatejet.Error for an invalid
 // argument (a length mismatch, a bad temperature, and for NaturalGradient a negative or

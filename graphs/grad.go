@@ -1,6 +1,7 @@
 package graphs
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -44,8 +45,10 @@ var gradMu sync.Mutex
 //
 // Errors are *gatejet.Error values: ErrParam for a nil or foreign node or one the cost does
 // not depend on, ErrRank for a cost that is not a scalar, ErrDType for a cost that is not
-// float64 or float32, and ErrNotDifferentiable, naming the op, when a node of wrt reaches the
-// cost only through an op that cannot be differentiated symbolically.
+// float64 or float32, ErrNotDifferentiable, naming the op, when a node of wrt reaches the
+// cost only through an op that cannot be differentiated symbolically, and gatejet.ErrSize,
+// naming the node, when a gradient op's output would exceed gatejet.MaxBytes (raise it with
+// gatejet.SetMaxBytes).
 func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 	if err := checkGrad(cost, wrt); err != nil {
 		return nil, err
@@ -175,8 +178,13 @@ func backprop(cost *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, error) {
 		}
 		cg, err := symDiff(op, kids[n], n, gn)
 		if err != nil {
-			return nil, check.Errorf(ErrNotDifferentiable, opGrad, nodeName(n),
-				"op %v: SymDiff: %v", n.Op(), err)
+			// A gradient op refused for its size can be built under a larger
+			// gatejet.MaxBytes: that is a size error, not a missing derivative.
+			kind := ErrNotDifferentiable
+			if errors.Is(err, gatejet.ErrSize) {
+				kind = gatejet.ErrSize
+			}
+			return nil, check.Errorf(kind, opGrad, nodeName(n), "op %v: SymDiff: %v", n.Op(), err)
 		}
 		for i, c := range kids[n] {
 			if !diffs[n][i] || !affected[c] {

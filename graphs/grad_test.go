@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/testkit"
+	"github.com/gatejet/gatejet/ops"
 )
 
 // evalNodes runs the subgraph of the given nodes on a TapeMachine and returns their values
@@ -156,6 +157,33 @@ func TestGradErrors(t *testing.T) {
 			require.Contains(t, err.Error(), tc.text)
 		})
 	}
+}
+
+// TestGradSizeRefusal: a gradient op whose output exceeds gatejet.MaxBytes is an ErrSize
+// error of Grad naming the node whose op refused, not ErrNotDifferentiable: the gradient
+// exists and is built once the limit is raised.
+func TestGradSizeRefusal(t *testing.T) {
+	g := G.NewGraph()
+	l := G.NewMatrix(g, tensor.Float64, G.WithShape(4, 3), G.WithName("l"))
+	d := G.NewTensor(g, tensor.Float64, 3, G.WithShape(4, 3, 16), G.WithName("d"))
+	prev := gatejet.SetMaxBytes(1024) // the value channel [4,16] fits; its gradient in d, [4,3,16], does not
+	defer gatejet.SetMaxBytes(prev)
+	out, err := ops.SoftmaxJetValue(l, d, 1)
+	require.NoError(t, err)
+	cost := G.Must(G.Sum(out))
+	got, err := Grad(cost, l, d)
+	require.Nil(t, got)
+	require.ErrorIs(t, err, gatejet.ErrSize)
+	require.False(t, errors.Is(err, ErrNotDifferentiable))
+	var ge *gatejet.Error
+	require.True(t, errors.As(err, &ge))
+	require.Equal(t, opGrad, ge.Op)
+	require.Equal(t, out.Name(), ge.Arg)
+	require.Contains(t, err.Error(), "1.5 KiB) exceed the limit of 1.0 KiB")
+	gatejet.SetMaxBytes(prev)
+	got, err = Grad(cost, l, d)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
 }
 
 // TestGradTwiceConcurrent: Grad, first and second order, on separate graphs from several goroutines at once is race-free

@@ -12,7 +12,8 @@
 // ErrParam, ErrNonFinite or ErrSize with errors.Is, and naming the argument) before anything
 // reaches gorgonia.ApplyOp, so building a node never panics. An output larger than
 // gatejet.MaxBytes is refused then (ErrSize, argument "output", naming the size), and so is
-// such a gradient op when gorgonia.Grad builds it; every buffer a run allocates is checked
+// such a gradient op when graphs.Grad or gorgonia.Grad builds it (gorgonia.Grad keeps only
+// the message; graphs.Grad's error matches ErrSize); every buffer a run allocates is checked
 // against the limit again, so lowering it with gatejet.SetMaxBytes after a node was built
 // gives an ErrSize error from the run, never an out-of-memory crash. The ops' methods, which
 // Gorgonia's interfaces expose (Do, UsePreallocDo, InferShape, SymDiff, DoDiff, DiffWRT,
