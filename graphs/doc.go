@@ -81,7 +81,7 @@
 // finite costs gets probability 0; Argmin, which has no invalid arguments, skips NaN costs.
 // Finite costs give finite probabilities for every accepted temperature, however large
 // either is. Values stored column-major (tensor.AsFortran) are read, and gradients written,
-// in their logical order. A nil Option, a nil *Report (OK is false) and a nil TB are
+// in their logical order. A nil ops.Option or CheckOption, a nil *Report (OK is false) and a nil TB are
 // handled without a panic.
 //
 // # Concurrency
