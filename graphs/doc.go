@@ -4,6 +4,18 @@
 // natural gradient, and Gauss-Newton curvature terms (slabs, a curvature penalty and a
 // batched log-determinant) built from the ops of package ops.
 //
+// Three things to know first:
+//
+//   - Second order needs Grad. gorgonia.Grad is right for one gradient (and feeds Gorgonia's
+//     solvers), but it caches each derivative on its node and returns it again in later
+//     calls: differentiating a gradient with it silently returns the first gradient.
+//   - Replace gorgonia.SoftMax(x) with ops.Softmax(x, -1) (and gorgonia.LogSoftMax with
+//     ops.LogSoftmax): Gorgonia's softmax gradient cannot be differentiated again, and Grad
+//     says so, naming the op; the example of Grad "fromGorgoniaSoftMax" shows the migration.
+//   - A trained model's state is the values of its learnable nodes (the ops hold none):
+//     save them with encoding/gob (*tensor.Dense encodes itself) and restore them with
+//     gorgonia.Let into the graph built again, as the example "SaveAndRestore" does.
+//
 // # Gradients of gradients
 //
 // gorgonia.Grad (v0.9.18) records each derivative it builds on its node and returns it again

@@ -1,9 +1,20 @@
 // Package ops makes gatejet's kernels Gorgonia operations: graph nodes with type and shape
 // inference, forward computation, and gradients for both of Gorgonia's virtual machines.
 //
-// Build nodes with the constructors below, differentiate with gorgonia.Grad (first order) or
-// graphs.Grad (a gradient of a gradient: Hessian-vector products, gradient penalties), and run
-// the graph on a TapeMachine or a LispMachine like any other.
+// Build nodes with the constructors below and run the graph on a TapeMachine or a
+// LispMachine like any other. Three things to know first:
+//
+//   - Second order needs graphs.Grad. gorgonia.Grad is right for one gradient (and feeds
+//     Gorgonia's solvers), but it caches each derivative on its node and returns it again in
+//     later calls: differentiating a gradient with it (Hessian-vector products, gradient
+//     penalties) silently returns the first gradient. graphs.Grad differentiates again.
+//   - Replace gorgonia.SoftMax(x) with Softmax(x, -1) (gorgonia.LogSoftMax with
+//     LogSoftmax(x, -1)): Gorgonia's softmax gradient cannot be differentiated again, this
+//     package's can, on both machines. graphs.Grad's example shows the migration.
+//   - The ops hold no learned state, so a trained model is saved by saving the values of its
+//     learnable nodes (encoding/gob encodes *tensor.Dense) and restored by binding them, with
+//     gorgonia.Let, to the graph built again by the same code: the package graphs example
+//     "SaveAndRestore" does it, with the same outputs bit for bit.
 //
 // # Errors, not panics
 //
