@@ -80,6 +80,9 @@ func (c Config) validate() error {
 		{"-reps", c.Reps, maxReps}, {"-steps", c.Steps, maxSteps},
 	} {
 		if f.v < 1 || f.v > f.most {
+			if f.most == math.MaxInt {
+				return exampleutil.BadFlag(op, f.name, "want %s ≥ 1, got %d", f.name, f.v)
+			}
 			return exampleutil.BadFlag(op, f.name, "want 1 ≤ %s ≤ %d, got %d", f.name, f.most, f.v)
 		}
 	}
