@@ -181,7 +181,7 @@ func TestErrors(t *testing.T) {
 		{"N<0", func() error { return Softmax[float64]{InvTau: 1}.First(nil, nil, nil, Shape{-1, 1, 1}) }, gatejet.ErrShape, "shape"},
 		{"overflow", func() error {
 			return Softmax[float64]{InvTau: 1}.Second(nil, nil, nil, Shape{1 << 20, 1 << 20, 1 << 20})
-		}, gatejet.ErrShape, "shape"},
+		}, gatejet.ErrSize, "shape"},
 		{"dst short", func() error { return Softmax[float64]{InvTau: 1}.Second(make([]float64, 10), l, d, sh) }, gatejet.ErrSize, "dst"},
 		{"logits short", func() error { return Softmax[float64]{InvTau: 1}.First(make([]float64, 24), l[:5], d, sh) }, gatejet.ErrSize, "logits"},
 		{"decoded long", func() error { return Softmax[float64]{InvTau: 1}.Value(make([]float64, 8), l, make([]float64, 25), sh) }, gatejet.ErrSize, "decoded"},

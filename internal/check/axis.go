@@ -17,8 +17,8 @@ const MaxRank = 8
 // The shape must have rank 1 to MaxRank and no negative dim; a zero dim is valid (the tensor
 // is empty). axis must lie in [-rank, rank); a negative axis counts from the end. The error,
 // when not nil, is a *gatejet.Error wrapping gatejet.ErrRank (rank 0 or above MaxRank),
-// gatejet.ErrShape (a negative dim, or dims whose product, zero dims left out, overflows int)
-// or gatejet.ErrAxis.
+// gatejet.ErrShape (a negative dim), gatejet.ErrSize (dims whose product, zero dims left out,
+// overflows int) or gatejet.ErrAxis.
 func AxisLayout(op string, shape []int, axis int) (outer, n, inner int, err error) {
 	rank := len(shape)
 	if rank < 1 || rank > MaxRank {
@@ -33,7 +33,7 @@ func AxisLayout(op string, shape []int, axis int) (outer, n, inner int, err erro
 			continue
 		}
 		if nonzero > math.MaxInt/d {
-			return 0, 0, 0, Errorf(gatejet.ErrShape, op, "shape", "element count of %v overflows int", shape)
+			return 0, 0, 0, Errorf(gatejet.ErrSize, op, "shape", "element count of %v overflows int", shape)
 		}
 		nonzero *= d
 	}
