@@ -205,7 +205,7 @@ func TestFakeDriverChild(t *testing.T) {
 	if err != nil || attrs[0] != 1<<31-1 || attrs[1] != 48<<10 {
 		t.Fatalf("Attributes: %v %v", attrs, err)
 	}
-	if _, err := dev.Attributes(cu.WarpSize); !errors.Is(err, cu.InvalidValue) {
+	if _, err := dev.Attributes(cu.MultiprocessorCount); !errors.Is(err, cu.InvalidValue) {
 		t.Fatalf("an attribute the fake does not know: %v", err)
 	}
 	var missing *cu.EntryPointError

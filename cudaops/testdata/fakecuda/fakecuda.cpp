@@ -156,6 +156,11 @@ CUresult cuDeviceGetName(char *name, int len, int d) {
 CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
   if (d != 0) return INVALID_VALUE;
   switch (attr) {
+    case 1: *v = 1024; return OK;        // MAX_THREADS_PER_BLOCK
+    case 2: case 3: *v = 1024; return OK;  // MAX_BLOCK_DIM_X, _Y
+    case 4: *v = 64; return OK;          // MAX_BLOCK_DIM_Z
+    case 6: case 7: *v = 65535; return OK;  // MAX_GRID_DIM_Y, _Z
+    case 10: *v = 32; return OK;         // WARP_SIZE
     case 5: *v = 2147483647; return OK;  // MAX_GRID_DIM_X
     case 8: *v = 49152; return OK;       // MAX_SHARED_MEMORY_PER_BLOCK
     case 75: *v = cc / 10; return OK;    // COMPUTE_CAPABILITY_MAJOR
