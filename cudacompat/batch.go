@@ -325,18 +325,20 @@ func (ctx *BatchedContext) Run(errChan chan error) error {
 	defer runtime.UnlockOSThread()
 	for {
 		select {
-		case <-ctx.b.workAvailable:
-			ctx.DoWork()
-			if err := ctx.Errors(); err != nil {
-				if errChan == nil {
-					return err
-				}
-				errChan <- err
-			}
-		case fn := <-ctx.Work():
-			ctx.ErrChan() <- fn()
 		case <-ctx.b.done:
 			return nil
+		case fn := <-ctx.Work():
+			ctx.ErrChan() <- fn()
+			continue
+		case <-ctx.b.workAvailable:
+		}
+		ctx.DoWork()
+		switch err := ctx.Errors(); {
+		case err == nil:
+		case errChan == nil:
+			return err
+		default:
+			errChan <- err
 		}
 	}
 }

@@ -366,6 +366,14 @@ func testBatch(t *testing.T, dev cu.Device, cuctx cu.CUContext, managed cu.Devic
 	if err := ctx.Do(func() (err error) { onRun, err = cu.CurrentContext(); return err }); err != nil || onRun != cuctx {
 		t.Fatalf("Do: %v, context %v, want %v", err, onRun, cuctx)
 	}
+	// Run processes the queue when signalled and sends a failed batch's errors.
+	batchErrs, runDone := make(chan error), make(chan error)
+	go func() { runDone <- b.Run(batchErrs) }()
+	b.MemcpyDtoH(unsafe.Pointer(&got[0]), q+8, bytes)
+	b.Signal()
+	if err := <-batchErrs; !errors.Is(err, cu.InvalidValue) {
+		t.Fatalf("Run's batch error: %v", err)
+	}
 	b.MemFree(q)
 	b.DoWork()
 	if err := b.Errors(); err != nil {
@@ -373,6 +381,9 @@ func testBatch(t *testing.T, dev cu.Device, cuctx cu.CUContext, managed cu.Devic
 	}
 	if err := b.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
+	}
+	if err := <-runDone; err != nil {
+		t.Fatalf("Run after Close: %v", err)
 	}
 	if err := ctx.Do(func() error { return nil }); err != cu.ErrClosed {
 		t.Fatalf("Do after Close: %v", err)
