@@ -76,17 +76,14 @@ type ProgramSpec struct {
 // column non-finite.
 type Program[T Float] struct {
 	k, p, d, nb, m int
-	logistic       bool
-	invTau         float64
-	alpha, beta    []float64
+	gate           GateJets[T]
+	alpha, beta    []float64 // the logistic gate's parameters, copied
 	basis          Basis
 	decoder        []T // [nb×P]
 	latent         bool
 
 	tw       *Tower[T]
 	gates    []*Jet[T] // ζ_k; the exponentials before the reciprocal is applied
-	x, den   *Jet[T]   // the argument of exp or σ; the softmax denominator
-	rcp      *Jet[T]   // 1/den
 	phis     []*Jet[T] // Φ_b(t_k) as jets (latent primaries only)
 	dj, prod *Jet[T]   // decoded[k][c] as a jet, and ζ_k·decoded[k][c]
 	outs     []*Jet[T] // ẑ_c as jets (latent primaries only)
@@ -226,11 +223,13 @@ func checkJet32(op string, spec ProgramSpec) error {
 func (pr *Program[T]) progConfigure(spec ProgramSpec, pl progPlan) {
 	K, P := spec.K, spec.P
 	pr.k, pr.p = K, P
-	pr.logistic, pr.invTau = spec.Logistic, spec.InvTau
 	pr.alpha, pr.beta = pr.alpha[:0], pr.beta[:0]
 	if spec.Logistic {
 		pr.alpha = append(pr.alpha, spec.Alpha...)
 		pr.beta = append(pr.beta, spec.Beta...)
+		pr.gate = LogisticJets[T](pr.alpha, pr.beta)
+	} else {
+		pr.gate = SoftmaxJets[T](spec.InvTau)
 	}
 	pr.basis, pr.latent = spec.Basis, spec.LatentPrimaries
 	pr.nb, pr.d, pr.m = pl.nb, pl.d, pl.m
@@ -248,7 +247,6 @@ func (pr *Program[T]) progConfigure(spec ProgramSpec, pl progPlan) {
 	for k := 0; k < K; k++ {
 		pr.gates = append(pr.gates, tw.Jet())
 	}
-	pr.x, pr.den, pr.rcp = tw.Jet(), tw.Jet(), tw.Jet()
 	pr.phis, pr.outs = pr.phis[:0], pr.outs[:0]
 	pr.dj, pr.prod = nil, nil
 	if pr.latent {
@@ -368,38 +366,58 @@ func (pr *Program[T]) progRowDecoded(value, first, second, logits, decoded []T) 
 	pr.progContract(value, first, second, decoded)
 }
 
-// progGates fills pr.gates[k] with the jet of ζ_k over the program's primaries.
+// progGates fills pr.gates[k] with the jet of ζ_k over the program's primaries; the gate's
+// temporaries are released after.
 func (pr *Program[T]) progGates(l []T) {
-	K := pr.k
-	l = l[:K]
-	x := pr.x
-	if pr.logistic {
+	mark := pr.tw.Len()
+	pr.gate(pr.gates, l[:pr.k], pr.tw)
+	pr.tw.ReleaseTo(mark)
+}
+
+// GateJets is a gate as a function of its jets: it sets z[k], for each of the K atoms, to the
+// jet of ζ_k(l) over the tower's primaries, of which the first K are the logits l (the jet of
+// logit k is tw.Variable(k, l[k])). It takes its temporaries from tw. The tower computes every
+// channel of any gate so given, with no chain rule written by hand: SoftmaxJets and
+// LogisticJets are the closed forms' two gates, and GateChannels the oracle for any other.
+type GateJets[T Float] func(z []*Jet[T], l []T, tw *Tower[T])
+
+// SoftmaxJets is the softmax gate ζ = softmax(invTau·l), computed with the maximum logit
+// subtracted, a shared denominator and a single reciprocal jet. A NaN logit never becomes the
+// maximum, but then v − mx is NaN and so is the denominator; a row of all −Inf logits has
+// mx = −Inf and v − mx = NaN.
+func SoftmaxJets[T Float](invTau float64) GateJets[T] {
+	return func(z []*Jet[T], l []T, tw *Tower[T]) {
+		mx := T(math.Inf(-1))
+		for _, v := range l {
+			if v > mx {
+				mx = v
+			}
+		}
+		s := T(invTau)
+		x, den := tw.Jet(), tw.Jet()
+		for k, v := range l {
+			x.SetVar(k, v-mx) // l_k − max l, as a jet in l_k
+			x.Scale(x, s)
+			den.Add(den, z[k].Exp(x))
+		}
+		r := tw.Jet().Recip(den)
+		for _, g := range z {
+			g.Mul(g, r)
+		}
+	}
+}
+
+// LogisticJets is the per-atom logistic gate ζ_k = σ(alpha[k]·l_k + beta[k]) (alpha and beta
+// of length K, read when the gate runs).
+func LogisticJets[T Float](alpha, beta []float64) GateJets[T] {
+	return func(z []*Jet[T], l []T, tw *Tower[T]) {
+		x := tw.Jet()
 		for k, v := range l {
 			x.SetVar(k, v)
-			x.Scale(x, T(pr.alpha[k]))
-			x.V += T(pr.beta[k])
-			pr.gates[k].Logistic(x)
+			x.Scale(x, T(alpha[k]))
+			x.V += T(beta[k])
+			z[k].Logistic(x)
 		}
-		return
-	}
-	// A NaN logit never becomes the maximum, but then v − mx is NaN and so is the denominator;
-	// a row of all −Inf logits has mx = −Inf and v − mx = NaN.
-	mx := T(math.Inf(-1))
-	for _, v := range l {
-		if v > mx {
-			mx = v
-		}
-	}
-	s := T(pr.invTau)
-	den := pr.den.SetConst(0)
-	for k, v := range l {
-		x.SetVar(k, v-mx) // l_k − max l, as a jet in l_k
-		x.Scale(x, s)
-		den.Add(den, pr.gates[k].Exp(x))
-	}
-	r := pr.rcp.Recip(den)
-	for _, g := range pr.gates {
-		g.Mul(g, r)
 	}
 }
 
@@ -544,7 +562,7 @@ func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Sh
 	if err := check.InvTau(op, invTau); err != nil {
 		return err
 	}
-	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, InvTau: invTau})
+	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, InvTau: invTau}, nil)
 }
 
 // TowerLogisticChannels is the oracle for the logistic-gate closed forms: as TowerChannels,
@@ -563,12 +581,30 @@ func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []
 	if err := check.GateDisjoint(op, alpha, beta, check.OptOut("value", value, 0), check.OptOut("first", first, 0), check.OptOut("second", second, 0)); err != nil {
 		return err
 	}
-	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Logistic: true, Alpha: alpha, Beta: beta})
+	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Logistic: true, Alpha: alpha, Beta: beta}, nil)
+}
+
+// GateChannels is the oracle for any gate given as its jets: as TowerChannels, with the gate
+// ζ(l) computed by gate (nil: ErrParam), whose parameters are the caller's to check. The
+// workspace checked before it is allocated is K + 3 jets; the jets gate takes from the tower
+// beyond three are the caller's to bound.
+func GateChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, gate GateJets[T]) error {
+	const op = "tower.GateChannels"
+	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
+		return err
+	}
+	if gate == nil {
+		return check.Errorf(gatejet.ErrParam, op, "gate", "want a gate, got nil")
+	}
+	// The spec's softmax gate of inverse temperature 1 passes every check a gate's own
+	// parameters would need; gate replaces it.
+	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, InvTau: 1}, gate)
 }
 
 // towerRun checks that no output overlaps another argument and, for a batch with rows, the
-// size of a row program's workspace, then runs towerBatch.
-func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec) error {
+// size of a row program's workspace, then runs towerBatch (with gate, if not nil, in place of
+// the spec's).
+func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec, gate GateJets[T]) error {
 	if err := check.Disjoint(op, check.OptOut("value", value, 0), check.OptOut("first", first, 0), check.OptOut("second", second, 0),
 		check.In("logits", logits, 0), check.In("decoded", decoded, 0)); err != nil {
 		return err
@@ -587,7 +623,7 @@ func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh 
 	if err != nil {
 		return err
 	}
-	towerBatch(value, first, second, logits, decoded, sh, spec, pl)
+	towerBatch(value, first, second, logits, decoded, sh, spec, pl, gate)
 	return nil
 }
 
@@ -597,7 +633,7 @@ var towerProgPool sync.Pool
 // towerBatch runs the decoded-mode program over every row, spreading rows over the cores.
 // Every row is computed by one goroutine with the same code, so the result does not depend on
 // the number of cores.
-func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec, pl progPlan) {
+func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec, pl progPlan, gate GateJets[T]) {
 	K, P := sh.K, sh.P
 	rowWork, ok := check.Elems(K, K, K, P)
 	if !ok {
@@ -609,6 +645,9 @@ func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, sp
 			pr = new(Program[T])
 		}
 		pr.progConfigure(spec, pl)
+		if gate != nil {
+			pr.gate = gate
+		}
 		defer towerProgPool.Put(pr)
 		for n := lo; n < hi; n++ {
 			var v, f, s []T
