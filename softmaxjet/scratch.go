@@ -49,8 +49,9 @@ func (s *scratch[S]) release() { s.pool.p.Put(s) }
 // So the size is what is carved; a piece beyond it is a panic on every call, not a shape's.
 type carver struct {
 	b        []float64 // the scratch not yet carved
+	n        int       // float64s counted
 	counting bool
-	n        sizeSum // float64s counted
+	overflow bool // the count overflowed int
 }
 
 // counter returns a carver that counts.
@@ -59,10 +60,24 @@ func counter() carver { return carver{counting: true} }
 // f64 carves a·b float64s (counting: adds them, nil).
 func (c *carver) f64(a, b int) []float64 {
 	if c.counting {
-		c.n.add(a, b)
+		c.add(a, b)
 		return nil
 	}
 	return c.take(a * b)
+}
+
+// add counts a·b float64s (a, b ≥ 0), noting an overflow of int.
+func (c *carver) add(a, b int) {
+	if uint64(a)|uint64(b) < 1<<31 { // the common case: the product and the sum fit
+		c.n += a * b
+		if c.n < 0 {
+			c.overflow = true
+		}
+		return
+	}
+	t := sizeSum{n: c.n}
+	t.add(a, b)
+	c.n, c.overflow = t.n, c.overflow || t.overflow
 }
 
 // take carves the next n float64s.
@@ -78,7 +93,7 @@ func (c *carver) take(n int) []float64 {
 // align64 moves the next piece to a 64-byte boundary: it carves up to 7 float64s (counting: 7).
 func (c *carver) align64() {
 	if c.counting {
-		c.n.add(7)
+		c.add(7, 1)
 		return
 	}
 	c.take((64 - int(uintptr(unsafe.Pointer(unsafe.SliceData(c.b))))%64) % 64 / 8)
@@ -90,7 +105,10 @@ func carveT[T Float](c *carver, a, b int) []T {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	if c.counting {
-		c.n.addBytes(a, b, size)
+		var t sizeSum
+		t.addBytes(a, b, size)
+		c.add(t.n, 1)
+		c.overflow = c.overflow || t.overflow
 		return nil
 	}
 	n := a * b
@@ -98,7 +116,7 @@ func carveT[T Float](c *carver, a, b int) []T {
 }
 
 // len is the count: float64s, and false if it overflowed int.
-func (c *carver) len() (int, bool) { return c.n.n, c.n.ok() }
+func (c *carver) len() (int, bool) { return c.n, !c.overflow }
 
 // scratchLen is kernel k's workspace over rows of K atoms and P columns, in float64s (its
 // count); ok is false if it overflows int.
@@ -208,6 +226,11 @@ type job[T Float] struct {
 	K, P    int
 	scratch int // float64s of scratch a goroutine takes (scratchLen)
 	run     func(lo, hi int)
+	// The last count the pooled job made, kept across calls: a steady state of calls of one
+	// kernel on one shape counts its workspace once.
+	countK     kernel[T]
+	countKP    [2]int
+	countScrat int
 }
 
 // kernel is one kernel's rows function and the count of its workspace (its carve run on c).
@@ -239,17 +262,6 @@ func jobPool[T Float]() *sync.Pool {
 // anything is allocated, an ErrSize error if a goroutine's scratch (scratchLen) would exceed
 // gatejet.MaxBytes. An empty batch runs no row and needs none.
 func newJob[T Float](op string, k kernel[T], sh Shape) (*job[T], error) {
-	var n int
-	if sh.N > 0 {
-		var ok bool
-		n, ok = scratchLen(k, sh.K, sh.P)
-		if !ok {
-			return nil, check.Errorf(gatejet.ErrSize, op, "shape", "the per-row workspace for K=%d P=%d overflows int", sh.K, sh.P)
-		}
-		if _, err := check.Alloc(op, "shape", 8, n, 1); err != nil {
-			return nil, err
-		}
-	}
 	var j *job[T]
 	if p := jobPool[T](); p != nil {
 		j, _ = p.Get().(*job[T])
@@ -258,6 +270,23 @@ func newJob[T Float](op string, k kernel[T], sh Shape) (*job[T], error) {
 		j = new(job[T])
 		j.run = j.do
 	}
+	var n int
+	if sh.N > 0 {
+		if j.countK == k && j.countKP == [2]int{sh.K, sh.P} {
+			n = j.countScrat
+		} else {
+			var ok bool
+			if n, ok = scratchLen(k, sh.K, sh.P); !ok {
+				j.release()
+				return nil, check.Errorf(gatejet.ErrSize, op, "shape", "the per-row workspace for K=%d P=%d overflows int", sh.K, sh.P)
+			}
+			j.countK, j.countKP, j.countScrat = k, [2]int{sh.K, sh.P}, n
+		}
+		if _, err := check.Alloc(op, "shape", 8, n, 1); err != nil {
+			j.release()
+			return nil, err
+		}
+	}
 	j.k, j.K, j.P, j.scratch = k, sh.K, sh.P, n
 	return j, nil
 }
@@ -265,8 +294,13 @@ func newJob[T Float](op string, k kernel[T], sh Shape) (*job[T], error) {
 // forRows runs the job over n rows of rowWork each, spread over the cores, and releases it.
 func (j *job[T]) forRows(n, rowWork int) {
 	par.For(n, rowWork, j.run)
-	run := j.run
-	*j = job[T]{run: run} // drop references to the caller's buffers
+	j.release()
+}
+
+// release drops the job's references to the caller's buffers (the count kept) and returns
+// it to its pool.
+func (j *job[T]) release() {
+	*j = job[T]{run: j.run, countK: j.countK, countKP: j.countKP, countScrat: j.countScrat}
 	if p := jobPool[T](); p != nil {
 		p.Put(j)
 	}
