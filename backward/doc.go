@@ -68,9 +68,9 @@
 // # Errors and special values
 //
 // Structural problems are reported as *gatejet.Error values wrapping the gatejet sentinels:
-// ErrRank for a rank outside 1 to 8, ErrShape for a negative dim (or an element count that
-// overflows int), ErrAxis for an axis outside [-rank, rank), ErrSize for a buffer whose
-// length does not match (the error names the buffer) and ErrParam for an output that overlaps
+// ErrRank for a rank outside 1 to 8, ErrShape for a negative dim, ErrAxis for an axis outside
+// [-rank, rank), ErrSize for an element count that overflows int and for a buffer whose
+// length does not match (the error names the buffer), and ErrParam for an output that overlaps
 // another buffer where that is not allowed (see above). Tensors with a zero dim are valid and
 // do nothing. No input makes a kernel panic; NaN and ±Inf are data, and propagate along their
 // row (elementwise for the activations).

@@ -30,8 +30,8 @@ type layout struct {
 // The shape must have rank 1 to 8 and no negative dim; a zero dim is valid (the tensor is
 // empty). axis must lie in [-rank, rank); a negative axis counts from the end. The error, when
 // not nil, is a *gatejet.Error wrapping gatejet.ErrRank (rank 0 or above 8), gatejet.ErrShape
-// (a negative dim, or dims whose product, zero dims left out, overflows int) or
-// gatejet.ErrAxis.
+// (a negative dim), gatejet.ErrSize (dims whose product, zero dims left out, overflows int)
+// or gatejet.ErrAxis.
 func AxisLayout(op string, shape []int, axis int) (outer, n, inner int, err error) {
 	l, err := newLayout(op, shape, axis)
 	return l.outer, l.n, l.inner, err
@@ -52,7 +52,7 @@ func newLayout(op string, shape []int, axis int) (layout, error) {
 			continue
 		}
 		if nonzero > math.MaxInt/d {
-			return layout{}, check.Errorf(gatejet.ErrShape, op, "shape", "element count of %v overflows int", shape)
+			return layout{}, check.Errorf(gatejet.ErrSize, op, "shape", "element count of %v overflows int", shape)
 		}
 		nonzero *= d
 	}

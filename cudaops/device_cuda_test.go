@@ -20,10 +20,10 @@ import (
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
-// These tests need a CUDA device (scripts/gpu-first-run runs them). Without one they skip,
-// saying why, so that CI runs the package under the tag gatejetcuda; with
-// GATEJET_REQUIRE_DEVICE=1 (gpu-first-run) they fail instead, because a green run there must
-// mean the kernels ran on the device.
+// These tests need a CUDA device (the GPU bundle's run, scripts/gpu-bundle, runs them). Without
+// one they skip, saying why, so that CI runs the package under the tag gatejetcuda; with
+// GATEJET_REQUIRE_DEVICE=1 (the bundle's run) they fail instead, because a green run there
+// must mean the kernels ran on the device.
 
 func device(t *testing.T) *cudaops.DeviceBackend {
 	t.Helper()
@@ -85,6 +85,41 @@ func TestCUDADeviceRunsEveryKernel(t *testing.T) {
 	}
 	for _, name := range b.Modules() {
 		require.True(t, strings.HasSuffix(name, "_"+b.Target()), "%s: every module is built for the backend's target %s", name, b.Target())
+	}
+}
+
+// TestCUDAParityBlockAndWarp runs every row jet of the table, both dtypes, on both sides of the
+// planner's warp-per-row switch (launch.WarpRows): a small row (K = 8, P = 24, 37 rows: not a
+// multiple of a block's 8 warps) takes the warp-per-row entry point where the kernel has one,
+// a row of K = 40 atoms the block-per-row one. Each launch goes through Time, whose Config
+// names the entry point that ran, with outputs poisoned, and must match the CPU (f64 1e-12,
+// f32 1e-5).
+func TestCUDAParityBlockAndWarp(t *testing.T) {
+	b := device(t)
+	rng := rand.New(rand.NewPCG(19, 20))
+	for _, k := range cudaops.DeviceKernels() {
+		if k.Family() != cudaops.FamilyRowJet {
+			continue
+		}
+		hasWarp := kernel.ID(k).Spec().Device.Warp
+		for _, tc := range []struct {
+			ints []int
+			warp bool
+		}{
+			{[]int{37, 8, 24}, hasWarp},
+			{[]int{13, 40, 8}, false},
+		} {
+			require.Equal(t, tc.warp, launch.WarpRows(kernel.ID(k), tc.ints[1], tc.ints[2]), "%s %v: planner switch", k, tc.ints)
+			for _, dt := range []cudaops.DType{cudaops.Float64, cudaops.Float32} {
+				c := testcase.New(k, dt, tc.ints, rng)
+				poison(c)
+				tm, err := b.Time(c, 1, 0)
+				require.NoError(t, err, "%s %s %v", k, dt, tc.ints)
+				require.Equal(t, tc.warp, strings.HasSuffix(strings.TrimSuffix(strings.TrimSuffix(tm.Config.Func, "_f64"), "_f32"), kernel.WarpSuffix),
+					"%s %s %v ran %s", k, dt, tc.ints, tm.Config.Func)
+				requireParity(t, c, tm.Config.Func)
+			}
+		}
 	}
 }
 

@@ -144,7 +144,8 @@ func TestFakeDriverRunsTheDeviceBackend(t *testing.T) {
 	cudatest.NeedNVRTC(t, cudrv.LoadNVRTC())
 	lib := buildFakeDriver(t)
 	deviceTests := []string{"TestCUDADeviceRunsEveryKernel", "TestCUDARequiredModeUsesTheDevice",
-		"TestCUDADeterministic", "TestCUDAAutoFallsBackOnDeviceFailure", "TestCUDAPrewarm", "TestCUDATime"}
+		"TestCUDADeterministic", "TestCUDAAutoFallsBackOnDeviceFailure", "TestCUDAPrewarm", "TestCUDATime",
+		"TestCUDAParityBlockAndWarp"}
 	for _, tc := range []struct {
 		name  string
 		env   []string

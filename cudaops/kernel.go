@@ -194,7 +194,7 @@ func lengths(c *Call, dims []kernel.Dim) ([]int, error) {
 	for i, d := range dims {
 		n, ok := d.Len(c.Ints)
 		if !ok {
-			return nil, check.Errorf(gatejet.ErrShape, "cudaops.Call", "Ints", "%v: sizes %v overflow int", c.Kernel, c.Ints)
+			return nil, check.Errorf(gatejet.ErrSize, "cudaops.Call", "Ints", "%v: sizes %v overflow int", c.Kernel, c.Ints)
 		}
 		out[i] = n
 	}
@@ -243,7 +243,8 @@ func (c *Call) Lengths() (in, out []int, err error) {
 // Check validates the call against its kernel's declaration: a known kernel (ErrParam), the
 // count of Ints (ErrParam; a nil *Call too), non-negative sizes and, for row jets, K ≥ 1 and
 // P ≥ 1 (ErrShape), a DType with no slice of the other element type (ErrDType), each
-// operand's length and no operand beyond the kernel's counts (ErrSize), and the count and
+// operand's length, sizes whose products overflow int and no operand beyond the kernel's
+// counts (ErrSize), and the count and
 // range of Floats (ErrParam, ErrTemperature, ErrNonFinite, as the gate's own check). Backends
 // call it before launching.
 func (c *Call) Check() error { return c.check("cudaops.Call", false) }
@@ -321,7 +322,7 @@ func checkLen[T Float](op string, c *Call, dims []kernel.Dim, side string, i int
 	}
 	n, ok := dims[i].Len(c.Ints)
 	if !ok {
-		return check.Errorf(gatejet.ErrShape, op, "Ints", "%v: sizes %v overflow int", c.Kernel, c.Ints)
+		return check.Errorf(gatejet.ErrSize, op, "Ints", "%v: sizes %v overflow int", c.Kernel, c.Ints)
 	}
 	if len(s) != n {
 		return check.Errorf(gatejet.ErrSize, op, side+"["+strconv.Itoa(i)+"]", "%v with Ints %v: want length %d, got %d", c.Kernel, c.Ints, n, len(s))

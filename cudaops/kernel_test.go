@@ -71,7 +71,7 @@ func TestCallCheck(t *testing.T) {
 		{"no invTau", func(c *Call) { c.Floats = nil }, gatejet.ErrParam},
 		{"bad invTau", func(c *Call) { c.Floats = []float64{math.Inf(1)} }, gatejet.ErrTemperature},
 		{"zero invTau", func(c *Call) { c.Floats = []float64{0} }, gatejet.ErrTemperature},
-		{"overflow", func(c *Call) { c.Ints = []int{math.MaxInt / 2, k, p} }, gatejet.ErrShape},
+		{"overflow", func(c *Call) { c.Ints = []int{math.MaxInt / 2, k, p} }, gatejet.ErrSize},
 	}
 	for _, tc := range cases {
 		c := good()

@@ -4,6 +4,18 @@
 // natural gradient, and Gauss-Newton curvature terms (slabs, a curvature penalty and a
 // batched log-determinant) built from the ops of package ops.
 //
+// Three things to know first:
+//
+//   - Second order needs Grad. gorgonia.Grad is right for one gradient (and feeds Gorgonia's
+//     solvers), but it caches each derivative on its node and returns it again in later
+//     calls: differentiating a gradient with it silently returns the first gradient.
+//   - Replace gorgonia.SoftMax(x) with ops.Softmax(x, -1) (and gorgonia.LogSoftMax with
+//     ops.LogSoftmax): Gorgonia's softmax gradient cannot be differentiated again, and Grad
+//     says so, naming the op; the example of Grad "fromGorgoniaSoftMax" shows the migration.
+//   - A trained model's state is the values of its learnable nodes (the ops hold none):
+//     save them with encoding/gob (*tensor.Dense encodes itself) and restore them with
+//     gorgonia.Let into the graph built again, as the example "SaveAndRestore" does.
+//
 // # Gradients of gradients
 //
 // gorgonia.Grad (v0.9.18) records each derivative it builds on its node and returns it again
@@ -70,6 +82,9 @@
 // package adds ErrGradient (a gradient check failed), ErrMachine (a machine failed to
 // compile or run), ErrNotDifferentiable (Grad met an op without a gradient) and ErrNotSPD
 // (a matrix given to LogDetPlusRidge is not positive definite, found when the graph runs).
+// A gradient op that Grad builds and whose output would exceed gatejet.MaxBytes is a
+// gatejet.ErrSize error (raise the limit with gatejet.SetMaxBytes), as is a shape whose
+// element count overflows int.
 //
 // The plain-slice helpers never panic: they return a *gatejet.Error for an invalid
 // argument (a length mismatch, a bad temperature, and for NaturalGradient a negative or
@@ -78,7 +93,7 @@
 // finite costs gets probability 0; Argmin, which has no invalid arguments, skips NaN costs.
 // Finite costs give finite probabilities for every accepted temperature, however large
 // either is. Values stored column-major (tensor.AsFortran) are read, and gradients written,
-// in their logical order. A nil Option, a nil *Report (OK is false) and a nil TB are
+// in their logical order. A nil ops.Option or CheckOption, a nil *Report (OK is false) and a nil TB are
 // handled without a panic.
 //
 // # Concurrency

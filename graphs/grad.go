@@ -1,7 +1,9 @@
 package graphs
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/gatejet/gatejet"
@@ -30,6 +32,15 @@ var gradMu sync.Mutex
 // Hessian-vector products of a whole loss (Grad of ⟨Grad(c, x), v⟩), Newton steps. It leaves
 // the nodes' recorded derivatives (Node.Deriv) alone.
 //
+// Migrating from gorgonia.SoftMax and gorgonia.Grad: build the softmax with ops.Softmax
+// (Gorgonia's softmax gradient cannot be differentiated again; Grad names it and says so)
+// and take every gradient that is differentiated again with Grad:
+//
+//	p := gorgonia.Must(gorgonia.SoftMax(z))     // before
+//	p, err := ops.Softmax(z, -1)                 // after (ops.LogSoftmax for gorgonia.LogSoftMax)
+//	g, err := graphs.Grad(loss, w)               // ∇loss, in place of gorgonia.Grad
+//	hv, err := graphs.Grad(penalty(g[0]), w)     // second order: gorgonia.Grad would return ∇loss
+//
 // Grad builds no Node.Deriv links, which Gorgonia's solvers and BindDualValues read: to train
 // with a Gorgonia solver, differentiate the loss with gorgonia.Grad, and use Grad for what
 // gorgonia.Grad gets wrong. Calls of Grad (and of GradCheck) from several goroutines are
@@ -44,8 +55,11 @@ var gradMu sync.Mutex
 //
 // Errors are *gatejet.Error values: ErrParam for a nil or foreign node or one the cost does
 // not depend on, ErrRank for a cost that is not a scalar, ErrDType for a cost that is not
-// float64 or float32, and ErrNotDifferentiable, naming the op, when a node of wrt reaches the
-// cost only through an op that cannot be differentiated symbolically.
+// float64 or float32, ErrNotDifferentiable, naming the op, when a node of wrt reaches the
+// cost through an op that cannot be differentiated symbolically (rather than a gradient
+// that silently lacks that path), and gatejet.ErrSize,
+// naming the node, when a gradient op's output would exceed gatejet.MaxBytes (raise it with
+// gatejet.SetMaxBytes).
 func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 	if err := checkGrad(cost, wrt); err != nil {
 		return nil, err
@@ -152,6 +166,21 @@ func backprop(cost *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, error) {
 			return nil, notDifferentiable(n, i, order, kids, diffs, reaches)
 		}
 	}
+	// A node the cost depends on whose op has no usable DiffWRT (not a gorgonia.SDOp, or
+	// one whose DiffWRT panics) passes no gradient to its inputs: where an input depends on
+	// a node of wrt, the gradient would silently lack that path.
+	for _, n := range order {
+		if !reaches[n] || diffs[n] != nil {
+			continue
+		}
+		for i, c := range kids[n] {
+			if affected[c] {
+				return nil, check.Errorf(ErrNotDifferentiable, opGrad, nodeName(n),
+					"op %v cannot be differentiated, and its input %d (%s) depends on the nodes differentiated with respect to%s",
+					n.Op(), i, nodeName(c), hint(n.Op()))
+			}
+		}
+	}
 
 	var one gorgonia.Value = gorgonia.NewF64(1)
 	if cost.Dtype() == tensor.Float32 {
@@ -175,8 +204,13 @@ func backprop(cost *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, error) {
 		}
 		cg, err := symDiff(op, kids[n], n, gn)
 		if err != nil {
-			return nil, check.Errorf(ErrNotDifferentiable, opGrad, nodeName(n),
-				"op %v: SymDiff: %v", n.Op(), err)
+			// A gradient op refused for its size can be built under a larger
+			// gatejet.MaxBytes: that is a size error, not a missing derivative.
+			kind := ErrNotDifferentiable
+			if errors.Is(err, gatejet.ErrSize) {
+				kind = gatejet.ErrSize
+			}
+			return nil, check.Errorf(kind, opGrad, nodeName(n), "op %v: SymDiff: %v", n.Op(), err)
 		}
 		for i, c := range kids[n] {
 			if !diffs[n][i] || !affected[c] {
@@ -209,13 +243,22 @@ func notDifferentiable(n *gorgonia.Node, i int, order gorgonia.Nodes, kids map[*
 			below[m] = true
 			if reaches[m] && (k >= len(diffs[m]) || !diffs[m][k]) {
 				return check.Errorf(ErrNotDifferentiable, opGrad, "wrt",
-					"node %d (%s) reaches the cost only through op %v of node %s, which cannot be differentiated with respect to its input %d (%s)",
-					i, nodeName(n), m.Op(), nodeName(m), k, nodeName(c))
+					"node %d (%s) reaches the cost only through op %v of node %s, which cannot be differentiated with respect to its input %d (%s)%s",
+					i, nodeName(n), m.Op(), nodeName(m), k, nodeName(c), hint(m.Op()))
 			}
 		}
 	}
 	return check.Errorf(gatejet.ErrParam, opGrad, "wrt",
 		"the cost does not depend on node %d (%s)", i, nodeName(n))
+}
+
+// hint says what to use instead of an op of Gorgonia's that cannot be differentiated.
+func hint(op gorgonia.Op) string {
+	if strings.HasPrefix(fmt.Sprint(op), "SoftmaxDiff") {
+		return ": it is the gradient of gorgonia.SoftMax (or LogSoftMax), which Gorgonia cannot differentiate again; " +
+			"build the softmax with ops.Softmax(x, axis) (or ops.LogSoftmax), whose gradient is differentiable"
+	}
+	return ""
 }
 
 // reduceAdd sums the gradient terms that reach a node.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/testkit"
+	"github.com/gatejet/gatejet/ops"
 )
 
 // evalNodes runs the subgraph of the given nodes on a TapeMachine and returns their values
@@ -156,6 +157,78 @@ func TestGradErrors(t *testing.T) {
 			require.Contains(t, err.Error(), tc.text)
 		})
 	}
+}
+
+// TestGradThroughGorgoniaSoftMax: the gradient of gorgonia.SoftMax (its SoftmaxDiff op) cannot
+// be differentiated (its DiffWRT panics). A second-order gradient through it is an
+// ErrNotDifferentiable error that names the op and points to ops.Softmax, whether the node
+// differentiated with respect to reaches the cost only through it or also along other paths
+// (where dropping the path would give a silently wrong gradient). With ops.Softmax the same
+// graphs are differentiated twice.
+func TestGradThroughGorgoniaSoftMax(t *testing.T) {
+	for _, alsoDirect := range []bool{false, true} {
+		for _, ours := range []bool{false, true} {
+			g := G.NewGraph()
+			x := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("x"),
+				G.WithValue(tensor.New(tensor.WithBacking([]float64{0.1, 0.5, -0.3}))))
+			w := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("w"),
+				G.WithValue(tensor.New(tensor.WithBacking([]float64{1, 2, 3}))))
+			z := G.Must(G.HadamardProd(x, w))
+			var p *G.Node
+			var err error
+			if ours {
+				p, err = ops.Softmax(z, -1)
+			} else {
+				p, err = G.SoftMax(z)
+			}
+			require.NoError(t, err)
+			weight := x
+			if alsoDirect {
+				weight = w // the loss depends on w along a second path as well
+			}
+			loss := G.Must(G.Sum(G.Must(G.HadamardProd(p, weight))))
+			grad, err := Grad(loss, w)
+			require.NoError(t, err)
+			penalty := G.Must(G.Sum(G.Must(G.Square(grad[0]))))
+			got, err := Grad(penalty, w)
+			if ours {
+				require.NoError(t, err, "ops.Softmax, also direct %v", alsoDirect)
+				RequireGradients(t, penalty, G.Nodes{w})
+				continue
+			}
+			require.Nil(t, got)
+			require.ErrorIs(t, err, ErrNotDifferentiable, "also direct %v", alsoDirect)
+			require.Contains(t, err.Error(), "SoftmaxDiff")
+			require.Contains(t, err.Error(), "build the softmax with ops.Softmax(x, axis)")
+		}
+	}
+}
+
+// TestGradSizeRefusal: a gradient op whose output exceeds gatejet.MaxBytes is an ErrSize
+// error of Grad naming the node whose op refused, not ErrNotDifferentiable: the gradient
+// exists and is built once the limit is raised.
+func TestGradSizeRefusal(t *testing.T) {
+	g := G.NewGraph()
+	l := G.NewMatrix(g, tensor.Float64, G.WithShape(4, 3), G.WithName("l"))
+	d := G.NewTensor(g, tensor.Float64, 3, G.WithShape(4, 3, 16), G.WithName("d"))
+	prev := gatejet.SetMaxBytes(1024) // the value channel [4,16] fits; its gradient in d, [4,3,16], does not
+	defer gatejet.SetMaxBytes(prev)
+	out, err := ops.SoftmaxJetValue(l, d, 1)
+	require.NoError(t, err)
+	cost := G.Must(G.Sum(out))
+	got, err := Grad(cost, l, d)
+	require.Nil(t, got)
+	require.ErrorIs(t, err, gatejet.ErrSize)
+	require.False(t, errors.Is(err, ErrNotDifferentiable))
+	var ge *gatejet.Error
+	require.True(t, errors.As(err, &ge))
+	require.Equal(t, opGrad, ge.Op)
+	require.Equal(t, out.Name(), ge.Arg)
+	require.Contains(t, err.Error(), "1.5 KiB) exceed the limit of 1.0 KiB")
+	gatejet.SetMaxBytes(prev)
+	got, err = Grad(cost, l, d)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
 }
 
 // TestGradTwiceConcurrent: Grad, first and second order, on separate graphs from several goroutines at once is race-free

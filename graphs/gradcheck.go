@@ -38,8 +38,9 @@ func (m Machine) String() string {
 	return fmt.Sprintf("Machine(%d)", int(m))
 }
 
-// Option configures GradCheck.
-type Option func(*config)
+// CheckOption configures GradCheck and RequireGradients. (The graph builders of this
+// package take ops.Option: the options of the ops they build.)
+type CheckOption func(*config)
 
 type config struct {
 	step       float64
@@ -54,26 +55,26 @@ type config struct {
 // WithStep sets the finite-difference step h (default 1e-6 for float64, 1e-3 for
 // float32). The derivative is (f(x+h) − f(x−h)) / ((x+h) − (x−h)), the denominator
 // taken after rounding to the input's dtype.
-func WithStep(h float64) Option {
+func WithStep(h float64) CheckOption {
 	return func(c *config) { c.step, c.stepSet = h, true }
 }
 
 // WithTolerance sets the tolerance: an element passes when
 // |analytic − numeric| ≤ atol + rtol·max(|analytic|, |numeric|).
 // The defaults are rtol = atol = 1e-6 for float64 and rtol = atol = 1e-2 for float32.
-func WithTolerance(rtol, atol float64) Option {
+func WithTolerance(rtol, atol float64) CheckOption {
 	return func(c *config) { c.rtol, c.atol, c.tolSet = rtol, atol, true }
 }
 
 // WithMaxElements limits the check to at most n elements of each input node, drawn
 // without replacement by a generator seeded with seed (different nodes get different
 // streams). n ≤ 0 checks every element, which is the default.
-func WithMaxElements(n int, seed uint64) Option {
+func WithMaxElements(n int, seed uint64) CheckOption {
 	return func(c *config) { c.maxElems, c.seed = n, seed }
 }
 
 // WithMachine selects the machine (default Tape).
-func WithMachine(m Machine) Option {
+func WithMachine(m Machine) CheckOption {
 	return func(c *config) { c.machine = m }
 }
 
@@ -183,13 +184,13 @@ const opGradCheck = "graphs.GradCheck"
 // element is not, GradCheck returns the full report together with a *gatejet.Error of
 // kind ErrGradient that names the worst node, its element, and both values. Invalid
 // arguments give a nil report and an error of kind gatejet.ErrParam, ErrShape or
-// ErrDType (a nil Option is an ErrParam error naming "opts"); a machine that fails to
+// ErrDType (a nil CheckOption is an ErrParam error naming "opts"); a machine that fails to
 // compile or run gives ErrMachine, or the kind of the *gatejet.Error an Op returned.
 //
 // With the Tape machine GradCheck calls gorgonia.Grad through Grad, which holds this
 // package's lock: gorgonia.Grad (v0.9.18) is not safe to call from several goroutines at
 // once, even on separate graphs.
-func GradCheck(cost *gorgonia.Node, wrt gorgonia.Nodes, opts ...Option) (*Report, error) {
+func GradCheck(cost *gorgonia.Node, wrt gorgonia.Nodes, opts ...CheckOption) (*Report, error) {
 	cfg := config{}
 	for i, o := range opts {
 		if o == nil {

@@ -333,7 +333,7 @@ func TestGradCheckArgErrors(t *testing.T) {
 		name string
 		cost *gorgonia.Node
 		wrt  gorgonia.Nodes
-		opts []Option
+		opts []CheckOption
 		kind error
 	}{
 		{"nil cost", nil, wrt, nil, gatejet.ErrParam},
@@ -345,9 +345,9 @@ func TestGradCheckArgErrors(t *testing.T) {
 		{"dtype", cost, gorgonia.Nodes{f32}, nil, gatejet.ErrDType},
 		{"unbound", cost, gorgonia.Nodes{unbound}, nil, gatejet.ErrParam},
 		{"duplicate", cost, gorgonia.Nodes{vec, vec}, nil, gatejet.ErrParam},
-		{"step", cost, wrt, []Option{WithStep(0)}, gatejet.ErrParam},
-		{"tol", cost, wrt, []Option{WithTolerance(-1, 0)}, gatejet.ErrParam},
-		{"machine", cost, wrt, []Option{WithMachine(Machine(9))}, gatejet.ErrParam},
+		{"step", cost, wrt, []CheckOption{WithStep(0)}, gatejet.ErrParam},
+		{"tol", cost, wrt, []CheckOption{WithTolerance(-1, 0)}, gatejet.ErrParam},
+		{"machine", cost, wrt, []CheckOption{WithMachine(Machine(9))}, gatejet.ErrParam},
 	} {
 		rep, err := GradCheck(tc.cost, tc.wrt, tc.opts...)
 		require.ErrorIs(t, err, tc.kind, tc.name)

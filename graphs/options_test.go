@@ -2,6 +2,7 @@ package graphs
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -180,5 +181,30 @@ func TestGraphsOpsCPUOnly(t *testing.T) {
 			_, err = op.Do(x)
 			require.ErrorIs(t, err, gatejet.ErrDevice)
 		})
+	}
+}
+
+// TestOptionTypes: every graph builder of this package takes the options of the ops it
+// builds (ops.Option, as the ops' own constructors do), and GradCheck and RequireGradients
+// take CheckOption, a type of another name, so that neither can be passed for the other.
+func TestOptionTypes(t *testing.T) {
+	opsOption := reflect.TypeOf(ops.Option(nil))
+	for name, f := range map[string]any{
+		"SoftArgmin": SoftArgmin, "LogDetPlusRidge": LogDetPlusRidge, "GaussNewtonSlabs": GaussNewtonSlabs,
+		"GaussNewtonLogDet": GaussNewtonLogDet, "CurvaturePenalty": CurvaturePenalty,
+		"ops.SoftmaxJetValue": ops.SoftmaxJetValue, "ops.Softmax": ops.Softmax,
+	} {
+		ft := reflect.TypeOf(f)
+		require.True(t, ft.IsVariadic(), name)
+		require.Equal(t, opsOption, ft.In(ft.NumIn()-1).Elem(), name)
+	}
+	checkOption := reflect.TypeOf(CheckOption(nil))
+	require.NotEqual(t, opsOption, checkOption)
+	for name, f := range map[string]any{"GradCheck": GradCheck, "RequireGradients": RequireGradients} {
+		ft := reflect.TypeOf(f)
+		require.Equal(t, checkOption, ft.In(ft.NumIn()-1).Elem(), name)
+	}
+	for _, o := range []any{WithStep(1e-6), WithTolerance(1e-6, 1e-6), WithMaxElements(3, 1), WithMachine(Lisp)} {
+		require.Equal(t, checkOption, reflect.TypeOf(o))
 	}
 }

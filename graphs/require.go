@@ -24,7 +24,7 @@ type TB interface {
 //		cost, params := buildModel()
 //		graphs.RequireGradients(t, cost, params, graphs.WithMaxElements(50, 1))
 //	}
-func RequireGradients(t TB, cost *gorgonia.Node, wrt gorgonia.Nodes, opts ...Option) *Report {
+func RequireGradients(t TB, cost *gorgonia.Node, wrt gorgonia.Nodes, opts ...CheckOption) *Report {
 	if isNilTB(t) {
 		rep, _ := GradCheck(cost, wrt, opts...)
 		return rep

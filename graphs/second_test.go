@@ -124,7 +124,7 @@ func hessianGradCheck(t *testing.T, c *gorgonia.Node, xs gorgonia.Nodes, seed ui
 			dir = gorgonia.Must(gorgonia.Add(dir, term))
 		}
 	}
-	var opts []Option
+	var opts []CheckOption
 	if c.Dtype() == tensor.Float64 {
 		opts = append(opts, WithStep(1e-5), WithTolerance(1e-7, 1e-8))
 	}

@@ -48,7 +48,7 @@ func needGorgoniaStdLib(t *testing.T) {
 	if errors.Is(gorgoniaStdLib, cudadoer.ErrNoGorgoniaSources) {
 		t.Skipf("Gorgonia's own CUDA functions (Add, Mul, HadamardProd …) are not registered, so its device ops "+
 			"cannot run: %v. Set %s to a copy of the directory \"$(go list -m -f '{{.Dir}}' gorgonia.org/gorgonia)/cuda modules/src\" "+
-			"(scripts/gpu-first-run finds it in the module cache or .devkit/gorgonia-cuda-src)", gorgoniaStdLib, cudadoer.GorgoniaSourcesEnv)
+			"(the GPU bundle of scripts/gpu-bundle carries a copy and sets it)", gorgoniaStdLib, cudadoer.GorgoniaSourcesEnv)
 	}
 	require.NoError(t, gorgoniaStdLib, "registering Gorgonia's own CUDA functions")
 }

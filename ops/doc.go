@@ -1,9 +1,20 @@
 // Package ops makes gatejet's kernels Gorgonia operations: graph nodes with type and shape
 // inference, forward computation, and gradients for both of Gorgonia's virtual machines.
 //
-// Build nodes with the constructors below, differentiate with gorgonia.Grad (first order) or
-// graphs.Grad (a gradient of a gradient: Hessian-vector products, gradient penalties), and run
-// the graph on a TapeMachine or a LispMachine like any other.
+// Build nodes with the constructors below and run the graph on a TapeMachine or a
+// LispMachine like any other. Three things to know first:
+//
+//   - Second order needs graphs.Grad. gorgonia.Grad is right for one gradient (and feeds
+//     Gorgonia's solvers), but it caches each derivative on its node and returns it again in
+//     later calls: differentiating a gradient with it (Hessian-vector products, gradient
+//     penalties) silently returns the first gradient. graphs.Grad differentiates again.
+//   - Replace gorgonia.SoftMax(x) with Softmax(x, -1) (gorgonia.LogSoftMax with
+//     LogSoftmax(x, -1)): Gorgonia's softmax gradient cannot be differentiated again, this
+//     package's can, on both machines. graphs.Grad's example shows the migration.
+//   - The ops hold no learned state, so a trained model is saved by saving the values of its
+//     learnable nodes (encoding/gob encodes *tensor.Dense) and restored by binding them, with
+//     gorgonia.Let, to the graph built again by the same code: the package graphs example
+//     "SaveAndRestore" does it, with the same outputs bit for bit.
 //
 // # Errors, not panics
 //
@@ -12,7 +23,8 @@
 // ErrParam, ErrNonFinite or ErrSize with errors.Is, and naming the argument) before anything
 // reaches gorgonia.ApplyOp, so building a node never panics. An output larger than
 // gatejet.MaxBytes is refused then (ErrSize, argument "output", naming the size), and so is
-// such a gradient op when gorgonia.Grad builds it; every buffer a run allocates is checked
+// such a gradient op when graphs.Grad or gorgonia.Grad builds it (gorgonia.Grad keeps only
+// the message; graphs.Grad's error matches ErrSize); every buffer a run allocates is checked
 // against the limit again, so lowering it with gatejet.SetMaxBytes after a node was built
 // gives an ErrSize error from the run, never an out-of-memory crash. The ops' methods, which
 // Gorgonia's interfaces expose (Do, UsePreallocDo, InferShape, SymDiff, DoDiff, DiffWRT,
@@ -146,6 +158,9 @@
 //     whatever the cost: use graphs.Grad to differentiate a graph that holds gradients.
 //   - A LispMachine's Reset does not rewind its forward pass: build a new LispMachine for
 //     every run (the graph and its values are kept).
-//   - Reshape's DoDiff reshapes its output's gradient in place, so a graph with Reshape cannot
-//     be run twice on LispMachines.
+//   - Reshape's DoDiff reshapes its output's gradient in place and hands it on as its input's,
+//     so on a later run the gradient of a reshaped node carries the Reshape input's shape.
+//     Like Gorgonia's own ops, these ops add into a gradient over its elements whatever shape
+//     it carries, so a graph with Reshape, Transpose or Slice runs on one new LispMachine
+//     after another.
 package ops

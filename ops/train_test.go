@@ -17,6 +17,7 @@ import (
 // to go down:
 //
 //	logits = GELU(X·W1)                          [n,K]   (ops.GELU after a Gorgonia matmul)
+//	D      = Reshape(D0, [n,K,P])                [n,K,P] (D0 [n,K·P], learnable)
 //	first  = SoftmaxJetFirst(logits, D, s)       [n,K,P]
 //	value  = SoftmaxJetValue(logits, D, s)       [n,P]
 //	pred   = Σ_k (first ⊙ W2)[·,k,·] + value     [n,P]   (W2 [n,K,P]; Gorgonia's Sum over axis 1)
@@ -27,7 +28,7 @@ func TestTrainMixedGraph(t *testing.T) {
 	x := randInput(rng, "X", tensor.Shape{n, din}, -1, 1)
 	y := randInput(rng, "Y", tensor.Shape{n, p}, -1, 1)
 	w1 := randInput(rng, "W1", tensor.Shape{din, k}, -0.5, 0.5)
-	d := randInput(rng, "D", tensor.Shape{n, k, p}, -0.5, 0.5)
+	d := randInput(rng, "D0", tensor.Shape{n, k * p}, -0.5, 0.5)
 	w2 := randInput(rng, "W2", tensor.Shape{n, k, p}, -0.3, 0.3)
 	trajectories := map[tensor.Dtype][][]float64{}
 	for _, dt := range dtypes {
@@ -38,19 +39,18 @@ func TestTrainMixedGraph(t *testing.T) {
 					return G.NewTensor(g, dt, len(in.shape), G.WithShape(in.shape...), G.WithName(in.name),
 						G.WithValue(toDense(dt, in.shape, in.vals)))
 				}
-				X, Y, W1, D, W2 := node(x), node(y), node(w1), node(d), node(w2)
+				X, Y, W1, D0, W2 := node(x), node(y), node(w1), node(d), node(w2)
+				D := G.Must(G.Reshape(D0, tensor.Shape{n, k, p}))
 				logits, err := GELU(G.Must(G.Mul(X, W1)))
 				require.NoError(t, err)
 				first, err := SoftmaxJetFirst(logits, D, 1.5)
 				require.NoError(t, err)
 				value, err := SoftmaxJetValue(logits, D, 1.5)
 				require.NoError(t, err)
-				// (Gorgonia's Reshape cannot be re-run on a LispMachine: its DoDiff reshapes the
-				// live gradient of its output in place.)
 				pred := G.Must(G.Add(G.Must(G.Sum(G.Must(G.HadamardProd(first, W2)), 1)), value))
 				loss := G.Must(G.Mean(G.Must(G.Square(G.Must(G.Sub(pred, Y))))))
 
-				learnables := G.Nodes{W1, D, W2}
+				learnables := G.Nodes{W1, D0, W2}
 				// A TapeMachine is reset and re-run; a LispMachine runs once (its Reset does
 				// not rewind the forward pass in Gorgonia v0.9.18), so each step gets a new one.
 				newVM := func() G.VM { return G.NewLispMachine(g) }

@@ -362,7 +362,7 @@ func TestVJPHessianGradCheck(t *testing.T) {
 					vl := G.NewConstant(dense(dt, fg.l.Shape(), normals(rng, fg.l.Shape().TotalSize())))
 					vd := G.NewConstant(dense(dt, fg.d.Shape(), normals(rng, fg.d.Shape().TotalSize())))
 					dir := G.Must(G.Add(inner(grads[0], vl), inner(grads[1], vd)))
-					var opts []graphs.Option
+					var opts []graphs.CheckOption
 					if dt == tensor.Float64 {
 						opts = append(opts, graphs.WithStep(1e-5), graphs.WithTolerance(1e-7, 1e-8))
 					}
@@ -624,7 +624,7 @@ func requireGradCheckOfInner(t *testing.T, grad, x *G.Node) {
 	cost := inner(grad, x)
 	_, err := graphs.Grad(cost, x)
 	require.NoError(t, err)
-	var opts []graphs.Option
+	var opts []graphs.CheckOption
 	if x.Dtype() == tensor.Float64 {
 		opts = append(opts, graphs.WithStep(1e-6), graphs.WithTolerance(1e-8, 1e-9))
 	}

@@ -179,7 +179,7 @@ func TestErrors(t *testing.T) {
 		{"K=0", func() error { return First[float64](nil, nil, nil, Shape{1, 0, 1}, 1) }, gatejet.ErrShape, "shape"},
 		{"P=0", func() error { return First[float64](nil, nil, nil, Shape{1, 1, 0}, 1) }, gatejet.ErrShape, "shape"},
 		{"N<0", func() error { return First[float64](nil, nil, nil, Shape{-1, 1, 1}, 1) }, gatejet.ErrShape, "shape"},
-		{"overflow", func() error { return Second[float64](nil, nil, nil, Shape{1 << 20, 1 << 20, 1 << 20}, 1) }, gatejet.ErrShape, "shape"},
+		{"overflow", func() error { return Second[float64](nil, nil, nil, Shape{1 << 20, 1 << 20, 1 << 20}, 1) }, gatejet.ErrSize, "shape"},
 		{"dst short", func() error { return Second(make([]float64, 10), l, d, sh, 1) }, gatejet.ErrSize, "dst"},
 		{"logits short", func() error { return First(make([]float64, 24), l[:5], d, sh, 1) }, gatejet.ErrSize, "logits"},
 		{"decoded long", func() error { return Value(make([]float64, 8), l, make([]float64, 25), sh, 1) }, gatejet.ErrSize, "decoded"},

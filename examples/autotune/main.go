@@ -40,27 +40,38 @@
 package main
 
 import (
-	"flag"
-	"fmt"
+	"io"
 	"os"
 
 	"github.com/gatejet/gatejet/internal/exampleutil"
 )
 
 func main() {
+	var cfg Config
+	exampleutil.Main(op, func() (err error) {
+		cfg, err = parseFlags(os.Args[1:], os.Stderr)
+		return err
+	}, func() error {
+		cfg.Out = os.Stdout
+		_, err := run(cfg)
+		return err
+	})
+}
+
+// about is what the command does, in its usage.
+const about = "Times chunk sizes of softmaxjet.Second and picks one with a differentiable argmin (graphs.SoftArgmin) over the measured costs."
+
+// parseFlags reads the command line into a Config, starting from defaultConfig.
+func parseFlags(args []string, errOut io.Writer) (Config, error) {
 	cfg := defaultConfig()
-	flag.Var(exampleutil.FloatFlag(&cfg.Tau), "tau", "temperature `τ` of the soft pick, in units of the best cost")
-	flag.IntVar(&cfg.Rows, "rows", cfg.Rows, "rows in the batch that is timed")
-	flag.IntVar(&cfg.K, "K", cfg.K, "atoms per row")
-	flag.IntVar(&cfg.P, "P", cfg.P, "output columns per row")
-	flag.IntVar(&cfg.Reps, "reps", cfg.Reps, "timing rounds, each timing every candidate once (the medians count)")
-	flag.Var(exampleutil.FloatFlag(&cfg.TieFloor), "tie", "medians within this `fraction` of the fastest (or within its noise, if more) tie; ties go to the larger rows per call")
-	flag.IntVar(&cfg.Steps, "steps", cfg.Steps, "policy-descent steps T")
-	flag.Var(exampleutil.FloatFlag(&cfg.Damping), "damping", "Fisher damping `λ` of the natural gradient (0: pseudo-inverse, ill-conditioned when some p is tiny)")
-	flag.Parse()
-	cfg.Out = os.Stdout
-	if _, err := run(cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "autotune:", err)
-		os.Exit(1)
-	}
+	fs := exampleutil.FlagSet(op, about, errOut)
+	fs.Var(exampleutil.FloatFlag(&cfg.Tau), "tau", "temperature `τ` of the soft pick, in units of the best cost")
+	fs.IntVar(&cfg.Rows, "rows", cfg.Rows, "rows in the batch that is timed")
+	fs.IntVar(&cfg.K, "K", cfg.K, "atoms per row")
+	fs.IntVar(&cfg.P, "P", cfg.P, "output columns per row")
+	fs.IntVar(&cfg.Reps, "reps", cfg.Reps, "timing rounds, each timing every candidate once (the medians count)")
+	fs.Var(exampleutil.FloatFlag(&cfg.TieFloor), "tie", "medians within this `fraction` of the fastest (or within its noise, if more) tie; ties go to the larger rows per call")
+	fs.IntVar(&cfg.Steps, "steps", cfg.Steps, "policy-descent steps T")
+	fs.Var(exampleutil.FloatFlag(&cfg.Damping), "damping", "Fisher damping `λ` of the natural gradient (0: pseudo-inverse, ill-conditioned when some p is tiny)")
+	return cfg, exampleutil.Parse(fs, args)
 }

@@ -2,9 +2,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"flag"
 	"math"
+	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/graphs"
 	"github.com/stretchr/testify/require"
 )
@@ -130,5 +135,77 @@ func TestRunBadConfig(t *testing.T) {
 		edit(&cfg)
 		_, err := run(cfg)
 		require.Error(t, err)
+	}
+}
+
+// TestUsage: -h prints the command line and what the command does, and is no failure.
+func TestUsage(t *testing.T) {
+	var errOut bytes.Buffer
+	_, err := parseFlags([]string{"-h"}, &errOut)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	require.Contains(t, errOut.String(), "usage: go run ./examples/autotune [flags]\n"+about+"\n")
+	for _, args := range [][]string{{"extra"}, {"-nosuch"}, {"-rows", "many"}, {"-tau", "1e-400"}} {
+		_, err := parseFlags(args, &errOut)
+		require.Error(t, err, "%v", args)
+	}
+}
+
+// TestFlagRefusals: every flag at nonsense values, and sizes whose buffers exceed
+// gatejet.MaxBytes (alone, together, or overflowing int), is refused before anything is
+// allocated or timed, with a *gatejet.Error naming the flags.
+func TestFlagRefusals(t *testing.T) {
+	prev := gatejet.SetMaxBytes(0) // the default limit, whatever ran before
+	defer gatejet.SetMaxBytes(prev)
+	for _, c := range []struct {
+		args  []string
+		flags string // the *gatejet.Error's Arg
+		kind  error
+		limit int64 // gatejet.SetMaxBytes for the case (0: the default)
+	}{
+		{[]string{"-rows", "0"}, "-rows", gatejet.ErrParam, 0},
+		{[]string{"-rows", "-1"}, "-rows", gatejet.ErrParam, 0},
+		{[]string{"-K", "0"}, "-K", gatejet.ErrParam, 0},
+		{[]string{"-P", "-3"}, "-P", gatejet.ErrParam, 0},
+		{[]string{"-reps", "0"}, "-reps", gatejet.ErrParam, 0},
+		{[]string{"-reps", "100001"}, "-reps", gatejet.ErrParam, 0},
+		{[]string{"-steps", "0"}, "-steps", gatejet.ErrParam, 0},
+		{[]string{"-steps", "1000001"}, "-steps", gatejet.ErrParam, 0},
+		{[]string{"-tau", "0"}, "-tau", gatejet.ErrParam, 0},
+		{[]string{"-tau", "-1"}, "-tau", gatejet.ErrParam, 0},
+		{[]string{"-tau", "NaN"}, "-tau", gatejet.ErrParam, 0},
+		{[]string{"-tau", "Inf"}, "-tau", gatejet.ErrParam, 0},
+		{[]string{"-tau", "1e-200"}, "-tau", gatejet.ErrParam, 0},
+		{[]string{"-tie", "-0.1"}, "-tie", gatejet.ErrParam, 0},
+		{[]string{"-tie", "NaN"}, "-tie", gatejet.ErrParam, 0},
+		{[]string{"-damping", "-1"}, "-damping", gatejet.ErrParam, 0},
+		{[]string{"-damping", "+Inf"}, "-damping", gatejet.ErrParam, 0},
+		{[]string{"-rows", "100000", "-K", "200", "-P", "200"}, "-rows × -K × -P", gatejet.ErrSize, 0},
+		{[]string{"-rows", "10000", "-K", "200", "-P", "200"}, "-rows × -K × -K × -P", gatejet.ErrSize, 0},
+		{[]string{"-rows", "9223372036854775807", "-K", "2"}, "-rows × -K", gatejet.ErrSize, 0},
+		// Each buffer within 1 MiB, the three together over it.
+		{[]string{"-rows", "4096", "-K", "2", "-P", "8"}, "-rows × -K + -rows × -K × -P + -rows × -K × -K × -P", gatejet.ErrSize, 1 << 20},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			var errOut bytes.Buffer
+			cfg, err := parseFlags(c.args, &errOut)
+			require.NoError(t, err, errOut.String())
+			var out bytes.Buffer
+			cfg.Out = &out
+			if c.limit != 0 {
+				gatejet.SetMaxBytes(c.limit)
+				defer gatejet.SetMaxBytes(0)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err = run(cfg)
+			runtime.ReadMemStats(&after)
+			var ge *gatejet.Error
+			require.True(t, errors.As(err, &ge), "%T %v", err, err)
+			require.ErrorIs(t, err, c.kind)
+			require.Equal(t, "autotune", ge.Op)
+			require.Equal(t, c.flags, ge.Arg, "%v", err)
+			require.Empty(t, out.String(), "refused before anything is timed")
+			require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "refused before anything is allocated")
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/graphs"
 	"github.com/gatejet/gatejet/internal/exampleutil"
 	"github.com/gatejet/gatejet/ops"
@@ -63,29 +64,60 @@ type Result struct {
 	Elapsed    time.Duration
 }
 
+// op names the command in its *gatejet.Error values.
+const op = "autotune"
+
+// validate checks every flag, and the buffers the timer allocates, before anything is
+// allocated or timed: each error is a *gatejet.Error naming the flags at fault (ErrSize for
+// a batch too large for gatejet.MaxBytes, ErrParam otherwise).
 func (c Config) validate() error {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	for _, f := range []struct {
+		name    string
+		v, most int
+	}{
+		{"-rows", c.Rows, math.MaxInt}, {"-K", c.K, math.MaxInt}, {"-P", c.P, math.MaxInt},
+		{"-reps", c.Reps, maxReps}, {"-steps", c.Steps, maxSteps},
+	} {
+		if f.v < 1 || f.v > f.most {
+			if f.most == math.MaxInt {
+				return exampleutil.BadFlag(op, f.name, "want %s ≥ 1, got %d", f.name, f.v)
+			}
+			return exampleutil.BadFlag(op, f.name, "want 1 ≤ %s ≤ %d, got %d", f.name, f.most, f.v)
+		}
+	}
 	switch {
-	case !(c.Tau > 0) || math.IsInf(c.Tau, 1):
-		return fmt.Errorf("want 0 < tau < +Inf, got %v", c.Tau)
-	case c.Rows < 1 || c.K < 1 || c.P < 1 || c.Reps < 1 || c.Steps < 1:
-		return fmt.Errorf("want rows, K, P, reps and steps ≥ 1, got %d, %d, %d, %d, %d", c.Rows, c.K, c.P, c.Reps, c.Steps)
-	case c.Reps > maxReps:
-		return fmt.Errorf("want reps ≤ %d, got %d", maxReps, c.Reps)
-	case !(c.TieFloor >= 0) || math.IsInf(c.TieFloor, 1):
-		return fmt.Errorf("want 0 ≤ tie < +Inf, got %v", c.TieFloor)
-	case !(c.Damping >= 0) || math.IsInf(c.Damping, 1):
-		return fmt.Errorf("want 0 ≤ damping < +Inf, got %v", c.Damping)
+	case !(c.Tau > 0) || !finite(c.Tau):
+		return exampleutil.BadFlag(op, "-tau", "want 0 < -tau < +Inf, got %v", c.Tau)
+	case !(1/c.Tau <= gatejet.MaxInvTau):
+		return exampleutil.BadFlag(op, "-tau", "-tau %v gives 1/τ = %v, above gatejet.MaxInvTau; want -tau ≥ %v",
+			c.Tau, 1/c.Tau, 1/gatejet.MaxInvTau)
+	case !(c.TieFloor >= 0) || !finite(c.TieFloor):
+		return exampleutil.BadFlag(op, "-tie", "want 0 ≤ -tie < +Inf, got %v", c.TieFloor)
+	case !(c.Damping >= 0) || !finite(c.Damping):
+		return exampleutil.BadFlag(op, "-damping", "want 0 ≤ -damping < +Inf, got %v", c.Damping)
 	}
 	for _, r := range c.Candidates {
 		if r < 1 {
-			return fmt.Errorf("want candidates of ≥ 1 rows per call, got %v", c.Candidates)
+			return exampleutil.BadFlag(op, "candidates", "want candidates of ≥ 1 rows per call, got %v", c.Candidates)
 		}
 	}
-	return nil
+	if c.Measure != nil {
+		return nil // nothing is allocated for timing
+	}
+	// The timer's buffers (newTimer): logits, decoded and the second channel of the batch.
+	return exampleutil.CheckBuffers(op, 8,
+		exampleutil.Buffer{Flags: "-rows × -K", Dims: []int{c.Rows, c.K}},
+		exampleutil.Buffer{Flags: "-rows × -K × -P", Dims: []int{c.Rows, c.K, c.P}},
+		exampleutil.Buffer{Flags: "-rows × -K × -K × -P", Dims: []int{c.Rows, c.K, c.K, c.P}})
 }
 
 // maxReps bounds the rounds: the samples are kept, and a million rounds would take minutes.
-const maxReps = 100_000
+// maxSteps bounds the policy descent, a few microseconds a step.
+const (
+	maxReps  = 100_000
+	maxSteps = 1_000_000
+)
 
 func run(cfg Config) (Result, error) {
 	var res Result

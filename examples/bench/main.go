@@ -43,7 +43,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -64,50 +63,30 @@ import (
 )
 
 func main() {
-	err := run(os.Args[1:], os.Stdout, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return // -h or -help: the flag package has printed the usage, which is no failure
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
+	var cfg config
+	exampleutil.Main(op, func() (err error) {
+		cfg, err = parseFlags(os.Args[1:], os.Stderr)
+		return err
+	}, func() error { return cfg.run(os.Stdout, os.Stderr) })
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	quick := fs.Bool("quick", false, "small shapes and few repetitions (a few seconds; for tests)")
-	csvPath := fs.String("csv", filepath.Join("out", "bench", "bench.csv"), "write the rows to this CSV file (empty: none)")
-	reps := fs.Int("reps", 9, "timed repetitions per measurement (median; fewer for slow baselines)")
-	warm := fs.Int("warm", 2, "untimed warm-up runs before each measurement")
-	budget := fs.Duration("budget", 4*time.Second, "time the repetitions of one measurement may take")
-	only := fs.String("only", "", "run only the groups whose names contain this (second, first, hvp, backward, softmax)")
-	verbose := fs.Bool("v", false, "log each row to stderr as it is measured")
-	md := fs.Bool("md", false, "print the table as Markdown")
-	repeat := fs.Int("repeat", 1, "run the groups this many times: the table is the last run's, followed by each target row's speedups over all runs")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if *repeat < 1 {
-		return fmt.Errorf("-repeat %d: want at least 1", *repeat)
-	}
-	b := &bench{tm: timer{warm: *warm, reps: *reps, budget: *budget}, quick: *quick, log: func(string, ...any) {}}
-	if *quick {
-		b.tm = timer{warm: 1, reps: 3, budget: 300 * time.Millisecond}
-	}
-	if *verbose {
-		b.log = func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
-	}
-	groups := []struct {
-		name string
-		run  func() error
-	}{
+// op names the command in its *gatejet.Error values.
+const op = "bench"
+
+// about is what the command does, in its usage.
+const about = "Times gatejet's kernels and ops against the routes one would otherwise take (Gorgonia's own ops and autodiff, finite differences, memory probes) and prints one table."
+
+// group is a group of rows; -only picks groups by name.
+type group struct {
+	name string
+	run  func() error
+}
+
+// benchGroups returns the groups of rows b measures, in the order they run.
+func benchGroups(b *bench) []group {
+	return []group{
 		{"second", func() error {
-			if *quick {
+			if b.quick {
 				return b.secondCase(softmaxjet.Shape{N: 256, K: 8, P: 8}, false)
 			}
 			if err := b.secondCase(softmaxjet.Shape{N: 4096, K: 16, P: 16}, true); err != nil {
@@ -116,14 +95,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return b.secondCase(softmaxjet.Shape{N: 256, K: 64, P: 16}, false)
 		}},
 		{"first", func() error {
-			if *quick {
+			if b.quick {
 				return b.firstCase(softmaxjet.Shape{N: 128, K: 8, P: 4})
 			}
 			return b.firstCase(softmaxjet.Shape{N: 4096, K: 16, P: 16})
 		}},
 		{"hvp", func() error {
 			ks, n := []int{8, 16, 32, 64, 128, 256}, 256
-			if *quick {
+			if b.quick {
 				ks, n = []int{8, 16}, 64
 			}
 			for _, k := range ks {
@@ -131,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 				if k == 64 {
 					target = 30
 				}
-				if err := b.hvpCase(softmaxjet.Shape{N: n, K: k, P: 16}, k <= 128, k == 64 || (*quick && k == 16), target); err != nil {
+				if err := b.hvpCase(softmaxjet.Shape{N: n, K: k, P: 16}, k <= 128, k == 64 || (b.quick && k == 16), target); err != nil {
 					return err
 				}
 			}
@@ -139,7 +118,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}},
 		{"backward", func() error {
 			shape := []int{4096, 1024}
-			if *quick {
+			if b.quick {
 				shape = []int{256, 128}
 			}
 			probe, name, err := b.copy3Probe(shape[0] * shape[1])
@@ -149,7 +128,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 				var last time.Duration
 				target := 0.0
-				if dt == tensor.Float64 && !*quick {
+				if dt == tensor.Float64 && !b.quick {
 					target = 3
 				}
 				if err := b.backwardCase(dt, shape, -1, &last, probe, name, target); err != nil {
@@ -163,18 +142,102 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}},
 		// Softmax f64 [4096×1024] fwd+grad on a TapeMachine vs gorgonia.SoftMax (softmax.go).
 		{"softmax", func() error {
-			if *quick {
+			if b.quick {
 				return b.softmaxCase([]int{256, 128}, 0)
 			}
 			return b.softmaxCase([]int{4096, 1024}, 3)
 		}},
 	}
+}
+
+// groupNames are the names of the groups, in the order they run.
+func groupNames() []string {
+	var names []string
+	for _, g := range benchGroups(&bench{}) {
+		names = append(names, g.name)
+	}
+	return names
+}
+
+// Bounds of the timing flags: beyond them a run takes hours (or a sample count overflows).
+const (
+	maxReps   = 1000
+	maxRepeat = 100
+	maxBudget = time.Hour
+)
+
+// config is a command line.
+type config struct {
+	quick, verbose, md bool
+	csv, only          string
+	tm                 timer
+	repeat             int
+}
+
+// parseFlags reads the command line into a config.
+func parseFlags(args []string, errOut io.Writer) (config, error) {
+	var c config
+	fs := exampleutil.FlagSet(op, about, errOut)
+	fs.BoolVar(&c.quick, "quick", false, "small shapes and few repetitions (a few seconds; for tests); -reps, -warm and -budget given with it still count")
+	fs.StringVar(&c.csv, "csv", filepath.Join("out", "bench", "bench.csv"), "write the rows to this CSV file (empty: none)")
+	fs.IntVar(&c.tm.reps, "reps", 9, fmt.Sprintf("timed repetitions per measurement, 1 to %d (median; fewer for slow baselines)", maxReps))
+	fs.IntVar(&c.tm.warm, "warm", 2, fmt.Sprintf("untimed warm-up runs before each measurement, 0 to %d", maxReps))
+	fs.DurationVar(&c.tm.budget, "budget", 4*time.Second, fmt.Sprintf("time the repetitions of one measurement may take, more than 0 and at most %v", maxBudget))
+	fs.StringVar(&c.only, "only", "", "run only the groups whose names contain this ("+strings.Join(groupNames(), ", ")+")")
+	fs.BoolVar(&c.verbose, "v", false, "log each row to stderr as it is measured")
+	fs.BoolVar(&c.md, "md", false, "print the table as Markdown")
+	fs.IntVar(&c.repeat, "repeat", 1, fmt.Sprintf("run the groups this many times, 1 to %d: the table is the last run's, followed by each target row's speedups over all runs", maxRepeat))
+	if err := exampleutil.Parse(fs, args); err != nil {
+		return c, err
+	}
+	if c.quick {
+		// The quick timing, unless a flag given with -quick says otherwise.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["warm"] {
+			c.tm.warm = 1
+		}
+		if !set["reps"] {
+			c.tm.reps = 3
+		}
+		if !set["budget"] {
+			c.tm.budget = 300 * time.Millisecond
+		}
+	}
+	return c, nil
+}
+
+// run parses args and runs them (the tests' entry).
+func run(args []string, stdout, stderr io.Writer) error {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	return c.run(stdout, stderr)
+}
+
+// run measures the groups of c and prints the table. Every flag is checked first.
+func (c config) run(stdout, stderr io.Writer) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if c.csv != "" {
+		// Checked now, not after minutes of timing.
+		if err := exampleutil.CheckOut(op, "-csv", filepath.Dir(c.csv), c.csv); err != nil {
+			return err
+		}
+	}
+	b := &bench{tm: c.tm, quick: c.quick, log: func(string, ...any) {}}
+	if c.verbose {
+		b.log = func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
+	}
+	groups := benchGroups(b)
 	start, loadStart := time.Now(), loadAvg()
 	var runs [][]row
-	for rep := 0; rep < *repeat; rep++ {
+	for rep := 0; rep < c.repeat; rep++ {
 		b.rows = nil
 		for _, g := range groups {
-			if *only != "" && !strings.Contains(g.name, *only) {
+			if c.only != "" && !strings.Contains(g.name, c.only) {
 				continue
 			}
 			b.log("%s:", g.name)
@@ -186,21 +249,42 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "gatejet bench: %s/%s, %d cores (GOMAXPROCS %d, par.MinWork %d), %s; %s at the start, %s at the end; %.0f s\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), par.MinWork(), runtime.Version(), loadStart, loadAvg(), time.Since(start).Seconds())
-	if *md {
+	if c.md {
 		printMarkdown(stdout, b.rows)
 	} else {
 		printTable(stdout, b.rows)
 	}
-	if *repeat > 1 {
+	if c.repeat > 1 {
 		printRepeats(stdout, runs)
 	}
-	if *csvPath != "" {
-		if err := writeCSV(*csvPath, b.rows); err != nil {
+	if c.csv != "" {
+		if err := writeCSV(c.csv, b.rows); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "rows written to %s\n", *csvPath)
+		fmt.Fprintf(stdout, "rows written to %s\n", c.csv)
 	}
 	return nil
+}
+
+// validate checks the timing flags and -only before anything runs: an ErrParam
+// *gatejet.Error naming the flag.
+func (c config) validate() error {
+	switch tm := c.tm; {
+	case tm.reps < 1 || tm.reps > maxReps:
+		return exampleutil.BadFlag(op, "-reps", "want 1 ≤ -reps ≤ %d, got %d", maxReps, tm.reps)
+	case tm.warm < 0 || tm.warm > maxReps:
+		return exampleutil.BadFlag(op, "-warm", "want 0 ≤ -warm ≤ %d, got %d", maxReps, tm.warm)
+	case tm.budget <= 0 || tm.budget > maxBudget:
+		return exampleutil.BadFlag(op, "-budget", "want 0 < -budget ≤ %v, got %v", maxBudget, tm.budget)
+	case c.repeat < 1 || c.repeat > maxRepeat:
+		return exampleutil.BadFlag(op, "-repeat", "want 1 ≤ -repeat ≤ %d, got %d", maxRepeat, c.repeat)
+	}
+	for _, g := range groupNames() {
+		if strings.Contains(g, c.only) {
+			return nil
+		}
+	}
+	return exampleutil.BadFlag(op, "-only", "%q names no group; want a part of one of %s", c.only, strings.Join(groupNames(), ", "))
 }
 
 // printRepeats prints, for each row with a target, its speedup in every run, how many runs

@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatejet/gatejet"
 )
 
 // TestQuickRun runs the benchmark in its quick mode and checks that it prints one table and
@@ -55,6 +59,9 @@ func TestQuickRun(t *testing.T) {
 	}
 }
 
+// TestBadFlags: an unknown flag or an extra argument is refused by the parser, and every
+// timing flag at a nonsense value, an -only that names no group and a -csv that cannot be
+// written are refused before anything is measured, with a *gatejet.Error naming the flag.
 func TestBadFlags(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if err := run([]string{"-nosuchflag"}, &out, &errOut); err == nil {
@@ -63,8 +70,69 @@ func TestBadFlags(t *testing.T) {
 	if err := run([]string{"-quick", "extra"}, &out, &errOut); err == nil {
 		t.Error("an extra argument is not an error")
 	}
-	if err := run([]string{"-quick", "-repeat", "0"}, &out, &errOut); err == nil {
-		t.Error("-repeat 0 is not an error")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"-reps", "0"}, "-reps"},
+		{[]string{"-reps", "-1"}, "-reps"},
+		{[]string{"-quick", "-reps", "0"}, "-reps"},
+		{[]string{"-reps", "1001"}, "-reps"},
+		{[]string{"-warm", "-1"}, "-warm"},
+		{[]string{"-warm", "1001"}, "-warm"},
+		{[]string{"-budget", "-1s"}, "-budget"},
+		{[]string{"-budget", "0"}, "-budget"},
+		{[]string{"-quick", "-budget", "-1ns"}, "-budget"},
+		{[]string{"-budget", "2h"}, "-budget"},
+		{[]string{"-repeat", "0"}, "-repeat"},
+		{[]string{"-repeat", "-3"}, "-repeat"},
+		{[]string{"-repeat", "101"}, "-repeat"},
+		{[]string{"-only", "nosuch"}, "-only"},
+		{[]string{"-csv", dir}, "-csv"},
+		{[]string{"-csv", filepath.Join(file, "bench.csv")}, "-csv"},
+	} {
+		out.Reset()
+		err := run(append([]string{"-quick"}, c.args...), &out, &errOut)
+		var ge *gatejet.Error
+		if !errors.As(err, &ge) || !errors.Is(err, gatejet.ErrParam) || ge.Op != "bench" || ge.Arg != c.flag {
+			t.Errorf("%v: got %v, want an ErrParam *gatejet.Error of bench naming %s", c.args, err, c.flag)
+		}
+		if out.Len() > 0 {
+			t.Errorf("%v: measured before refusing: %s", c.args, out.String())
+		}
+	}
+}
+
+// TestUsage: -h prints the command line and what the command does, and is no failure.
+func TestUsage(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-h"}, &out, &errOut); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v, want flag.ErrHelp", err)
+	}
+	if want := "usage: go run ./examples/bench [flags]\n" + about + "\n"; !strings.HasPrefix(errOut.String(), want) {
+		t.Errorf("-h printed %q, want it to start with %q", errOut.String(), want)
+	}
+}
+
+// TestQuickTiming: -quick sets the quick timing, except what a timing flag given with it says.
+func TestQuickTiming(t *testing.T) {
+	var errOut bytes.Buffer
+	c, err := parseFlags([]string{"-quick"}, &errOut)
+	if err != nil || c.tm != (timer{warm: 1, reps: 3, budget: 300 * time.Millisecond}) {
+		t.Errorf("-quick: %+v, %v", c.tm, err)
+	}
+	c, err = parseFlags([]string{"-reps", "5", "-quick", "-budget", "1s"}, &errOut)
+	if err != nil || c.tm != (timer{warm: 1, reps: 5, budget: time.Second}) {
+		t.Errorf("-reps 5 -quick -budget 1s: %+v, %v", c.tm, err)
+	}
+	c, err = parseFlags(nil, &errOut)
+	if err != nil || c.tm != (timer{warm: 2, reps: 9, budget: 4 * time.Second}) {
+		t.Errorf("defaults: %+v, %v", c.tm, err)
 	}
 }
 
@@ -133,7 +201,8 @@ func TestInterleavedOrder(t *testing.T) {
 }
 
 // TestMainHelp: -h and -help print the usage and exit with status 0, like the other
-// examples; a bad flag still exits with status 1. main runs in a child process (this test
+// examples; a flag the parser refuses exits with status 2, a value run refuses with
+// status 1, like the other examples. main runs in a child process (this test
 // binary, re-executed) because it calls os.Exit.
 func TestMainHelp(t *testing.T) {
 	if args := os.Getenv("GATEJET_BENCH_MAIN_ARGS"); args != "" {
@@ -144,7 +213,7 @@ func TestMainHelp(t *testing.T) {
 	for _, tc := range []struct {
 		arg  string
 		code int
-	}{{"-h", 0}, {"-help", 0}, {"-nosuchflag", 1}} {
+	}{{"-h", 0}, {"-help", 0}, {"-nosuchflag", 2}, {"-reps 0", 1}} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelp$")
 		cmd.Env = append(os.Environ(), "GATEJET_BENCH_MAIN_ARGS="+tc.arg)
 		var stdout, stderr bytes.Buffer
@@ -159,7 +228,11 @@ func TestMainHelp(t *testing.T) {
 		if code != tc.code {
 			t.Errorf("bench %s: exit status %d, want %d\nstderr: %s", tc.arg, code, tc.code, stderr.String())
 		}
-		if !strings.Contains(stderr.String(), "-quick") {
+		if want := "-quick"; tc.code == 1 {
+			if want = "bench: -reps: invalid parameter"; !strings.Contains(stderr.String(), want) {
+				t.Errorf("bench %s: stderr %q lacks %q", tc.arg, stderr.String(), want)
+			}
+		} else if !strings.Contains(stderr.String(), want) {
 			t.Errorf("bench %s: no usage on stderr:\n%s", tc.arg, stderr.String())
 		}
 		if strings.Contains(stdout.String(), "gatejet bench:") {

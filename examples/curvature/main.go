@@ -54,40 +54,28 @@
 package main
 
 import (
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/gatejet/gatejet/internal/exampleutil"
 )
 
 func main() {
-	cfg, err := parseFlags(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		os.Exit(2) // the flag package has printed the problem and the usage
-	}
-	cfg.Stdout, cfg.Stderr = os.Stdout, os.Stderr
-	if _, err := run(cfg); err != nil {
-		msg := err.Error()
-		if !strings.HasPrefix(msg, op+":") { // a flag's error names the command already
-			msg = op + ": " + msg
-		}
-		fmt.Fprintln(os.Stderr, msg)
-		os.Exit(1)
-	}
+	var cfg Config
+	exampleutil.Main(op, func() (err error) {
+		cfg, err = parseFlags(os.Args[1:], os.Stderr)
+		return err
+	}, func() error {
+		cfg.Stdout, cfg.Stderr = os.Stdout, os.Stderr
+		_, err := run(cfg)
+		return err
+	})
 }
 
 // parseFlags reads the command line into a Config, starting from defaultConfig.
 func parseFlags(args []string, errOut io.Writer) (Config, error) {
 	cfg := defaultConfig()
-	fs := flag.NewFlagSet("curvature", flag.ContinueOnError)
-	fs.SetOutput(errOut)
+	fs := exampleutil.FlagSet("curvature", about, errOut)
 	fs.IntVar(&cfg.N, "n", cfg.N, "rows of generated training data")
 	fs.IntVar(&cfg.D, "d", cfg.D, "input dimension")
 	fs.IntVar(&cfg.K, "K", cfg.K, "atoms (gate logits per row)")
@@ -102,19 +90,8 @@ func parseFlags(args []string, errOut io.Writer) (Config, error) {
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the generated data, the initial parameters and the batch order")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory for loss.png and loss.csv")
 	fs.StringVar(&cfg.GPU, "gpu", cfg.GPU, "GPU use: off, auto or required (cudaops.SetMode; the default comes from $GATEJET_GPU)")
-	fs.Usage = func() {
-		fmt.Fprintln(errOut, "usage: go run ./examples/curvature [flags]")
-		fmt.Fprintln(errOut, "Trains a softmax-gated reconstruction with a Laplace-evidence curvature term.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		err := fmt.Errorf("unexpected arguments %q", fs.Args())
-		fmt.Fprintln(errOut, err)
-		fs.Usage()
-		return cfg, err
-	}
-	return cfg, nil
+	return cfg, exampleutil.Parse(fs, args)
 }
+
+// about is what the command does, in its usage.
+const about = "Trains a softmax-gated reconstruction with a Laplace-evidence curvature term."

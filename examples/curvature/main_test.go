@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"flag"
 	"os"
 	"strconv"
 	"strings"
@@ -120,6 +121,14 @@ func TestBadConfig(t *testing.T) {
 			require.Error(t, err)
 		})
 	}
+}
+
+// TestUsage: -h prints the command line and what the command does, and is no failure.
+func TestUsage(t *testing.T) {
+	var errOut bytes.Buffer
+	_, err := parseFlags([]string{"-h"}, &errOut)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	require.Contains(t, errOut.String(), "usage: go run ./examples/curvature [flags]\n"+about+"\n")
 }
 
 func TestParseFlags(t *testing.T) {

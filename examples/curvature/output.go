@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"image/color"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -77,43 +75,6 @@ func (p *progress) clear() {
 		p.width = 0
 	}
 	p.last = time.Time{}
-}
-
-// checkOut makes the output directory dir and checks that files can be created in it and
-// that the given files, where they exist already, are regular files that can be written.
-// Nothing is left behind but the directory.
-func checkOut(dir string, files ...string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return badFlag("-out", "cannot make the output directory: %v", err)
-	}
-	f, err := os.CreateTemp(dir, ".curvature-probe-*")
-	if err != nil {
-		return badFlag("-out", "cannot write in the output directory %s: %v", dir, err)
-	}
-	name := f.Name()
-	f.Close()
-	if err := os.Remove(name); err != nil {
-		return badFlag("-out", "cannot remove the probe file %s: %v", name, err)
-	}
-	for _, path := range files {
-		fi, err := os.Stat(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err == nil && !fi.Mode().IsRegular() {
-			return badFlag("-out", "%s exists and is not a regular file", path)
-		}
-		if err == nil {
-			var f *os.File
-			if f, err = os.OpenFile(path, os.O_WRONLY, 0); err == nil {
-				err = f.Close()
-			}
-		}
-		if err != nil {
-			return badFlag("-out", "cannot write %s: %v", path, err)
-		}
-	}
-	return nil
 }
 
 var csvHeader = []string{"epoch", "loss", "fit", "curvature", "recon_mse", "rows_per_s", "seconds"}

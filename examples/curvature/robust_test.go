@@ -116,6 +116,8 @@ func TestFlagExtremes(t *testing.T) {
 		{"settle NaN", func(c *Config) { c.Settle = nan }, "-settle", gatejet.ErrParam, nil},
 		{"settle Inf", func(c *Config) { c.Settle = inf }, "-settle", gatejet.ErrParam, nil},
 		{"out empty", func(c *Config) { c.Out = "" }, "-out", gatejet.ErrParam, nil},
+		{"gpu fast", func(c *Config) { c.GPU = "fast" }, "-gpu", gatejet.ErrParam, []string{`"fast"`}},
+		{"gpu empty", func(c *Config) { c.GPU = "" }, "-gpu", gatejet.ErrParam, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := shortConfig(t)

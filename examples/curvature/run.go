@@ -9,10 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/graphs"
-	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/exampleutil"
 	"github.com/gatejet/gatejet/ops"
 	G "gorgonia.org/gorgonia"
@@ -72,7 +70,7 @@ const op = "curvature"
 
 // badFlag is an ErrParam *gatejet.Error whose argument is the flag (or flags) at fault.
 func badFlag(flags, format string, args ...any) error {
-	return check.Errorf(gatejet.ErrParam, op, flags, format, args...)
+	return exampleutil.BadFlag(op, flags, format, args...)
 }
 
 // minNormal is the smallest normal float64: below it a value keeps fewer than 53 bits.
@@ -101,19 +99,14 @@ func (c Config) validate() error {
 	// The largest buffers: the data set and, per mini-batch, the decoded atoms and the
 	// Gauss-Newton slabs (the graph holds several of each).
 	bsz := min(c.Batch, c.N)
-	for _, b := range []struct {
-		flags string
-		dims  []int
-	}{
-		{"-n × -d", []int{c.N, c.D}},
-		{"-n × -P", []int{c.N, c.P}},
-		{"-d × -K", []int{c.D, c.K}},
-		{"-batch × -K × -P", []int{bsz, c.K, c.P}},
-		{"-batch × -K × -K", []int{bsz, c.K, c.K}},
-	} {
-		if _, err := check.Alloc(op, b.flags, 8, b.dims...); err != nil {
-			return err
-		}
+	if err := exampleutil.CheckBuffers(op, 8,
+		exampleutil.Buffer{Flags: "-n × -d", Dims: []int{c.N, c.D}},
+		exampleutil.Buffer{Flags: "-n × -P", Dims: []int{c.N, c.P}},
+		exampleutil.Buffer{Flags: "-d × -K", Dims: []int{c.D, c.K}},
+		exampleutil.Buffer{Flags: "-batch × -K × -P", Dims: []int{bsz, c.K, c.P}},
+		exampleutil.Buffer{Flags: "-batch × -K × -K", Dims: []int{bsz, c.K, c.K}},
+	); err != nil {
+		return err
 	}
 
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -167,7 +160,7 @@ func flow(v float64) string {
 func setGPU(s string) (restore func(), err error) {
 	mode, err := cudaops.ParseMode(s)
 	if err != nil {
-		return nil, fmt.Errorf("-gpu: want off, auto or required, got %q", s)
+		return nil, badFlag("-gpu", "want off, auto or required, got %q", s)
 	}
 	if mode == cudaops.ModeRequired {
 		if err := cudaops.Unavailable(); err != nil {
@@ -199,7 +192,7 @@ func run(cfg Config) (Result, error) {
 	// end in "permission denied".
 	res.PlotPath = filepath.Join(cfg.Out, "loss.png")
 	res.CSVPath = filepath.Join(cfg.Out, "loss.csv")
-	if err := checkOut(cfg.Out, res.PlotPath, res.CSVPath); err != nil {
+	if err := exampleutil.CheckOut(op, "-out", cfg.Out, res.PlotPath, res.CSVPath); err != nil {
 		return res, err
 	}
 	if cfg.Batch > cfg.N {

@@ -26,24 +26,38 @@
 package main
 
 import (
-	"flag"
-	"fmt"
 	"io"
 	"os"
+
+	"github.com/gatejet/gatejet/internal/exampleutil"
 )
 
 func main() {
+	var cfg Config
+	exampleutil.Main(op, func() (err error) {
+		cfg, err = parseFlags(os.Args[1:], os.Stderr)
+		return err
+	}, func() error {
+		cfg.Out = os.Stdout
+		return run(cfg)
+	})
+}
+
+// op names the command in its *gatejet.Error values.
+const op = "gradcheck"
+
+// about is what the command does, in its usage.
+const about = "Checks the gradients of a graph mixing gatejet ops with Gorgonia's against finite differences (graphs.GradCheck)."
+
+// parseFlags reads the command line into a Config.
+func parseFlags(args []string, errOut io.Writer) (Config, error) {
 	cfg := Config{Machines: "both", DType: "float64", Seed: 1}
-	flag.StringVar(&cfg.Machines, "machine", cfg.Machines, "tape, lisp or both")
-	flag.StringVar(&cfg.DType, "dtype", cfg.DType, "float64 or float32")
-	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the random inputs")
-	flag.BoolVar(&cfg.Bug, "bug", false, "add an op with a deliberately wrong gradient")
-	flag.Parse()
-	cfg.Out = os.Stdout
-	if err := run(cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "gradcheck:", err)
-		os.Exit(1)
-	}
+	fs := exampleutil.FlagSet(op, about, errOut)
+	fs.StringVar(&cfg.Machines, "machine", cfg.Machines, "tape, lisp or both")
+	fs.StringVar(&cfg.DType, "dtype", cfg.DType, "float64 or float32")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the random inputs")
+	fs.BoolVar(&cfg.Bug, "bug", false, "add an op with a deliberately wrong gradient")
+	return cfg, exampleutil.Parse(fs, args)
 }
 
 // Config selects what run checks.

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/graphs"
 	"github.com/stretchr/testify/require"
 )
@@ -39,9 +41,47 @@ func TestRunCatchesBug(t *testing.T) {
 	require.NotContains(t, out.String(), "all gradients match")
 }
 
-func TestRunBadFlags(t *testing.T) {
-	require.Error(t, run(Config{Machines: "jit"}))
-	require.Error(t, run(Config{DType: "float16"}))
+// TestBadFlags: an unknown flag, a malformed value or an extra argument is refused by the
+// parser; -machine and -dtype outside their choices by run, with a *gatejet.Error naming the
+// flag, before anything is checked.
+func TestBadFlags(t *testing.T) {
+	var errOut bytes.Buffer
+	for _, args := range [][]string{{"-nosuch"}, {"extra"}, {"-seed", "-1"}, {"-seed", "x"}, {"-bug=maybe"}} {
+		_, err := parseFlags(args, &errOut)
+		require.Error(t, err, "%v", args)
+	}
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"-machine", "jit"}, "-machine"},
+		{[]string{"-machine", ""}, "-machine"},
+		{[]string{"-dtype", "float16"}, "-dtype"},
+		{[]string{"-dtype", ""}, "-dtype"},
+	} {
+		cfg, err := parseFlags(c.args, &errOut)
+		require.NoError(t, err)
+		var out bytes.Buffer
+		cfg.Out = &out
+		err = run(cfg)
+		var ge *gatejet.Error
+		require.True(t, errors.As(err, &ge), "%v: %v", c.args, err)
+		require.ErrorIs(t, err, gatejet.ErrParam)
+		require.Equal(t, "gradcheck", ge.Op)
+		require.Equal(t, c.flag, ge.Arg)
+		require.Empty(t, out.String())
+	}
+}
+
+// TestUsage: -h prints the command line and what the command does, and is no failure.
+func TestUsage(t *testing.T) {
+	var errOut bytes.Buffer
+	_, err := parseFlags([]string{"-h"}, &errOut)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	require.Contains(t, errOut.String(), "usage: go run ./examples/gradcheck [flags]\n"+about+"\n")
+	cfg, err := parseFlags(nil, &errOut)
+	require.NoError(t, err)
+	require.Equal(t, Config{Machines: "both", DType: "float64", Seed: 1}, cfg)
 }
 
 // TestRunExplainsRatio: the report's "ratio" column is explained in the output, once, before

@@ -37,19 +37,19 @@ func run(cfg Config) error {
 		machines = []graphs.Machine{graphs.Tape}
 	case "lisp":
 		machines = []graphs.Machine{graphs.Lisp}
-	case "both", "":
+	case "both":
 		machines = []graphs.Machine{graphs.Tape, graphs.Lisp}
 	default:
-		return fmt.Errorf("-machine: want tape, lisp or both, got %q", cfg.Machines)
+		return exampleutil.BadFlag(op, "-machine", "want tape, lisp or both, got %q", cfg.Machines)
 	}
 	var dt tensor.Dtype
 	switch cfg.DType {
-	case "float64", "":
+	case "float64":
 		dt = tensor.Float64
 	case "float32":
 		dt = tensor.Float32
 	default:
-		return fmt.Errorf("-dtype: want float64 or float32, got %q", cfg.DType)
+		return exampleutil.BadFlag(op, "-dtype", "want float64 or float32, got %q", cfg.DType)
 	}
 
 	var failed []string

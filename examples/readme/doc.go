@@ -1,4 +1,6 @@
-// Package readme holds, as testable examples, every Go code block of the repository's
-// README.md; its test checks that each block appears verbatim in an example here, so the
-// README's code compiles, runs, and prints what the README says it prints.
+// Package readme tests the repository's documents: every Go code block of docs/tour.md and
+// docs/errors.md is a testable example here (a test checks that each block appears verbatim,
+// so the code compiles, runs, and prints what the document says it prints); the README's
+// install commands and complete example run in a fresh module; links, example commands and
+// their flags point at things that exist.
 package readme

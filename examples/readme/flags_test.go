@@ -102,24 +102,36 @@ func readmeFlagUses(t *testing.T, readme string) map[string][]string {
 		}
 	}
 	require.NotZero(t, rows, "no rows found in the README's Examples table")
-	// Commands: `go run [-tags x] ./examples/X -a v -b`, in code spans and code blocks.
-	cmd := regexp.MustCompile("go run (?:-tags [a-z,]+ )?\\./examples/([a-z]+)((?: [^`\n|]*)?)")
-	for _, m := range cmd.FindAllStringSubmatch(readme, -1) {
-		for _, f := range strings.Fields(m[2]) {
-			if f == "#" || f == "&&" || f == "|" || f == ">" || f == "2>&1" {
-				break // a comment or another command follows
-			}
-			add(m[1], f)
-		}
-	}
+	commandFlagUses(readme, uses)
 	return uses
 }
 
+// commandFlagUses adds to uses the flags written after `go run ./examples/X` in the
+// commands of a document, in code spans and code blocks:
+// `go run [-tags x] ./examples/X -a v -b`.
+func commandFlagUses(doc string, uses map[string][]string) {
+	cmd := regexp.MustCompile("go run (?:-tags [a-z,]+ )?\\./examples/([a-z]+)((?: [^`\n|]*)?)")
+	for _, m := range cmd.FindAllStringSubmatch(doc, -1) {
+		for _, f := range strings.Fields(m[2]) {
+			if f == "#" || f == "&&" || f == "|" || f == ">" || f == "2>&1" || f == ";" {
+				break // a comment or another command follows
+			}
+			if strings.HasPrefix(f, "-") {
+				uses[m[1]] = append(uses[m[1]], strings.TrimLeft(f, "-"))
+			}
+		}
+	}
+}
+
 // TestReadmeExampleFlags: every flag README.md names for an example, in the Examples
-// table's flag lists or in a `go run ./examples/X -flag` command, is defined by that
-// example, so the README never tells a reader to type a flag the command refuses.
+// table's flag lists or in a `go run ./examples/X -flag` command, and every flag of such a
+// command in docs/*.md, is defined by that example, so the docs never tell a reader to type
+// a flag the command refuses.
 func TestReadmeExampleFlags(t *testing.T) {
 	uses := readmeFlagUses(t, readFile(t, readmePath))
+	for _, doc := range docFiles(t)[1:] {
+		commandFlagUses(readFile(t, doc), uses)
+	}
 	require.Contains(t, uses, "curvature")
 	require.Contains(t, uses["curvature"], "epochs", "the curvature row's flag list was not parsed")
 	examples := make([]string, 0, len(uses))

@@ -15,7 +15,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// README: "Plain slices".
+// docs/tour.md: "Plain slices".
 func Example_slices() {
 	sh := softmaxjet.Shape{N: 1, K: 3, P: 2} // one row, 3 atoms, 2 output columns
 	logits := []float64{0.2, -0.4, 1.0}
@@ -32,12 +32,13 @@ func Example_slices() {
 	hvp := make([]float64, sh.FirstLen())     // second·v, without building second
 	gn := make([]float64, sh.GNLen())         // Gauss-Newton slab [N,K,K]
 	v := []float64{1, 0, 0}                   // a direction in logit space
+	gate := softmaxjet.Softmax[float64]{InvTau: invTau}
 	for _, err := range []error{
-		softmaxjet.Value(value, logits, decoded, sh, invTau),
-		softmaxjet.First(first, logits, decoded, sh, invTau),
-		softmaxjet.Second(second, logits, decoded, sh, invTau),
-		softmaxjet.HVP(hvp, logits, decoded, v, sh, invTau),
-		softmaxjet.GaussNewton(gn, logits, decoded, sh, invTau),
+		gate.Value(value, logits, decoded, sh),
+		gate.First(first, logits, decoded, sh),
+		gate.Second(second, logits, decoded, sh),
+		gate.HVP(hvp, logits, decoded, v, sh),
+		gate.GaussNewton(gn, logits, decoded, sh),
 	} {
 		if err != nil {
 			log.Fatal(err)
@@ -54,7 +55,7 @@ func Example_slices() {
 	// gn     [0.2464 0.0331 -0.2795 0.0331 0.0045 -0.0376 -0.2795 -0.0376 0.3171]
 }
 
-// README: "In a Gorgonia graph".
+// docs/tour.md: "In a Gorgonia graph".
 func Example_graph() {
 	g := gorgonia.NewGraph()
 	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("logits"),
@@ -102,7 +103,7 @@ func Example_graph() {
 	// ∂loss/∂logits [0.0287 -0.0643 0.0355 0.0162 -0.0017 -0.0145]
 }
 
-// README: "In a Gorgonia graph", ReuseOutput.
+// docs/tour.md: "In a Gorgonia graph", ReuseOutput.
 func Example_reuseOutput() {
 	g := gorgonia.NewGraph()
 	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(1, 2), gorgonia.WithName("logits"))
@@ -131,7 +132,7 @@ func Example_reuseOutput() {
 	// [[0.1817 -0.1817 -0.1817 0.1817] [-0.1817 0.1817 0.1817 -0.1817]]
 }
 
-// README: "In a Gorgonia graph", replacing gorgonia.SoftMax.
+// docs/tour.md: "Softmax and log-softmax", replacing gorgonia.SoftMax.
 func Example_softmax() {
 	g := gorgonia.NewGraph()
 	x := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("x"),
@@ -173,7 +174,7 @@ func Example_softmax() {
 	// ∂‖∇loss‖²/∂x [0.0177 -0.0060 -0.0117 0.0715 -0.0715 -0.0000]
 }
 
-// README: "Checking gradients".
+// docs/tour.md: "Checking gradients".
 func Example_gradCheck() {
 	g := gorgonia.NewGraph()
 	x := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(4, 3), gorgonia.WithName("x"),
@@ -208,7 +209,7 @@ func Example_gradCheck() {
 	// lisp: ok=true, 12+15+40 elements
 }
 
-// README: "Picking a configuration".
+// docs/tour.md: "Picking a configuration".
 func Example_softArgmin() {
 	costs := []float64{1.30, 1.00, 1.04, 2.10} // measured costs of 4 configurations
 	invTau := 1 / 0.05                         // temperature τ = 0.05
@@ -242,7 +243,7 @@ func Example_softArgmin() {
 	// natural:   [-0.0600 -0.3600 -0.3200 0.7400]
 }
 
-// README: "Errors".
+// docs/errors.md.
 func Example_errors() {
 	g := gorgonia.NewGraph()
 	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(4, 3), gorgonia.WithName("logits"))
@@ -257,7 +258,7 @@ func Example_errors() {
 	// Non-finite data are not errors: they stay in their own row.
 	sh := softmaxjet.Shape{N: 2, K: 2, P: 1}
 	value := make([]float64, sh.ValueLen())
-	err = softmaxjet.Value(value, []float64{math.NaN(), 0, 1, 2}, []float64{1, 2, 3, 4}, sh, 1)
+	err = softmaxjet.Softmax[float64]{InvTau: 1}.Value(value, []float64{math.NaN(), 0, 1, 2}, []float64{1, 2, 3, 4}, sh)
 	fmt.Printf("%.4f %v\n", value, err)
 
 	// An op's error inside a Gorgonia machine's error: graphs.OpError digs it out.
@@ -282,7 +283,7 @@ func Example_errors() {
 	// true ops.LogDetPlusRidge
 }
 
-// README: "GPU".
+// docs/tour.md: "Where it runs: CPU or GPU".
 func Example_gpu() {
 	prev := cudaops.SetMode(cudaops.ModeOff) // ModeAuto is the default; ModeRequired never falls back
 	defer cudaops.SetMode(prev)
@@ -307,14 +308,14 @@ func Example_gpu() {
 	// off cpu
 }
 
-// README: "Learning the temperature".
+// docs/tour.md: "Learning the temperature".
 func Example_learnTemperature() {
 	// Targets made by a gate at τ = 0.5 (s = 1/τ = 2); the model starts at s = 1.
 	sh := softmaxjet.Shape{N: 4, K: 3, P: 2}
 	l := []float64{0.3, -0.2, 0.8, 1.0, 0.1, -0.5, -0.7, 0.4, 0.2, 0.6, 0.9, -0.3}
 	d := []float64{1, 0, 0, 1, -1, 2, 2, 1, 0, -1, 1, 1, 0.5, 0.5, 1, -2, -1, 0, 0, 3, 1, 1, -2, 0}
 	target := make([]float64, sh.ValueLen())
-	if err := softmaxjet.Value(target, l, d, sh, 2); err != nil {
+	if err := (softmaxjet.Softmax[float64]{InvTau: 2}).Value(target, l, d, sh); err != nil {
 		log.Fatal(err)
 	}
 
@@ -364,7 +365,7 @@ func Example_learnTemperature() {
 	// learned τ = 0.5000
 }
 
-// README: "Second order: a Hessian-vector product of a whole loss".
+// docs/tour.md: "Second order: a gradient of a gradient".
 func Example_hessianVectorProduct() {
 	g := gorgonia.NewGraph()
 	logits := gorgonia.NewMatrix(g, gorgonia.Float64, gorgonia.WithShape(3, 4), gorgonia.WithName("logits"),

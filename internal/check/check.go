@@ -32,15 +32,15 @@ func Elems(dims ...int) (int, bool) {
 	return p, true
 }
 
-// BatchShape reports an ErrShape error of operation op unless a batch of N rows, each gating K
-// atoms with P output columns, has N ≥ 0, K ≥ 1, P ≥ 1 and every buffer size it implies
-// (N·K·K·P at most) fits in an int.
+// BatchShape reports an error of operation op unless a batch of N rows, each gating K atoms
+// with P output columns, has N ≥ 0, K ≥ 1, P ≥ 1 (ErrShape) and every buffer size it implies
+// (N·K·K·P at most) fits in an int (ErrSize, as for every size that overflows).
 func BatchShape(op string, N, K, P int) error {
 	if N < 0 || K < 1 || P < 1 {
 		return Errorf(gatejet.ErrShape, op, "shape", "want N ≥ 0, K ≥ 1, P ≥ 1, got N=%d K=%d P=%d", N, K, P)
 	}
 	if _, ok := Elems(N, K, K, P); !ok {
-		return Errorf(gatejet.ErrShape, op, "shape", "N·K·K·P overflows int (N=%d K=%d P=%d)", N, K, P)
+		return Errorf(gatejet.ErrSize, op, "shape", "N·K·K·P overflows int (N=%d K=%d P=%d)", N, K, P)
 	}
 	return nil
 }

@@ -1,18 +1,146 @@
 // Package exampleutil holds the helpers that several example programs (examples/...) share:
-// writing a CSV file, drawing normal random numbers, defaulting an output writer and reading
-// a float64 flag.
+// their command line (a flag set whose usage says what the program does, flag errors, size
+// and output checks made before anything is allocated or computed), writing a CSV file,
+// drawing normal random numbers, defaulting an output writer and reading a float64 flag.
 package exampleutil
 
 import (
 	"encoding/csv"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
 )
+
+// FlagSet returns the flag set of the example program name (examples/name). Its usage,
+// printed to errOut for -h and for a bad flag, is the command line, the line about (what
+// the program does) and the flags.
+func FlagSet(name, about string, errOut io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	fs.Usage = func() {
+		fmt.Fprintf(errOut, "usage: go run ./examples/%s [flags]\n%s\n", name, about)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// Main is the main function of the example program op: parse reads the command line and run
+// runs the program. After -h or -help the program ends with exit status 0, after a bad flag
+// (which parse has printed with the usage) with status 2, after an error of run with status
+// 1, the error printed to stderr, prefixed with "op: " unless it starts so already.
+func Main(op string, parse, run func() error) {
+	if err := parse(); errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	} else if err != nil {
+		os.Exit(2)
+	}
+	if err := run(); err != nil {
+		msg := err.Error()
+		if !strings.HasPrefix(msg, op+":") {
+			msg = op + ": " + msg
+		}
+		fmt.Fprintln(os.Stderr, msg)
+		os.Exit(1)
+	}
+}
+
+// Parse parses args with fs and refuses arguments after the flags, which no example takes.
+// It returns flag.ErrHelp for -h and -help; on any error the problem and the usage have been
+// printed.
+func Parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		err := fmt.Errorf("unexpected arguments %q", fs.Args())
+		fmt.Fprintln(fs.Output(), err)
+		fs.Usage()
+		return err
+	}
+	return nil
+}
+
+// BadFlag is an ErrParam *gatejet.Error of the program op whose argument is the flag (or
+// flags) at fault.
+func BadFlag(op, flags, format string, args ...any) error {
+	return check.Errorf(gatejet.ErrParam, op, flags, format, args...)
+}
+
+// Buffer is one buffer a program will allocate: the flags that size it and its dimensions.
+type Buffer struct {
+	Flags string // "-rows × -K", the flags that set Dims
+	Dims  []int
+}
+
+// CheckBuffers checks, before anything is allocated, that each buffer of elemSize-byte
+// elements, and all of them together, fit gatejet.MaxBytes (a program holds them at once):
+// an ErrSize *gatejet.Error of the program op naming the buffer's flags (for the total,
+// every buffer's, joined by " + ") and the size otherwise, an element count that overflows
+// int included.
+func CheckBuffers(op string, elemSize int, bufs ...Buffer) error {
+	var total float64
+	flags := make([]string, len(bufs))
+	for i, b := range bufs {
+		n, err := check.Alloc(op, b.Flags, elemSize, b.Dims...)
+		if err != nil {
+			return err
+		}
+		total += float64(n) * float64(elemSize)
+		flags[i] = b.Flags
+	}
+	if limit := gatejet.MaxBytes(); total > float64(limit) {
+		return check.Errorf(gatejet.ErrSize, op, strings.Join(flags, " + "),
+			"the buffers together take %s, over the limit of %s (gatejet.SetMaxBytes)", check.Bytes(total), check.Bytes(float64(limit)))
+	}
+	return nil
+}
+
+// CheckOut makes the output directory dir and checks that files can be created in it and
+// that the given files, where they exist already, are regular files that can be written,
+// so that a long run does not end in "permission denied". Nothing is left behind but the
+// directory. Errors are BadFlag errors of the program op naming flag.
+func CheckOut(op, flag, dir string, files ...string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return BadFlag(op, flag, "cannot make the output directory: %v", err)
+	}
+	f, err := os.CreateTemp(dir, "."+op+"-probe-*")
+	if err != nil {
+		return BadFlag(op, flag, "cannot write in the output directory %s: %v", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return BadFlag(op, flag, "cannot remove the probe file %s: %v", name, err)
+	}
+	for _, path := range files {
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil && !fi.Mode().IsRegular() {
+			return BadFlag(op, flag, "%s exists and is not a regular file", path)
+		}
+		if err == nil {
+			var f *os.File
+			if f, err = os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+				err = f.Close()
+			}
+		}
+		if err != nil {
+			return BadFlag(op, flag, "cannot write %s: %v", path, err)
+		}
+	}
+	return nil
+}
 
 // WriteCSV writes header and then rows to the CSV file path, creating its directory.
 func WriteCSV(path string, header []string, rows [][]string) error {

@@ -1,12 +1,18 @@
 package exampleutil
 
 import (
+	"errors"
+	"flag"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gatejet/gatejet"
 )
 
 func TestWriteCSV(t *testing.T) {
@@ -73,5 +79,166 @@ func TestFloatFlag(t *testing.T) {
 	}
 	if got := (floatFlag{}).String(); got != "0" {
 		t.Fatalf("zero Value's String() = %q, want 0 (flag.PrintDefaults compares with it)", got)
+	}
+}
+
+// TestFlagSetUsage: the usage says the command line and what the program does; -h is
+// flag.ErrHelp, an argument after the flags an error printed with the usage.
+func TestFlagSetUsage(t *testing.T) {
+	var out strings.Builder
+	fs := FlagSet("demo", "Does a demo.", &out)
+	n := fs.Int("n", 1, "rows")
+	if err := Parse(fs, []string{"-h"}); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+	if want := "usage: go run ./examples/demo [flags]\nDoes a demo.\n  -n int\n"; !strings.HasPrefix(out.String(), want) {
+		t.Fatalf("usage %q, want it to start with %q", out.String(), want)
+	}
+	out.Reset()
+	if err := Parse(fs, []string{"-n", "3", "extra"}); err == nil || !strings.Contains(out.String(), `unexpected arguments ["extra"]`) ||
+		!strings.Contains(out.String(), "Does a demo.") {
+		t.Fatalf("extra argument: %v, printed %q", err, out.String())
+	}
+	if *n != 3 {
+		t.Fatalf("-n = %d", *n)
+	}
+}
+
+// TestCheckBuffers: a buffer over gatejet.MaxBytes, one whose element count overflows int,
+// and buffers that fit alone but not together are ErrSize errors naming their flags.
+func TestCheckBuffers(t *testing.T) {
+	prev := gatejet.SetMaxBytes(1 << 20)
+	defer gatejet.SetMaxBytes(prev)
+	a := Buffer{Flags: "-a", Dims: []int{64, 1024}}      // 512 KiB of float64
+	b := Buffer{Flags: "-a × -b", Dims: []int{64, 1024}} // 512 KiB
+	if err := CheckBuffers("demo", 8, a, b); err != nil {
+		t.Fatalf("exactly the limit together: %v", err)
+	}
+	for _, c := range []struct {
+		bufs []Buffer
+		arg  string
+	}{
+		{[]Buffer{a, {Flags: "-c", Dims: []int{1 << 17, 2}}}, "-c"},
+		{[]Buffer{{Flags: "-big", Dims: []int{math.MaxInt, 2}}}, "-big"},
+		{[]Buffer{a, b, {Flags: "-c", Dims: []int{1}}}, "-a + -a × -b + -c"},
+	} {
+		err := CheckBuffers("demo", 8, c.bufs...)
+		var ge *gatejet.Error
+		if !errors.As(err, &ge) || !errors.Is(err, gatejet.ErrSize) || ge.Op != "demo" || ge.Arg != c.arg {
+			t.Errorf("%v: got %v, want an ErrSize error of demo naming %q", c.bufs, err, c.arg)
+		}
+	}
+}
+
+// TestCheckOut: a directory that can be made and written passes and is left empty; a path
+// under a file, or an output file that is a directory, is an ErrParam error naming the flag.
+func TestCheckOut(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	if err := CheckOut("demo", "-out", dir, filepath.Join(dir, "x.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Fatalf("left behind %v (%v)", ents, err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]string{{filepath.Join(file, "sub"), ""}, {filepath.Dir(dir), dir}} {
+		err := CheckOut("demo", "-out", c[0], c[1])
+		var ge *gatejet.Error
+		if !errors.As(err, &ge) || !errors.Is(err, gatejet.ErrParam) || ge.Arg != "-out" {
+			t.Errorf("%v: got %v", c, err)
+		}
+	}
+}
+
+// TestMain runs the test binary as an example program when asked to (see TestMainExits).
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv("EXAMPLEUTIL_MAIN"); ok {
+		var fail bool
+		Main("demo", func() error {
+			fs := FlagSet("demo", "Does a demo.", os.Stderr)
+			fs.BoolVar(&fail, "fail", false, "fail")
+			return Parse(fs, strings.Fields(args))
+		}, func() error {
+			if fail {
+				return errors.New("it failed")
+			}
+			return nil
+		})
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestMainExits: Main ends the program with status 0 after -h and a good run, 2 after a bad
+// flag and 1 after a failed run, whose error it prints prefixed with the program's name.
+func TestMainExits(t *testing.T) {
+	for _, c := range []struct {
+		args   string
+		status int
+		stderr string
+	}{
+		{"-h", 0, "Does a demo."},
+		{"", 0, ""},
+		{"-nosuch", 2, "flag provided but not defined: -nosuch"},
+		{"extra", 2, "unexpected arguments"},
+		{"-fail", 1, "demo: it failed\n"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "EXAMPLEUTIL_MAIN="+c.args)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		status := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			status = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if status != c.status || !strings.Contains(stderr.String(), c.stderr) {
+			t.Errorf("%q: status %d, stderr %q; want %d and %q", c.args, status, stderr.String(), c.status, c.stderr)
+		}
+	}
+}
+
+// TestEveryExampleUsesFlagSet: every example program (a main package under examples/) reads
+// its command line with FlagSet and runs through Main, so that -h says what it does and a
+// bad flag or a refused run ends it the same way.
+func TestEveryExampleUsesFlagSet(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("..", "..", "examples", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mains := 0
+	for _, dir := range dirs {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		var src strings.Builder
+		isMain := false
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			isMain = isMain || strings.Contains(string(b), "\npackage main\n") || strings.HasPrefix(string(b), "package main\n")
+			src.Write(b)
+		}
+		if !isMain {
+			continue
+		}
+		mains++
+		for _, want := range []string{"exampleutil.FlagSet(", "exampleutil.Main("} {
+			if !strings.Contains(src.String(), want) {
+				t.Errorf("%s does not call %s…)", dir, want)
+			}
+		}
+	}
+	if mains < 4 {
+		t.Fatalf("found %d example programs, want at least 4", mains)
 	}
 }

@@ -128,17 +128,36 @@ func Logical[T Float](op, arg string, t *tensor.Dense) ([]T, error) {
 
 // AddInto adds src into the gradient value dst of a node (a LispMachine's live gradient),
 // element by element in logical row-major order. dst must be a *tensor.Dense of dtype dt
-// (Float64 or Float32) and the given shape that is not a view, and src a *tensor.Dense of
-// dtype dt with as many elements, not a view; either may be stored column-major. Anything
-// else is an ErrParam error of operation op naming argument arg (or Offsets' ErrSize).
+// (Float64 or Float32) with the given shape's number of elements that is not a view, and src
+// a *tensor.Dense of dtype dt with as many elements, not a view; either may be stored
+// column-major. Anything else is an ErrParam error of operation op naming argument arg (or
+// Offsets' ErrSize).
+//
+// dst is read in the given shape whatever shape it carries: Gorgonia's Reshape
+// differentiates by reshaping its output's gradient in place and handing that tensor on as
+// its input's gradient, so on every later run over the same graph (each new LispMachine) the
+// gradient of a reshaped node is a tensor of the Reshape input's shape. Gorgonia's own ops
+// accumulate over a gradient's storage element by element and never see that; this does the
+// same, over dst's storage in dst's own order.
 func AddInto(op, arg string, dst gorgonia.Value, dt tensor.Dtype, shape tensor.Shape, src *tensor.Dense) error {
 	d, ok := dst.(*tensor.Dense)
 	if !ok || d == nil {
 		return check.Errorf(gatejet.ErrParam, op, arg, "cannot accumulate the gradient: want a *tensor.Dense, got %T", dst)
 	}
-	if d.Dtype() != dt || !d.Shape().Eq(shape) {
+	if d.Dtype() != dt || d.Shape().TotalSize() != shape.TotalSize() {
 		return check.Errorf(gatejet.ErrParam, op, arg,
 			"cannot accumulate the gradient: want %v %v, got %v %v", dt, shape, d.Dtype(), d.Shape())
+	}
+	if !d.Shape().Eq(shape) {
+		if d.IsMaterializable() {
+			return check.Errorf(gatejet.ErrParam, op, arg, "a view cannot be indexed directly; materialise it first")
+		}
+		// A header of its own over the same storage: dst keeps its shape, which the node
+		// that reshaped it reads.
+		d = d.ShallowClone()
+		if err := d.Reshape(shape...); err != nil {
+			return check.Errorf(gatejet.ErrParam, op, arg, "cannot accumulate the gradient of shape %v into %v: %v", shape, dst.Shape(), err)
+		}
 	}
 	if src == nil || src.Dtype() != dt || src.Shape().TotalSize() != shape.TotalSize() {
 		return check.Errorf(gatejet.ErrParam, op, arg, "the gradient to add is not %d elements of %v", shape.TotalSize(), dt)

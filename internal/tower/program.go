@@ -160,13 +160,13 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 		if spec.LatentPrimaries {
 			kd, ok := check.Elems(spec.K, d)
 			if !ok || kd > math.MaxInt-spec.K {
-				return pl, check.Errorf(gatejet.ErrShape, op, "Basis", "K + K·d overflows int (K=%d d=%d)", spec.K, d)
+				return pl, check.Errorf(gatejet.ErrSize, op, "Basis", "K + K·d overflows int (K=%d d=%d)", spec.K, d)
 			}
 			pl.m += kd
 			jets = append(jets, nb, 2, spec.P) // Φ_b(t_k); dj, prod; ẑ_c
 		}
 		if _, ok := check.Elems(pl.m, pl.m, spec.P); !ok {
-			return pl, check.Errorf(gatejet.ErrShape, op, "", "m·m·P overflows int (m=%d P=%d)", pl.m, spec.P)
+			return pl, check.Errorf(gatejet.ErrSize, op, "", "m·m·P overflows int (m=%d P=%d)", pl.m, spec.P)
 		}
 		// The basis's buffers in float64 (∂²Φ and ∂Φ; t and Φ are smaller), the decoder in T
 		// and the decoded values in T.

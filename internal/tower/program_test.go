@@ -733,7 +733,7 @@ func TestTowerErrors(t *testing.T) {
 		{"N<0", func() error { return TowerChannels(v, f, s, l, d, Shape{N: -1, K: K, P: P}, 1) }, gatejet.ErrShape},
 		{"K=0", func() error { return TowerChannels(v, f, s, l, d, Shape{N: N, K: 0, P: P}, 1) }, gatejet.ErrShape},
 		{"P=0", func() error { return TowerChannels(v, f, s, l, d, Shape{N: N, K: K, P: 0}, 1) }, gatejet.ErrShape},
-		{"overflow", func() error { return TowerChannels(v, f, s, l, d, Shape{N: 1 << 20, K: 1 << 20, P: 1 << 30}, 1) }, gatejet.ErrShape},
+		{"overflow", func() error { return TowerChannels(v, f, s, l, d, Shape{N: 1 << 20, K: 1 << 20, P: 1 << 30}, 1) }, gatejet.ErrSize},
 		{"logits", func() error { return TowerChannels(v, f, s, l[1:], d, sh, 1) }, gatejet.ErrSize},
 		{"logits nil", func() error { return TowerChannels(v, f, s, nil, d, sh, 1) }, gatejet.ErrSize},
 		{"decoded", func() error { return TowerChannels(v, f, s, l, d[:5], sh, 1) }, gatejet.ErrSize},
