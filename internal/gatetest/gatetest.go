@@ -13,8 +13,8 @@
 //     floats) against the gate's methods, bit for bit;
 //   - outputs: every element written, nil VJP outputs skipped without changing the others,
 //     short or nil outputs and inputs refused, outputs that overlap an argument refused;
-//   - refusals (*gatejet.Error of the documented kinds) for bad shapes and non-finite
-//     parameters, empty batches accepted;
+//   - refusals (*gatejet.Error of the documented kinds) for bad shapes, overflowing sizes and
+//     non-finite parameters, empty batches accepted;
 //   - no allocation once warm, the same bits on any number of cores and with each of the
 //     implementation's switches (Gate.Switches) on and off.
 package gatetest
@@ -495,7 +495,7 @@ func requireKind(t *testing.T, err error, kind error, msg string, args ...any) {
 	require.NotEmpty(t, ge.Op, "%v", err)
 }
 
-// testRefusals: bad shapes (ErrShape) and non-finite parameters (through the gate's check)
+// testRefusals: bad shapes (ErrShape), sizes that overflow (ErrSize) and non-finite parameters (through the gate's check)
 // refused by every kernel, through its method and through the table; empty batches accepted.
 func testRefusals[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T]) {
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -503,11 +503,14 @@ func testRefusals[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, i
 	a := newArgs(g, mk, rng, sh)
 	for _, k := range kernels {
 		a.prepare(k, rng)
-		for _, bad := range []softmaxjet.Shape{{N: -1, K: 3, P: 2}, {N: 2, K: 0, P: 2}, {N: 2, K: 3, P: 0}, {N: 1 << 40, K: 1 << 20, P: 1 << 20}} {
+		for _, bad := range []softmaxjet.Shape{{N: -1, K: 3, P: 2}, {N: 2, K: 0, P: 2}, {N: 2, K: 3, P: 0}} {
 			b := *a
 			b.sh = bad
 			requireKind(t, call(k, &b), gatejet.ErrShape, "%s shape %+v", k, bad)
 		}
+		b := *a
+		b.sh = softmaxjet.Shape{N: 1 << 40, K: 1 << 20, P: 1 << 20}
+		requireKind(t, call(k, &b), gatejet.ErrSize, "%s shape %+v (sizes overflow)", k, b.sh)
 		for i := range a.floats {
 			f := slices.Clone(a.floats)
 			f[i] = math.NaN()
@@ -518,8 +521,8 @@ func testRefusals[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, i
 			requireKind(t, err, errorKind(err), "%s float %d NaN", k, i)
 			require.Error(t, g.Table.Check("gatetest", sh.K, f), "%s float %d NaN: the table's check", k, i)
 		}
-		b := args[T]{sh: softmaxjet.Shape{N: 0, K: 3, P: 2}, gate: a.gate}
-		require.NoError(t, call(k, &b), "%s on an empty batch", k)
+		empty := args[T]{sh: softmaxjet.Shape{N: 0, K: 3, P: 2}, gate: a.gate}
+		require.NoError(t, call(k, &empty), "%s on an empty batch", k)
 	}
 }
 
