@@ -2,6 +2,7 @@ package tower
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -40,16 +41,9 @@ type ProgramSpec struct {
 	K int // number of atoms (gate logits), at least 1
 	P int // number of output columns, at least 1
 
-	// Logistic selects the gate. False: the softmax ζ = softmax(InvTau·l), computed with the
-	// maximum logit subtracted (a shared denominator and a single reciprocal jet). True: the
-	// per-atom logistic gate ζ_k = σ(Alpha[k]·l_k + Beta[k]).
-	Logistic bool
-	// InvTau is the softmax inverse temperature s = 1/τ: 0 < InvTau ≤ gatejet.MaxInvTau
-	// (1e18 in float32). Unused by the logistic gate.
-	InvTau float64
-	// Alpha and Beta are the logistic gate's per-atom scale and shift: length K, finite, with
-	// |Alpha[k]| ≤ gatejet.MaxLogisticAlpha (1e18 in float32). Unused by the softmax gate.
-	Alpha, Beta []float64
+	// Gate is the gate, as a function of its jets: Softmax(invTau), Logistic(alpha, beta) or
+	// any other (JetGate). The zero Gate is refused (ErrParam).
+	Gate Gate
 
 	// Basis, when not nil, maps each atom's latent coordinate t_k ∈ R^d to decoded values
 	// decoded[k][c] = Σ_b Φ_b(t_k)·Decoder[b*P+c] (Program.RowLatent). When nil, decoded
@@ -61,6 +55,75 @@ type ProgramSpec struct {
 	// primaries are then the K logits followed by t_0, …, t_{K-1}, m = K + K·d of them.
 	// Otherwise the primaries are the K logits, m = K.
 	LatentPrimaries bool
+}
+
+// Gate is a row program's gate: the function of its jets in each element type and the check
+// of its parameters.
+type Gate struct {
+	f64   GateJets[float64]
+	f32   GateJets[float32]
+	check func(op string, K, size int) error
+}
+
+// JetGate is the gate computed by f64 and f32 (its jets in float64 and in float32; a program
+// of an element type whose function is nil is refused with ErrParam), whose parameters are
+// the caller's to check.
+func JetGate(f64 GateJets[float64], f32 GateJets[float32]) Gate {
+	return Gate{f64: f64, f32: f32}
+}
+
+// Softmax is the softmax gate ζ = softmax(invTau·l) (SoftmaxJets): 0 < invTau ≤
+// gatejet.MaxInvTau, and ≤ 1e18 for float32 jets, whose Hessians hold invTau²
+// (ErrTemperature otherwise).
+func Softmax(invTau float64) Gate {
+	return Gate{f64: SoftmaxJets[float64](invTau), f32: SoftmaxJets[float32](invTau), check: func(op string, _, size int) error {
+		if err := check.InvTau(op, invTau); err != nil {
+			return err
+		}
+		if size == 4 && invTau > maxJet32Param {
+			return check.Errorf(gatejet.ErrTemperature, op, "invTau", "want invTau ≤ %g for float32 jets (their Hessians hold invTau²), got %v", maxJet32Param, invTau)
+		}
+		return nil
+	}}
+}
+
+// Logistic is the per-atom logistic gate ζ_k = σ(alpha[k]·l_k + beta[k]) (LogisticJets), of
+// alpha and beta copied: length K, finite, |alpha[k]| ≤ gatejet.MaxLogisticAlpha (ErrParam,
+// ErrNonFinite otherwise); for float32 jets |alpha[k]| ≤ 1e18 and |beta[k]| within float32's
+// range, as beyond it, rounded to ±Inf, beta would meet alpha·l overflowed to ∓Inf and give
+// ∞ − ∞ = NaN where the gate is exactly 0 or 1.
+func Logistic(alpha, beta []float64) Gate {
+	alpha, beta = slices.Clone(alpha), slices.Clone(beta)
+	return Gate{f64: LogisticJets[float64](alpha, beta), f32: LogisticJets[float32](alpha, beta), check: func(op string, K, size int) error {
+		if err := check.LogisticGate(op, K, alpha, beta); err != nil {
+			return err
+		}
+		if size != 4 {
+			return nil
+		}
+		for k, a := range alpha {
+			if math.Abs(a) > maxJet32Param {
+				return check.Errorf(gatejet.ErrParam, op, "alpha", "want |alpha[%d]| ≤ %g for float32 jets (their Hessians hold alpha²), got %v", k, maxJet32Param, a)
+			}
+		}
+		for k, b := range beta {
+			if math.Abs(b) > math.MaxFloat32 {
+				return check.Errorf(gatejet.ErrParam, op, "beta", "want |beta[%d]| ≤ %g for float32 jets, got %v", k, math.MaxFloat32, b)
+			}
+		}
+		return nil
+	}}
+}
+
+// checkGate validates the gate of a program of K atoms in elements of size bytes.
+func checkGate(op string, g Gate, K, size int) error {
+	if (size == 4 && g.f32 == nil) || (size == 8 && g.f64 == nil) {
+		return check.Errorf(gatejet.ErrParam, op, "Gate", "no gate for %d-byte elements", size)
+	}
+	if g.check != nil {
+		return g.check(op, K, size)
+	}
+	return nil
 }
 
 // Program evaluates the order-2 jet of one row's reconstruction ẑ [P] with respect to m
@@ -77,7 +140,6 @@ type ProgramSpec struct {
 type Program[T Float] struct {
 	k, p, d, nb, m int
 	gate           GateJets[T]
-	alpha, beta    []float64 // the logistic gate's parameters, copied
 	basis          Basis
 	decoder        []T // [nb×P]
 	latent         bool
@@ -127,17 +189,8 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 	if err := (Shape{N: 0, K: spec.K, P: spec.P}).Check(op); err != nil {
 		return pl, err
 	}
-	if spec.Logistic {
-		if err := check.LogisticGate(op, spec.K, spec.Alpha, spec.Beta); err != nil {
-			return pl, err
-		}
-	} else if err := check.InvTau(op, spec.InvTau); err != nil {
+	if err := checkGate(op, spec.Gate, spec.K, size); err != nil {
 		return pl, err
-	}
-	if size == 4 {
-		if err := checkJet32(op, spec); err != nil {
-			return pl, err
-		}
 	}
 	pl.m = spec.K
 	jets := []int{3, spec.K} // x, den, rcp; the gates
@@ -190,46 +243,21 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 	return pl, nil
 }
 
-// maxJet32Param bounds the gate parameter (InvTau, |Alpha[k]|) of a program in float32: its
+// maxJet32Param bounds the gate parameter (invTau, |alpha[k]|) of a program in float32: its
 // jets hold the parameter squared in their Hessians, a few of them added, and float32 ends at
 // 3.4e38, where gatejet.MaxInvTau and gatejet.MaxLogisticAlpha are set for float64.
 const maxJet32Param = 1e18
-
-// checkJet32 refuses, for a float32 program, a gate parameter beyond maxJet32Param, and a
-// Beta beyond float32's range: rounded to ±Inf it would meet α·l overflowed to ∓Inf, and
-// ∞ − ∞ is NaN where the gate is exactly 0 or 1.
-func checkJet32(op string, spec ProgramSpec) error {
-	if !spec.Logistic {
-		if spec.InvTau > maxJet32Param {
-			return check.Errorf(gatejet.ErrTemperature, op, "invTau", "want invTau ≤ %g for float32 jets (their Hessians hold invTau²), got %v", maxJet32Param, spec.InvTau)
-		}
-		return nil
-	}
-	for k, a := range spec.Alpha {
-		if math.Abs(a) > maxJet32Param {
-			return check.Errorf(gatejet.ErrParam, op, "alpha", "want |alpha[%d]| ≤ %g for float32 jets (their Hessians hold alpha²), got %v", k, maxJet32Param, a)
-		}
-	}
-	for k, b := range spec.Beta {
-		if math.Abs(b) > math.MaxFloat32 {
-			return check.Errorf(gatejet.ErrParam, op, "beta", "want |beta[%d]| ≤ %g for float32 jets, got %v", k, math.MaxFloat32, b)
-		}
-	}
-	return nil
-}
 
 // progConfigure sets pr up for a spec that progCheckSpec validated into pl, reusing pr's
 // memory where it can.
 func (pr *Program[T]) progConfigure(spec ProgramSpec, pl progPlan) {
 	K, P := spec.K, spec.P
 	pr.k, pr.p = K, P
-	pr.alpha, pr.beta = pr.alpha[:0], pr.beta[:0]
-	if spec.Logistic {
-		pr.alpha = append(pr.alpha, spec.Alpha...)
-		pr.beta = append(pr.beta, spec.Beta...)
-		pr.gate = LogisticJets[T](pr.alpha, pr.beta)
-	} else {
-		pr.gate = SoftmaxJets[T](spec.InvTau)
+	switch g := any(&pr.gate).(type) {
+	case *GateJets[float64]:
+		*g = spec.Gate.f64
+	case *GateJets[float32]:
+		*g = spec.Gate.f32
 	}
 	pr.basis, pr.latent = spec.Basis, spec.LatentPrimaries
 	pr.nb, pr.d, pr.m = pl.nb, pl.d, pl.m
@@ -562,7 +590,7 @@ func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Sh
 	if err := check.InvTau(op, invTau); err != nil {
 		return err
 	}
-	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, InvTau: invTau}, nil)
+	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Gate: Softmax(invTau)})
 }
 
 // TowerLogisticChannels is the oracle for the logistic-gate closed forms: as TowerChannels,
@@ -581,7 +609,7 @@ func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []
 	if err := check.GateDisjoint(op, alpha, beta, check.OptOut("value", value, 0), check.OptOut("first", first, 0), check.OptOut("second", second, 0)); err != nil {
 		return err
 	}
-	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Logistic: true, Alpha: alpha, Beta: beta}, nil)
+	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Gate: Logistic(alpha, beta)})
 }
 
 // GateChannels is the oracle for any gate given as its jets: as TowerChannels, with the gate
@@ -596,25 +624,27 @@ func GateChannels[T Float](value, first, second []T, logits, decoded []T, sh Sha
 	if gate == nil {
 		return check.Errorf(gatejet.ErrParam, op, "gate", "want a gate, got nil")
 	}
-	// The spec's softmax gate of inverse temperature 1 passes every check a gate's own
-	// parameters would need; gate replaces it.
-	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, InvTau: 1}, gate)
+	var g Gate
+	switch f := any(gate).(type) {
+	case GateJets[float64]:
+		g.f64 = f
+	case GateJets[float32]:
+		g.f32 = f
+	}
+	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Gate: g})
 }
 
 // towerRun checks that no output overlaps another argument and, for a batch with rows, the
-// size of a row program's workspace, then runs towerBatch (with gate, if not nil, in place of
-// the spec's).
-func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec, gate GateJets[T]) error {
+// size of a row program's workspace, then runs towerBatch.
+func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec) error {
 	if err := check.Disjoint(op, check.OptOut("value", value, 0), check.OptOut("first", first, 0), check.OptOut("second", second, 0),
 		check.In("logits", logits, 0), check.In("decoded", decoded, 0)); err != nil {
 		return err
 	}
 	var zero T
 	size := int(unsafe.Sizeof(zero))
-	if size == 4 {
-		if err := checkJet32(op, spec); err != nil {
-			return err
-		}
+	if err := checkGate(op, spec.Gate, spec.K, size); err != nil {
+		return err
 	}
 	if sh.N == 0 {
 		return nil
@@ -623,7 +653,7 @@ func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh 
 	if err != nil {
 		return err
 	}
-	towerBatch(value, first, second, logits, decoded, sh, spec, pl, gate)
+	towerBatch(value, first, second, logits, decoded, sh, spec, pl)
 	return nil
 }
 
@@ -633,7 +663,7 @@ var towerProgPool sync.Pool
 // towerBatch runs the decoded-mode program over every row, spreading rows over the cores.
 // Every row is computed by one goroutine with the same code, so the result does not depend on
 // the number of cores.
-func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec, pl progPlan, gate GateJets[T]) {
+func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec, pl progPlan) {
 	K, P := sh.K, sh.P
 	rowWork, ok := check.Elems(K, K, K, P)
 	if !ok {
@@ -645,9 +675,6 @@ func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, sp
 			pr = new(Program[T])
 		}
 		pr.progConfigure(spec, pl)
-		if gate != nil {
-			pr.gate = gate
-		}
 		defer towerProgPool.Put(pr)
 		for n := lo; n < hi; n++ {
 			var v, f, s []T
