@@ -42,3 +42,5 @@ require (
 	gorgonia.org/vecf32 v0.9.0 // indirect
 	gorgonia.org/vecf64 v0.9.0 // indirect
 )
+
+replace gorgonia.org/cu => ./cudacompat

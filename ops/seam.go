@@ -148,8 +148,11 @@ func (s *seam) DiffPathCounts() PathCounts { return s.diffRun.counts() }
 // Gorgonia's CUDA machine preallocates the op's output on the device for CUDADo.
 func (s *seam) CallsExtern() bool { return deviceOps }
 
-// ReturnsPtr is false: every op writes a fresh (or preallocated) output.
-func (s *seam) ReturnsPtr() bool { return false }
+// ReturnsPtr is false in the default build: every op writes a fresh output. Under the build
+// tag cuda it is true, because Gorgonia's compiler preallocates the output only of a node whose
+// op both calls an extern and returns a pointer (Node.isMutable); CUDADo writes into that
+// preallocated device value.
+func (s *seam) ReturnsPtr() bool { return deviceOps }
 
 // OverwritesInput is -1: no op overwrites an input.
 func (s *seam) OverwritesInput() int { return -1 }

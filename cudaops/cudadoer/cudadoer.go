@@ -11,9 +11,10 @@
 // through the same context, for an op that is staged through host; Sync waits for the
 // machine's queued work. Every op of package ops uses this package under the tag.
 //
-// This package needs Gorgonia's cuda build, which needs the cuDNN headers; it was written
-// against gorgonia v0.9.18 and cu v0.9.6 and is type-checked with fake cgo where it was
-// written, not compiled (see docs/gpu.md).
+// This package needs Gorgonia's cuda build (gorgonia v0.9.18), which gatejet builds with
+// gorgonia.org/cu replaced by the module in cudacompat/: no CUDA header is needed to compile
+// it, and the driver, NVRTC and cuBLAS are opened at run time (see docs/gpu.md, "Gorgonia's
+// CUDA build").
 package cudadoer
 
 import (

@@ -8,7 +8,10 @@
 // entry point the loaded image does not hold. Environment: GATEJET_FAKECUDA_CC=100 makes the
 // device sm_100 (default 90), newer than NVRTC 11.8, so the backend loads PTX for compute_90;
 // GATEJET_FAKECUDA_OLD_DRIVER=1 makes the driver CUDA 11.4, refusing PTX with
-// CUDA_ERROR_UNSUPPORTED_PTX_VERSION. Built by the cudaops tests (tag gatejetcuda) with the
+// CUDA_ERROR_UNSUPPORTED_PTX_VERSION. It also serves gorgonia.org/cu's stand-in (cudacompat/, the tests
+// there): cuCtxCreate_v2 retains the one context and makes it current, managed memory is device
+// memory, the synchronous copies take any host memory, and the default stream (NULL) is
+// accepted. Built by the cudaops tests (tag gatejetcuda) with the
 // emulator's own flags (its divergence check needs frame pointers):
 //
 //	g++ -std=c++17 -O2 -fno-omit-frame-pointer -shared -fPIC -o libcuda-fake.so \
@@ -153,6 +156,11 @@ CUresult cuDeviceGetName(char *name, int len, int d) {
 CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
   if (d != 0) return INVALID_VALUE;
   switch (attr) {
+    case 1: *v = 1024; return OK;        // MAX_THREADS_PER_BLOCK
+    case 2: case 3: *v = 1024; return OK;  // MAX_BLOCK_DIM_X, _Y
+    case 4: *v = 64; return OK;          // MAX_BLOCK_DIM_Z
+    case 6: case 7: *v = 65535; return OK;  // MAX_GRID_DIM_Y, _Z
+    case 10: *v = 32; return OK;         // WARP_SIZE
     case 5: *v = 2147483647; return OK;  // MAX_GRID_DIM_X
     case 8: *v = 49152; return OK;       // MAX_SHARED_MEMORY_PER_BLOCK
     case 75: *v = cc / 10; return OK;    // COMPUTE_CAPABILITY_MAJOR
@@ -232,7 +240,7 @@ CUresult cuLaunchKernel(Function *f, unsigned gx, unsigned gy, unsigned gz, unsi
   if (gy != 1 || gz != 1 || by != 1 || bz != 1 || extra != nullptr || params == nullptr) return INVALID_VALUE;
   {
     std::lock_guard<std::mutex> l(mu);
-    if (!streams.count(s)) return INVALID_HANDLE;
+    if (s != nullptr && !streams.count(s)) return INVALID_HANDLE;  // NULL: the default stream
   }
   // The 13 parameters of every entry point, each 64 bits, in GjArgs order.
   unsigned long long v[13];
@@ -305,6 +313,78 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, Stream *s) {
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, Stream *s) {
   return copy((void *)dst, true, (const void *)src, true, n, s);
 }
+
+// The context, copies and managed memory of gorgonia.org/cu's stand-in.
+
+CUresult cuCtxCreate_v2(Ctx **c, unsigned int flags, int d) {
+  if (!initialised) return NOT_INITIALIZED;
+  if (d != 0 || flags > 0x1f) return INVALID_VALUE;
+  std::lock_guard<std::mutex> l(mu);
+  retained++;
+  current = &primary;
+  *c = &primary;
+  return OK;
+}
+
+CUresult cuCtxDestroy_v2(Ctx *c) {
+  std::lock_guard<std::mutex> l(mu);
+  if (c != &primary || retained == 0) return INVALID_CONTEXT;
+  retained--;
+  return OK;
+}
+
+CUresult cuCtxGetCurrent(Ctx **c) {
+  if (!initialised) return NOT_INITIALIZED;
+  *c = current;
+  return OK;
+}
+
+CUresult cuCtxSynchronize() { return need_ctx(); }
+
+CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
+  if (CUresult e = need_ctx()) return e;
+  std::lock_guard<std::mutex> l(mu);
+  size_t used = 0;
+  for (auto &a : device_mem) used += a.second;
+  *total = size_t(4) << 30;
+  *free_bytes = used < *total ? *total - used : 0;
+  return OK;
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags) {
+  if (flags != 1 && flags != 2) return INVALID_VALUE;  // CU_MEM_ATTACH_GLOBAL or _HOST
+  return cuMemAlloc_v2(p, n);
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p) {
+  if (CUresult e = need_ctx()) return e;
+  std::lock_guard<std::mutex> l(mu);
+  auto it = device_mem.upper_bound((char *)p);
+  if (it == device_mem.begin()) return NOT_FOUND;
+  --it;
+  if ((char *)p >= it->first + it->second) return NOT_FOUND;
+  *base = (CUdeviceptr)it->first;
+  *size = it->second;
+  return OK;
+}
+
+// sync_copy: the synchronous copies, whose host side may be any host memory.
+static CUresult sync_copy(void *dst, bool dst_dev, const void *src, bool src_dev, size_t n) {
+  if (CUresult e = need_ctx()) return e;
+  std::lock_guard<std::mutex> l(mu);
+  if (dst_dev && !within(device_mem, dst, n)) return INVALID_VALUE;
+  if (src_dev && !within(device_mem, src, n)) return INVALID_VALUE;
+  memcpy(dst, src, n);
+  return OK;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) { return sync_copy((void *)dst, true, src, false, n); }
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) { return sync_copy(dst, false, (const void *)src, true, n); }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  return sync_copy((void *)dst, true, (const void *)src, true, n);
+}
+// cuMemcpy: unified addressing; here both sides must be device memory (Gorgonia's use).
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) { return sync_copy((void *)dst, true, (const void *)src, true, n); }
 
 CUresult cuStreamCreate(Stream **s, unsigned int flags) {
   if (CUresult e = need_ctx()) return e;
