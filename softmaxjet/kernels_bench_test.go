@@ -2,11 +2,9 @@ package softmaxjet
 
 import (
 	"fmt"
+	"github.com/gatejet/gatejet"
 	"testing"
 	"time"
-	"unsafe"
-
-	"github.com/gatejet/gatejet"
 )
 
 // BenchmarkMoreKernels covers the kernels BenchmarkClosedForm leaves out: the softmax gate's
@@ -72,7 +70,7 @@ func benchSecondRowPrep[T gatejet.Float](b *testing.B, K, P int) {
 		b.Run(name, func(b *testing.B) {
 			defer func(u bool) { useAVX = u }(useAVX)
 			useAVX = avx
-			n, _ := scratchLen(softmaxKind.base.plus(secondWorkspace), K, P, int(unsafe.Sizeof(T(0))))
+			n, _ := scratchLen[T](secondRows[T]{}, K, P)
 			r := newSecondRow[T](n, K, P, 1)
 			defer r.sc.release()
 			start := time.Now()
