@@ -4,7 +4,6 @@ package cudaops_test
 
 import (
 	"errors"
-	"github.com/gatejet/gatejet/internal/dispatch"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
 	"github.com/gatejet/gatejet/internal/cpuref"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 

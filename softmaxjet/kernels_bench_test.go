@@ -2,9 +2,10 @@ package softmaxjet
 
 import (
 	"fmt"
-	"github.com/gatejet/gatejet"
 	"testing"
 	"time"
+
+	"github.com/gatejet/gatejet"
 )
 
 // BenchmarkMoreKernels covers the kernels BenchmarkClosedForm leaves out: the softmax gate's

@@ -1,9 +1,9 @@
 package softmaxjet
 
 import (
-	"github.com/gatejet/gatejet"
 	"math"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 )
 

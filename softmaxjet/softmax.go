@@ -1,10 +1,10 @@
 package softmaxjet
 
 import (
-	"github.com/gatejet/gatejet"
 	"math"
 	"unsafe"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 )
 
