@@ -103,46 +103,6 @@ func allJetCases() []jetCase {
 	return cs
 }
 
-// builtinConstructors are the exported constructors of the built-in gates by channel, called
-// with jetFloats' parameters.
-var builtinConstructors = map[*kernel.Gate][kernel.NumChannels]func(l, d, v *G.Node) (*G.Node, error){
-	kernel.SoftmaxGate: {
-		func(l, d, _ *G.Node) (*G.Node, error) { return SoftmaxJetValue(l, d, tInvTau) },
-		func(l, d, _ *G.Node) (*G.Node, error) { return SoftmaxJetFirst(l, d, tInvTau) },
-		func(l, d, _ *G.Node) (*G.Node, error) { return SoftmaxJetSecond(l, d, tInvTau) },
-		func(l, d, v *G.Node) (*G.Node, error) { return SoftmaxJetHVP(l, d, v, tInvTau) },
-		func(l, d, _ *G.Node) (*G.Node, error) { return SoftmaxJetGaussNewton(l, d, tInvTau) },
-	},
-	kernel.LogisticGate: {
-		func(l, d, _ *G.Node) (*G.Node, error) { return LogisticJetValue(l, d, tAlpha, tBeta) },
-		func(l, d, _ *G.Node) (*G.Node, error) { return LogisticJetFirst(l, d, tAlpha, tBeta) },
-		func(l, d, _ *G.Node) (*G.Node, error) { return LogisticJetSecond(l, d, tAlpha, tBeta) },
-		func(l, d, v *G.Node) (*G.Node, error) { return LogisticJetHVP(l, d, v, tAlpha, tBeta) },
-		func(l, d, _ *G.Node) (*G.Node, error) { return LogisticJetGaussNewton(l, d, tAlpha, tBeta) },
-	},
-}
-
-// TestJetConstructorsAreTheTablePath: each exported constructor of a built-in gate builds the
-// very node the jet cases build from the table (Gorgonia merges equal nodes of a graph), so
-// the suites that run allJetCases cover the constructors too.
-func TestJetConstructorsAreTheTablePath(t *testing.T) {
-	for g, ctors := range builtinConstructors {
-		for c := kernel.Value; c < kernel.NumChannels; c++ {
-			jc := newJetCase(g, c)
-			for _, dt := range dtypes {
-				_, nodes, out := buildCase(t, jc.graphCase, dt)
-				var v *G.Node
-				if c.HasV() {
-					v = nodes[2]
-				}
-				got, err := ctors[c](nodes[0], nodes[1], v)
-				require.NoError(t, err)
-				require.Same(t, out, got, "%s %v", jc.name, dt)
-			}
-		}
-	}
-}
-
 func b2i(b bool) int {
 	if b {
 		return 1

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-	"unsafe"
 )
 
 // BenchmarkMoreKernels covers the kernels BenchmarkClosedForm leaves out: the softmax gate's
@@ -70,7 +69,7 @@ func benchSecondRowPrep[T Float](b *testing.B, K, P int) {
 		b.Run(name, func(b *testing.B) {
 			defer func(u bool) { useAVX = u }(useAVX)
 			useAVX = avx
-			n, _ := scratchLen(softmaxKind.base.plus(secondWorkspace), K, P, int(unsafe.Sizeof(T(0))))
+			n, _ := scratchLen[T](secondRows[T]{}, K, P)
 			r := newSecondRow[T](n, K, P, 1)
 			defer r.sc.release()
 			start := time.Now()

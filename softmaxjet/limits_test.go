@@ -362,14 +362,7 @@ func TestKernelScratchSizes(t *testing.T) {
 	sh := Shape{N: 1, K: 64, P: 64}
 	l, d := make([]float64, sh.LogitsLen()), make([]float64, sh.DecodedLen())
 	dst := make([]float64, sh.SecondLen())
-	for _, size := range []int{4, 8} {
-		for _, ws := range []workspace{softmaxKind.base, softmaxKind.base.plus(secondWorkspace), softmaxKind.base.plus(workspace{k: 4, p: 3}), softmaxKind.base.plus(workspace{k: 1, p: 1, kp: 2}), logisticKind.base.plus(workspace{kp: 2})} {
-			n, ok := scratchLen(ws, sh.K, sh.P, size)
-			require.True(t, ok)
-			require.Positive(t, n)
-		}
-	}
-	n, _ := scratchLen(softmaxKind.base.plus(secondWorkspace), sh.K, sh.P, 8)
+	n, _ := scratchLen[float64](secondRows[float64]{}, sh.K, sh.P)
 	testkit.WithMaxBytes(t, int64(8*n))
 	require.NoError(t, Second(dst, l, d, sh, 1))
 	gatejet.SetMaxBytes(int64(8*n - 1))
@@ -377,39 +370,65 @@ func TestKernelScratchSizes(t *testing.T) {
 	require.ErrorIs(t, err, gatejet.ErrSize)
 	require.ErrorContains(t, err, "softmaxjet.Second")
 	require.NoError(t, Second[float64](nil, nil, nil, Shape{N: 0, K: 1 << 40, P: 1 << 20}, 1))
-	_, ok := scratchLen(softmaxKind.base.plus(secondWorkspace), math.MaxInt/2, 2, 8)
+	_, ok := scratchLen[float64](secondRows[float64]{}, math.MaxInt/2, 2)
+	require.False(t, ok)
+	_, ok = scratchLen[float32](logisticRows[float32, logisticGaussNewtonVJPRows[float32]]{}, 1<<32, 1<<31)
 	require.False(t, ok)
 }
 
-// TestScratchLenClosedForm: each kernel's scratch, its gate's row state and its own buffers,
-// is the size its rows function carves, written out here by hand.
+// TestScratchLenClosedForm: each kernel's scratch, its gate's row state and its own pieces,
+// as its carve counts it, is the size written out here by hand.
 func TestScratchLenClosedForm(t *testing.T) {
+	testScratchLenClosedForm[float64](t)
+	testScratchLenClosedForm[float32](t)
+}
+
+func testScratchLenClosedForm[T Float](t *testing.T) {
+	size := int(unsafe.Sizeof(T(0)))
 	words := func(bytes int) int { return (bytes + 7) / 8 }
 	for _, K := range []int{1, 3, 4, 5, 17, 64} {
 		for _, P := range []int{1, 2, 7, 16} {
-			for _, size := range []int{4, 8} {
-				Kp := padK(K)
-				softmax := Kp + P + K*P
-				for _, c := range []struct {
-					ws   workspace
-					want int
-				}{
-					{softmaxKind.base, softmax},
-					{softmaxKind.base.plus(workspace{k: 3, p: 1}), softmax + 3*K + P},
-					{softmaxKind.base.plus(workspace{k: 4, p: 3}), softmax + 4*K + 3*P},
-					{softmaxKind.base.plus(workspace{k: 1, p: 1, kp: 2}), softmax + K + P + 2*K*P},
-					{softmaxKind.base.plus(secondWorkspace), softmax + 2*Kp + words(K*Kp*size) + words(K*P*size) + 7},
-					{logisticKind.base, 4 * K},
-					{logisticKind.base.plus(workspace{p: 1}), 4*K + P},
-					{logisticKind.base.plus(workspace{kp: 2}), 4*K + 2*K*P},
-				} {
-					n, ok := scratchLen(c.ws, K, P, size)
-					require.True(t, ok)
-					require.Equal(t, c.want, n, "K=%d P=%d size=%d %+v", K, P, size, c.ws)
-				}
+			Kp := padK(K)
+			softmax, logistic := Kp+P+K*P, 4*K
+			for _, c := range []struct {
+				k    kernel[T]
+				want int
+			}{
+				{valueRows[T]{}, softmax},
+				{softmaxRows[T, firstRows[T]]{}, softmax},
+				{secondRows[T]{}, softmax + 2*Kp + words(K*Kp*size) + words(K*P*size) + 7},
+				{softmaxRows[T, hvpRows[T]]{}, softmax + 3*K + P},
+				{softmaxRows[T, gaussNewtonRows[T]]{}, softmax},
+				{softmaxRows[T, valueVJPRows[T]]{}, softmax + K},
+				{softmaxRows[T, firstVJPRows[T]]{}, softmax + K + P + K*P},
+				{softmaxRows[T, secondVJPRows[T]]{}, softmax + K + P + 2*K*P},
+				{softmaxRows[T, hvpVJPRows[T]]{}, softmax + 4*K + 3*P},
+				{softmaxRows[T, gaussNewtonVJPRows[T]]{}, softmax + K + P + K*P},
+				{logisticRows[T, logisticValueRows[T]]{}, logistic + P},
+				{logisticRows[T, logisticFirstRows[T]]{}, logistic},
+				{logisticRows[T, logisticSecondRows[T]]{}, logistic},
+				{logisticRows[T, logisticHVPRows[T]]{}, logistic + K},
+				{logisticRows[T, logisticGaussNewtonRows[T]]{}, logistic + K*P},
+				{logisticRows[T, logisticValueVJPRows[T]]{}, logistic},
+				{logisticRows[T, logisticFirstVJPRows[T]]{}, logistic},
+				{logisticRows[T, logisticSecondVJPRows[T]]{}, logistic},
+				{logisticRows[T, logisticHVPVJPRows[T]]{}, logistic + K},
+				{logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, logistic + 2*K*P},
+			} {
+				n, ok := scratchLen(c.k, K, P)
+				require.True(t, ok)
+				require.Equal(t, c.want, n, "K=%d P=%d size=%d %T", K, P, size, c.k)
 			}
 		}
 	}
+}
+
+// TestCarveBeyondCountPanics: a kernel that carves a piece its count does not hold panics on
+// its first row, whatever the shape.
+func TestCarveBeyondCountPanics(t *testing.T) {
+	c := carver{b: make([]float64, 5)}
+	require.Len(t, c.f64(2, 2), 4)
+	require.PanicsWithValue(t, "softmaxjet: a kernel carves more scratch than it counted", func() { c.f64(2, 1) })
 }
 
 // TestOverlapRefused: an output that shares memory with an input or with another output is

@@ -17,8 +17,8 @@ import (
 // 1e300, so a saturated atom (σ' = 0) gives its exact zero derivatives, never ∞·0 = NaN.
 
 // logisticKind is the logistic gate, of parameters α and β (the job's vecs) and row state
-// rowLogistic: z, d1, d2 and d3. Never written.
-var logisticKind = gateKind{vecNames: [2]string{"alpha", "beta"}, base: workspace{k: 4}, check: checkLogistic}
+// rowLogistic. Never written.
+var logisticKind = gateKind{vecNames: [2]string{"alpha", "beta"}, check: checkLogistic}
 
 // logisticParams is the logistic gate of parameters alpha and beta. Inlined, so that the gate
 // stays on its caller's stack.
@@ -50,8 +50,14 @@ func logisticDerivs(x float64) (s0, s1, s2, s3 float64) {
 // rowLogistic holds one row's gate value z = σ and its scaled derivatives d1 = α σ',
 // d2 = α² σ”, d3 = α³ σ”'.
 type rowLogistic struct {
-	z, d1, d2, d3, rest []float64
-	sc                  *scratch[rowLogistic]
+	z, d1, d2, d3 []float64
+	rest          carver // the remaining scratch
+	sc            *scratch[rowLogistic]
+}
+
+// carve is the row state's workspace: z, d1, d2 and d3.
+func (r *rowLogistic) carve(c *carver, K, _ int) {
+	r.z, r.d1, r.d2, r.d3 = c.f64(K, 1), c.f64(K, 1), c.f64(K, 1), c.f64(K, 1)
 }
 
 // logisticScratch is the pool of the logistic kernels' scratch.
@@ -61,9 +67,9 @@ var logisticScratch scratchPool[rowLogistic]
 // scratchLen, checked by newJob); rest holds what the kernel carves beyond it.
 func newRowLogistic(n, K int) *rowLogistic {
 	sc := logisticScratch.get(n)
-	b := sc.buf
 	r := &sc.row
-	*r = rowLogistic{z: carve(&b, K), d1: carve(&b, K), d2: carve(&b, K), d3: carve(&b, K), rest: b, sc: sc}
+	r.sc, r.rest = sc, carver{b: sc.buf}
+	r.carve(&r.rest, K, 0)
 	return r
 }
 
@@ -77,6 +83,7 @@ func fillLogistic[T Float](r *rowLogistic, l []T, alpha, beta []float64) {
 // logisticKernel is a logistic-gate kernel's work on row n, from the row state r that
 // fillLogistic filled (the rest of the scratch in r.rest).
 type logisticKernel[T Float] interface {
+	count(c carver, K, P int) carver // its workspace beyond r (noPieces: none)
 	row(j *job[T], r *rowLogistic, n int)
 }
 
@@ -84,6 +91,13 @@ type logisticKernel[T Float] interface {
 // row state once, then on each row computes the gate and its derivatives (fillLogistic) and
 // R's row.
 type logisticRows[T Float, R logisticKernel[T]] struct{}
+
+func (logisticRows[T, R]) count(c carver, K, P int) carver {
+	var r rowLogistic
+	var k R
+	r.carve(&c, K, P)
+	return k.count(c, K, P)
+}
 
 func (logisticRows[T, R]) rows(j *job[T], lo, hi int) {
 	K, alpha, beta := j.K, j.vecs[0], j.vecs[1]
@@ -121,14 +135,24 @@ func dotRow[T Float](x, d []T) float64 {
 
 // LogisticValue writes ẑ[n][c] = Σ_k σ(α_k l_k + β_k)·D[n][k][c] into dst [N,P].
 func LogisticValue[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticValue", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueRows[T]]{}, workspace{p: 1}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
+	return forward("softmaxjet.LogisticValue", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueRows[T]]{}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
 }
 
 type logisticValueRows[T Float] struct{}
 
-func (logisticValueRows[T]) row(j *job[T], r *rowLogistic, n int) {
+func (logisticValueRows[T]) carve(c *carver, K, P int) (m []float64) {
+	return c.f64(P, 1)
+}
+
+func (k logisticValueRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k logisticValueRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P, z := j.K, j.P, r.z
-	m := r.rest[:P]
+	cut := r.rest
+	m := k.carve(&cut, K, P)
 	for c := range m {
 		m[c] = 0
 	}
@@ -147,10 +171,10 @@ func (logisticValueRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticFirst writes first[n][a][c] = α_a σ'_a D[n][a][c] into dst [N,K,P].
 func LogisticFirst[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticFirst", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstRows[T]]{}, workspace{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
+	return forward("softmaxjet.LogisticFirst", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstRows[T]]{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
 }
 
-type logisticFirstRows[T Float] struct{}
+type logisticFirstRows[T Float] struct{ noPieces }
 
 func (logisticFirstRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	KP := j.K * j.P
@@ -160,10 +184,10 @@ func (logisticFirstRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticSecond writes second[n][a][b][c] = δ_ab α_a² σ”_a D[n][a][c] into dst [N,K,K,P]
 // (the off-diagonal blocks are written as zeros).
 func LogisticSecond[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticSecond", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondRows[T]]{}, workspace{}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
+	return forward("softmaxjet.LogisticSecond", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondRows[T]]{}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
 }
 
-type logisticSecondRows[T Float] struct{}
+type logisticSecondRows[T Float] struct{ noPieces }
 
 func (logisticSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -175,14 +199,24 @@ func (logisticSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticHVP writes hvp[n][a][c] = α_a² σ”_a v_a D[n][a][c] into dst [N,K,P]; v is [N,K].
 func LogisticHVP[T Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []float64) error {
-	return hvp("softmaxjet.LogisticHVP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPRows[T]]{}, workspace{k: 1}, dst, logits, decoded, v)
+	return hvp("softmaxjet.LogisticHVP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPRows[T]]{}, dst, logits, decoded, v)
 }
 
 type logisticHVPRows[T Float] struct{}
 
-func (logisticHVPRows[T]) row(j *job[T], r *rowLogistic, n int) {
+func (logisticHVPRows[T]) carve(c *carver, K, P int) (f []float64) {
+	return c.f64(K, 1)
+}
+
+func (k logisticHVPRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k logisticHVPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P, d2 := j.K, j.P, r.d2
-	f, v := r.rest[:K], j.v[n*K:n*K+K]
+	cut := r.rest
+	f, v := k.carve(&cut, K, P), j.v[n*K:n*K+K]
 	for k := range f {
 		f[k] = d2[k] * float64(v[k])
 	}
@@ -191,14 +225,24 @@ func (logisticHVPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // LogisticGaussNewton writes H[n][a][b] = α_aα_b σ'_aσ'_b Σ_c D[a][c]D[b][c] into dst [N,K,K].
 func LogisticGaussNewton[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticGaussNewton", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonRows[T]]{}, workspace{kp: 1}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
+	return forward("softmaxjet.LogisticGaussNewton", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonRows[T]]{}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
 }
 
 type logisticGaussNewtonRows[T Float] struct{}
 
-func (logisticGaussNewtonRows[T]) row(j *job[T], r *rowLogistic, n int) {
+func (logisticGaussNewtonRows[T]) carve(c *carver, K, P int) (D []float64) {
+	return c.f64(K, P)
+}
+
+func (k logisticGaussNewtonRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k logisticGaussNewtonRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
-	D := r.rest[:K*P]
+	cut := r.rest
+	D := k.carve(&cut, K, P)
 	for i, x := range j.d[n*K*P : (n+1)*K*P] {
 		D[i] = float64(x)
 	}
@@ -208,10 +252,10 @@ func (logisticGaussNewtonRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticValueVJP writes the gradients of ⟨g, LogisticValue⟩ for g [N,P]:
 // dl_a = α_a σ'_a Σ_c g_c D[a][c] and dD[k][c] = σ_k g_c (either output may be nil).
 func LogisticValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticValueVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
+	return vjp("softmaxjet.LogisticValueVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
 }
 
-type logisticValueVJPRows[T Float] struct{}
+type logisticValueVJPRows[T Float] struct{ noPieces }
 
 func (logisticValueVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -221,10 +265,10 @@ func (logisticValueVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticFirstVJP writes the gradients of ⟨G, LogisticFirst⟩ for G [N,K,P]:
 // dl_a = α_a² σ”_a Σ_c G[a][c] D[a][c] and dD[a][c] = α_a σ'_a G[a][c].
 func LogisticFirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticFirstVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
+	return vjp("softmaxjet.LogisticFirstVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
 }
 
-type logisticFirstVJPRows[T Float] struct{}
+type logisticFirstVJPRows[T Float] struct{ noPieces }
 
 func (logisticFirstVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -263,10 +307,10 @@ func diagVJPRow[T, E Float](dLogits, dDecoded []T, n, K, P int, g []E, gStride i
 // diagonal blocks G[a][a] matter: dl_a = α_a³ σ”'_a Σ_c G[a][a][c] D[a][c] and
 // dD[a][c] = α_a² σ”_a G[a][a][c].
 func LogisticSecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticSecondVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondVJPRows[T]]{}, workspace{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
+	return vjp("softmaxjet.LogisticSecondVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
 }
 
-type logisticSecondVJPRows[T Float] struct{}
+type logisticSecondVJPRows[T Float] struct{ noPieces }
 
 func (logisticSecondVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -278,17 +322,27 @@ func (logisticSecondVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // logits, the decoded values and v (each may be nil): dv_a = α_a² σ”_a Σ_c G[a][c] D[a][c],
 // dD[a][c] = α_a² σ”_a v_a G[a][c], dl_a = α_a³ σ”'_a v_a Σ_c G[a][c] D[a][c].
 func LogisticHVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape, alpha, beta []float64) error {
-	return hvpVJP("softmaxjet.LogisticHVPVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPVJPRows[T]]{}, workspace{k: 1}, sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
+	return hvpVJP("softmaxjet.LogisticHVPVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
 }
 
 type logisticHVPVJPRows[T Float] struct{}
 
-func (logisticHVPVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
+func (logisticHVPVJPRows[T]) carve(c *carver, K, P int) (w []float64) {
+	return c.f64(K, 1)
+}
+
+func (k logisticHVPVJPRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k logisticHVPVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
 	rows := n * K * P
 	gn, dn := j.g[rows:rows+K*P], j.d[rows:rows+K*P]
 	diagVJPRow(j.o2, nil, n, K, P, gn, P, dn, nil, r.d2, nil) // dv_a = α_a² σ”_a Σ_c G[a][c] D[a][c]
-	w := r.rest[:K]
+	cut := r.rest
+	w := k.carve(&cut, K, P)
 	for a := range w {
 		w[a] = float64(j.v[n*K+a])
 	}
@@ -298,15 +352,24 @@ func (logisticHVPVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // LogisticGaussNewtonVJP writes the gradients of ⟨S, LogisticGaussNewton⟩ for S [N,K,K]; the
 // upstream reaching first is (S + Sᵀ)·first, and the rest is LogisticFirstVJP.
 func LogisticGaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticGaussNewtonVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, workspace{kp: 2}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
+	return vjp("softmaxjet.LogisticGaussNewtonVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
 }
 
 type logisticGaussNewtonVJPRows[T Float] struct{}
 
-func (logisticGaussNewtonVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
+func (logisticGaussNewtonVJPRows[T]) carve(c *carver, K, P int) (D, G []float64) {
+	return c.f64(K, P), c.f64(K, P)
+}
+
+func (k logisticGaussNewtonVJPRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k logisticGaussNewtonVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
-	b := r.rest
-	D, G := carve(&b, K*P), carve(&b, K*P)
+	cut := r.rest
+	D, G := k.carve(&cut, K, P)
 	for i, x := range j.d[n*K*P : (n+1)*K*P] {
 		D[i] = float64(x)
 	}

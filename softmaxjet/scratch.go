@@ -41,43 +41,94 @@ func (p *scratchPool[S]) get(n int) *scratch[S] {
 
 func (s *scratch[S]) release() { s.pool.p.Put(s) }
 
-// workspace is the float64 scratch that one goroutine running a kernel's rows takes from its
-// gate's pool, as counts of buffers: its gate's row state (gateKind.base) plus what the kernel
-// carves beyond it. Each kernel states its own where it makes its job; its rows function
-// carves exactly that. The counts are small: bytes keep the value small to pass on every call.
-type workspace struct {
-	kPad, k, p, kp uint8 // float64 buffers of padK(K), K, P and K·P
-	kKpT, kpT      uint8 // buffers of K·padK(K) and K·P elements of the element type, each rounded up to whole float64s
-	slack          uint8 // float64s to align a buffer with
+// carver cuts a kernel's workspace, the float64 scratch one goroutine running its rows takes
+// from its gate's pool, into pieces; or, counting, adds up their lengths. A kernel declares its
+// workspace once, as the code that carves it (its gate's row state, then the kernel's own
+// pieces, in order): newJob runs that code on a counting carver to size the scratch (checked
+// against gatejet.MaxBytes before anything is allocated), and the rows run it on the scratch.
+// So the size is what is carved; a piece beyond it is a panic on every call, not a shape's.
+type carver struct {
+	b        []float64 // the scratch not yet carved
+	n        int       // float64s counted
+	counting bool
+	overflow bool // the count overflowed int
 }
 
-// plus is the workspace of ws and o together.
-func (ws workspace) plus(o workspace) workspace {
-	return workspace{
-		kPad: ws.kPad + o.kPad, k: ws.k + o.k, p: ws.p + o.p, kp: ws.kp + o.kp,
-		kKpT: ws.kKpT + o.kKpT, kpT: ws.kpT + o.kpT, slack: ws.slack + o.slack,
+// counter returns a carver that counts.
+func counter() carver { return carver{counting: true} }
+
+// f64 carves a·b float64s (counting: adds them, nil).
+func (c *carver) f64(a, b int) []float64 {
+	if c.counting {
+		c.add(a, b)
+		return nil
 	}
+	return c.take(a * b)
 }
 
-// scratchLen is the length of the float64 scratch of workspace ws over rows of K atoms and P
-// columns of size-byte elements: the one declaration of that size, checked by newJob against
-// gatejet.MaxBytes before anything is allocated. ok is false if it overflows int.
-func scratchLen(ws workspace, K, P, size int) (n int, ok bool) {
-	var t sizeSum
-	Kp := padK(K)
-	t.times(ws.kPad, Kp, 1)
-	t.times(ws.k, K, 1)
-	t.times(ws.p, P, 1)
-	t.times(ws.kp, K, P)
-	for range ws.kKpT {
-		t.addBytes(K, Kp, size)
+// add counts a·b float64s (a, b ≥ 0), noting an overflow of int.
+func (c *carver) add(a, b int) {
+	if uint64(a)|uint64(b) < 1<<31 { // the common case: the product and the sum fit
+		c.n += a * b
+		if c.n < 0 {
+			c.overflow = true
+		}
+		return
 	}
-	for range ws.kpT {
-		t.addBytes(K, P, size)
-	}
-	t.times(ws.slack, 1, 1)
-	return t.n, t.ok()
+	t := sizeSum{n: c.n}
+	t.add(a, b)
+	c.n, c.overflow = t.n, c.overflow || t.overflow
 }
+
+// take carves the next n float64s.
+func (c *carver) take(n int) []float64 {
+	if n > len(c.b) {
+		panic("softmaxjet: a kernel carves more scratch than it counted")
+	}
+	s := c.b[:n:n]
+	c.b = c.b[n:]
+	return s
+}
+
+// align64 moves the next piece to a 64-byte boundary: it carves up to 7 float64s (counting: 7).
+func (c *carver) align64() {
+	if c.counting {
+		c.add(7, 1)
+		return
+	}
+	c.take((64 - int(uintptr(unsafe.Pointer(unsafe.SliceData(c.b))))%64) % 64 / 8)
+}
+
+// carveT carves a·b elements of T (float32 or float64, or a type defined on them) in whole
+// float64s.
+func carveT[T Float](c *carver, a, b int) []T {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if c.counting {
+		var t sizeSum
+		t.addBytes(a, b, size)
+		c.add(t.n, 1)
+		c.overflow = c.overflow || t.overflow
+		return nil
+	}
+	n := a * b
+	return asT[T](c.take((n*size+7)/8), n)
+}
+
+// len is the count: float64s, and false if it overflowed int.
+func (c *carver) len() (int, bool) { return c.n, !c.overflow }
+
+// scratchLen is kernel k's workspace over rows of K atoms and P columns, in float64s (its
+// count); ok is false if it overflows int.
+func scratchLen[T Float](k kernel[T], K, P int) (n int, ok bool) {
+	c := k.count(counter(), K, P)
+	return c.len()
+}
+
+// noPieces is the count of a kernel that carves nothing beyond its gate's row state.
+type noPieces struct{}
+
+func (noPieces) count(c carver, _, _ int) carver { return c }
 
 // sizeSum adds products of non-negative sizes, noting an overflow of int.
 type sizeSum struct {
@@ -123,13 +174,6 @@ func (t *sizeSum) addBytes(dims ...int) {
 
 func (t *sizeSum) ok() bool { return !t.overflow }
 
-// carve splits the front of *b into a slice of length n.
-func carve(b *[]float64, n int) []float64 {
-	s := (*b)[:n:n]
-	*b = (*b)[n:]
-	return s
-}
-
 // asT views the front of a float64 buffer as n elements of T (float32 or float64, or a type
 // defined on them); b must hold at least n·sizeof(T) bytes.
 func asT[T Float](b []float64, n int) []T {
@@ -150,11 +194,10 @@ type args[T Float] struct {
 }
 
 // gateKind is a gate as the machinery sees it, declared once in the gate's own file: the names
-// of its vector parameters, its row state's scratch, and the check of its parameters. The
+// of its vector parameters and the check of its parameters. The
 // gate's file gives the neutral fields of gateParams their meaning.
 type gateKind struct {
 	vecNames [2]string // the names errors give gateParams.vecs ("" where unused)
-	base     workspace // the float64s of the gate's row state, carved before the kernel's own
 	// check checks the parameters (s and vecs, nil where unused) for rows of K atoms.
 	check func(op string, K int, s float64, v0, v1 []float64) error
 }
@@ -183,11 +226,19 @@ type job[T Float] struct {
 	K, P    int
 	scratch int // float64s of scratch a goroutine takes (scratchLen)
 	run     func(lo, hi int)
+	// The last count the pooled job made, kept across calls: a steady state of calls of one
+	// kernel on one shape counts its workspace once.
+	countK     kernel[T]
+	countKP    [2]int
+	countScrat int
 }
 
-// kernel is one kernel's rows function. Each kernel is a type of no size, so that making a
-// job of it allocates nothing (a func value of a generic function would be a closure).
+// kernel is one kernel's rows function and the count of its workspace (its carve run on c).
+// Each kernel is a type of no size, so that making a job of it allocates nothing (a func value
+// of a generic function would be a closure); count takes and returns the carver by value, as
+// a pointer passed through a generic dictionary would escape to the heap.
 type kernel[T Float] interface {
+	count(c carver, K, P int) carver
 	rows(j *job[T], lo, hi int)
 }
 
@@ -207,22 +258,10 @@ func jobPool[T Float]() *sync.Pool {
 	return nil
 }
 
-// newJob returns a job running kernel k, with workspace ws (its gate's and its own), over rows of K atoms and P columns,
-// or, before anything is allocated, an ErrSize error if a goroutine's scratch (scratchLen)
-// would exceed gatejet.MaxBytes. An empty batch runs no row and needs none.
-func newJob[T Float](op string, k kernel[T], ws workspace, sh Shape) (*job[T], error) {
-	var n int
-	if sh.N > 0 {
-		var zero T
-		var ok bool
-		n, ok = scratchLen(ws, sh.K, sh.P, int(unsafe.Sizeof(zero)))
-		if !ok {
-			return nil, check.Errorf(gatejet.ErrSize, op, "shape", "the per-row workspace for K=%d P=%d overflows int", sh.K, sh.P)
-		}
-		if _, err := check.Alloc(op, "shape", 8, n, 1); err != nil {
-			return nil, err
-		}
-	}
+// newJob returns a job running kernel k over rows of K atoms and P columns, or, before
+// anything is allocated, an ErrSize error if a goroutine's scratch (scratchLen) would exceed
+// gatejet.MaxBytes. An empty batch runs no row and needs none.
+func newJob[T Float](op string, k kernel[T], sh Shape) (*job[T], error) {
 	var j *job[T]
 	if p := jobPool[T](); p != nil {
 		j, _ = p.Get().(*job[T])
@@ -231,6 +270,23 @@ func newJob[T Float](op string, k kernel[T], ws workspace, sh Shape) (*job[T], e
 		j = new(job[T])
 		j.run = j.do
 	}
+	var n int
+	if sh.N > 0 {
+		if j.countK == k && j.countKP == [2]int{sh.K, sh.P} {
+			n = j.countScrat
+		} else {
+			var ok bool
+			if n, ok = scratchLen(k, sh.K, sh.P); !ok {
+				j.release()
+				return nil, check.Errorf(gatejet.ErrSize, op, "shape", "the per-row workspace for K=%d P=%d overflows int", sh.K, sh.P)
+			}
+			j.countK, j.countKP, j.countScrat = k, [2]int{sh.K, sh.P}, n
+		}
+		if _, err := check.Alloc(op, "shape", 8, n, 1); err != nil {
+			j.release()
+			return nil, err
+		}
+	}
 	j.k, j.K, j.P, j.scratch = k, sh.K, sh.P, n
 	return j, nil
 }
@@ -238,21 +294,26 @@ func newJob[T Float](op string, k kernel[T], ws workspace, sh Shape) (*job[T], e
 // forRows runs the job over n rows of rowWork each, spread over the cores, and releases it.
 func (j *job[T]) forRows(n, rowWork int) {
 	par.For(n, rowWork, j.run)
-	run := j.run
-	*j = job[T]{run: run} // drop references to the caller's buffers
+	j.release()
+}
+
+// release drops the job's references to the caller's buffers (the count kept) and returns
+// it to its pool.
+func (j *job[T]) release() {
+	*j = job[T]{run: j.run, countK: j.countK, countKP: j.countKP, countScrat: j.countScrat}
 	if p := jobPool[T](); p != nil {
 		p.Put(j)
 	}
 }
 
 // runKernel is the body of every kernel function: it checks the call (validate: the shape,
-// the lengths of args, the gate, overlaps), then runs kernel k, with workspace ws beyond its
-// gate's row state, over the batch's rows, at rowWork a row, on the slices a and the gate g.
-func runKernel[T Float](op string, sh Shape, g *gate, k kernel[T], ws workspace, rowWork int, a args[T], args ...check.Arg) error {
+// the lengths of args, the gate, overlaps), then runs kernel k over the batch's rows, at
+// rowWork a row, on the slices a and the gate g.
+func runKernel[T Float](op string, sh Shape, g *gate, k kernel[T], rowWork int, a args[T], args ...check.Arg) error {
 	if err := validate(op, sh, g, args...); err != nil {
 		return err
 	}
-	j, err := newJob(op, k, g.base.plus(ws), sh)
+	j, err := newJob(op, k, sh)
 	if err != nil {
 		return err
 	}
@@ -264,30 +325,30 @@ func runKernel[T Float](op string, sh Shape, g *gate, k kernel[T], ws workspace,
 
 // forward runs a kernel that writes one channel, dst of dstLen elements, from logits and
 // decoded values.
-func forward[T Float](op string, sh Shape, g *gate, k kernel[T], ws workspace, rowWork int, dst []T, dstLen int, logits, decoded []T) error {
-	return runKernel(op, sh, g, k, ws, rowWork, args[T]{o0: dst, l: logits, d: decoded},
+func forward[T Float](op string, sh Shape, g *gate, k kernel[T], rowWork int, dst []T, dstLen int, logits, decoded []T) error {
+	return runKernel(op, sh, g, k, rowWork, args[T]{o0: dst, l: logits, d: decoded},
 		check.Out("dst", dst, dstLen), check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()))
 }
 
 // vjp runs a vector-Jacobian product of a channel, for an upstream gradient g of gLen
 // elements: the gradients dLogits and dDecoded (either may be nil) of ⟨g, channel⟩.
-func vjp[T Float](op string, sh Shape, gt *gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, logits, decoded, g []T, gLen int) error {
-	return runKernel(op, sh, gt, k, ws, rowWork, args[T]{o0: dLogits, o1: dDecoded, l: logits, d: decoded, g: g},
+func vjp[T Float](op string, sh Shape, gt *gate, k kernel[T], rowWork int, dLogits, dDecoded, logits, decoded, g []T, gLen int) error {
+	return runKernel(op, sh, gt, k, rowWork, args[T]{o0: dLogits, o1: dDecoded, l: logits, d: decoded, g: g},
 		check.OptOut("dLogits", dLogits, sh.LogitsLen()), check.OptOut("dDecoded", dDecoded, sh.DecodedLen()),
 		check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("g", g, gLen))
 }
 
 // hvp runs a Hessian-vector product kernel: dst [N,K,P] from logits, decoded values and a
 // direction v [N,K].
-func hvp[T Float](op string, sh Shape, g *gate, k kernel[T], ws workspace, dst, logits, decoded, v []T) error {
-	return runKernel(op, sh, g, k, ws, sh.K*sh.P, args[T]{o0: dst, l: logits, d: decoded, v: v},
+func hvp[T Float](op string, sh Shape, g *gate, k kernel[T], dst, logits, decoded, v []T) error {
+	return runKernel(op, sh, g, k, sh.K*sh.P, args[T]{o0: dst, l: logits, d: decoded, v: v},
 		check.Out("dst", dst, sh.FirstLen()), check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("v", v, sh.LogitsLen()))
 }
 
 // hvpVJP runs the vector-Jacobian product of a Hessian-vector product, for an upstream
 // gradient g [N,K,P]: the gradients dLogits, dDecoded and dV (each may be nil).
-func hvpVJP[T Float](op string, sh Shape, gt *gate, k kernel[T], ws workspace, rowWork int, dLogits, dDecoded, dV, logits, decoded, v, g []T) error {
-	return runKernel(op, sh, gt, k, ws, rowWork, args[T]{o0: dLogits, o1: dDecoded, o2: dV, l: logits, d: decoded, v: v, g: g},
+func hvpVJP[T Float](op string, sh Shape, gt *gate, k kernel[T], rowWork int, dLogits, dDecoded, dV, logits, decoded, v, g []T) error {
+	return runKernel(op, sh, gt, k, rowWork, args[T]{o0: dLogits, o1: dDecoded, o2: dV, l: logits, d: decoded, v: v, g: g},
 		check.OptOut("dLogits", dLogits, sh.LogitsLen()), check.OptOut("dDecoded", dDecoded, sh.DecodedLen()), check.OptOut("dV", dV, sh.LogitsLen()),
 		check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("v", v, sh.LogitsLen()), check.In("g", g, sh.FirstLen()))
 }

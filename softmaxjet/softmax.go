@@ -8,8 +8,8 @@ import (
 )
 
 // softmaxKind is the softmax gate ζ = softmax(s·l), of inverse temperature s (the job's s) and
-// row state rowSoftmax: z (padded), m and e. Never written.
-var softmaxKind = gateKind{base: workspace{kPad: 1, p: 1, kp: 1}, check: checkSoftmax}
+// row state rowSoftmax. Never written.
+var softmaxKind = gateKind{check: checkSoftmax}
 
 // softmaxParam is the softmax gate of inverse temperature invTau. Inlined, so that the gate stays
 // on its caller's stack.
@@ -76,8 +76,20 @@ func meanGo[T Float](m, z []float64, d []T, K, P int) {
 // rowSoftmax is the per-row state every softmax kernel starts from.
 type rowSoftmax struct {
 	z, m, e []float64
-	rest    []float64 // the remaining scratch
+	rest    carver // the remaining scratch
 	sc      *scratch[rowSoftmax]
+}
+
+// carve is the row state's workspace: z (padded: the second channel's coefficient loop reads
+// it four atoms at a time), m and e.
+func (r *rowSoftmax) carve(c *carver, K, P int) {
+	r.z, r.m, r.e = c.f64(padK(K), 1), c.f64(P, 1), c.f64(K, P)
+}
+
+// count adds the row state's workspace to c.
+func (r *rowSoftmax) count(c carver, K, P int) carver {
+	r.carve(&c, K, P)
+	return c
 }
 
 // softmaxScratch is the pool of the softmax kernels' scratch.
@@ -85,32 +97,34 @@ var softmaxScratch scratchPool[rowSoftmax]
 
 // newRowSoftmax carves the row state from pooled scratch of n float64s (the job's scratchLen,
 // checked by newJob); rest holds what the kernel carves beyond z, m and e. z has capacity
-// padK(K), the padding zeroed: the second channel's coefficient loop reads z four atoms at a
-// time.
+// padK(K), the padding zeroed.
 func newRowSoftmax(n, K, P int) *rowSoftmax {
-	Kp := padK(K)
 	sc := softmaxScratch.get(n)
-	b := sc.buf
 	r := &sc.row
 	r.sc = sc
-	r.z = carve(&b, Kp)
+	r.rest = carver{b: sc.buf}
+	r.carve(&r.rest, K, P)
 	clear(r.z[K:])
 	r.z = r.z[:K]
-	r.m = carve(&b, P)
-	r.e = carve(&b, K*P)
-	r.rest = b
 	return r
 }
 
 // softmaxKernel is a softmax-gate kernel's work on row n, from the row state r that
 // softmaxRow filled (the rest of the scratch in r.rest).
 type softmaxKernel[T Float] interface {
+	count(c carver, K, P int) carver // its workspace beyond r (noPieces: none)
 	row(j *job[T], r *rowSoftmax, n int)
 }
 
 // softmaxRows is the kernel that runs softmax-gate kernel R on rows [lo, hi): it carves the
 // row state once, then on each row computes the gate (softmaxRow) and R's row.
 type softmaxRows[T Float, R softmaxKernel[T]] struct{}
+
+func (softmaxRows[T, R]) count(c carver, K, P int) carver {
+	var r rowSoftmax
+	var k R
+	return k.count(r.count(c, K, P), K, P)
+}
 
 func (softmaxRows[T, R]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
@@ -126,12 +140,17 @@ func (softmaxRows[T, R]) rows(j *job[T], lo, hi int) {
 // Value writes the value channel ẑ[n][c] = Σ_k softmax(s·l[n])_k · decoded[n][k][c] into dst
 // [N,P]. s = invTau is the inverse temperature.
 func Value[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.Value", sh, softmaxParam(invTau), valueRows[T]{}, workspace{}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
+	return forward("softmaxjet.Value", sh, softmaxParam(invTau), valueRows[T]{}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
 }
 
 // valueRows runs its own row loop, not softmaxRows: the value channel is the gate's m, and
 // needs no centred values e.
 type valueRows[T Float] struct{}
+
+func (valueRows[T]) count(c carver, K, P int) carver {
+	var r rowSoftmax
+	return r.count(c, K, P)
+}
 
 func (valueRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
@@ -149,10 +168,10 @@ func (valueRows[T]) rows(j *job[T], lo, hi int) {
 // First writes the first channel first[n][a][c] = ∂ẑ_c/∂l_a = s·ζ_a·(D[a][c] − ẑ_c) into dst
 // [N,K,P]. Cost O(K·P) per row.
 func First[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.First", sh, softmaxParam(invTau), softmaxRows[T, firstRows[T]]{}, workspace{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
+	return forward("softmaxjet.First", sh, softmaxParam(invTau), softmaxRows[T, firstRows[T]]{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
 }
 
-type firstRows[T Float] struct{}
+type firstRows[T Float] struct{ noPieces }
 
 func (firstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P, s, z, e := j.K, j.P, j.s, r.z, r.e
@@ -182,7 +201,7 @@ func (firstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 // inner loop runs four float64 or eight float32 lanes at a time (the same operations, so the
 // same bits); outputs much larger than the caches are written with non-temporal stores.
 func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.Second", sh, softmaxParam(invTau), secondRows[T]{}, secondWorkspace, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
+	return forward("softmaxjet.Second", sh, softmaxParam(invTau), secondRows[T]{}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
 }
 
 // secondRows writes rows [lo, hi) of the second channel. Each row is the gate and value
@@ -194,6 +213,13 @@ func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 // then spends a broadcast and four instructions of bookkeeping a block beside the arithmetic
 // and the stores (slab_amd64.s).
 type secondRows[T Float] struct{}
+
+func (secondRows[T]) count(c carver, K, P int) carver {
+	var r secondRow[T]
+	c = r.rowSoftmax.count(c, K, P)
+	r.carve(&c, K, P)
+	return c
+}
 
 func (secondRows[T]) rows(j *job[T], lo, hi int) {
 	K, P := j.K, j.P
@@ -231,23 +257,22 @@ type secondRow[T Float] struct {
 	size      int // bytes of a T
 }
 
-// secondWorkspace is the scratch newSecondRow carves beyond rowSoftmax: nsz and diag, c and
-// e in the element type, and the slack that aligns e to 64 bytes. Never written.
-var secondWorkspace = workspace{kPad: 2, kKpT: 1, kpT: 1, slack: 7}
+// carve is the scratch secondRows carves beyond rowSoftmax: nsz and diag, the matrix c and e
+// in the element type, e on a 64-byte boundary (the row writer loads each e[b] once a block,
+// and rows of P·size a multiple of 32 bytes then never straddle a cache line).
+func (r *secondRow[T]) carve(c *carver, K, P int) {
+	Kp := padK(K)
+	r.nsz, r.diag = c.f64(Kp, 1), c.f64(Kp, 1)
+	r.c = carveT[T](c, K, Kp)
+	c.align64()
+	r.et = carveT[T](c, K, P)
+}
 
 func newSecondRow[T Float](n, K, P int, s float64) secondRow[T] {
-	Kp := padK(K)
 	var zero T
-	size := int(unsafe.Sizeof(zero))
-	cLen := (K*Kp*size + 7) / 8
-	r := secondRow[T]{rowSoftmax: *newRowSoftmax(n, K, P), s: s, s2: s * s, K: K, P: P, size: size}
-	b := r.rest
-	r.nsz, r.diag = carve(&b, Kp), carve(&b, Kp)
-	r.c = asT[T](carve(&b, cLen), K*Kp)
-	// e on a 64-byte boundary: the row writer loads each e[b] once a block, and rows of P·size
-	// a multiple of 32 bytes then never straddle a cache line.
-	b = b[(64-int(uintptr(unsafe.Pointer(unsafe.SliceData(b))))%64)%64/8:]
-	r.et = asT[T](b, K*P)
+	r := secondRow[T]{rowSoftmax: *newRowSoftmax(n, K, P), s: s, s2: s * s, K: K, P: P, size: int(unsafe.Sizeof(zero))}
+	c := r.rest
+	r.carve(&c, K, P)
 	return r
 }
 
@@ -402,16 +427,25 @@ func rowGo[T Float](o []T, nsz, z, diag, e []float64, K, P int) {
 //
 // Cost O(K·P) per row. v is [N,K].
 func HVP[T Float](dst, logits, decoded, v []T, sh Shape, invTau float64) error {
-	return hvp("softmaxjet.HVP", sh, softmaxParam(invTau), softmaxRows[T, hvpRows[T]]{}, workspace{k: 3, p: 1}, dst, logits, decoded, v)
+	return hvp("softmaxjet.HVP", sh, softmaxParam(invTau), softmaxRows[T, hvpRows[T]]{}, dst, logits, decoded, v)
 }
 
 type hvpRows[T Float] struct{}
 
-func (hvpRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+func (hvpRows[T]) carve(c *carver, K, P int) (u, w, f, zu []float64) {
+	return c.f64(K, 1), c.f64(P, 1), c.f64(K, 1), c.f64(K, 1)
+}
+
+func (k hvpRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k hvpRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P := j.K, j.P
 	s2 := j.s * j.s
-	b := r.rest
-	u, w, f, zu := carve(&b, K), carve(&b, P), carve(&b, K), carve(&b, K)
+	cut := r.rest
+	u, w, f, zu := k.carve(&cut, K, P)
 	centredDirection(u, w, zu, r.z, r.e, j.v[n*K:n*K+K], K, P)
 	for a, za := range r.z {
 		f[a] = s2 * za
@@ -452,10 +486,10 @@ func centredDirection[T Float](u, w, zu, z, e []float64, v []T, K, P int) {
 // symmetric positive semi-definite; it is computed on a ≤ b and mirrored, so it is exactly
 // symmetric. Cost O(K²·P) per row.
 func GaussNewton[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.GaussNewton", sh, softmaxParam(invTau), softmaxRows[T, gaussNewtonRows[T]]{}, workspace{}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
+	return forward("softmaxjet.GaussNewton", sh, softmaxParam(invTau), softmaxRows[T, gaussNewtonRows[T]]{}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
 }
 
-type gaussNewtonRows[T Float] struct{}
+type gaussNewtonRows[T Float] struct{ noPieces }
 
 func (gaussNewtonRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, s, z := j.K, j.s, r.z

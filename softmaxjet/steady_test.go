@@ -1,7 +1,6 @@
 package softmaxjet
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -11,134 +10,6 @@ import (
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/internal/testkit"
 )
-
-// kernelCall is one call of every exported kernel on a fixed set of buffers.
-type kernelCall struct {
-	name string
-	call func() error
-}
-
-// allKernels returns a call of each kernel, on element type T, over a batch of shape sh with
-// inputs from rng, and outs, which returns a copy of every output buffer and zeroes them.
-func allKernels[T Float](rng *rand.Rand, sh Shape) (calls []kernelCall, outs func() [][]T) {
-	conv := func(x []float64) []T {
-		y := make([]T, len(x))
-		for i, v := range x {
-			y[i] = T(v)
-		}
-		return y
-	}
-	l, d, v := conv(randn(rng, sh.LogitsLen(), 1.5)), conv(randn(rng, sh.DecodedLen(), 1)), conv(randn(rng, sh.LogitsLen(), 1))
-	gV, gF, gS, gG := conv(randn(rng, sh.ValueLen(), 1)), conv(randn(rng, sh.FirstLen(), 1)), conv(randn(rng, sh.SecondLen(), 1)), conv(randn(rng, sh.GNLen(), 1))
-	alpha, beta := randn(rng, sh.K, 1), randn(rng, sh.K, 0.5)
-	const s = 1.3
-	var bufs [][]T
-	mk := func(n int) []T { b := make([]T, n); bufs = append(bufs, b); return b }
-	val, fst, sec, hvp, gn := mk(sh.ValueLen()), mk(sh.FirstLen()), mk(sh.SecondLen()), mk(sh.FirstLen()), mk(sh.GNLen())
-	dl, dd, dv := mk(sh.LogitsLen()), mk(sh.DecodedLen()), mk(sh.LogitsLen())
-	lval, lfst, lsec, lhvp, lgn := mk(sh.ValueLen()), mk(sh.FirstLen()), mk(sh.SecondLen()), mk(sh.FirstLen()), mk(sh.GNLen())
-	ldl, ldd, ldv := mk(sh.LogitsLen()), mk(sh.DecodedLen()), mk(sh.LogitsLen())
-	add := func(name string, f func() error) { calls = append(calls, kernelCall{name: name, call: f}) }
-	add("Value", func() error { return Value(val, l, d, sh, s) })
-	add("First", func() error { return First(fst, l, d, sh, s) })
-	add("Second", func() error { return Second(sec, l, d, sh, s) })
-	add("HVP", func() error { return HVP(hvp, l, d, v, sh, s) })
-	add("GaussNewton", func() error { return GaussNewton(gn, l, d, sh, s) })
-	add("ValueVJP", func() error { return ValueVJP(dl, dd, l, d, gV, sh, s) })
-	add("FirstVJP", func() error { return FirstVJP(dl, dd, l, d, gF, sh, s) })
-	add("SecondVJP", func() error { return SecondVJP(dl, dd, l, d, gS, sh, s) })
-	add("HVPVJP", func() error { return HVPVJP(dl, dd, dv, l, d, v, gF, sh, s) })
-	add("GaussNewtonVJP", func() error { return GaussNewtonVJP(dl, dd, l, d, gG, sh, s) })
-	add("LogisticValue", func() error { return LogisticValue(lval, l, d, sh, alpha, beta) })
-	add("LogisticFirst", func() error { return LogisticFirst(lfst, l, d, sh, alpha, beta) })
-	add("LogisticSecond", func() error { return LogisticSecond(lsec, l, d, sh, alpha, beta) })
-	add("LogisticHVP", func() error { return LogisticHVP(lhvp, l, d, v, sh, alpha, beta) })
-	add("LogisticGaussNewton", func() error { return LogisticGaussNewton(lgn, l, d, sh, alpha, beta) })
-	add("LogisticValueVJP", func() error { return LogisticValueVJP(ldl, ldd, l, d, gV, sh, alpha, beta) })
-	add("LogisticFirstVJP", func() error { return LogisticFirstVJP(ldl, ldd, l, d, gF, sh, alpha, beta) })
-	add("LogisticSecondVJP", func() error { return LogisticSecondVJP(ldl, ldd, l, d, gS, sh, alpha, beta) })
-	add("LogisticHVPVJP", func() error { return LogisticHVPVJP(ldl, ldd, ldv, l, d, v, gF, sh, alpha, beta) })
-	add("LogisticGaussNewtonVJP", func() error { return LogisticGaussNewtonVJP(ldl, ldd, l, d, gG, sh, alpha, beta) })
-	return calls, func() [][]T {
-		cp := make([][]T, len(bufs))
-		for i, b := range bufs {
-			cp[i] = append([]T(nil), b...)
-			clear(b)
-		}
-		return cp
-	}
-}
-
-// TestKernelsAllocateNothing: once the pools are warm, a call of any kernel allocates nothing,
-// on the caller alone and split over the cores (the row split's bookkeeping is pooled too).
-func TestKernelsAllocateNothing(t *testing.T) {
-	if testing.CoverMode() != "" || raceEnabled {
-		t.Skip("allocation counts are not meaningful under -cover or -race (sync.Pool drops items at random)")
-	}
-	for _, split := range []bool{false, true} {
-		mw := int64(math.MaxInt64)
-		if split {
-			mw = 0
-		}
-		func() {
-			defer par.SetMinWork(par.SetMinWork(mw))
-			sh := Shape{N: 64, K: 8, P: 12}
-			c64, _ := allKernels[float64](rand.New(rand.NewPCG(1, 2)), sh)
-			c32, _ := allKernels[float32](rand.New(rand.NewPCG(1, 2)), sh)
-			for i, calls := range [][]kernelCall{c64, c32} {
-				for _, kc := range calls {
-					name := fmt.Sprintf("%s/f%d/split=%v", kc.name, 64>>i, split)
-					require.NoError(t, kc.call(), name)
-					allocs := testing.AllocsPerRun(50, func() {
-						if err := kc.call(); err != nil {
-							panic(err)
-						}
-					})
-					require.Zero(t, allocs, name)
-				}
-			}
-		}()
-	}
-}
-
-// TestKernelsDeterministicAcrossCores: every kernel, float64 and float32, gives bit-identical
-// outputs on one goroutine and split over 1, 2, 3 or 8 of them.
-func TestKernelsDeterministicAcrossCores(t *testing.T) {
-	sh := Shape{N: 97, K: 9, P: 7}
-	t.Run("f64", func(t *testing.T) { deterministicKernels[float64](t, sh) })
-	t.Run("f32", func(t *testing.T) { deterministicKernels[float32](t, sh) })
-}
-
-func deterministicKernels[T Float](t *testing.T, sh Shape) {
-	calls, outs := allKernels[T](rand.New(rand.NewPCG(3, 4)), sh)
-	runAll := func() [][][]T {
-		var res [][][]T
-		for _, kc := range calls {
-			require.NoError(t, kc.call(), kc.name)
-			res = append(res, outs())
-		}
-		return res
-	}
-	old := par.SetMinWork(math.MaxInt64)
-	defer par.SetMinWork(old)
-	want := runAll()
-	par.SetMinWork(0)
-	for _, p := range []int{1, 2, 3, 8} {
-		oldP := par.SetMaxProcs(p)
-		got := runAll()
-		par.SetMaxProcs(oldP)
-		for k := range want {
-			for b := range want[k] {
-				for i := range want[k][b] {
-					w, g := want[k][b][i], got[k][b][i]
-					if math.Float64bits(float64(w)) != math.Float64bits(float64(g)) {
-						t.Fatalf("%s: buffer %d [%d]: %v on one goroutine, %v split over %d", calls[k].name, b, i, w, g, p)
-					}
-				}
-			}
-		}
-	}
-}
 
 // TestSecondVectorEqualsGo: the AVX slab loop, with ordinary and with non-temporal stores,
 // gives the very bits of the Go loop, for P a multiple of the lane count and not, on one
@@ -203,34 +74,5 @@ func TestSecondFloat32Ranges(t *testing.T) {
 		}
 		// Against the float64 result rounded once (a cold gate underflows float32 either way).
 		require.Less(t, relErr(got, to64(to32(want)), 1e-300), 1e-5, tc.name)
-	}
-}
-
-// TestKernelsVectorEqualGo: with the AVX loops on and off, every kernel gives the same bits,
-// for P a multiple of the lane count (and of 16) and not.
-func TestKernelsVectorEqualGo(t *testing.T) {
-	testkit.RequireAVX(t, "loops", hasAVX, &useAVX)
-	for _, sh := range []Shape{{N: 13, K: 9, P: 7}, {N: 11, K: 5, P: 16}, {N: 6, K: 17, P: 37}, {N: 5, K: 1, P: 3}} {
-		t.Run(fmt.Sprintf("%+v/f64", sh), func(t *testing.T) { vectorEqualGo[float64](t, sh) })
-		t.Run(fmt.Sprintf("%+v/f32", sh), func(t *testing.T) { vectorEqualGo[float32](t, sh) })
-	}
-}
-
-func vectorEqualGo[T Float](t *testing.T, sh Shape) {
-	calls, outs := allKernels[T](rand.New(rand.NewPCG(9, uint64(sh.P))), sh)
-	for _, kc := range calls {
-		useAVX = false
-		require.NoError(t, kc.call(), kc.name)
-		want := outs()
-		useAVX = true
-		require.NoError(t, kc.call(), kc.name)
-		got := outs()
-		for b := range want {
-			for i := range want[b] {
-				if math.Float64bits(float64(want[b][i])) != math.Float64bits(float64(got[b][i])) {
-					t.Fatalf("%s: buffer %d [%d]: Go %v, AVX %v", kc.name, b, i, want[b][i], got[b][i])
-				}
-			}
-		}
 	}
 }

@@ -29,12 +29,21 @@ func pullBack[T Float](dl []T, z, Z []float64, f float64) {
 //
 //	dl_a = s·ζ_a·Σ_c g_c e[a][c],   dD[k][c] = ζ_k g_c.
 func ValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	return vjp("softmaxjet.ValueVJP", sh, softmaxParam(invTau), softmaxRows[T, valueVJPRows[T]]{}, workspace{k: 1}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
+	return vjp("softmaxjet.ValueVJP", sh, softmaxParam(invTau), softmaxRows[T, valueVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
 }
 
 type valueVJPRows[T Float] struct{}
 
-func (valueVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+func (valueVJPRows[T]) carve(c *carver, K, P int) (Z []float64) {
+	return c.f64(K, 1)
+}
+
+func (k valueVJPRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k valueVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P, z, e := j.K, j.P, r.z, r.e
 	gn := j.g[n*P : n*P+P]
 	if j.o1 != nil {
@@ -48,7 +57,8 @@ func (valueVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 		}
 	}
 	if j.o0 != nil {
-		Z := r.rest[:K]
+		cut := r.rest
+		Z := k.carve(&cut, K, P)
 		for a := 0; a < K; a++ {
 			ea := e[a*P : a*P+P]
 			ga := gn[:len(ea)]
@@ -69,15 +79,24 @@ func (valueVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 //
 // This is the second channel contracted with G, at O(K·P) per row, never materialised.
 func FirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	return vjp("softmaxjet.FirstVJP", sh, softmaxParam(invTau), softmaxRows[T, firstVJPRows[T]]{}, workspace{k: 1, p: 1, kp: 1}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
+	return vjp("softmaxjet.FirstVJP", sh, softmaxParam(invTau), softmaxRows[T, firstVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
 }
 
 type firstVJPRows[T Float] struct{}
 
-func (firstVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+func (firstVJPRows[T]) carve(c *carver, K, P int) (Z, gamma, G []float64) {
+	return c.f64(K, 1), c.f64(P, 1), c.f64(K, P)
+}
+
+func (k firstVJPRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k firstVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P := j.K, j.P
-	b := r.rest
-	Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
+	cut := r.rest
+	Z, gamma, G := k.carve(&cut, K, P)
 	for i, v := range j.g[n*K*P : (n+1)*K*P] {
 		G[i] = float64(v)
 	}
@@ -163,15 +182,24 @@ func gateScaled[T Float](out []T, z, X []float64, f float64, P int) {
 //	dD[k][c] = s²·ζ_k·(M[k][c] − μ_c),
 //	dl = s³·ζ⊙(Z − ⟨ζ,Z⟩),   Z_k = Σ_c ( e[k][c]·(M[k][c] − μ_c) − Y[k][c] ).
 func SecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	return vjp("softmaxjet.SecondVJP", sh, softmaxParam(invTau), softmaxRows[T, secondVJPRows[T]]{}, workspace{k: 1, p: 1, kp: 2}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
+	return vjp("softmaxjet.SecondVJP", sh, softmaxParam(invTau), softmaxRows[T, secondVJPRows[T]]{}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
 }
 
 type secondVJPRows[T Float] struct{}
 
-func (secondVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+func (secondVJPRows[T]) carve(c *carver, K, P int) (M, Y, mu, Z []float64) {
+	return c.f64(K, P), c.f64(K, P), c.f64(P, 1), c.f64(K, 1)
+}
+
+func (k secondVJPRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k secondVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P := j.K, j.P
-	b := r.rest
-	M, Y, mu, Z := carve(&b, K*P), carve(&b, K*P), carve(&b, P), carve(&b, K)
+	cut := r.rest
+	M, Y, mu, Z := k.carve(&cut, K, P)
 	secondVJPRow(j.o0, j.o1, n, j.g[n*K*K*P:(n+1)*K*K*P], r.z, r.e, M, Y, mu, Z, j.s, K, P)
 }
 
@@ -242,18 +270,25 @@ func secondVJPSums[T Float](M, Y []float64, gn []T, z, e []float64, K, P int) {
 //	dD[k][c] = s²·ζ_k·( u_k·(G[k][c] − γ_c) − β_c ),
 //	dl = s³·ζ⊙(Z − ⟨ζ,Z⟩),   Z_k = u_k·(A_k − Ā − Γ_k) − Σ_c e[k][c] β_c − Σ_c G[k][c] w_c.
 func HVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape, invTau float64) error {
-	return hvpVJP("softmaxjet.HVPVJP", sh, softmaxParam(invTau), softmaxRows[T, hvpVJPRows[T]]{}, workspace{k: 4, p: 3}, 3*sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
+	return hvpVJP("softmaxjet.HVPVJP", sh, softmaxParam(invTau), softmaxRows[T, hvpVJPRows[T]]{}, 3*sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
 }
 
 type hvpVJPRows[T Float] struct{}
 
-func (hvpVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+func (hvpVJPRows[T]) carve(c *carver, K, P int) (u, w, zu, A, Z, gamma, beta []float64) {
+	return c.f64(K, 1), c.f64(P, 1), c.f64(K, 1), c.f64(K, 1), c.f64(K, 1), c.f64(P, 1), c.f64(P, 1)
+}
+
+func (k hvpVJPRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k hvpVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P, s := j.K, j.P, j.s
 	s2 := s * s
-	b := r.rest
-	u, w, zu := carve(&b, K), carve(&b, P), carve(&b, K)
-	A, Z := carve(&b, K), carve(&b, K)
-	gamma, beta := carve(&b, P), carve(&b, P)
+	cut := r.rest
+	u, w, zu, A, Z, gamma, beta := k.carve(&cut, K, P)
 	z, e := r.z, r.e
 	centredDirection(u, w, zu, z, e, j.v[n*K:n*K+K], K, P)
 	gn := j.g[n*K*P : (n+1)*K*P]
@@ -316,15 +351,24 @@ func (hvpVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 // dDecoded [N,K,P] (either may be nil). Since H = F·Fᵀ with F = first, the upstream reaching
 // first is (S + Sᵀ)·F, and the rest is FirstVJP. Cost O(K²·P) per row.
 func GaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	return vjp("softmaxjet.GaussNewtonVJP", sh, softmaxParam(invTau), softmaxRows[T, gaussNewtonVJPRows[T]]{}, workspace{k: 1, p: 1, kp: 1}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
+	return vjp("softmaxjet.GaussNewtonVJP", sh, softmaxParam(invTau), softmaxRows[T, gaussNewtonVJPRows[T]]{}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
 }
 
 type gaussNewtonVJPRows[T Float] struct{}
 
-func (gaussNewtonVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+func (gaussNewtonVJPRows[T]) carve(c *carver, K, P int) (Z, gamma, G []float64) {
+	return c.f64(K, 1), c.f64(P, 1), c.f64(K, P)
+}
+
+func (k gaussNewtonVJPRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k gaussNewtonVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P, s := j.K, j.P, j.s
-	b := r.rest
-	Z, gamma, G := carve(&b, K), carve(&b, P), carve(&b, K*P)
+	cut := r.rest
+	Z, gamma, G := k.carve(&cut, K, P)
 	symTimesFirst(G, j.g[n*K*K:(n+1)*K*K], r.z, r.e, s, K, P)
 	firstVJPRow(j.o0, j.o1, n, r.z, r.e, G, Z, gamma, s, K, P)
 }

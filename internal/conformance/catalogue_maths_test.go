@@ -73,10 +73,10 @@ func init() {
 				return only(softmaxjet.FirstVJP(buf(6), nil, l6, d12, buf(12), sh, math.MaxFloat64))
 			}, kind: T, op: "softmaxjet.FirstVJP", arg: "invTau"},
 			{name: "maths program invTau 1e200", call: func() (any, error) {
-				return program(tower.ProgramSpec{K: 2, P: 1, InvTau: 1e200})
+				return program(tower.ProgramSpec{K: 2, P: 1, Gate: tower.Softmax(1e200)})
 			}, kind: T, op: "tower.NewProgram", arg: "invTau"},
 			{name: "maths float32 program invTau beyond its jets", call: func() (any, error) {
-				return program32(tower.ProgramSpec{K: 2, P: 1, InvTau: 1e19})
+				return program32(tower.ProgramSpec{K: 2, P: 1, Gate: tower.Softmax(1e19)})
 			}, kind: T, op: "tower.NewProgram", arg: "invTau"},
 			{name: "maths float32 tower invTau beyond its jets", call: func() (any, error) {
 				return only(tower.TowerChannels(nil, make([]float32, 12), nil, make([]float32, 6), make([]float32, 12), tower.Shape(sh), 1e30))
@@ -91,21 +91,21 @@ func init() {
 				return only(tower.TowerLogisticChannels(buf(4), nil, nil, l6, d12, tower.Shape(sh), []float64{1, 1, 1e101}, beta))
 			}, kind: P, op: "tower.TowerLogisticChannels", arg: "alpha"},
 			{name: "maths program alpha above MaxLogisticAlpha", call: func() (any, error) {
-				return program(tower.ProgramSpec{K: 1, P: 1, Logistic: true, Alpha: []float64{1e150}, Beta: []float64{0}})
+				return program(tower.ProgramSpec{K: 1, P: 1, Gate: tower.Logistic([]float64{1e150}, []float64{0})})
 			}, kind: P, op: "tower.NewProgram", arg: "alpha"},
 
 			// ---- sizes checked before allocating ----
 			{name: "maths program K=P=2^40", call: func() (any, error) {
-				return program(tower.ProgramSpec{K: 1 << 40, P: 1 << 40, InvTau: 1})
+				return program(tower.ProgramSpec{K: 1 << 40, P: 1 << 40, Gate: tower.Softmax(1)})
 			}, kind: S, op: "tower.NewProgram", arg: "shape"},
 			{name: "maths program K=2^62", call: func() (any, error) {
-				return program(tower.ProgramSpec{K: 1 << 62, P: 1, InvTau: 1})
+				return program(tower.ProgramSpec{K: 1 << 62, P: 1, Gate: tower.Softmax(1)})
 			}, kind: S, op: "tower.NewProgram", arg: "shape"},
 			{name: "maths program K=2^17 jets", call: func() (any, error) {
-				return program(tower.ProgramSpec{K: 1 << 17, P: 1, InvTau: 1})
+				return program(tower.ProgramSpec{K: 1 << 17, P: 1, Gate: tower.Softmax(1)})
 			}, kind: S, op: "tower.NewProgram", arg: "shape"},
 			{name: "maths program basis buffers", call: func() (any, error) {
-				return program(tower.ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: hugeBasis{}, Decoder: []float64{1}})
+				return program(tower.ProgramSpec{K: 2, P: 1, Gate: tower.Softmax(1), Basis: hugeBasis{}, Decoder: []float64{1}})
 			}, kind: S, op: "tower.NewProgram", arg: "Basis"},
 			{name: "maths tower workspace over MaxBytes", setup: maxBytes(1 << 20), call: func() (any, error) {
 				const K = 64 // 67 jets of 64 + 64² float64s: 2.1 MiB
@@ -121,7 +121,7 @@ func init() {
 			}, kind: S, op: "backward.SoftmaxBackward", arg: "shape"},
 			{name: "maths program basis changed its Len", call: func() (any, error) {
 				nb := 2
-				p, err := tower.NewProgram[float64](tower.ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: growingBasis{&nb}, Decoder: []float64{1, 2}})
+				p, err := tower.NewProgram[float64](tower.ProgramSpec{K: 2, P: 1, Gate: tower.Softmax(1), Basis: growingBasis{&nb}, Decoder: []float64{1, 2}})
 				if err != nil {
 					return p, err
 				}
@@ -152,7 +152,7 @@ func init() {
 				return only(tower.TowerChannels(nil, nil, arena[0:36], l6, arena[30:42], tower.Shape(sh), 1))
 			}, kind: P, op: "tower.TowerChannels", arg: "second"},
 			{name: "maths program row first over logits", call: func() (any, error) {
-				p, err := tower.NewProgram[float64](tower.ProgramSpec{K: 3, P: 2, InvTau: 1})
+				p, err := tower.NewProgram[float64](tower.ProgramSpec{K: 3, P: 2, Gate: tower.Softmax(1)})
 				if err != nil {
 					return p, err
 				}

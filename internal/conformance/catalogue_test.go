@@ -338,11 +338,11 @@ func catalogue() []badCase {
 			return only(softmaxjet.LogisticHVP(d12, l6, d12, v6, sh, alpha, []float64{0, nan, 0}))
 		}, kind: NF, op: "softmaxjet.LogisticHVP", arg: "beta"},
 		{name: "program K = 0", call: func() (any, error) {
-			p, err := tower.NewProgram[float64](tower.ProgramSpec{K: 0, P: 1, InvTau: 1})
+			p, err := tower.NewProgram[float64](tower.ProgramSpec{K: 0, P: 1, Gate: tower.Softmax(1)})
 			return p, err
 		}, kind: E, op: "tower.NewProgram", arg: "shape"},
 		{name: "program invTau 0", call: func() (any, error) {
-			p, err := tower.NewProgram[float32](tower.ProgramSpec{K: 2, P: 1})
+			p, err := tower.NewProgram[float32](tower.ProgramSpec{K: 2, P: 1, Gate: tower.Softmax(0)})
 			return p, err
 		}, kind: T, op: "tower.NewProgram", arg: "invTau"},
 

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/softmaxjet"
 )
 
 // TestTable: every declaration is complete, names are unique and the built-in IDs follow the
@@ -248,61 +247,4 @@ func TestGatesWhileRegistering(t *testing.T) {
 	require.NotNil(t, id.Spec(), "%v", id)
 	require.Same(t, &g, id.Spec().Gate)
 	require.Equal(t, Value, id.Spec().Channel)
-}
-
-// TestBuiltinGatesReadTheirFloats: the built-in gates' kernels, run through the table from a
-// call's floats ([invTau]; [α…, β…], as cudaops.Kernel documents), compute exactly what
-// softmaxjet.Softmax and softmaxjet.Logistic of those parameters compute, in float64 and
-// float32. The ops' suites compare the ops with this same table route, so they cannot see a
-// gate whose floats are read into the wrong parameters.
-func TestBuiltinGatesReadTheirFloats(t *testing.T) {
-	const N, K, P = 2, 3, 2
-	alpha, beta := []float64{1.2, -0.7, 2.1}, []float64{0.3, -0.4, 0.1}
-	for _, c := range []struct {
-		g      *Gate
-		floats []float64
-		ref64  [2 * NumChannels]CPU[float64]
-		ref32  [2 * NumChannels]CPU[float32]
-	}{
-		{SoftmaxGate, []float64{1.7},
-			channelCPU(func([]float64, int) softmaxjet.Softmax[float64] { return softmaxjet.Softmax[float64]{InvTau: 1.7} }),
-			channelCPU(func([]float64, int) softmaxjet.Softmax[float32] { return softmaxjet.Softmax[float32]{InvTau: 1.7} })},
-		{LogisticGate, append(append([]float64(nil), alpha...), beta...),
-			channelCPU(func([]float64, int) softmaxjet.Logistic[float64] {
-				return softmaxjet.Logistic[float64]{Alpha: alpha, Beta: beta}
-			}),
-			channelCPU(func([]float64, int) softmaxjet.Logistic[float32] {
-				return softmaxjet.Logistic[float32]{Alpha: alpha, Beta: beta}
-			})},
-	} {
-		for i := range 2 * int(NumChannels) {
-			id := c.g.Kernel(Channel(i%int(NumChannels)), i >= int(NumChannels))
-			requireSameOutputs(t, id, []int{N, K, P}, c.floats, c.ref64[i])
-			requireSameOutputs(t, id, []int{N, K, P}, c.floats, c.ref32[i])
-		}
-	}
-}
-
-// requireSameOutputs runs kernel id through the table and ref on the same inputs and requires
-// the same outputs, bit for bit.
-func requireSameOutputs[T Float](t *testing.T, id ID, ints []int, floats []float64, ref CPU[T]) {
-	t.Helper()
-	var got, want Operands[T]
-	for i, d := range id.Spec().In {
-		n, ok := d.Len(ints)
-		require.True(t, ok)
-		got.In[i] = make([]T, n)
-		for j := range got.In[i] {
-			got.In[i][j] = T(math.Sin(float64(7*i+3*j) + 0.5))
-		}
-		want.In[i] = got.In[i]
-	}
-	for i, d := range id.Spec().Out {
-		n, ok := d.Len(ints)
-		require.True(t, ok)
-		got.Out[i], want.Out[i] = make([]T, n), make([]T, n)
-	}
-	require.NoError(t, Run("test", id, &got, ints, floats), "%v", id)
-	require.NoError(t, ref(&want, ints, floats), "%v", id)
-	require.Equal(t, want.Out, got.Out, "%v", id)
 }

@@ -3,9 +3,11 @@
 // softmaxjet's closed forms are tested against and as the baseline of examples/bench.
 //
 // One row gates K atoms with logits l[K] and reconstructs P output columns from the atoms'
-// decoded values D[K][P], ẑ_c = Σ_k ζ_k·D[k][c], with the softmax gate ζ = softmax(s·l) or the
-// per-atom logistic gate ζ_k = σ(α_k·l_k + β_k). The package computes its value, first and
-// second channels by jet arithmetic alone, with no hand-written chain rule:
+// decoded values D[K][P], ẑ_c = Σ_k ζ_k·D[k][c]. The gate is a function of its jets
+// (GateJets, in a Gate): the softmax gate ζ = softmax(s·l) (Softmax), the per-atom logistic
+// gate ζ_k = σ(α_k·l_k + β_k) (Logistic) or any other built from the jet operations (JetGate).
+// The package computes the value, first and second channels by jet arithmetic alone, with no
+// hand-written chain rule:
 //
 //   - Jet is an order-2 jet (value, gradient, Hessian) over a run-time number m of primaries,
 //     with the operations the gates need (Add, Mul, Exp, Recip, Logistic, …); Tower is an
@@ -13,7 +15,8 @@
 //   - Program evaluates one row with a ProgramSpec: the logits as primaries, or the logits
 //     and the atoms' latent coordinates t_k, decoded through a Basis and a decoder matrix.
 //     It costs O(K·m²·P) per row, O(K³·P) with the logits as primaries.
-//   - TowerChannels and TowerLogisticChannels run the row program over a batch (see Shape;
+//   - TowerChannels, TowerLogisticChannels and GateChannels (any gate) run the row program
+//     over a batch (see Shape;
 //     the layouts are softmaxjet's), spreading rows over the cores; each row is computed by
 //     one goroutine with the same code, so results do not depend on the core count.
 //

@@ -23,7 +23,7 @@ func TestParameterBounds(t *testing.T) {
 	be := make([]float64, 6)
 	var err error
 	for _, s := range []float64{math.Nextafter(gatejet.MaxInvTau, math.Inf(1)), 5.7e102, 1.35e154, math.MaxFloat64} {
-		_, err = NewProgram[float64](ProgramSpec{K: 2, P: 1, InvTau: s})
+		_, err = NewProgram[float64](ProgramSpec{K: 2, P: 1, Gate: Softmax(s)})
 		require.ErrorIs(t, err, gatejet.ErrTemperature)
 	}
 
@@ -32,7 +32,7 @@ func TestParameterBounds(t *testing.T) {
 	require.ErrorIs(t, TowerChannels(nil, make([]float32, 6), nil, l32, d32, sh, 1e19), gatejet.ErrTemperature)
 	require.NoError(t, TowerChannels(nil, make([]float32, 6), nil, l32, d32, sh, 1e18))
 	require.ErrorIs(t, TowerLogisticChannels(nil, make([]float32, 6), nil, l32, d32, sh, []float64{1, 1, 1, 1, 1, -1e19}, be), gatejet.ErrParam)
-	_, err = NewProgram[float32](ProgramSpec{K: 2, P: 1, InvTau: 1e19})
+	_, err = NewProgram[float32](ProgramSpec{K: 2, P: 1, Gate: Softmax(1e19)})
 	require.ErrorIs(t, err, gatejet.ErrTemperature)
 	// β past float32's range met α·l overflowed to +Inf in the float32 jets: ∞ − ∞ = NaN where
 	// the gate is 0.
@@ -51,14 +51,14 @@ func TestParameterBounds(t *testing.T) {
 // K = 1<<62 panicked in makeslice and K = 1<<17 allocated 128 GiB of jets.
 func TestProgramSizes(t *testing.T) {
 	for _, spec := range []ProgramSpec{
-		{K: 1 << 40, P: 1 << 40, InvTau: 1},
-		{K: 1 << 62, P: 1, InvTau: 1},
-		{K: 1 << 17, P: 1, InvTau: 1},
-		{K: math.MaxInt, P: math.MaxInt, InvTau: 1},
-		{K: 3, P: 1, InvTau: 1, Basis: fixedBasis(1, 1<<31), Decoder: make([]float64, 1), LatentPrimaries: true},
-		{K: 3, P: 1, InvTau: 1, Basis: fixedBasis(1, 1<<20), Decoder: make([]float64, 1)}, // ∂²Φ: 8 TiB
-		{K: 3, P: 1, InvTau: 1, Basis: fixedBasis(1, 1<<40), Decoder: make([]float64, 1)},
-		{K: 3, P: 1, InvTau: 1, Basis: fixedBasis(1<<40, 1<<20)},
+		{K: 1 << 40, P: 1 << 40, Gate: Softmax(1)},
+		{K: 1 << 62, P: 1, Gate: Softmax(1)},
+		{K: 1 << 17, P: 1, Gate: Softmax(1)},
+		{K: math.MaxInt, P: math.MaxInt, Gate: Softmax(1)},
+		{K: 3, P: 1, Gate: Softmax(1), Basis: fixedBasis(1, 1<<31), Decoder: make([]float64, 1), LatentPrimaries: true},
+		{K: 3, P: 1, Gate: Softmax(1), Basis: fixedBasis(1, 1<<20), Decoder: make([]float64, 1)}, // ∂²Φ: 8 TiB
+		{K: 3, P: 1, Gate: Softmax(1), Basis: fixedBasis(1, 1<<40), Decoder: make([]float64, 1)},
+		{K: 3, P: 1, Gate: Softmax(1), Basis: fixedBasis(1<<40, 1<<20)},
 	} {
 		var err error
 		require.NotPanics(t, func() { _, err = NewProgram[float64](spec) }, "K=%d P=%d", spec.K, spec.P)
@@ -68,12 +68,12 @@ func TestProgramSizes(t *testing.T) {
 	// The workspace is (K+3)·(K+K²) elements: K = 64 in float64 takes 67·4160·8 bytes.
 	need := int64(67 * 4160 * 8)
 	testkit.WithMaxBytes(t, need)
-	_, err := NewProgram[float64](ProgramSpec{K: 64, P: 1, InvTau: 1})
+	_, err := NewProgram[float64](ProgramSpec{K: 64, P: 1, Gate: Softmax(1)})
 	require.NoError(t, err)
-	_, err = NewProgram[float32](ProgramSpec{K: 64, P: 1, InvTau: 1})
+	_, err = NewProgram[float32](ProgramSpec{K: 64, P: 1, Gate: Softmax(1)})
 	require.NoError(t, err)
 	gatejet.SetMaxBytes(need - 1)
-	_, err = NewProgram[float64](ProgramSpec{K: 64, P: 1, InvTau: 1})
+	_, err = NewProgram[float64](ProgramSpec{K: 64, P: 1, Gate: Softmax(1)})
 	require.ErrorIs(t, err, gatejet.ErrSize)
 	require.ErrorContains(t, err, "SetMaxBytes")
 	l, d := make([]float64, 64), make([]float64, 64)
@@ -131,7 +131,7 @@ func TestBasisChangesSize(t *testing.T) {
 	b := sizingBasis{nb: func() int { return nb }, d: func() int { return 1 }}
 	for _, latent := range []bool{false, true} {
 		nb = 2
-		pr, err := NewProgram[float64](ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: b, Decoder: []float64{1, 2}, LatentPrimaries: latent})
+		pr, err := NewProgram[float64](ProgramSpec{K: 2, P: 1, Gate: Softmax(1), Basis: b, Decoder: []float64{1, 2}, LatentPrimaries: latent})
 		require.NoError(t, err)
 		m := pr.Primaries()
 		require.NoError(t, pr.RowLatent(make([]float64, 1), make([]float64, m), nil, []float64{0, 1}, []float64{0.5, 0.25}))
@@ -153,7 +153,7 @@ func TestBasisChangesSize(t *testing.T) {
 	var pr *Program[float64]
 	var err error
 	require.NotPanics(t, func() {
-		pr, err = NewProgram[float64](ProgramSpec{K: 2, P: 1, InvTau: 1, Basis: liar, Decoder: []float64{1}})
+		pr, err = NewProgram[float64](ProgramSpec{K: 2, P: 1, Gate: Softmax(1), Basis: liar, Decoder: []float64{1}})
 	})
 	require.NoError(t, err)
 	require.Equal(t, 1, calls)
@@ -183,14 +183,14 @@ func TestOverlapRefused(t *testing.T) {
 	testkit.RequireOverlapsRefused(t, cases)
 
 	// The row program: outputs against its inputs and each other.
-	pr, err := NewProgram[float64](ProgramSpec{K: 3, P: 2, InvTau: 1})
+	pr, err := NewProgram[float64](ProgramSpec{K: 3, P: 2, Gate: Softmax(1)})
 	require.NoError(t, err)
 	require.ErrorIs(t, pr.RowDecoded(nil, arena[0:6], nil, arena[4:7], d[:6]), gatejet.ErrParam)
 	require.ErrorIs(t, pr.RowDecoded(arena[0:2], arena[1:7], nil, l[:3], d[:6]), gatejet.ErrParam)
 	require.ErrorIs(t, pr.RowDecoded(nil, nil, arena[40:58], l[:3], arena[50:56]), gatejet.ErrParam)
 	require.NoError(t, pr.RowDecoded(arena[100:102], arena[110:116], arena[120:138], l[:3], d[:6]))
 	b := fixedBasis(1, 1)
-	prl, err := NewProgram[float64](ProgramSpec{K: 3, P: 2, InvTau: 1, Basis: b, Decoder: []float64{1, 2}})
+	prl, err := NewProgram[float64](ProgramSpec{K: 3, P: 2, Gate: Softmax(1), Basis: b, Decoder: []float64{1, 2}})
 	require.NoError(t, err)
 	require.ErrorIs(t, prl.RowLatent(arena[0:2], nil, nil, arena[1:4], arena[10:13]), gatejet.ErrParam)
 	require.ErrorIs(t, prl.RowLatent(nil, arena[10:16], nil, arena[0:3], arena[15:18]), gatejet.ErrParam)

@@ -2,6 +2,7 @@ package tower
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -40,16 +41,9 @@ type ProgramSpec struct {
 	K int // number of atoms (gate logits), at least 1
 	P int // number of output columns, at least 1
 
-	// Logistic selects the gate. False: the softmax ζ = softmax(InvTau·l), computed with the
-	// maximum logit subtracted (a shared denominator and a single reciprocal jet). True: the
-	// per-atom logistic gate ζ_k = σ(Alpha[k]·l_k + Beta[k]).
-	Logistic bool
-	// InvTau is the softmax inverse temperature s = 1/τ: 0 < InvTau ≤ gatejet.MaxInvTau
-	// (1e18 in float32). Unused by the logistic gate.
-	InvTau float64
-	// Alpha and Beta are the logistic gate's per-atom scale and shift: length K, finite, with
-	// |Alpha[k]| ≤ gatejet.MaxLogisticAlpha (1e18 in float32). Unused by the softmax gate.
-	Alpha, Beta []float64
+	// Gate is the gate, as a function of its jets: Softmax(invTau), Logistic(alpha, beta) or
+	// any other (JetGate). The zero Gate is refused (ErrParam).
+	Gate Gate
 
 	// Basis, when not nil, maps each atom's latent coordinate t_k ∈ R^d to decoded values
 	// decoded[k][c] = Σ_b Φ_b(t_k)·Decoder[b*P+c] (Program.RowLatent). When nil, decoded
@@ -61,6 +55,75 @@ type ProgramSpec struct {
 	// primaries are then the K logits followed by t_0, …, t_{K-1}, m = K + K·d of them.
 	// Otherwise the primaries are the K logits, m = K.
 	LatentPrimaries bool
+}
+
+// Gate is a row program's gate: the function of its jets in each element type and the check
+// of its parameters.
+type Gate struct {
+	f64   GateJets[float64]
+	f32   GateJets[float32]
+	check func(op string, K, size int) error
+}
+
+// JetGate is the gate computed by f64 and f32 (its jets in float64 and in float32; a program
+// of an element type whose function is nil is refused with ErrParam), whose parameters are
+// the caller's to check.
+func JetGate(f64 GateJets[float64], f32 GateJets[float32]) Gate {
+	return Gate{f64: f64, f32: f32}
+}
+
+// Softmax is the softmax gate ζ = softmax(invTau·l) (SoftmaxJets): 0 < invTau ≤
+// gatejet.MaxInvTau, and ≤ 1e18 for float32 jets, whose Hessians hold invTau²
+// (ErrTemperature otherwise).
+func Softmax(invTau float64) Gate {
+	return Gate{f64: SoftmaxJets[float64](invTau), f32: SoftmaxJets[float32](invTau), check: func(op string, _, size int) error {
+		if err := check.InvTau(op, invTau); err != nil {
+			return err
+		}
+		if size == 4 && invTau > maxJet32Param {
+			return check.Errorf(gatejet.ErrTemperature, op, "invTau", "want invTau ≤ %g for float32 jets (their Hessians hold invTau²), got %v", maxJet32Param, invTau)
+		}
+		return nil
+	}}
+}
+
+// Logistic is the per-atom logistic gate ζ_k = σ(alpha[k]·l_k + beta[k]) (LogisticJets), of
+// alpha and beta copied: length K, finite, |alpha[k]| ≤ gatejet.MaxLogisticAlpha (ErrParam,
+// ErrNonFinite otherwise); for float32 jets |alpha[k]| ≤ 1e18 and |beta[k]| within float32's
+// range, as beyond it, rounded to ±Inf, beta would meet alpha·l overflowed to ∓Inf and give
+// ∞ − ∞ = NaN where the gate is exactly 0 or 1.
+func Logistic(alpha, beta []float64) Gate {
+	alpha, beta = slices.Clone(alpha), slices.Clone(beta)
+	return Gate{f64: LogisticJets[float64](alpha, beta), f32: LogisticJets[float32](alpha, beta), check: func(op string, K, size int) error {
+		if err := check.LogisticGate(op, K, alpha, beta); err != nil {
+			return err
+		}
+		if size != 4 {
+			return nil
+		}
+		for k, a := range alpha {
+			if math.Abs(a) > maxJet32Param {
+				return check.Errorf(gatejet.ErrParam, op, "alpha", "want |alpha[%d]| ≤ %g for float32 jets (their Hessians hold alpha²), got %v", k, maxJet32Param, a)
+			}
+		}
+		for k, b := range beta {
+			if math.Abs(b) > math.MaxFloat32 {
+				return check.Errorf(gatejet.ErrParam, op, "beta", "want |beta[%d]| ≤ %g for float32 jets, got %v", k, math.MaxFloat32, b)
+			}
+		}
+		return nil
+	}}
+}
+
+// checkGate validates the gate of a program of K atoms in elements of size bytes.
+func checkGate(op string, g Gate, K, size int) error {
+	if (size == 4 && g.f32 == nil) || (size == 8 && g.f64 == nil) {
+		return check.Errorf(gatejet.ErrParam, op, "Gate", "no gate for %d-byte elements", size)
+	}
+	if g.check != nil {
+		return g.check(op, K, size)
+	}
+	return nil
 }
 
 // Program evaluates the order-2 jet of one row's reconstruction ẑ [P] with respect to m
@@ -76,17 +139,13 @@ type ProgramSpec struct {
 // column non-finite.
 type Program[T Float] struct {
 	k, p, d, nb, m int
-	logistic       bool
-	invTau         float64
-	alpha, beta    []float64
+	gate           GateJets[T]
 	basis          Basis
 	decoder        []T // [nb×P]
 	latent         bool
 
 	tw       *Tower[T]
 	gates    []*Jet[T] // ζ_k; the exponentials before the reciprocal is applied
-	x, den   *Jet[T]   // the argument of exp or σ; the softmax denominator
-	rcp      *Jet[T]   // 1/den
 	phis     []*Jet[T] // Φ_b(t_k) as jets (latent primaries only)
 	dj, prod *Jet[T]   // decoded[k][c] as a jet, and ζ_k·decoded[k][c]
 	outs     []*Jet[T] // ẑ_c as jets (latent primaries only)
@@ -130,17 +189,8 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 	if err := (Shape{N: 0, K: spec.K, P: spec.P}).Check(op); err != nil {
 		return pl, err
 	}
-	if spec.Logistic {
-		if err := check.LogisticGate(op, spec.K, spec.Alpha, spec.Beta); err != nil {
-			return pl, err
-		}
-	} else if err := check.InvTau(op, spec.InvTau); err != nil {
+	if err := checkGate(op, spec.Gate, spec.K, size); err != nil {
 		return pl, err
-	}
-	if size == 4 {
-		if err := checkJet32(op, spec); err != nil {
-			return pl, err
-		}
 	}
 	pl.m = spec.K
 	jets := []int{3, spec.K} // x, den, rcp; the gates
@@ -193,44 +243,21 @@ func progCheckSpec(op string, spec ProgramSpec, size int) (progPlan, error) {
 	return pl, nil
 }
 
-// maxJet32Param bounds the gate parameter (InvTau, |Alpha[k]|) of a program in float32: its
+// maxJet32Param bounds the gate parameter (invTau, |alpha[k]|) of a program in float32: its
 // jets hold the parameter squared in their Hessians, a few of them added, and float32 ends at
 // 3.4e38, where gatejet.MaxInvTau and gatejet.MaxLogisticAlpha are set for float64.
 const maxJet32Param = 1e18
-
-// checkJet32 refuses, for a float32 program, a gate parameter beyond maxJet32Param, and a
-// Beta beyond float32's range: rounded to ±Inf it would meet α·l overflowed to ∓Inf, and
-// ∞ − ∞ is NaN where the gate is exactly 0 or 1.
-func checkJet32(op string, spec ProgramSpec) error {
-	if !spec.Logistic {
-		if spec.InvTau > maxJet32Param {
-			return check.Errorf(gatejet.ErrTemperature, op, "invTau", "want invTau ≤ %g for float32 jets (their Hessians hold invTau²), got %v", maxJet32Param, spec.InvTau)
-		}
-		return nil
-	}
-	for k, a := range spec.Alpha {
-		if math.Abs(a) > maxJet32Param {
-			return check.Errorf(gatejet.ErrParam, op, "alpha", "want |alpha[%d]| ≤ %g for float32 jets (their Hessians hold alpha²), got %v", k, maxJet32Param, a)
-		}
-	}
-	for k, b := range spec.Beta {
-		if math.Abs(b) > math.MaxFloat32 {
-			return check.Errorf(gatejet.ErrParam, op, "beta", "want |beta[%d]| ≤ %g for float32 jets, got %v", k, math.MaxFloat32, b)
-		}
-	}
-	return nil
-}
 
 // progConfigure sets pr up for a spec that progCheckSpec validated into pl, reusing pr's
 // memory where it can.
 func (pr *Program[T]) progConfigure(spec ProgramSpec, pl progPlan) {
 	K, P := spec.K, spec.P
 	pr.k, pr.p = K, P
-	pr.logistic, pr.invTau = spec.Logistic, spec.InvTau
-	pr.alpha, pr.beta = pr.alpha[:0], pr.beta[:0]
-	if spec.Logistic {
-		pr.alpha = append(pr.alpha, spec.Alpha...)
-		pr.beta = append(pr.beta, spec.Beta...)
+	switch g := any(&pr.gate).(type) {
+	case *GateJets[float64]:
+		*g = spec.Gate.f64
+	case *GateJets[float32]:
+		*g = spec.Gate.f32
 	}
 	pr.basis, pr.latent = spec.Basis, spec.LatentPrimaries
 	pr.nb, pr.d, pr.m = pl.nb, pl.d, pl.m
@@ -248,7 +275,6 @@ func (pr *Program[T]) progConfigure(spec ProgramSpec, pl progPlan) {
 	for k := 0; k < K; k++ {
 		pr.gates = append(pr.gates, tw.Jet())
 	}
-	pr.x, pr.den, pr.rcp = tw.Jet(), tw.Jet(), tw.Jet()
 	pr.phis, pr.outs = pr.phis[:0], pr.outs[:0]
 	pr.dj, pr.prod = nil, nil
 	if pr.latent {
@@ -368,38 +394,58 @@ func (pr *Program[T]) progRowDecoded(value, first, second, logits, decoded []T) 
 	pr.progContract(value, first, second, decoded)
 }
 
-// progGates fills pr.gates[k] with the jet of ζ_k over the program's primaries.
+// progGates fills pr.gates[k] with the jet of ζ_k over the program's primaries; the gate's
+// temporaries are released after.
 func (pr *Program[T]) progGates(l []T) {
-	K := pr.k
-	l = l[:K]
-	x := pr.x
-	if pr.logistic {
+	mark := pr.tw.Len()
+	pr.gate(pr.gates, l[:pr.k], pr.tw)
+	pr.tw.ReleaseTo(mark)
+}
+
+// GateJets is a gate as a function of its jets: it sets z[k], for each of the K atoms, to the
+// jet of ζ_k(l) over the tower's primaries, of which the first K are the logits l (the jet of
+// logit k is tw.Variable(k, l[k])). It takes its temporaries from tw. The tower computes every
+// channel of any gate so given, with no chain rule written by hand: SoftmaxJets and
+// LogisticJets are the closed forms' two gates, and GateChannels the oracle for any other.
+type GateJets[T Float] func(z []*Jet[T], l []T, tw *Tower[T])
+
+// SoftmaxJets is the softmax gate ζ = softmax(invTau·l), computed with the maximum logit
+// subtracted, a shared denominator and a single reciprocal jet. A NaN logit never becomes the
+// maximum, but then v − mx is NaN and so is the denominator; a row of all −Inf logits has
+// mx = −Inf and v − mx = NaN.
+func SoftmaxJets[T Float](invTau float64) GateJets[T] {
+	return func(z []*Jet[T], l []T, tw *Tower[T]) {
+		mx := T(math.Inf(-1))
+		for _, v := range l {
+			if v > mx {
+				mx = v
+			}
+		}
+		s := T(invTau)
+		x, den := tw.Jet(), tw.Jet()
+		for k, v := range l {
+			x.SetVar(k, v-mx) // l_k − max l, as a jet in l_k
+			x.Scale(x, s)
+			den.Add(den, z[k].Exp(x))
+		}
+		r := tw.Jet().Recip(den)
+		for _, g := range z {
+			g.Mul(g, r)
+		}
+	}
+}
+
+// LogisticJets is the per-atom logistic gate ζ_k = σ(alpha[k]·l_k + beta[k]) (alpha and beta
+// of length K, read when the gate runs).
+func LogisticJets[T Float](alpha, beta []float64) GateJets[T] {
+	return func(z []*Jet[T], l []T, tw *Tower[T]) {
+		x := tw.Jet()
 		for k, v := range l {
 			x.SetVar(k, v)
-			x.Scale(x, T(pr.alpha[k]))
-			x.V += T(pr.beta[k])
-			pr.gates[k].Logistic(x)
+			x.Scale(x, T(alpha[k]))
+			x.V += T(beta[k])
+			z[k].Logistic(x)
 		}
-		return
-	}
-	// A NaN logit never becomes the maximum, but then v − mx is NaN and so is the denominator;
-	// a row of all −Inf logits has mx = −Inf and v − mx = NaN.
-	mx := T(math.Inf(-1))
-	for _, v := range l {
-		if v > mx {
-			mx = v
-		}
-	}
-	s := T(pr.invTau)
-	den := pr.den.SetConst(0)
-	for k, v := range l {
-		x.SetVar(k, v-mx) // l_k − max l, as a jet in l_k
-		x.Scale(x, s)
-		den.Add(den, pr.gates[k].Exp(x))
-	}
-	r := pr.rcp.Recip(den)
-	for _, g := range pr.gates {
-		g.Mul(g, r)
 	}
 }
 
@@ -544,7 +590,7 @@ func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Sh
 	if err := check.InvTau(op, invTau); err != nil {
 		return err
 	}
-	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, InvTau: invTau})
+	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Gate: Softmax(invTau)})
 }
 
 // TowerLogisticChannels is the oracle for the logistic-gate closed forms: as TowerChannels,
@@ -563,7 +609,29 @@ func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []
 	if err := check.GateDisjoint(op, alpha, beta, check.OptOut("value", value, 0), check.OptOut("first", first, 0), check.OptOut("second", second, 0)); err != nil {
 		return err
 	}
-	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Logistic: true, Alpha: alpha, Beta: beta})
+	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Gate: Logistic(alpha, beta)})
+}
+
+// GateChannels is the oracle for any gate given as its jets: as TowerChannels, with the gate
+// ζ(l) computed by gate (nil: ErrParam), whose parameters are the caller's to check. The
+// workspace checked before it is allocated is K + 3 jets; the jets gate takes from the tower
+// beyond three are the caller's to bound.
+func GateChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, gate GateJets[T]) error {
+	const op = "tower.GateChannels"
+	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
+		return err
+	}
+	if gate == nil {
+		return check.Errorf(gatejet.ErrParam, op, "gate", "want a gate, got nil")
+	}
+	var g Gate
+	switch f := any(gate).(type) {
+	case GateJets[float64]:
+		g.f64 = f
+	case GateJets[float32]:
+		g.f32 = f
+	}
+	return towerRun(op, value, first, second, logits, decoded, sh, ProgramSpec{K: sh.K, P: sh.P, Gate: g})
 }
 
 // towerRun checks that no output overlaps another argument and, for a batch with rows, the
@@ -575,10 +643,8 @@ func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh 
 	}
 	var zero T
 	size := int(unsafe.Sizeof(zero))
-	if size == 4 {
-		if err := checkJet32(op, spec); err != nil {
-			return err
-		}
+	if err := checkGate(op, spec.Gate, spec.K, size); err != nil {
+		return err
 	}
 	if sh.N == 0 {
 		return nil

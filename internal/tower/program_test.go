@@ -90,6 +90,10 @@ type progCase struct {
 	spec   ProgramSpec
 	logits []float64
 	x2     []float64
+	// The gate's parameters, for the reference: softmax of invTau, or logistic of alpha, beta.
+	logistic    bool
+	invTau      float64
+	alpha, beta []float64
 }
 
 func (pc progCase) d() int {
@@ -139,9 +143,9 @@ func (pc progCase) primaries() []float64 {
 func (pc progCase) naiveValue() []float64 {
 	K, P := pc.spec.K, pc.spec.P
 	z := make([]float64, K)
-	if pc.spec.Logistic {
+	if pc.logistic {
 		for k := range z {
-			z[k] = 1 / (1 + math.Exp(-(pc.spec.Alpha[k]*pc.logits[k] + pc.spec.Beta[k])))
+			z[k] = 1 / (1 + math.Exp(-(pc.alpha[k]*pc.logits[k] + pc.beta[k])))
 		}
 	} else {
 		mx, sum := math.Inf(-1), 0.0
@@ -149,7 +153,7 @@ func (pc progCase) naiveValue() []float64 {
 			mx = math.Max(mx, l)
 		}
 		for k, l := range pc.logits {
-			z[k] = math.Exp(pc.spec.InvTau * (l - mx))
+			z[k] = math.Exp(pc.invTau * (l - mx))
 			sum += z[k]
 		}
 		for k := range z {
@@ -184,16 +188,17 @@ func progCases() []progCase {
 	rbf1 := progRBF{centers: [][]float64{{-1}, {-0.3}, {0.4}, {1.2}}, w: 0.8}
 	rbf2 := progRBF{centers: [][]float64{{-1, 0}, {0.5, -0.5}, {0, 1}, {1, 1}, {-0.5, -1}}, w: 0.9}
 	mk := func(name string, K, P int, logistic bool, basis Basis, latent bool) progCase {
-		spec := ProgramSpec{K: K, P: P, Logistic: logistic, InvTau: 1.3, Basis: basis, LatentPrimaries: latent}
+		spec := ProgramSpec{K: K, P: P, Gate: Softmax(1.3), Basis: basis, LatentPrimaries: latent}
+		pc := progCase{logistic: logistic, invTau: 1.3}
 		if logistic {
-			spec.InvTau = 0
-			spec.Alpha = make([]float64, K)
-			for k := range spec.Alpha {
-				spec.Alpha[k] = (0.5 + 1.5*r.Float64()) * float64(1-2*(k%2))
+			pc.alpha = make([]float64, K)
+			for k := range pc.alpha {
+				pc.alpha[k] = (0.5 + 1.5*r.Float64()) * float64(1-2*(k%2))
 			}
-			spec.Beta = progNormals(r, K, 0.5)
+			pc.beta = progNormals(r, K, 0.5)
+			spec.Gate = Logistic(pc.alpha, pc.beta)
 		}
-		pc := progCase{name: name, spec: spec, logits: progNormals(r, K, 1)}
+		pc.name, pc.spec, pc.logits = name, spec, progNormals(r, K, 1)
 		if basis == nil {
 			pc.x2 = progNormals(r, K*P, 1)
 		} else {
@@ -306,7 +311,7 @@ func TestProgramAgainstFiniteDifferences(t *testing.T) {
 
 			// Softmax: ẑ is invariant to adding a constant to every logit, so the sums over
 			// the logit primaries vanish (for every first index a, logit or latent).
-			if !pc.spec.Logistic {
+			if !pc.logistic {
 				s1 := 1e-13 * math.Max(1, testkit.MaxAbs(first))
 				s2 := 1e-13 * math.Max(1, testkit.MaxAbs(second))
 				for c := 0; c < P; c++ {
@@ -327,7 +332,7 @@ func TestProgramAgainstFiniteDifferences(t *testing.T) {
 
 			// Logistic: each logit gates its own atom, so the logit block of second is
 			// diagonal.
-			if pc.spec.Logistic {
+			if pc.logistic {
 				for a := 0; a < K; a++ {
 					for b := 0; b < K; b++ {
 						for c := 0; c < P && a != b; c++ {
@@ -622,10 +627,10 @@ func TestTowerBatchDeterministic(t *testing.T) {
 	alpha, beta := progNormals(r, K, 1), progNormals(r, K, 1)
 	for _, gate := range []string{"softmax", "logistic"} {
 		t.Run(gate, func(t *testing.T) {
-			spec := ProgramSpec{K: K, P: P, InvTau: 0.8}
+			spec := ProgramSpec{K: K, P: P, Gate: Softmax(0.8)}
 			call := TowerChannels[float64]
 			if gate == "logistic" {
-				spec = ProgramSpec{K: K, P: P, Logistic: true, Alpha: alpha, Beta: beta}
+				spec = ProgramSpec{K: K, P: P, Gate: Logistic(alpha, beta)}
 				call = func(v, f, s, l, d []float64, sh Shape, _ float64) error {
 					return TowerLogisticChannels(v, f, s, l, d, sh, alpha, beta)
 				}
@@ -767,15 +772,16 @@ func TestProgramErrors(t *testing.T) {
 		spec ProgramSpec
 		kind error
 	}{
-		{"K=0", ProgramSpec{K: 0, P: 3, InvTau: 1}, gatejet.ErrShape},
-		{"P<0", ProgramSpec{K: 2, P: -1, InvTau: 1}, gatejet.ErrShape},
-		{"invTau", ProgramSpec{K: 2, P: 3}, gatejet.ErrTemperature},
-		{"alpha", ProgramSpec{K: 2, P: 3, Logistic: true, Alpha: []float64{1}, Beta: []float64{0, 0}}, gatejet.ErrParam},
-		{"beta", ProgramSpec{K: 2, P: 3, Logistic: true, Alpha: []float64{1, 1}, Beta: []float64{0, math.NaN()}}, gatejet.ErrNonFinite},
-		{"latent without basis", ProgramSpec{K: 2, P: 3, InvTau: 1, LatentPrimaries: true}, gatejet.ErrParam},
-		{"decoder without basis", ProgramSpec{K: 2, P: 3, InvTau: 1, Decoder: dec}, gatejet.ErrParam},
-		{"decoder length", ProgramSpec{K: 2, P: 3, InvTau: 1, Basis: rbf, Decoder: dec[1:]}, gatejet.ErrSize},
-		{"basis Len", ProgramSpec{K: 2, P: 3, InvTau: 1, Basis: progMono{nb: 0}}, gatejet.ErrParam},
+		{"K=0", ProgramSpec{K: 0, P: 3, Gate: Softmax(1)}, gatejet.ErrShape},
+		{"P<0", ProgramSpec{K: 2, P: -1, Gate: Softmax(1)}, gatejet.ErrShape},
+		{"invTau", ProgramSpec{K: 2, P: 3, Gate: Softmax(0)}, gatejet.ErrTemperature},
+		{"no gate", ProgramSpec{K: 2, P: 3}, gatejet.ErrParam},
+		{"alpha", ProgramSpec{K: 2, P: 3, Gate: Logistic([]float64{1}, []float64{0, 0})}, gatejet.ErrParam},
+		{"beta", ProgramSpec{K: 2, P: 3, Gate: Logistic([]float64{1, 1}, []float64{0, math.NaN()})}, gatejet.ErrNonFinite},
+		{"latent without basis", ProgramSpec{K: 2, P: 3, Gate: Softmax(1), LatentPrimaries: true}, gatejet.ErrParam},
+		{"decoder without basis", ProgramSpec{K: 2, P: 3, Gate: Softmax(1), Decoder: dec}, gatejet.ErrParam},
+		{"decoder length", ProgramSpec{K: 2, P: 3, Gate: Softmax(1), Basis: rbf, Decoder: dec[1:]}, gatejet.ErrSize},
+		{"basis Len", ProgramSpec{K: 2, P: 3, Gate: Softmax(1), Basis: progMono{nb: 0}}, gatejet.ErrParam},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -786,10 +792,10 @@ func TestProgramErrors(t *testing.T) {
 	}
 
 	// Row-level misuse.
-	withBasis, err := NewProgram[float64](ProgramSpec{K: 2, P: 3, InvTau: 1, Basis: rbf, Decoder: dec, LatentPrimaries: true})
+	withBasis, err := NewProgram[float64](ProgramSpec{K: 2, P: 3, Gate: Softmax(1), Basis: rbf, Decoder: dec, LatentPrimaries: true})
 	require.NoError(t, err)
 	require.Equal(t, 6, withBasis.Primaries())
-	plain, err := NewProgram[float64](ProgramSpec{K: 2, P: 3, InvTau: 1})
+	plain, err := NewProgram[float64](ProgramSpec{K: 2, P: 3, Gate: Softmax(1)})
 	require.NoError(t, err)
 	l, D, tk := make([]float64, 2), make([]float64, 6), make([]float64, 4)
 	require.ErrorIs(t, withBasis.RowDecoded(nil, nil, nil, l, D), gatejet.ErrParam)

@@ -9,22 +9,9 @@
 // signature the Go project keeps for the packages that link to it (go.dev/issue/67401). The
 // memory is an ordinary garbage-collected, pointer-free object.
 //
+// The purego build tag (the tag that also selects softmaxjet's and backward's Go loops) builds
+// a plain make instead, for a toolchain that refuses the link; Zeroed says which was built.
+//
 // The elements hold whatever the memory held before, so a caller must write every one of them
 // before the slice can be read; ops' TestOutputsFullyWritten checks that every op's compute does.
 package uninit
-
-import "unsafe"
-
-//go:linkname mallocgc runtime.mallocgc
-func mallocgc(size uintptr, typ unsafe.Pointer, needzero bool) unsafe.Pointer
-
-// Float64s returns n float64s whose values are unspecified. n must be positive and n·8 must
-// fit in an int (the caller checks sizes before allocating).
-func Float64s(n int) []float64 {
-	return unsafe.Slice((*float64)(mallocgc(uintptr(n)*8, nil, false)), n)
-}
-
-// Float32s returns n float32s whose values are unspecified, like Float64s.
-func Float32s(n int) []float32 {
-	return unsafe.Slice((*float32)(mallocgc(uintptr(n)*4, nil, false)), n)
-}

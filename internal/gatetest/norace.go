@@ -1,0 +1,5 @@
+//go:build !race
+
+package gatetest
+
+const raceEnabled = false

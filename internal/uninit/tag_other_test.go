@@ -1,0 +1,5 @@
+//go:build !purego
+
+package uninit
+
+const wantZeroed = false // runtime.mallocgc without clearing

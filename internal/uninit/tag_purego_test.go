@@ -1,0 +1,5 @@
+//go:build purego
+
+package uninit
+
+const wantZeroed = true // a plain make
