@@ -1,6 +1,7 @@
 package readme_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/doc"
 	"go/parser"
@@ -164,4 +165,59 @@ func TestDocNamesExist(t *testing.T) {
 	}
 	sort.Strings(missing)
 	require.Empty(t, missing, "names in docs that no public package exports")
+}
+
+// docPointer is a pointer from a Go comment into a document: docs/gpu.md, "CUDADoer ops".
+var docPointer = regexp.MustCompile(`((?:docs/[a-z-]+|README)\.md),? \(?"([^"]+)"`)
+
+// headings returns the text of a Markdown document's headings (outside code blocks).
+func headings(doc string) []string {
+	var hs []string
+	inCode := false
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "```") {
+			inCode = !inCode
+		} else if !inCode && strings.HasPrefix(line, "#") {
+			hs = append(hs, strings.TrimSpace(strings.TrimLeft(line, "#")))
+		}
+	}
+	return hs
+}
+
+// TestDocCommentPointers: the package docs point at documents in a form that can be
+// followed and checked — the path and a heading, docs/gpu.md, "CUDADoer ops" — and each
+// such pointer in a Go comment of the repository names a document that has a heading
+// starting with the quoted text. A package doc that says only "the README shows it" is
+// refused: the README is short and changes, so what it showed moves elsewhere.
+func TestDocCommentPointers(t *testing.T) {
+	_, docs := exportedNames(t)
+	var bad []string
+	for where, text := range docs {
+		text = docPointer.ReplaceAllString(text, "")
+		if strings.Contains(text, "README") {
+			bad = append(bad, where+": names the README without a heading to check (write README.md, \"Heading\")")
+		}
+	}
+	n := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		for _, m := range docPointer.FindAllStringSubmatch(readFile(t, path), -1) {
+			n++
+			want := strings.Join(strings.Fields(strings.ReplaceAll(m[2], "//", " ")), " ") // across comment lines
+			found := false
+			for _, h := range headings(readFile(t, filepath.Join("../..", m[1]))) {
+				found = found || strings.HasPrefix(h, want)
+			}
+			if !found {
+				bad = append(bad, fmt.Sprintf("%s: %s has no heading %q", path, m[1], want))
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	sort.Strings(bad)
+	require.Empty(t, bad)
+	require.Greater(t, n, 1, "no pointers found")
 }
