@@ -234,7 +234,7 @@ func TestNewSplineErrors(t *testing.T) {
 		{[]float64{0, 1, 2, 1, 4, 5, 6, 7}, gatejet.ErrParam},
 		{[]float64{0, 1, 2, math.NaN(), 4, 5, 6, 7}, gatejet.ErrNonFinite},
 		{[]float64{0, 1, 2, 3, 4, 5, 6, math.Inf(1)}, gatejet.ErrNonFinite},
-		{[]float64{0, 0, 0, 0, 0, 1, 1, 1, 1}, gatejet.ErrParam},   // five copies
+		{[]float64{0, 0, 0, 0, 0, 1, 1, 1, 1}, gatejet.ErrParam},    // five copies
 		{[]float64{0, 1, 2, 3, 3, 3, 3, 5, 6, 7}, gatejet.ErrParam}, // span [3,3]... empty
 		{[]float64{1, 1, 1, 1, 1, 1, 1, 1}, gatejet.ErrParam},
 	} {
