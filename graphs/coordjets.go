@@ -49,8 +49,9 @@ func MonomialJets(t, B *gorgonia.Node) (d0, d1, d2 *gorgonia.Node, err error) {
 //
 // Every coordinate must lie in the span [u_3, u_{M−4}], where the basis sums to 1: running
 // the graph with a t outside it (±Inf included) fails with an ErrParam error naming t, rather
-// than extrapolating a cubic piece. Map an unbounded coordinate into the span first (an
-// affine map of a logistic, say). A NaN coordinate is data: its row of d0, d1, d2 is NaN. At a
+// than extrapolating a cubic piece (a Float32 coordinate equal to an end of the span rounded to
+// float32 is that end). Map an unbounded coordinate into the span first (an affine map of a
+// logistic, say). A NaN coordinate is data: its row of d0, d1, d2 is NaN. At a
 // knot, derivatives that jump take their value from the right (at u_{M−4}, from the left).
 func BSplineJets(t, B *gorgonia.Node, knots []float64) (d0, d1, d2 *gorgonia.Node, err error) {
 	const op = "graphs.BSplineJets"
@@ -384,8 +385,15 @@ func evalBasis[T basis.Float](op *coordOp, out, t []T) error {
 		if s := op.spline; s == nil {
 			basis.Monomial(row, x, op.m)
 		} else {
+			lo, hi := s.Span()
+			// A Float32 coordinate at an end of the span is that end rounded to float32,
+			// which may fall just outside it.
+			if tv == T(lo) {
+				x = lo
+			} else if tv == T(hi) {
+				x = hi
+			}
 			if !s.In(x) && !math.IsNaN(x) {
-				lo, hi := s.Span()
 				return check.Errorf(gatejet.ErrParam, op.name(), "t",
 					"t[%d,%d] = %v is outside the knots' span [%v, %v]", r/op.d.K, r%op.d.K, x, lo, hi)
 			}

@@ -318,6 +318,21 @@ func TestBSplineJetsOutsideSpan(t *testing.T) {
 	require.InDelta(t, 0, v[1][3], 1e-5)
 }
 
+// TestBSplineJetsFloat32Ends: a Float32 coordinate at an end of a span whose ends float32
+// cannot represent (0.7 and 1.1, which round outwards) is accepted as that end.
+func TestBSplineJetsFloat32Ends(t *testing.T) {
+	knots := []float64{0.7, 0.7, 0.7, 0.7, 0.9, 1.1, 1.1, 1.1, 1.1}
+	require.Less(t, float64(float32(0.7)), 0.7)
+	require.Greater(t, float64(float32(1.1)), 1.1)
+	g := gorgonia.NewGraph()
+	tn := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(1, 2), gorgonia.WithName("t"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float32{0.7, 1.1}))))
+	bn := gorgonia.NewTensor(g, tensor.Float32, 3, gorgonia.WithShape(2, 5, 1), gorgonia.WithName("B"), gorgonia.WithInit(gorgonia.Ones()))
+	d0, _, _, err := BSplineJets(tn, bn, knots)
+	require.NoError(t, err)
+	require.Equal(t, []float64{1, 1}, evalNodes(t, d0)[0])
+}
+
 // TestCoordJetsEmptyBatch: N = 0 is a valid batch with empty jets.
 func TestCoordJetsEmptyBatch(t *testing.T) {
 	for _, base := range jetBases {
