@@ -48,7 +48,7 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-func gz(t *testing.T, s string) []byte {
+func gz(t testing.TB, s string) []byte {
 	var b bytes.Buffer
 	w := gzip.NewWriter(&b)
 	if _, err := w.Write([]byte(s)); err != nil {
@@ -104,4 +104,32 @@ func TestLoadErrors(t *testing.T) {
 	if _, _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "bad.csv.gz") {
 		t.Errorf("corrupt file: %v", err)
 	}
+}
+
+// FuzzRead: any stream gives data that satisfies the format or an error, never a panic.
+func FuzzRead(f *testing.F) {
+	f.Add(gz(f, line("3", "1")))
+	f.Add([]byte("not gzip"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		images, labels, err := Read(bytes.NewReader(data))
+		if err != nil {
+			if images != nil || labels != nil {
+				t.Fatal("data returned with an error")
+			}
+			return
+		}
+		if len(labels) == 0 || len(images) != Pixels*len(labels) {
+			t.Fatalf("%d pixels for %d labels", len(images), len(labels))
+		}
+		for _, v := range images {
+			if v < 0 || v > MaxPixel {
+				t.Fatalf("pixel %v", v)
+			}
+		}
+		for _, l := range labels {
+			if l < 0 || l > 9 {
+				t.Fatalf("label %d", l)
+			}
+		}
+	})
 }
