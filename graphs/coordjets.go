@@ -44,8 +44,8 @@ func MonomialJets(t, B *gorgonia.Node) (d0, d1, d2 *gorgonia.Node, err error) {
 //
 // The knots are used as given: clamped knots (the first four equal, and the last four) make the
 // span [u_3, u_{M−4}] the whole knot range. They must be finite and non-decreasing, at least 8
-// of them, no value more than 4 times, with u_3 < u_{M−4} (ErrParam, ErrNonFinite naming
-// "knots"); the builder copies them.
+// of them, no value more than 4 times, with u_3 < u_{M−4} and u_{M−1} − u_0 finite (ErrParam,
+// ErrNonFinite naming "knots"); the builder copies them.
 //
 // Every coordinate must lie in the span [u_3, u_{M−4}], where the basis sums to 1: running
 // the graph with a t outside it (±Inf included) fails with an ErrParam error naming t, rather

@@ -45,10 +45,11 @@ type Spline struct {
 }
 
 // NewSpline checks knots and returns the basis on a copy of them. The knots must be finite and
-// non-decreasing, at least 8 of them (four basis functions: fewer have no span), with no value repeated more than 4
-// times (a fifth copy would make a basis function that is 0 everywhere) and an interval of
-// positive length inside the span u_3 < u_{M−4}. Errors are *gatejet.Error values of kind
-// ErrParam or ErrNonFinite, naming "knots"; op names the caller.
+// non-decreasing, at least 8 of them (four basis functions: fewer have no span), no value
+// repeated more than 4 times (a fifth copy would make a basis function that is 0 everywhere),
+// with a span of positive length, u_3 < u_{M−4}, and a range u_{M−1} − u_0 that is finite.
+// Errors are *gatejet.Error values of kind ErrParam or ErrNonFinite, naming "knots"; op names
+// the caller.
 func NewSpline(op string, knots []float64) (*Spline, error) {
 	if len(knots) < 2*(Degree+1) {
 		return nil, check.Errorf(gatejet.ErrParam, op, "knots", "want at least %d knots (four cubic basis functions, the fewest that have a span), got %d", 2*(Degree+1), len(knots))
@@ -69,6 +70,10 @@ func NewSpline(op string, knots []float64) (*Spline, error) {
 		if run > Degree+1 {
 			return nil, check.Errorf(gatejet.ErrParam, op, "knots", "knot %v repeated more than %d times", u, Degree+1)
 		}
+	}
+	if w := knots[len(knots)-1] - knots[0]; math.IsInf(w, 0) {
+		// Differences of knots enter every ratio of the recursion.
+		return nil, check.Errorf(gatejet.ErrParam, op, "knots", "the knots' range %v..%v overflows float64", knots[0], knots[len(knots)-1])
 	}
 	s := &Spline{u: append([]float64(nil), knots...)}
 	if lo, hi := s.Span(); !(lo < hi) {

@@ -237,6 +237,7 @@ func TestNewSplineErrors(t *testing.T) {
 		{[]float64{0, 0, 0, 0, 0, 1, 1, 1, 1}, gatejet.ErrParam},    // five copies
 		{[]float64{0, 1, 2, 3, 3, 3, 3, 5, 6, 7}, gatejet.ErrParam}, // span [3,3]... empty
 		{[]float64{1, 1, 1, 1, 1, 1, 1, 1}, gatejet.ErrParam},
+		{[]float64{-1e308, -1e308, -1e308, -1e308, 1e308, 1e308, 1e308, 1e308}, gatejet.ErrParam}, // range overflows
 	} {
 		_, err := NewSpline("test", c.knots)
 		var ge *gatejet.Error
@@ -249,4 +250,33 @@ func TestNewSplineErrors(t *testing.T) {
 	if err != nil || s.Len() != 4 {
 		t.Fatalf("%v %v", s, err)
 	}
+}
+
+// FuzzSpline: any knots and coordinate give an error from NewSpline or a basis that never
+// panics, and that inside its span is non-negative and sums to 1.
+func FuzzSpline(f *testing.F) {
+	f.Add(0.0, 0.0, 0.0, 0.0, 0.3, 0.5, 1.0, 1.0, 1.0, 0.25, uint8(0))
+	f.Add(0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 4.0, uint8(2))
+	f.Fuzz(func(t *testing.T, u0, u1, u2, u3, u4, u5, u6, u7, u8, x float64, m uint8) {
+		knots := []float64{u0, u1, u2, u3, u4, u5, u6, u7, u8}
+		s, err := NewSpline("fuzz", knots)
+		if err != nil {
+			return
+		}
+		dst := make([]float64, s.Len())
+		s.Eval(dst, x, int(m%6))
+		if !s.In(x) || m%6 != 0 {
+			return
+		}
+		sum := 0.0
+		for _, v := range dst {
+			if v < -1e-12 || math.IsNaN(v) {
+				t.Fatalf("knots %v t=%v: basis %v", knots, x, dst)
+			}
+			sum += v
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Fatalf("knots %v t=%v: Σ = %v", knots, x, sum)
+		}
+	})
 }
