@@ -395,3 +395,46 @@ func dirGradCheck(t *testing.T, c *gorgonia.Node, xs gorgonia.Nodes, seed uint64
 		t.Logf("%s: max abs error %.2g, max rel error %.2g", n.Name, n.MaxAbsErr, n.MaxRelErr)
 	}
 }
+
+// TestCoordJetsGorgoniaGrad: gorgonia.Grad (which Gorgonia's solvers read) gives the same
+// first-order gradients as Grad.
+func TestCoordJetsGorgoniaGrad(t *testing.T) {
+	for i, base := range jetBases {
+		c, xs := coordCost(t, tensor.Float64, base.f, base.nb, uint64(60+i))
+		want, err := Grad(c, xs...)
+		require.NoError(t, err)
+		wantV := evalEach(t, want...)
+		c, xs = coordCost(t, tensor.Float64, base.f, base.nb, uint64(60+i))
+		gradMu.Lock()
+		got, err := gorgonia.Grad(c, xs...)
+		gradMu.Unlock()
+		require.NoError(t, err)
+		gotV := evalEach(t, got...)
+		for j := range wantV {
+			require.InDeltaSlice(t, wantV[j], gotV[j], 1e-12, "%s %s", base.name, xs[j].Name())
+		}
+	}
+}
+
+// BenchmarkBSplineJets: the three jets at N=4096, K=16, nb=8, P=16 (float64) on a tape
+// machine: three basis evaluations and three contractions.
+func BenchmarkBSplineJets(b *testing.B) {
+	const N, K, P = 4096, 16, 16
+	knots := []float64{0, 0, 0, 0, 0.2, 0.4, 0.6, 0.8, 1, 1, 1, 1}
+	rng := rand.New(rand.NewPCG(1, 1))
+	g := gorgonia.NewGraph()
+	tn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(N, K), gorgonia.WithName("t"), gorgonia.WithValue(randDense(tensor.Float64, rng, 0, 1, N, K)))
+	bn := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(K, len(knots)-4, P), gorgonia.WithName("B"), gorgonia.WithValue(randDense(tensor.Float64, rng, -1, 1, K, len(knots)-4, P)))
+	if _, _, _, err := BSplineJets(tn, bn, knots); err != nil {
+		b.Fatal(err)
+	}
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	b.SetBytes(3 * N * K * P * 8)
+	for i := 0; i < b.N; i++ {
+		if err := m.RunAll(); err != nil {
+			b.Fatal(err)
+		}
+		m.Reset()
+	}
+}

@@ -11,16 +11,19 @@ type Float interface{ ~float32 | ~float64 }
 
 // Decode writes out[n,k,c] = Σ_b x[n,k,b]·B[k,b,c]: x [N,K,L], B [K,L,P], out [N,K,P].
 func Decode[T Float](out, x, B []T, N, K, L, P int) {
+	acc := make([]float64, P)
 	for n := 0; n < N; n++ {
 		for k := 0; k < K; k++ {
-			xr := x[(n*K+k)*L : (n*K+k+1)*L]
+			clear(acc)
+			for b, xv := range x[(n*K+k)*L : (n*K+k+1)*L] {
+				xf := float64(xv)
+				for c, bv := range B[(k*L+b)*P : (k*L+b+1)*P] {
+					acc[c] += xf * float64(bv)
+				}
+			}
 			o := out[(n*K+k)*P : (n*K+k+1)*P]
 			for c := range o {
-				s := 0.0
-				for b, xv := range xr {
-					s += float64(xv) * float64(B[(k*L+b)*P+c])
-				}
-				o[c] = T(s)
+				o[c] = T(acc[c])
 			}
 		}
 	}
