@@ -108,11 +108,11 @@ func jets(name string, t, B *gorgonia.Node, s *basis.Spline) (d0, d1, d2 *gorgon
 	dims := coordDims{N: N, K: K, L: L, P: P, dt: dt}
 	var out [3]*gorgonia.Node
 	for m := range out {
-		phi, err := gorgonia.ApplyOp(&coordOp{kind: opBasis, d: dims, m: m, spline: s}, t)
+		phi, err := gorgonia.ApplyOp(&coordOp{caller: name, kind: opBasis, d: dims, m: m, spline: s}, t)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if out[m], err = gorgonia.ApplyOp(&coordOp{kind: opDecode, d: dims}, phi, B); err != nil {
+		if out[m], err = gorgonia.ApplyOp(&coordOp{caller: name, kind: opDecode, d: dims}, phi, B); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -142,13 +142,14 @@ type coordDims struct {
 // derivative in t is the same op one order up, and bilinear contractions whose derivatives
 // are contractions of the family, so gradients of any order stay inside it.
 type coordOp struct {
+	caller string // the builder, named in errors
 	kind   coordKind
 	d      coordDims
 	m      int           // opBasis: the derivative order
 	spline *basis.Spline // opBasis: nil for monomials
 }
 
-func (op *coordOp) name() string { return "graphs." + coordKindNames[op.kind] }
+func (op *coordOp) name() string { return op.caller }
 
 // shapes returns the input shapes and the output shape.
 func (op *coordOp) shapes() ([]tensor.Shape, tensor.Shape) {
@@ -210,7 +211,7 @@ func (op *coordOp) OverwritesInput() int { return -1 }
 // (exact bits), so that Gorgonia never merges two different ops.
 func (op *coordOp) WriteHash(h hash.Hash) {
 	d := op.d
-	fmt.Fprintf(h, "%s{%d,%d,%d,%d,%v,m=%d", op.name(), d.N, d.K, d.L, d.P, d.dt, op.m)
+	fmt.Fprintf(h, "graphs.%s{%d,%d,%d,%d,%v,m=%d", coordKindNames[op.kind], d.N, d.K, d.L, d.P, d.dt, op.m)
 	if op.kind == opBasis {
 		if op.spline == nil {
 			fmt.Fprint(h, ",monomial")
@@ -262,7 +263,7 @@ func (op *coordOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (
 		return nil, check.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs and a gradient", op.Arity())
 	}
 	apply := func(k coordKind, a, b *gorgonia.Node) (*gorgonia.Node, error) {
-		return gorgonia.ApplyOp(&coordOp{kind: k, d: op.d}, a, b)
+		return gorgonia.ApplyOp(&coordOp{caller: op.caller, kind: k, d: op.d}, a, b)
 	}
 	x, y, g := inputs[0], (*gorgonia.Node)(nil), grad
 	if len(inputs) > 1 {
@@ -275,7 +276,7 @@ func (op *coordOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (
 	var rules []pair
 	switch op.kind {
 	case opBasis:
-		next, err := gorgonia.ApplyOp(&coordOp{kind: opBasis, d: op.d, m: op.m + 1, spline: op.spline}, x)
+		next, err := gorgonia.ApplyOp(&coordOp{caller: op.caller, kind: opBasis, d: op.d, m: op.m + 1, spline: op.spline}, x)
 		if err != nil {
 			return nil, err
 		}

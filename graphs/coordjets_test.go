@@ -302,6 +302,7 @@ func TestBSplineJetsOutsideSpan(t *testing.T) {
 		require.Error(t, err, "t = %v", x)
 		requireCoordErr(t, OpError(err), gatejet.ErrParam, "t")
 		require.ErrorContains(t, OpError(err), "span [0, 1]")
+		require.Equal(t, "graphs.BSplineJets", OpError(err).Op)
 		_ = d0
 	}
 	g := gorgonia.NewGraph()
