@@ -1,5 +1,5 @@
-// Package gatejet holds what every gatejet package shares: the error catalogue and the limits
-// (MaxInvTau, MaxLogisticAlpha, MaxBytes).
+// Package gatejet holds what every gatejet package shares: the error catalogue, the limits
+// (MaxInvTau, MaxLogisticAlpha, MaxBytes) and the element-type constraint Float.
 //
 // gatejet puts second-order softmax-gate derivatives inside Gorgonia graphs. A model gates K
 // atoms with a softmax over logits l and reconstructs each output column as
@@ -17,7 +17,7 @@
 //     with their double-backward formulas.
 //
 // Package ops adapts them to Gorgonia Ops; graphs builds larger graphs and checks gradients;
-// cudaops holds the CUDA kernels.
+// cudaops chooses where the kernels run (CPU or GPU).
 //
 // # Errors
 //

@@ -32,7 +32,7 @@ var (
 // Error is the error every gatejet function returns: which operation, which argument, and what
 // was expected against what was found. Kind is one of the sentinel errors of this package.
 type Error struct {
-	Op     string // operation, e.g. "softmaxjet.Second" or "ops.SoftmaxJetFirst"
+	Op     string // operation, e.g. "softmaxjet.Softmax.Second" or "ops.SoftmaxJetFirst"
 	Arg    string // argument at fault, e.g. "logits"; empty when no single argument is
 	Detail string // what was expected and what was found
 	Kind   error  // one of the sentinel errors

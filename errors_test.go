@@ -8,13 +8,13 @@ import (
 )
 
 func TestErrorWrapsKind(t *testing.T) {
-	err := error(&Error{Op: "softmaxjet.First", Arg: "decoded", Kind: ErrShape, Detail: "want 12, got 10"})
+	err := error(&Error{Op: "softmaxjet.Softmax.First", Arg: "decoded", Kind: ErrShape, Detail: "want 12, got 10"})
 	require.ErrorIs(t, err, ErrShape)
 	require.NotErrorIs(t, err, ErrRank)
 	var ge *Error
 	require.ErrorAs(t, err, &ge)
 	require.Equal(t, "decoded", ge.Arg)
-	require.Equal(t, "softmaxjet.First: decoded: shape mismatch: want 12, got 10", err.Error())
+	require.Equal(t, "softmaxjet.Softmax.First: decoded: shape mismatch: want 12, got 10", err.Error())
 }
 
 func TestNilErrorIsSafe(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 // ReLU computes y = max(0, x) elementwise; a NaN input gives NaN. y and x must have the same
 // length (y may be x; any other overlap is gatejet.ErrParam). The error, when not nil, is a
 // *gatejet.Error wrapping gatejet.ErrSize or gatejet.ErrParam.
-func ReLU[T Float](y, x []T) error {
+func ReLU[T gatejet.Float](y, x []T) error {
 	return activation("backward.ReLU", actReLU, y, x)
 }
 
@@ -23,14 +23,14 @@ func ReLU[T Float](y, x []T) error {
 // cancellation of 1 + tanh u for negative x. y and x must have the same length (y may be x).
 // The error, when not nil, is a *gatejet.Error wrapping gatejet.ErrSize, or gatejet.ErrParam
 // for an output that partly overlaps an input.
-func GELU[T Float](y, x []T) error {
+func GELU[T gatejet.Float](y, x []T) error {
 	return activation("backward.GELU", actGELU, y, x)
 }
 
 // SiLU computes the sigmoid linear unit y = x·σ(x) elementwise. y and x must have the same
 // length (y may be x; any other overlap is gatejet.ErrParam). The error, when not nil, is a
 // *gatejet.Error wrapping gatejet.ErrSize or gatejet.ErrParam.
-func SiLU[T Float](y, x []T) error {
+func SiLU[T gatejet.Float](y, x []T) error {
 	return activation("backward.SiLU", actSiLU, y, x)
 }
 
@@ -39,7 +39,7 @@ func SiLU[T Float](y, x []T) error {
 // is taken as 0), and NaN where x is NaN. All slices must have the same length; dx may be x or
 // dy, and must not otherwise overlap them (gatejet.ErrParam). The error, when not nil, is a
 // *gatejet.Error wrapping gatejet.ErrSize or gatejet.ErrParam.
-func ReLUBackward[T Float](dx, x, dy []T) error {
+func ReLUBackward[T gatejet.Float](dx, x, dy []T) error {
 	return activationBackward("backward.ReLUBackward", actReLUBackward, dx, x, dy)
 }
 
@@ -47,7 +47,7 @@ func ReLUBackward[T Float](dx, x, dy []T) error {
 // gelu' the first derivative returned by GELUDeriv. All slices must have the same length; dx
 // may be x or dy, and must not otherwise overlap them. The error, when not nil, is a
 // *gatejet.Error wrapping gatejet.ErrSize, or gatejet.ErrParam for an overlap.
-func GELUBackward[T Float](dx, x, dy []T) error {
+func GELUBackward[T gatejet.Float](dx, x, dy []T) error {
 	return activationBackward("backward.GELUBackward", actGELUBackward, dx, x, dy)
 }
 
@@ -55,7 +55,7 @@ func GELUBackward[T Float](dx, x, dy []T) error {
 // silu' the first derivative returned by SiLUDeriv. All slices must have the same length; dx
 // may be x or dy, and must not otherwise overlap them. The error, when not nil, is a
 // *gatejet.Error wrapping gatejet.ErrSize, or gatejet.ErrParam for an overlap.
-func SiLUBackward[T Float](dx, x, dy []T) error {
+func SiLUBackward[T gatejet.Float](dx, x, dy []T) error {
 	return activationBackward("backward.SiLUBackward", actSiLUBackward, dx, x, dy)
 }
 
@@ -67,7 +67,7 @@ func SiLUBackward[T Float](dx, x, dy []T) error {
 // inputs, but must share no memory with each other, nor partly overlap an input. The error,
 // when not nil, is a *gatejet.Error wrapping gatejet.ErrSize, or gatejet.ErrParam for an
 // overlap (naming the output).
-func ReLUBackwardGrad[T Float](gx, gdy, x, dy, g []T) error {
+func ReLUBackwardGrad[T gatejet.Float](gx, gdy, x, dy, g []T) error {
 	return activationGrad("backward.ReLUBackwardGrad", actReLUGrad, gx, gdy, x, dy, g)
 }
 
@@ -75,7 +75,7 @@ func ReLUBackwardGrad[T Float](gx, gdy, x, dy, g []T) error {
 // dx = dy·gelu'(x), it computes gx = g·dy·gelu″(x) and gdy = g·gelu'(x) elementwise, with
 // gelu' and gelu″ from GELUDeriv. Outputs, lengths, aliasing and errors are as for
 // ReLUBackwardGrad.
-func GELUBackwardGrad[T Float](gx, gdy, x, dy, g []T) error {
+func GELUBackwardGrad[T gatejet.Float](gx, gdy, x, dy, g []T) error {
 	return activationGrad("backward.GELUBackwardGrad", actGELUGrad, gx, gdy, x, dy, g)
 }
 
@@ -83,7 +83,7 @@ func GELUBackwardGrad[T Float](gx, gdy, x, dy, g []T) error {
 // dx = dy·silu'(x), it computes gx = g·dy·silu″(x) and gdy = g·silu'(x) elementwise, with
 // silu' and silu″ from SiLUDeriv. Outputs, lengths, aliasing and errors are as for
 // ReLUBackwardGrad.
-func SiLUBackwardGrad[T Float](gx, gdy, x, dy, g []T) error {
+func SiLUBackwardGrad[T gatejet.Float](gx, gdy, x, dy, g []T) error {
 	return activationGrad("backward.SiLUBackwardGrad", actSiLUGrad, gx, gdy, x, dy, g)
 }
 
@@ -218,7 +218,7 @@ func smoothDeriv(gelu bool, x float64) (d1, d2 float64) {
 // several times the rest of the loop).
 
 // relu returns max(x, 0), and NaN for NaN (the builtin max propagates NaN).
-func relu[T Float](x T) T { return max(x, 0) }
+func relu[T gatejet.Float](x T) T { return max(x, 0) }
 
 // reluSel returns v where x > 0, x (NaN) where x is NaN, and 0 otherwise.
 func reluSel(x, v float64) float64 {
@@ -234,7 +234,7 @@ func reluSel(x, v float64) float64 {
 }
 
 // checkSame reports an ErrSize error naming the first of args whose length is not len(x).
-func checkSame[T Float](op string, x []T, args ...arg[T]) error {
+func checkSame[T gatejet.Float](op string, x []T, args ...arg[T]) error {
 	for _, a := range args {
 		if a.optional && a.s == nil {
 			continue
@@ -247,7 +247,7 @@ func checkSame[T Float](op string, x []T, args ...arg[T]) error {
 }
 
 // activation checks an activation's output y against its input x, then runs kernel kind.
-func activation[T Float](op string, kind actKind, y, x []T) error {
+func activation[T gatejet.Float](op string, kind actKind, y, x []T) error {
 	if err := checkSame(op, x, need("y", y)); err != nil {
 		return err
 	}
@@ -260,7 +260,7 @@ func activation[T Float](op string, kind actKind, y, x []T) error {
 
 // activationBackward checks a backward's output dx and upstream gradient dy against the
 // saved input x, then runs kernel kind.
-func activationBackward[T Float](op string, kind actKind, dx, x, dy []T) error {
+func activationBackward[T gatejet.Float](op string, kind actKind, dx, x, dy []T) error {
 	if err := checkSame(op, x, need("dx", dx), need("dy", dy)); err != nil {
 		return err
 	}
@@ -276,7 +276,7 @@ func activationBackward[T Float](op string, kind actKind, dx, x, dy []T) error {
 
 // activationGrad checks a double backward's outputs gx and gdy (either may be nil) and
 // inputs, then runs kernel kind unless both outputs are nil.
-func activationGrad[T Float](op string, kind actKind, gx, gdy, x, dy, g []T) error {
+func activationGrad[T gatejet.Float](op string, kind actKind, gx, gdy, x, dy, g []T) error {
 	if err := checkSame(op, x, opt("gx", gx), opt("gdy", gdy), need("dy", dy), need("g", g)); err != nil {
 		return err
 	}
@@ -306,14 +306,14 @@ const (
 const actBlock = 4096
 
 // actJob is one call of an elementwise kernel, split into blocks of actBlock elements.
-type actJob[T Float] struct {
+type actJob[T gatejet.Float] struct {
 	kind     actKind
 	o0, o1   []T // y or dx; or gx and gdy (either may be nil)
 	x, dy, g []T
 	run      func(lo, hi int)
 }
 
-func runAct[T Float](kind actKind, o0, o1, x, dy, g []T) {
+func runAct[T gatejet.Float](kind actKind, o0, o1, x, dy, g []T) {
 	if len(x) == 0 {
 		return
 	}

@@ -1,6 +1,9 @@
 package backward
 
-import "github.com/gatejet/gatejet/internal/par"
+import (
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/par"
+)
 
 // axisKind selects the kernel an axisJob runs.
 type axisKind uint8
@@ -71,13 +74,13 @@ func (p *axisPlan) chunk(t int) slab {
 type slab struct{ base, n, stride, w int }
 
 // row returns row r of the slab in buf.
-func row[T Float](buf []T, s slab, r int) []T {
+func row[T gatejet.Float](buf []T, s slab, r int) []T {
 	lo := s.base + r*s.stride
 	return buf[lo : lo+s.w]
 }
 
 // span returns the contiguous range of a stride-1 slab in buf.
-func span[T Float](buf []T, s slab) []T { return buf[s.base : s.base+s.n] }
+func span[T gatejet.Float](buf []T, s slab) []T { return buf[s.base : s.base+s.n] }
 
 // Phases of a job.
 const (
@@ -88,7 +91,7 @@ const (
 )
 
 // axisJob is one call of an axis kernel, split into tasks for par.For.
-type axisJob[T Float] struct {
+type axisJob[T gatejet.Float] struct {
 	kind     axisKind
 	o0, o1   []T
 	y, dy, g []T
@@ -99,7 +102,7 @@ type axisJob[T Float] struct {
 }
 
 // runAxis runs kernel kind over a validated, possibly empty, layout.
-func runAxis[T Float](kind axisKind, l layout, o0, o1, y, dy, g []T) {
+func runAxis[T gatejet.Float](kind axisKind, l layout, o0, o1, y, dy, g []T) {
 	if l.total == 0 {
 		return
 	}

@@ -1,5 +1,7 @@
 package backward
 
+import "github.com/gatejet/gatejet"
+
 // Reductions and write passes of the axis kernels over one slab (see axisPlan). A slab of
 // stride 1 is a contiguous range of one row (the axis is the last one) and its sums are
 // scalars, a[0] and b[0]; any other slab has rows of w contiguous columns and a vector of w
@@ -13,7 +15,7 @@ package backward
 
 // dot returns Σ a_i·b_i in float64, over four interleaved partial sums combined in a fixed
 // order (deterministic, and faster than one serial chain of additions).
-func dot[T Float](a, b []T) float64 {
+func dot[T gatejet.Float](a, b []T) float64 {
 	var s0, s1, s2, s3 float64
 	b = b[:len(a)]
 	i := 0
@@ -31,7 +33,7 @@ func dot[T Float](a, b []T) float64 {
 }
 
 // sum returns Σ a_i in float64, with the same fixed order as dot.
-func sum[T Float](a []T) float64 {
+func sum[T gatejet.Float](a []T) float64 {
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
@@ -52,13 +54,13 @@ const expChunk = 256
 
 // expChunkAt returns exp(y[lo:hi]) in buf, hi = min(lo+expChunk, n): the chunk from lo of a
 // loop over n values, and its end.
-func expChunkAt[T Float](buf *[expChunk]float64, y []T, lo, n int) ([]float64, int) {
+func expChunkAt[T gatejet.Float](buf *[expChunk]float64, y []T, lo, n int) ([]float64, int) {
 	hi := min(lo+expChunk, n)
 	return expOf(buf[:hi-lo], y[lo:hi]), hi
 }
 
 // dotExp returns Σ g_i·exp(y_i) in float64, in index order.
-func dotExp[T Float](g, y []T) float64 {
+func dotExp[T gatejet.Float](g, y []T) float64 {
 	var buf [expChunk]float64
 	var s float64
 	for lo := 0; lo < len(g); lo += expChunk {
@@ -73,7 +75,7 @@ func dotExp[T Float](g, y []T) float64 {
 }
 
 // reduceDot adds Σ_rows a·b into acc.
-func reduceDot[T Float](s slab, acc []float64, a, b []T) {
+func reduceDot[T gatejet.Float](s slab, acc []float64, a, b []T) {
 	if s.stride == 1 {
 		acc[0] += dotVec(span(a, s), span(b, s))
 		return
@@ -106,7 +108,7 @@ func reduceDot[T Float](s slab, acc []float64, a, b []T) {
 }
 
 // reduceSum adds Σ_rows a into acc.
-func reduceSum[T Float](s slab, acc []float64, a []T) {
+func reduceSum[T gatejet.Float](s slab, acc []float64, a []T) {
 	if s.stride == 1 {
 		acc[0] += sum(span(a, s))
 		return
@@ -129,7 +131,7 @@ func reduceSum[T Float](s slab, acc []float64, a []T) {
 }
 
 // reduceDotExp adds Σ_rows g·exp(y) into acc.
-func reduceDotExp[T Float](s slab, acc []float64, g, y []T) {
+func reduceDotExp[T gatejet.Float](s slab, acc []float64, g, y []T) {
 	if s.stride == 1 {
 		acc[0] += dotExp(span(g, s), span(y, s))
 		return
@@ -149,7 +151,7 @@ func reduceDotExp[T Float](s slab, acc []float64, g, y []T) {
 }
 
 // writeSoftmax writes dx = y·(dy − a).
-func writeSoftmax[T Float](s slab, a []float64, dx, y, dy []T) {
+func writeSoftmax[T gatejet.Float](s slab, a []float64, dx, y, dy []T) {
 	if s.stride == 1 {
 		writeSoftmaxVec(span(dx, s), span(y, s), span(dy, s), a[0])
 		return
@@ -164,7 +166,7 @@ func writeSoftmax[T Float](s slab, a []float64, dx, y, dy []T) {
 }
 
 // writeLogSoftmax writes dx = dy − exp(y)·a.
-func writeLogSoftmax[T Float](s slab, a []float64, dx, y, dy []T) {
+func writeLogSoftmax[T gatejet.Float](s slab, a []float64, dx, y, dy []T) {
 	var buf [expChunk]float64
 	if s.stride == 1 {
 		xs, ys, ds := span(dx, s), span(y, s), span(dy, s)
@@ -195,7 +197,7 @@ func writeLogSoftmax[T Float](s slab, a []float64, dx, y, dy []T) {
 // writeSoftmaxGrad writes gy = g·(dy − a) − dy·b and gdy = y·(g − b), a = ⟨y,dy⟩ and
 // b = ⟨y,g⟩, skipping a nil output. Each element's inputs are read before its outputs are
 // written, so an output may be the same slice as an input.
-func writeSoftmaxGrad[T Float](s slab, a, b []float64, gy, gdy, y, dy, g []T) {
+func writeSoftmaxGrad[T gatejet.Float](s slab, a, b []float64, gy, gdy, y, dy, g []T) {
 	rows, width, step := s.n, s.w, s.stride
 	if step == 1 { // one contiguous range, scalar sums: treat it as one row
 		rows, width = 1, s.n
@@ -260,7 +262,7 @@ func writeSoftmaxGrad[T Float](s slab, a, b []float64, gy, gdy, y, dy, g []T) {
 
 // writeLogSoftmaxGrad writes gy = −g·exp(y)·sd and gdy = g − r, sd = Σ dy and r = Σ g·exp(y),
 // skipping a nil output. Each element's inputs are read before its outputs are written.
-func writeLogSoftmaxGrad[T Float](s slab, sd, r []float64, gy, gdy, y, g []T) {
+func writeLogSoftmaxGrad[T gatejet.Float](s slab, sd, r []float64, gy, gdy, y, g []T) {
 	rows, width, step := s.n, s.w, s.stride
 	contiguous := step == 1 // one range with scalar sums sd[0], r[0]: treat it as one row
 	if contiguous {

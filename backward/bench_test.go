@@ -7,12 +7,13 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 )
 
 // benchAxis benchmarks a single-output axis kernel on a [4096 × 1024] tensor. SetBytes counts
 // the memory a kernel must move at least: y and dy read, dx written.
-func benchAxis[T backward.Float](b *testing.B, f func(dx, y, dy []T, shape []int, axis int) error, log bool, axis int) {
+func benchAxis[T gatejet.Float](b *testing.B, f func(dx, y, dy []T, shape []int, axis int) error, log bool, axis int) {
 	shape := []int{4096, 1024}
 	c := axisCase{shape, axis}
 	y64, dy64, _ := axisInputs(rand.New(rand.NewPCG(1, 1)), axisCase{[]int{4096, 1024}, -1}, log)
@@ -80,7 +81,7 @@ func loop(b *testing.B, bytes int64, f func()) {
 
 const actN = 1 << 20
 
-func actData[T backward.Float]() (x, dy, g []T) {
+func actData[T gatejet.Float]() (x, dy, g []T) {
 	r := rand.New(rand.NewPCG(2, 2))
 	x, dy, g = make([]T, actN), make([]T, actN), make([]T, actN)
 	for i := range x {
@@ -89,7 +90,7 @@ func actData[T backward.Float]() (x, dy, g []T) {
 	return x, dy, g
 }
 
-func benchActivations[T backward.Float](b *testing.B, prefix string,
+func benchActivations[T gatejet.Float](b *testing.B, prefix string,
 	fwd map[string]func(y, x []T) error,
 	bw map[string]func(dx, x, dy []T) error,
 	grad map[string]func(gx, gdy, x, dy, g []T) error,

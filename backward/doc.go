@@ -45,7 +45,7 @@
 //
 // # Layout, speed and determinism
 //
-// A shape of rank 1 to 8 with an axis splits, as AxisLayout reports, into outer·n·inner: n
+// A shape of rank 1 to 8 with an axis splits into outer·n·inner: n
 // elements along the axis, inner contiguous elements after it. When the axis is the last one
 // (inner = 1) each row of n is contiguous and is reduced and then written in two passes. For
 // any other axis the kernels do not walk the axis with a stride per element: each outer index

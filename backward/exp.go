@@ -1,6 +1,10 @@
 package backward
 
-import "math"
+import (
+	"math"
+
+	"github.com/gatejet/gatejet"
+)
 
 // exp is math.Exp for the kernels' hot loops: a table of 2^(j/64) and a degree-5 polynomial
 // instead of math.Exp's general reduction, about twice as fast and within 3 ulp of
@@ -19,7 +23,7 @@ func exp(x float64) float64 {
 // expOf sets dst[i] = exp(src[i]) for i < len(dst) (src must be at least as long) and returns
 // dst: four at a time by the vector loop (expLanes) where it can, and by exp otherwise.
 // expReduce and expPoly are inlined, so the Go loop makes no calls on its fast path.
-func expOf[T Float](dst []float64, src []T) []float64 {
+func expOf[T gatejet.Float](dst []float64, src []T) []float64 {
 	src = src[:len(dst)]
 	for i := 0; i < len(src); {
 		i += expLanes(dst[i:], src[i:])
@@ -40,7 +44,7 @@ func expOf[T Float](dst []float64, src []T) []float64 {
 // expSum sets e_i = exp(x_i − sh) for i < len(e) (x at least as long) and returns Σ e_i in
 // sum's order: four lane sums over i < len(e) &^ 3 by i mod 4, the rest added to the first,
 // then (s0 + s1) + (s2 + s3). The vector loop (expSumLanes) does the groups of four it can.
-func expSum[T Float](e []float64, x []T, sh float64) float64 {
+func expSum[T gatejet.Float](e []float64, x []T, sh float64) float64 {
 	x = x[:len(e)]
 	var acc [4]float64
 	n4 := len(e) &^ 3
@@ -65,7 +69,7 @@ func expSum[T Float](e []float64, x []T, sh float64) float64 {
 }
 
 // expSumLanesGo is the Go loop of expSumLanes (all of it: exp takes any argument).
-func expSumLanesGo[T Float](e []float64, x []T, sh float64, acc *[4]float64) int {
+func expSumLanesGo[T gatejet.Float](e []float64, x []T, sh float64, acc *[4]float64) int {
 	n4 := len(e) &^ 3
 	x = x[:n4]
 	a0, a1, a2, a3 := acc[0], acc[1], acc[2], acc[3]

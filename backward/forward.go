@@ -22,12 +22,12 @@ import (
 // value of that slice NaN (softmax has no value there: exp(−Inf − (−Inf)) is 0/0), as the
 // softmax gate of package softmaxjet does. Other slices are unaffected.
 //
-// Shape and axis are validated as by AxisLayout, errors name the argument (ErrRank, ErrShape,
+// Shape and axis are validated (rank 1 to 8, no negative dim, −rank ≤ axis < rank), errors name the argument (ErrRank, ErrShape,
 // ErrAxis, ErrSize for a buffer of the wrong length), and a tensor with a zero dim leaves y
 // alone. The sums are accumulated in float64 (for float32 data too, rounded once when stored)
 // in an order fixed by the shape, so the result is bit-for-bit the same whatever the number of
 // cores used.
-func Softmax[T Float](y, x []T, shape []int, axis int) error {
+func Softmax[T gatejet.Float](y, x []T, shape []int, axis int) error {
 	return forward("backward.Softmax", false, y, x, shape, axis)
 }
 
@@ -38,12 +38,12 @@ func Softmax[T Float](y, x []T, shape []int, axis int) error {
 // finite for any finite x. A −Inf beside a finite value gives −Inf; a NaN, a +Inf or a slice
 // of all −Inf makes its slice NaN. Buffers, aliasing, validation, errors and determinism are
 // as for Softmax.
-func LogSoftmax[T Float](y, x []T, shape []int, axis int) error {
+func LogSoftmax[T gatejet.Float](y, x []T, shape []int, axis int) error {
 	return forward("backward.LogSoftmax", true, y, x, shape, axis)
 }
 
 // forward checks the arguments of Softmax (LogSoftmax if log) and runs it.
-func forward[T Float](op string, log bool, y, x []T, shape []int, axis int) error {
+func forward[T gatejet.Float](op string, log bool, y, x []T, shape []int, axis int) error {
 	l, err := layoutFor(op, shape, axis, need("y", y), need("x", x))
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func forward[T Float](op string, log bool, y, x []T, shape []int, axis int) erro
 //
 // A chunk whose max is −Inf (all its values −Inf, or NaN) shifts by 0 instead: its sum is then
 // 0, or NaN when it holds a NaN, whatever the other chunks hold, and is added unscaled.
-type fwdJob[T Float] struct {
+type fwdJob[T gatejet.Float] struct {
 	log   bool
 	y, x  []T
 	p     axisPlan
@@ -80,7 +80,7 @@ type fwdJob[T Float] struct {
 // forwardCost is the work per element given to par.For: an exponential costs a few stores.
 const forwardCost = 4
 
-func runForward[T Float](log bool, l layout, y, x []T) {
+func runForward[T gatejet.Float](log bool, l layout, y, x []T) {
 	if l.total == 0 {
 		return
 	}
@@ -193,7 +193,7 @@ func combineMaxSum(M, S, parts []float64, aw, w int) {
 
 // slabMax sets m to the max of each column of the slab (a scalar m[0] for a stride-1 slab).
 // NaN is skipped here; it reaches the sum through its exponential.
-func slabMax[T Float](s slab, m []float64, x []T) {
+func slabMax[T gatejet.Float](s slab, m []float64, x []T) {
 	if s.stride == 1 {
 		m[0] = maxOf(span(x, s))
 		return
@@ -214,7 +214,7 @@ func slabMax[T Float](s slab, m []float64, x []T) {
 
 // maxOf returns the max of x, skipping NaN (−Inf for none), over four interleaved lanes
 // (maxLanes), the last len(x) mod 4 values compared with the first.
-func maxOf[T Float](x []T) float64 {
+func maxOf[T gatejet.Float](x []T) float64 {
 	m0, m1, m2, m3 := maxLanes(x)
 	for i := len(x) &^ 3; i < len(x); i++ {
 		if v := float64(x[i]); v > m0 {
@@ -225,7 +225,7 @@ func maxOf[T Float](x []T) float64 {
 }
 
 // maxLanesGo is the Go loop of maxLanes.
-func maxLanesGo[T Float](x []T) (m0, m1, m2, m3 float64) {
+func maxLanesGo[T gatejet.Float](x []T) (m0, m1, m2, m3 float64) {
 	m0, m1, m2, m3 = math.Inf(-1), math.Inf(-1), math.Inf(-1), math.Inf(-1)
 	for i := 0; i+4 <= len(x); i += 4 {
 		xi := x[i : i+4 : i+4]
@@ -247,7 +247,7 @@ func maxLanesGo[T Float](x []T) (m0, m1, m2, m3 float64) {
 
 // slabExp sets e (n·w floats, row-major) to exp(x − shift(m)) for a slab of stride > 1 (a
 // stride-1 slab takes expSum).
-func slabExp[T Float](s slab, e, m []float64, x []T) {
+func slabExp[T gatejet.Float](s slab, e, m []float64, x []T) {
 	for r := 0; r < s.n; r++ {
 		xr, er := row(x, s, r), e[r*s.w:(r+1)*s.w]
 		xr, mr := xr[:len(er)], m[:len(er)]
@@ -273,7 +273,7 @@ func sumRows(e, sum []float64) {
 func sumF(e []float64) float64 { return sum(e) }
 
 // slabSumExp adds Σ_rows exp(x − shift(m)) into sum, through a stack buffer.
-func slabSumExp[T Float](s slab, sum, m []float64, x []T) {
+func slabSumExp[T gatejet.Float](s slab, sum, m []float64, x []T) {
 	var buf [expChunk]float64
 	if s.stride == 1 {
 		xs := span(x, s)
@@ -306,7 +306,7 @@ func slabSumExp[T Float](s slab, sum, m []float64, x []T) {
 // writeScaled writes y = e·(1/S) from the exponentials of a whole block (m was its own max).
 // A product by the reciprocal instead of a quotient: one more rounding (within 2 ulp of e/S
 // in all) for a multiply instead of a divide per element.
-func writeScaled[T Float](s slab, e, S []float64, y []T) {
+func writeScaled[T gatejet.Float](s slab, e, S []float64, y []T) {
 	if s.stride == 1 {
 		ys := span(y, s)
 		e = e[:len(ys)]
@@ -329,7 +329,7 @@ func writeScaled[T Float](s slab, e, S []float64, y []T) {
 }
 
 // writeExpScaled writes y = exp(x − M)/S.
-func writeExpScaled[T Float](s slab, M, S []float64, y, x []T) {
+func writeExpScaled[T gatejet.Float](s slab, M, S []float64, y, x []T) {
 	var buf [expChunk]float64
 	rows, width := s.n, s.w
 	if s.stride == 1 {
@@ -373,7 +373,7 @@ func logSum(S []float64) {
 
 // writeLog writes y = (x − M) − L, L = log S per column (scalars M[0], L[0] for a stride-1
 // slab).
-func writeLog[T Float](s slab, M, L []float64, y, x []T) {
+func writeLog[T gatejet.Float](s slab, M, L []float64, y, x []T) {
 	if s.stride == 1 {
 		xs, ys := span(x, s), span(y, s)
 		ys = ys[:len(xs)]

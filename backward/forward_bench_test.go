@@ -6,12 +6,13 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 )
 
 // benchForward benchmarks Softmax or LogSoftmax on a [4096 × 1024] tensor of logits in
 // [-8, 8]. SetBytes counts x read and y written.
-func benchForward[T backward.Float](b *testing.B, f func(y, x []T, shape []int, axis int) error, axis int) {
+func benchForward[T gatejet.Float](b *testing.B, f func(y, x []T, shape []int, axis int) error, axis int) {
 	shape := []int{4096, 1024}
 	x64 := randVec(rand.New(rand.NewPCG(1, 2)), prod(shape), -8, 8)
 	x, y := make([]T, len(x64)), make([]T, len(x64))

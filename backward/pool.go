@@ -1,6 +1,10 @@
 package backward
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/gatejet/gatejet"
+)
 
 // scratchPool holds float64 accumulator vectors, one per running chunk of work, so that
 // steady-state calls allocate nothing.
@@ -26,7 +30,7 @@ type jobPools struct{ f32, f64 sync.Pool }
 var axisJobs, actJobs, fwdJobs jobPools
 
 // poolFor returns the pool of a float32 or a float64 job, nil for other element types.
-func poolFor[T Float](jp *jobPools) *sync.Pool {
+func poolFor[T gatejet.Float](jp *jobPools) *sync.Pool {
 	switch any((*T)(nil)).(type) {
 	case *float32:
 		return &jp.f32
@@ -45,7 +49,7 @@ type pooledJob[J any] interface {
 }
 
 // getJob returns a job of type J, of element type T, from its pools or made afresh.
-func getJob[T Float, J any, P pooledJob[J]](jp *jobPools) P {
+func getJob[T gatejet.Float, J any, P pooledJob[J]](jp *jobPools) P {
 	if p := poolFor[T](jp); p != nil {
 		if j, ok := p.Get().(P); ok {
 			return j
@@ -57,7 +61,7 @@ func getJob[T Float, J any, P pooledJob[J]](jp *jobPools) P {
 }
 
 // putJob resets j and returns it to its pools.
-func putJob[T Float, P interface{ reset() }](jp *jobPools, j P) {
+func putJob[T gatejet.Float, P interface{ reset() }](jp *jobPools, j P) {
 	j.reset()
 	if p := poolFor[T](jp); p != nil {
 		p.Put(j)

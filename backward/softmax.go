@@ -1,5 +1,7 @@
 package backward
 
+import "github.com/gatejet/gatejet"
+
 // SoftmaxBackward computes the gradient with respect to the input of a softmax taken along
 // axis of a tensor of the given shape,
 //
@@ -18,7 +20,7 @@ package backward
 //
 // The sums are accumulated in float64 in a fixed order, so the result is bit-for-bit the same
 // whatever the number of cores used.
-func SoftmaxBackward[T Float](dx, y, dy []T, shape []int, axis int) error {
+func SoftmaxBackward[T gatejet.Float](dx, y, dy []T, shape []int, axis int) error {
 	return axisBackward("backward.SoftmaxBackward", kindSoftmax, dx, y, dy, shape, axis)
 }
 
@@ -30,7 +32,7 @@ func SoftmaxBackward[T Float](dx, y, dy []T, shape []int, axis int) error {
 // where the sum runs along the axis, y is the saved log-softmax output and dy the gradient
 // with respect to it. Buffers, aliasing, shape validation, errors and determinism are as for
 // SoftmaxBackward.
-func LogSoftmaxBackward[T Float](dx, y, dy []T, shape []int, axis int) error {
+func LogSoftmaxBackward[T gatejet.Float](dx, y, dy []T, shape []int, axis int) error {
 	return axisBackward("backward.LogSoftmaxBackward", kindLogSoftmax, dx, y, dy, shape, axis)
 }
 
@@ -46,7 +48,7 @@ func LogSoftmaxBackward[T Float](dx, y, dy []T, shape []int, axis int) error {
 // of the inputs, but must share no memory with each other, nor partly overlap an input
 // (gatejet.ErrParam, naming the output). Shape validation, errors and determinism are as for
 // SoftmaxBackward.
-func SoftmaxBackwardGrad[T Float](gy, gdy, y, dy, g []T, shape []int, axis int) error {
+func SoftmaxBackwardGrad[T gatejet.Float](gy, gdy, y, dy, g []T, shape []int, axis int) error {
 	return axisBackwardGrad("backward.SoftmaxBackwardGrad", kindSoftmaxGrad, gy, gdy, y, dy, g, shape, axis)
 }
 
@@ -59,13 +61,13 @@ func SoftmaxBackwardGrad[T Float](gy, gdy, y, dy, g []T, shape []int, axis int) 
 //
 // the sums running along the axis. Outputs, aliasing, shape validation, errors and
 // determinism are as for SoftmaxBackwardGrad.
-func LogSoftmaxBackwardGrad[T Float](gy, gdy, y, dy, g []T, shape []int, axis int) error {
+func LogSoftmaxBackwardGrad[T gatejet.Float](gy, gdy, y, dy, g []T, shape []int, axis int) error {
 	return axisBackwardGrad("backward.LogSoftmaxBackwardGrad", kindLogSoftmaxGrad, gy, gdy, y, dy, g, shape, axis)
 }
 
 // axisBackward checks the arguments of a backward along an axis (kind kindSoftmax or
 // kindLogSoftmax) and runs it.
-func axisBackward[T Float](op string, kind axisKind, dx, y, dy []T, shape []int, axis int) error {
+func axisBackward[T gatejet.Float](op string, kind axisKind, dx, y, dy []T, shape []int, axis int) error {
 	l, err := layoutFor(op, shape, axis, need("dx", dx), need("y", y), need("dy", dy))
 	if err != nil {
 		return err
@@ -85,7 +87,7 @@ func axisBackward[T Float](op string, kind axisKind, dx, y, dy []T, shape []int,
 
 // axisBackwardGrad checks the arguments of a double backward along an axis (kind
 // kindSoftmaxGrad or kindLogSoftmaxGrad) and runs it, unless both outputs are nil.
-func axisBackwardGrad[T Float](op string, kind axisKind, gy, gdy, y, dy, g []T, shape []int, axis int) error {
+func axisBackwardGrad[T gatejet.Float](op string, kind axisKind, gy, gdy, y, dy, g []T, shape []int, axis int) error {
 	l, err := layoutFor(op, shape, axis, opt("gy", gy), opt("gdy", gdy), need("y", y), need("dy", dy), need("g", g))
 	if err != nil {
 		return err

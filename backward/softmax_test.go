@@ -11,6 +11,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/internal/axisref"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/stretchr/testify/require"
@@ -26,14 +27,14 @@ type axisKernel struct {
 	ref  func(y, dy, g []float64, shape []int, axis int) (out0, out1 []float64)
 }
 
-func single[T backward.Float](f func(dx, y, dy []T, shape []int, axis int) error) func(y, dy, g []T, shape []int, axis int) ([]T, []T, error) {
+func single[T gatejet.Float](f func(dx, y, dy []T, shape []int, axis int) error) func(y, dy, g []T, shape []int, axis int) ([]T, []T, error) {
 	return func(y, dy, _ []T, shape []int, axis int) ([]T, []T, error) {
 		dx := make([]T, len(y))
 		return dx, nil, f(dx, y, dy, shape, axis)
 	}
 }
 
-func double[T backward.Float](f func(gy, gdy, y, dy, g []T, shape []int, axis int) error) func(y, dy, g []T, shape []int, axis int) ([]T, []T, error) {
+func double[T gatejet.Float](f func(gy, gdy, y, dy, g []T, shape []int, axis int) error) func(y, dy, g []T, shape []int, axis int) ([]T, []T, error) {
 	return func(y, dy, g []T, shape []int, axis int) ([]T, []T, error) {
 		gy, gdy := make([]T, len(y)), make([]T, len(y))
 		return gy, gdy, f(gy, gdy, y, dy, g, shape, axis)
@@ -345,7 +346,7 @@ func TestAxisLayout(t *testing.T) {
 		{[]int{2, 0, 4}, 1, 2, 0, 4},
 		{[]int{1, 2, 1, 2, 1, 2, 1, 3}, 5, 4, 2, 3},
 	} {
-		outer, n, inner, err := backward.AxisLayout("test", tc.shape, tc.axis)
+		outer, n, inner, err := check.AxisLayout("test", tc.shape, tc.axis)
 		require.NoError(t, err)
 		require.Equal(t, []int{tc.outer, tc.n, tc.inner}, []int{outer, n, inner}, "%v axis %d", tc.shape, tc.axis)
 	}
@@ -364,7 +365,7 @@ func TestAxisErrors(t *testing.T) {
 		arg  string
 	}
 	layoutErr := func(shape []int, axis int) error {
-		_, _, _, err := backward.AxisLayout("op", shape, axis)
+		_, _, _, err := check.AxisLayout("op", shape, axis)
 		return err
 	}
 	cases := []tc{

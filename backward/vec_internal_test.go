@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/internal/testkit"
 )
@@ -162,7 +163,7 @@ func TestForwardLoopsStayInBounds(t *testing.T) {
 	}
 }
 
-func forwardInBounds[T Float](t *testing.T, e []float64, x, y []T, name string) {
+func forwardInBounds[T gatejet.Float](t *testing.T, e []float64, x, y []T, name string) {
 	t.Helper()
 	n := len(x)
 	run := func(vec bool) (m [4]float64, s float64, ex []float64, ys []T) {

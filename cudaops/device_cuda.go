@@ -15,6 +15,8 @@ import (
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/modcache"
 	"github.com/gatejet/gatejet/cudaops/internal/nvrtccomp"
+	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
@@ -32,9 +34,9 @@ var (
 func init() {
 	device, deviceErr = OpenDevice(0)
 	if deviceErr == nil {
-		Register(device)
+		dispatch.Register(device)
 	} else {
-		noDevice.Store(&deviceErr)
+		dispatch.SetUnavailable(deviceErr)
 	}
 }
 
@@ -43,21 +45,25 @@ func init() {
 // Tests use it to call the device directly.
 func Device() (*DeviceBackend, error) { return device, deviceErr }
 
-// Prewarm compiles and loads, on device 0, the modules holding the given kernels (every kernel
-// when none is given), for both element types, so that the first Run does not pay for NVRTC.
-// It returns an ErrDevice error when there is no device.
-func Prewarm(kernels ...Kernel) error {
+// Prewarm compiles and loads every device module on device 0, for both element types, so that
+// the first call does not pay for NVRTC. It returns an ErrDevice error when there is no device.
+func Prewarm() error {
 	if device == nil {
-		return deviceError0("no CUDA device: %v", deviceErr)
+		return check.Errorf(gatejet.ErrDevice, "cudaops.Prewarm", "", "no CUDA device: %v", deviceErr)
 	}
-	return device.Prewarm(kernels...)
+	return device.Prewarm()
+}
+
+// deviceError0 builds an ErrDevice error of operation cudaops.Run.
+func deviceError0(format string, args ...any) error {
+	return check.Errorf(gatejet.ErrDevice, "cudaops.Run", "", format, args...)
 }
 
 // deviceErrorCause is an ErrDevice error that also wraps cause (a driver or NVRTC error), so that
 // errors.Is / errors.As reach it.
 func deviceErrorCause(cause error, format string, args ...any) error {
 	e := deviceError0(format+": %v", append(args, cause)...).(*gatejet.Error)
-	return &LaunchError{Err: e, Cause: cause}
+	return &dispatch.LaunchError{Err: e, Cause: cause}
 }
 
 // DeviceBackend runs Calls on one CUDA device: it copies the host inputs to device memory,
@@ -224,21 +230,21 @@ func (b *DeviceBackend) withContext(f func() error) error {
 }
 
 // Prewarm compiles and loads the modules of the given kernels (all when none is given).
-func (b *DeviceBackend) Prewarm(kernels ...Kernel) error {
+func (b *DeviceBackend) Prewarm(kernels ...dispatch.Kernel) error {
 	ids := make([]kernel.ID, len(kernels))
 	for i, k := range kernels {
-		ids[i] = k.id()
+		ids[i] = kernel.ID(k)
 	}
 	return b.withContext(func() error { return b.mods.Prewarm(ids...) })
 }
 
 // function returns the entry point for kernel k and element type dt (with the lock held and
 // the context current).
-func (b *DeviceBackend) function(k Kernel, dt DType, entry string) (cudrv.Function, error) {
+func (b *DeviceBackend) function(k dispatch.Kernel, dt dispatch.DType, entry string) (cudrv.Function, error) {
 	if fn, ok := b.fns[entry]; ok {
 		return fn, nil
 	}
-	mod, err := b.mods.Get(k.id(), dt)
+	mod, err := b.mods.Get(kernel.ID(k), dt)
 	if err != nil {
 		return cudrv.Function{}, err
 	}
@@ -250,19 +256,19 @@ func (b *DeviceBackend) function(k Kernel, dt DType, entry string) (cudrv.Functi
 	return fn, nil
 }
 
-func (b *DeviceBackend) plan(c *Call) (launch.Config, error) {
+func (b *DeviceBackend) plan(c *dispatch.Call) (launch.Config, error) {
 	suffix := "f64"
-	if c.DType == Float32 {
+	if c.DType == dispatch.Float32 {
 		suffix = "f32"
 	}
-	cfg, err := launch.Plan(c.Kernel.id(), c.Ints, suffix, b.lim, launch.Options{})
+	cfg, err := launch.Plan(kernel.ID(c.Kernel), c.Ints, suffix, b.lim, launch.Options{})
 	if err != nil {
 		return cfg, deviceErrorCause(err, "%s", b.Name())
 	}
 	return cfg, nil
 }
 
-func makeParams(c *Call, cfg launch.Config, in, out []cudrv.DevicePtr, floats cudrv.DevicePtr) launch.Params {
+func makeParams(c *dispatch.Call, cfg launch.Config, in, out []cudrv.DevicePtr, floats cudrv.DevicePtr) launch.Params {
 	addr := func(ps []cudrv.DevicePtr) []uint64 {
 		out := make([]uint64, len(ps))
 		for i, p := range ps {
@@ -271,7 +277,7 @@ func makeParams(c *Call, cfg launch.Config, in, out []cudrv.DevicePtr, floats cu
 		return out
 	}
 	s := 0.0
-	if c.Kernel.id().Spec().Device.Floats == kernel.ScalarS {
+	if kernel.ID(c.Kernel).Spec().Device.Floats == kernel.ScalarS {
 		s = c.Floats[0]
 	}
 	return launch.MakeParams(addr(in), addr(out), uint64(floats), c.Ints, cfg, s)
@@ -284,15 +290,15 @@ type hostBuf struct {
 }
 
 // hostBufs returns the call's inputs and outputs, in its kernel's order.
-func hostBufs(c *Call) (in, out []hostBuf) {
-	if c.DType == Float32 {
+func hostBufs(c *dispatch.Call) (in, out []hostBuf) {
+	if c.DType == dispatch.Float32 {
 		return operandBufs(c, &c.F32)
 	}
 	return operandBufs(c, &c.F64)
 }
 
-func operandBufs[T Float](c *Call, o *Operands[T]) (in, out []hostBuf) {
-	sp := c.Kernel.id().Spec()
+func operandBufs[T gatejet.Float](c *dispatch.Call, o *dispatch.Operands[T]) (in, out []hostBuf) {
+	sp := kernel.ID(c.Kernel).Spec()
 	buf := func(s []T) hostBuf {
 		if len(s) == 0 {
 			return hostBuf{}
@@ -374,7 +380,7 @@ func (b *DeviceBackend) put(d *deviceCall, host unsafe.Pointer, n int64, what st
 
 // upload allocates device buffers for c and copies its inputs (and logistic α, β) to them. On
 // an error it frees what it allocated.
-func (b *DeviceBackend) upload(c *Call) (_ *deviceCall, err error) {
+func (b *DeviceBackend) upload(c *dispatch.Call) (_ *deviceCall, err error) {
 	d := &deviceCall{b: b}
 	defer func() {
 		if err != nil {
@@ -396,7 +402,7 @@ func (b *DeviceBackend) upload(c *Call) (_ *deviceCall, err error) {
 		}
 		d.out = append(d.out, p)
 	}
-	if c.Kernel.id().Spec().Device.Floats == kernel.FloatsArray {
+	if kernel.ID(c.Kernel).Spec().Device.Floats == kernel.FloatsArray {
 		if d.floats, err = b.put(d, unsafe.Pointer(&c.Floats[0]), int64(8*len(c.Floats)), "the gate parameters"); err != nil {
 			return nil, err
 		}
@@ -406,7 +412,7 @@ func (b *DeviceBackend) upload(c *Call) (_ *deviceCall, err error) {
 
 // download copies the call's outputs back: device to pinned staging on the stream, one
 // synchronisation, then staging to the host slices.
-func (b *DeviceBackend) download(c *Call, d *deviceCall) error {
+func (b *DeviceBackend) download(c *dispatch.Call, d *deviceCall) error {
 	_, outs := hostBufs(c)
 	staged := make([]unsafe.Pointer, len(outs))
 	for i, h := range outs {
@@ -436,7 +442,7 @@ func (b *DeviceBackend) download(c *Call, d *deviceCall) error {
 // Launch runs c on the device and writes its outputs: host to device, kernel, synchronise, device to
 // host. Every error is an ErrDevice error (a malformed Call gives its Check error; a nil
 // *DeviceBackend an ErrDevice error).
-func (b *DeviceBackend) Launch(c *Call) error {
+func (b *DeviceBackend) Launch(c *dispatch.Call) error {
 	if b == nil {
 		return errNilBackend()
 	}
@@ -466,7 +472,7 @@ func (b *DeviceBackend) Launch(c *Call) error {
 // launches fn on it under cfg (asynchronously, on the backend's stream, after the copies), and
 // gives the buffers back when f returns, the stream synchronised. The caller holds the context
 // (withContext).
-func (b *DeviceBackend) withUpload(c *Call, fn cudrv.Function, cfg launch.Config, f func(d *deviceCall, run func() error) error) error {
+func (b *DeviceBackend) withUpload(c *dispatch.Call, fn cudrv.Function, cfg launch.Config, f func(d *deviceCall, run func() error) error) error {
 	d, err := b.upload(c)
 	if err != nil {
 		return err
@@ -521,7 +527,7 @@ type Timing struct {
 // the mean kernel time measured with CUDA events, the outputs then copied back to the call. With
 // copyBytes > 0 it also times a device-to-device copy of that many bytes, the bandwidth
 // reference of a benchmark.
-func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error) {
+func (b *DeviceBackend) Time(c *dispatch.Call, reps int, copyBytes int64) (Timing, error) {
 	var t Timing
 	if b == nil {
 		return t, errNilBackend()
@@ -579,7 +585,7 @@ func (b *DeviceBackend) Time(c *Call, reps int, copyBytes int64) (Timing, error)
 // for the device's architecture with the given extra NVRTC options, and times its entry point
 // on c as Time does, with the given launch configuration. Benchmarks use it to run reference
 // designs next to the kernels on the same context.
-func (b *DeviceBackend) TimeSource(src, entry string, options []string, cfg launch.Config, c *Call, reps int) (time.Duration, error) {
+func (b *DeviceBackend) TimeSource(src, entry string, options []string, cfg launch.Config, c *dispatch.Call, reps int) (time.Duration, error) {
 	if err := c.Check(); err != nil {
 		return 0, err
 	}

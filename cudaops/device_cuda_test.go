@@ -17,6 +17,7 @@ import (
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
 	"github.com/gatejet/gatejet/internal/cpuref"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
@@ -36,7 +37,7 @@ func device(t *testing.T) *cudaops.DeviceBackend {
 	return b
 }
 
-func poison(c *cudaops.Call) {
+func poison(c *dispatch.Call) {
 	in, out := testcase.Inputs(c), testcase.Outputs(c)
 	for _, v := range out {
 		for i := range v {
@@ -46,7 +47,7 @@ func poison(c *cudaops.Call) {
 	testcase.Set(c, in, out)
 }
 
-func requireParity(t *testing.T, c *cudaops.Call, what string) {
+func requireParity(t *testing.T, c *dispatch.Call, what string) {
 	t.Helper()
 	ref := testcase.As64(c)
 	require.NoError(t, cpuref.Run(ref))
@@ -57,11 +58,11 @@ func requireParity(t *testing.T, c *cudaops.Call, what string) {
 	}
 }
 
-func shapeFor(k cudaops.Kernel) []int {
+func shapeFor(k dispatch.Kernel) []int {
 	switch k.Family() {
-	case cudaops.FamilyRowJet:
+	case dispatch.FamilyRowJet:
 		return []int{257, 16, 16}
-	case cudaops.FamilyAxis:
+	case dispatch.FamilyAxis:
 		return []int{64, 1000, 3}
 	}
 	return []int{100003}
@@ -73,8 +74,8 @@ func shapeFor(k cudaops.Kernel) []int {
 func TestCUDADeviceRunsEveryKernel(t *testing.T) {
 	b := device(t)
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, k := range cudaops.DeviceKernels() {
-		for _, dt := range []cudaops.DType{cudaops.Float64, cudaops.Float32} {
+	for _, k := range dispatch.DeviceKernels() {
+		for _, dt := range []dispatch.DType{dispatch.Float64, dispatch.Float32} {
 			c := testcase.New(k, dt, shapeFor(k), rng)
 			poison(c)
 			before := b.Launches()
@@ -97,8 +98,8 @@ func TestCUDADeviceRunsEveryKernel(t *testing.T) {
 func TestCUDAParityBlockAndWarp(t *testing.T) {
 	b := device(t)
 	rng := rand.New(rand.NewPCG(19, 20))
-	for _, k := range cudaops.DeviceKernels() {
-		if k.Family() != cudaops.FamilyRowJet {
+	for _, k := range dispatch.DeviceKernels() {
+		if k.Family() != dispatch.FamilyRowJet {
 			continue
 		}
 		hasWarp := kernel.ID(k).Spec().Device.Warp
@@ -110,7 +111,7 @@ func TestCUDAParityBlockAndWarp(t *testing.T) {
 			{[]int{13, 40, 8}, false},
 		} {
 			require.Equal(t, tc.warp, launch.WarpRows(kernel.ID(k), tc.ints[1], tc.ints[2]), "%s %v: planner switch", k, tc.ints)
-			for _, dt := range []cudaops.DType{cudaops.Float64, cudaops.Float32} {
+			for _, dt := range []dispatch.DType{dispatch.Float64, dispatch.Float32} {
 				c := testcase.New(k, dt, tc.ints, rng)
 				poison(c)
 				tm, err := b.Time(c, 1, 0)
@@ -123,21 +124,21 @@ func TestCUDAParityBlockAndWarp(t *testing.T) {
 	}
 }
 
-// TestCUDARequiredModeUsesTheDevice: through cudaops.Run under ModeRequired the registered
+// TestCUDARequiredModeUsesTheDevice: through dispatch.Run under ModeRequired the registered
 // backend is the device, the CPU function is never called and the GPU counter moves.
 func TestCUDARequiredModeUsesTheDevice(t *testing.T) {
 	b := device(t)
-	require.Equal(t, b.Name(), cudaops.Active().Name(), "the device backend is registered at init")
+	require.Equal(t, b.Name(), dispatch.Active().Name(), "the device backend is registered at init")
 	old := cudaops.SetMode(cudaops.ModeRequired)
 	defer cudaops.SetMode(old)
 	rng := rand.New(rand.NewPCG(3, 4))
-	c := testcase.New(cudaops.KernelJetSecond, cudaops.Float64, []int{4096, 16, 16}, rng)
+	c := testcase.New(dispatch.KernelJetSecond, dispatch.Float64, []int{4096, 16, 16}, rng)
 	poison(c)
-	before := cudaops.Stats()
-	p, err := cudaops.Run(c)
+	before := dispatch.Stats()
+	p, err := dispatch.Run(c)
 	require.NoError(t, err)
-	require.Equal(t, cudaops.PathGPU, p)
-	require.Equal(t, before.GPU+1, cudaops.Stats().GPU)
+	require.Equal(t, dispatch.PathGPU, p)
+	require.Equal(t, before.GPU+1, dispatch.Stats().GPU)
 	requireParity(t, c, "Run required")
 }
 
@@ -146,17 +147,17 @@ func TestCUDAParityLarge(t *testing.T) {
 	b := device(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range []struct {
-		k    cudaops.Kernel
-		dt   cudaops.DType
+		k    dispatch.Kernel
+		dt   dispatch.DType
 		ints []int
 	}{
-		{cudaops.KernelJetSecond, cudaops.Float64, []int{65536, 16, 16}},
-		{cudaops.KernelJetSecondVJP, cudaops.Float64, []int{8192, 16, 16}},
-		{cudaops.KernelJetSecond, cudaops.Float64, []int{64, 128, 200}},
-		{cudaops.KernelJetHVPVJP, cudaops.Float32, []int{64, 128, 200}},
-		{cudaops.KernelJetGaussNewton, cudaops.Float64, []int{64, 128, 200}},
-		{cudaops.KernelSoftmaxBackward, cudaops.Float32, []int{8192, 4096, 1}},
-		{cudaops.KernelLogSoftmaxBackwardGrad, cudaops.Float64, []int{16, 4096, 33}},
+		{dispatch.KernelJetSecond, dispatch.Float64, []int{65536, 16, 16}},
+		{dispatch.KernelJetSecondVJP, dispatch.Float64, []int{8192, 16, 16}},
+		{dispatch.KernelJetSecond, dispatch.Float64, []int{64, 128, 200}},
+		{dispatch.KernelJetHVPVJP, dispatch.Float32, []int{64, 128, 200}},
+		{dispatch.KernelJetGaussNewton, dispatch.Float64, []int{64, 128, 200}},
+		{dispatch.KernelSoftmaxBackward, dispatch.Float32, []int{8192, 4096, 1}},
+		{dispatch.KernelLogSoftmaxBackwardGrad, dispatch.Float64, []int{16, 4096, 33}},
 	} {
 		c := testcase.New(tc.k, tc.dt, tc.ints, rng)
 		poison(c)
@@ -170,8 +171,8 @@ func TestCUDAParityLarge(t *testing.T) {
 func TestCUDADeterministic(t *testing.T) {
 	b := device(t)
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, k := range []cudaops.Kernel{cudaops.KernelJetSecondVJP, cudaops.KernelJetGaussNewton, cudaops.KernelSoftmaxBackwardGrad} {
-		c := testcase.New(k, cudaops.Float64, shapeFor(k), rng)
+	for _, k := range []dispatch.Kernel{dispatch.KernelJetSecondVJP, dispatch.KernelJetGaussNewton, dispatch.KernelSoftmaxBackwardGrad} {
+		c := testcase.New(k, dispatch.Float64, shapeFor(k), rng)
 		require.NoError(t, b.Launch(c))
 		d := testcase.Clone(c)
 		require.NoError(t, b.Launch(d))
@@ -189,7 +190,7 @@ func TestCUDADeterministic(t *testing.T) {
 func TestCUDAAutoFallsBackOnDeviceFailure(t *testing.T) {
 	b := device(t)
 	rng := rand.New(rand.NewPCG(9, 10))
-	c := testcase.New(cudaops.KernelJetSecondVJP, cudaops.Float32, []int{2, 4096, 1}, rng)
+	c := testcase.New(dispatch.KernelJetSecondVJP, dispatch.Float32, []int{2, 4096, 1}, rng)
 	err := b.Launch(c)
 	require.True(t, errors.Is(err, gatejet.ErrDevice), "%v", err)
 	requireAutoFallsBack(t, c)
@@ -197,16 +198,16 @@ func TestCUDAAutoFallsBackOnDeviceFailure(t *testing.T) {
 
 // requireAutoFallsBack: under ModeAuto, a call the device fails on runs on the CPU instead
 // (PathCPUFallback, the device's ErrDevice recorded) and gives the CPU's outputs.
-func requireAutoFallsBack(t *testing.T, c *cudaops.Call) {
+func requireAutoFallsBack(t *testing.T, c *dispatch.Call) {
 	t.Helper()
 	old := cudaops.SetMode(cudaops.ModeAuto)
 	defer cudaops.SetMode(old)
-	cudaops.SetBreakEven(c.Kernel, 0)
-	defer cudaops.SetBreakEven(c.Kernel, -1)
-	p, err := cudaops.Run(c)
+	dispatch.SetBreakEven(c.Kernel, 0)
+	defer dispatch.SetBreakEven(c.Kernel, -1)
+	p, err := dispatch.Run(c)
 	require.NoError(t, err)
-	require.Equal(t, cudaops.PathCPUFallback, p)
-	require.True(t, errors.Is(cudaops.LastFallbackError(), gatejet.ErrDevice))
+	require.Equal(t, dispatch.PathCPUFallback, p)
+	require.True(t, errors.Is(dispatch.LastFallbackError(), gatejet.ErrDevice))
 	requireParity(t, c, "fallback")
 }
 
@@ -214,7 +215,7 @@ func requireAutoFallsBack(t *testing.T, c *cudaops.Call) {
 func TestCUDAPrewarm(t *testing.T) {
 	b := device(t)
 	require.NoError(t, cudaops.Prewarm())
-	require.Len(t, b.Modules(), 2*len(cudaops.Modules()), "every module × 2 element types")
+	require.Len(t, b.Modules(), 2*len(dispatch.Modules()), "every module × 2 element types")
 }
 
 // TestCUDATime: Time launches the kernel reps+1 times on resident inputs, reports event times
@@ -223,7 +224,7 @@ func TestCUDAPrewarm(t *testing.T) {
 func TestCUDATime(t *testing.T) {
 	b := device(t)
 	rng := rand.New(rand.NewPCG(15, 16))
-	c := testcase.New(cudaops.KernelJetFirst, cudaops.Float64, []int{64, 16, 16}, rng)
+	c := testcase.New(dispatch.KernelJetFirst, dispatch.Float64, []int{64, 16, 16}, rng)
 	poison(c)
 	before := b.Launches()
 	const reps = 3
@@ -253,7 +254,7 @@ func TestCUDATimeSource(t *testing.T) {
 	src, err := os.ReadFile("gpubench/seedport.cu")
 	require.NoError(t, err)
 	const N, K, P = 64, 16, 16
-	c := testcase.New(cudaops.KernelJetSecond, cudaops.Float64, []int{N, K, P}, rand.New(rand.NewPCG(17, 18)))
+	c := testcase.New(dispatch.KernelJetSecond, dispatch.Float64, []int{N, K, P}, rand.New(rand.NewPCG(17, 18)))
 	poison(c)
 	d, err := b.TimeSource(string(src), "seedport_second_f64", []string{"-DKK=16", "-DPP=16"},
 		launch.Config{Grid: N, Block: P}, c, 2)

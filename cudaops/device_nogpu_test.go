@@ -18,6 +18,7 @@ import (
 	"github.com/gatejet/gatejet/cudaops/internal/cudrv"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
 	"github.com/gatejet/gatejet/internal/cpuref"
+	"github.com/gatejet/gatejet/internal/dispatch"
 )
 
 // The standalone backend on machines without a GPU: without a usable driver (none at all, or
@@ -51,24 +52,23 @@ func TestNoDeviceFallsBackToCPU(t *testing.T) {
 
 	_, again := cudaops.OpenDevice(0)
 	require.ErrorIs(t, again, gatejet.ErrDevice)
-	require.Error(t, cudaops.Prewarm(cudaops.KernelJetSecond))
 	require.ErrorIs(t, cudaops.Prewarm(), gatejet.ErrDevice)
-	require.Nil(t, cudaops.Active(), "no backend is registered")
+	require.Nil(t, dispatch.Active(), "no backend is registered")
 	un := cudaops.Unavailable()
 	require.ErrorIs(t, un, gatejet.ErrDevice)
 	require.Contains(t, un.Error(), causeOf(err), "Unavailable gives the reason the device did not open")
 
 	old := cudaops.SetMode(cudaops.ModeAuto)
 	defer cudaops.SetMode(old)
-	cudaops.SetBreakEven(cudaops.KernelJetSecond, 0)
-	defer cudaops.SetBreakEven(cudaops.KernelJetSecond, -1)
+	dispatch.SetBreakEven(dispatch.KernelJetSecond, 0)
+	defer dispatch.SetBreakEven(dispatch.KernelJetSecond, -1)
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, dt := range []cudaops.DType{cudaops.Float64, cudaops.Float32} {
-		c := testcase.New(cudaops.KernelJetSecond, dt, []int{33, 5, 7}, rng)
+	for _, dt := range []dispatch.DType{dispatch.Float64, dispatch.Float32} {
+		c := testcase.New(dispatch.KernelJetSecond, dt, []int{33, 5, 7}, rng)
 		poison(c)
-		p, err := cudaops.Run(c)
+		p, err := dispatch.Run(c)
 		require.NoError(t, err)
-		require.Equal(t, cudaops.PathCPU, p, "ModeAuto without a backend runs the CPU")
+		require.Equal(t, dispatch.PathCPU, p, "ModeAuto without a backend runs the CPU")
 		ref := testcase.As64(c)
 		require.NoError(t, cpuref.Run(ref))
 		for i := range testcase.Outputs(c) {
@@ -78,13 +78,13 @@ func TestNoDeviceFallsBackToCPU(t *testing.T) {
 	}
 
 	cudaops.SetMode(cudaops.ModeRequired)
-	c := testcase.New(cudaops.KernelJetSecond, cudaops.Float64, []int{4, 3, 2}, rng)
-	before := cudaops.Stats()
-	p, err := cudaops.Run(c)
+	c := testcase.New(dispatch.KernelJetSecond, dispatch.Float64, []int{4, 3, 2}, rng)
+	before := dispatch.Stats()
+	p, err := dispatch.Run(c)
 	require.ErrorIs(t, err, gatejet.ErrDevice)
-	require.Equal(t, cudaops.PathGPU, p)
-	require.Equal(t, before.DeviceErrors+1, cudaops.Stats().DeviceErrors)
-	require.Equal(t, before.CPU, cudaops.Stats().CPU, "ModeRequired never runs the CPU")
+	require.Equal(t, dispatch.PathGPU, p)
+	require.Equal(t, before.DeviceErrors+1, dispatch.Stats().DeviceErrors)
+	require.Equal(t, before.CPU, dispatch.Stats().CPU, "ModeRequired never runs the CPU")
 	_, why := cudaops.Device()
 	require.Contains(t, err.Error(), causeOf(why), "ModeRequired names why there is no device")
 }
@@ -174,7 +174,7 @@ func TestFakeChildDriverTooOld(t *testing.T) {
 	}
 	b := device(t)
 	require.Equal(t, "compute_90", b.Target(), "an sm_100 device gets PTX for NVRTC 11.8's newest")
-	c := testcase.New(cudaops.KernelSoftmaxBackward, cudaops.Float64, []int{4, 33, 2}, rand.New(rand.NewPCG(13, 14)))
+	c := testcase.New(dispatch.KernelSoftmaxBackward, dispatch.Float64, []int{4, 33, 2}, rand.New(rand.NewPCG(13, 14)))
 	err := b.Launch(c)
 	require.ErrorIs(t, err, gatejet.ErrDevice)
 	require.Contains(t, err.Error(), "CUDA 11.4")

@@ -63,9 +63,9 @@
 // SoftArgmin and LogDetPlusRidge take ops.Options, like every builder of this package that
 // builds ops of package ops, and
 // their ops are ops of package ops: ops.ReuseOutput reaches them (and the gradient ops built
-// from them), they report their paths (ops.PathReporter), have UsePreallocDo, and run through
-// cudaops.Run, on the CPU only (their kernels have no device code, so cudaops.ModeRequired
-// makes their run a gatejet.ErrDevice error).
+// from them), they report where they ran (ops.LastPath), have UsePreallocDo, and run on the
+// CPU only (their kernels have no device code, so cudaops.ModeRequired makes their run a
+// gatejet.ErrDevice error).
 //
 // # Curvature
 //

@@ -21,7 +21,7 @@ func (c causer) Error() string { return "causer" }
 func (c causer) Cause() error  { return c.cause }
 
 func TestOpError(t *testing.T) {
-	ge := check.Errorf(ErrNotSPD, "ops.LogDetPlusRidge", "H", "row 0")
+	ge := check.Errorf(ErrNotSPD, "graphs.LogDetPlusRidge", "H", "row 0")
 	require.Nil(t, OpError(nil))
 	require.Nil(t, OpError(errors.New("plain")))
 	require.Same(t, ge, OpError(ge))

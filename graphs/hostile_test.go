@@ -111,7 +111,7 @@ func (e *selfJoin) Unwrap() []error {
 }
 
 func TestOpErrorCycles(t *testing.T) {
-	ge := check.Errorf(ErrNotSPD, "ops.LogDetPlusRidge", "H", "row 0")
+	ge := check.Errorf(ErrNotSPD, "graphs.LogDetPlusRidge", "H", "row 0")
 	require.Nil(t, OpError(&selfJoin{}))
 	require.Nil(t, OpError(&selfJoin{twice: true}), "2^depth paths: the step budget bounds them")
 	require.Same(t, ge, OpError(&selfJoin{ge: ge}))
@@ -443,7 +443,7 @@ func TestDoDiffBadNodes(t *testing.T) {
 			require.ErrorIs(t, err, gatejet.ErrParam, name)
 			var ge *gatejet.Error
 			require.True(t, errors.As(err, &ge), name)
-			require.Contains(t, ge.Op, "ops.", name)
+			require.Contains(t, ge.Op, "graphs.", name)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package graphs
 
 import (
+	"github.com/gatejet/gatejet/internal/graphops"
 	"github.com/gatejet/gatejet/ops"
 	"gorgonia.org/gorgonia"
 )
@@ -29,9 +30,9 @@ import (
 // NaN or an infinity gives NaN (and a NaN gradient) for that row only.
 //
 // The node's op, and its gradient op, are ops of package ops like any other: opts
-// (ops.ReuseOutput, say) configure them, they report their paths (ops.PathReporter) and have
-// UsePreallocDo, and they run through cudaops.Run, on the CPU only (under
-// cudaops.ModeRequired their run is a gatejet.ErrDevice error).
+// (ops.ReuseOutput, say) configure them, they report where they ran (ops.LastPath) and have
+// UsePreallocDo, and they run on the CPU only (under cudaops.ModeRequired their run is a
+// gatejet.ErrDevice error).
 func LogDetPlusRidge(H *gorgonia.Node, lambda float64, opts ...ops.Option) (*gorgonia.Node, error) {
-	return ops.LogDetPlusRidge(H, lambda, opts...)
+	return graphops.LogDetPlusRidge(H, lambda, opts)
 }

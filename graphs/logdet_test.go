@@ -173,7 +173,7 @@ func TestLogDetPlusRidgeNotSPD(t *testing.T) {
 		ge := OpError(err)
 		require.NotNil(t, ge, "%v", err)
 		checkErr(ge)
-		require.Equal(t, "ops.LogDetPlusRidge", ge.Op)
+		require.Equal(t, "graphs.LogDetPlusRidge", ge.Op)
 	}
 
 	// Tape machine, forward

@@ -11,7 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -35,7 +35,7 @@ func TestBuildersPassOptions(t *testing.T) {
 			return nil, nil, nil, err
 		}
 		for _, n := range g.AllNodes() {
-			if _, ok := n.Op().(ops.PathReporter); ok {
+			if _, ok := n.Op().(dispatch.PathReporter); ok {
 				return g, ld, n, nil
 			}
 		}
@@ -116,11 +116,11 @@ func graphsOpCases() []graphsOpCase {
 func TestGraphsOpsTakeOptions(t *testing.T) {
 	for _, c := range graphsOpCases() {
 		t.Run(c.name, func(t *testing.T) {
-			run := func(opts ...ops.Option) (vals []float64, ptrs []uintptr, pr ops.PathReporter) {
+			run := func(opts ...ops.Option) (vals []float64, ptrs []uintptr, pr dispatch.PathReporter) {
 				g := gorgonia.NewGraph()
 				_, out, err := c.build(g, opts...)
 				require.NoError(t, err)
-				pr, ok := out.Op().(ops.PathReporter)
+				pr, ok := out.Op().(dispatch.PathReporter)
 				require.True(t, ok, "the op is a PathReporter")
 				m := gorgonia.NewTapeMachine(g)
 				defer m.Close()
@@ -135,10 +135,10 @@ func TestGraphsOpsTakeOptions(t *testing.T) {
 			got, ptrs, pr := run(ops.ReuseOutput())
 			require.Equal(t, ptrs[0], ptrs[1], "ReuseOutput did not reach the op")
 			require.Equal(t, ptrs[1], ptrs[2])
-			require.Equal(t, ops.PathCounts{CPU: 3}, pr.PathCounts())
+			require.Equal(t, dispatch.PathCounts{CPU: 3}, pr.PathCounts())
 			p, ok := pr.LastPath()
 			require.True(t, ok)
-			require.Equal(t, cudaops.PathCPU, p)
+			require.Equal(t, dispatch.PathCPU, p)
 			want, _, _ := run()
 			require.Equal(t, want, got)
 
@@ -150,7 +150,7 @@ func TestGraphsOpsTakeOptions(t *testing.T) {
 			m := gorgonia.NewLispMachine(g)
 			require.NoError(t, m.RunAll())
 			m.Close()
-			require.Equal(t, ops.PathCounts{CPU: 1}, out.Op().(ops.PathReporter).DiffPathCounts())
+			require.Equal(t, dispatch.PathCounts{CPU: 1}, out.Op().(dispatch.PathReporter).DiffPathCounts())
 
 			_, _, err = c.build(gorgonia.NewGraph(), nil)
 			require.ErrorIs(t, err, gatejet.ErrParam)
@@ -176,8 +176,8 @@ func TestGraphsOpsCPUOnly(t *testing.T) {
 			require.Same(t, pre, got)
 			require.Equal(t, want.Data(), pre.Data())
 
-			old := cudaops.SetMode(cudaops.ModeRequired)
-			defer cudaops.SetMode(old)
+			old := dispatch.SetMode(dispatch.ModeRequired)
+			defer dispatch.SetMode(old)
 			_, err = op.Do(x)
 			require.ErrorIs(t, err, gatejet.ErrDevice)
 		})

@@ -6,6 +6,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/graphmath"
+	"github.com/gatejet/gatejet/internal/graphops"
 	"github.com/gatejet/gatejet/ops"
 	"gorgonia.org/gorgonia"
 )
@@ -28,11 +29,11 @@ import (
 // of all +Inf, or with a NaN or a −Inf cost, gives a NaN row. Other rows are not affected.
 //
 // The node's op is an op of package ops like any other: opts (ops.ReuseOutput, say) configure
-// it and the gradient ops built from it, it reports its paths (ops.PathReporter) and has
-// UsePreallocDo, and it runs through cudaops.Run, on the CPU only (under
-// cudaops.ModeRequired its run is a gatejet.ErrDevice error).
+// it and the gradient ops built from it, it reports where it ran (ops.LastPath) and has
+// UsePreallocDo, and it runs on the CPU only (under cudaops.ModeRequired its run is a
+// gatejet.ErrDevice error).
 func SoftArgmin(costs *gorgonia.Node, invTau float64, opts ...ops.Option) (*gorgonia.Node, error) {
-	return ops.SoftArgmin(costs, invTau, opts...)
+	return graphops.SoftArgmin(costs, invTau, opts)
 }
 
 // SoftArgminProbs returns p = softmax(−invTau·costs), the plain-slice form of SoftArgmin

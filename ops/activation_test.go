@@ -9,6 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 )
 
@@ -35,7 +36,7 @@ func activationCase(a activation, backwardStage bool) graphCase {
 	}}
 }
 
-func kernelActivation[T float](t *testing.T, a activation, backwardStage bool, ins []input) []float64 {
+func kernelActivation[T gatejet.Float](t *testing.T, a activation, backwardStage bool, ins []input) []float64 {
 	x := typed[T](ins[0].vals)
 	out := make([]T, len(x))
 	if backwardStage {
@@ -142,7 +143,7 @@ func TestBackwardGradientsMatchKernels(t *testing.T) {
 	}
 }
 
-func axisGradKernel[T float](t *testing.T, log bool, axis int, ins []input, w []float64) [][]float64 {
+func axisGradKernel[T gatejet.Float](t *testing.T, log bool, axis int, ins []input, w []float64) [][]float64 {
 	n := axisShape.TotalSize()
 	gy, gdy := make([]T, n), make([]T, n)
 	f := backward.SoftmaxBackwardGrad[T]
@@ -153,7 +154,7 @@ func axisGradKernel[T float](t *testing.T, log bool, axis int, ins []input, w []
 	return [][]float64{widen(gy), widen(gdy)}
 }
 
-func actGradKernel[T float](t *testing.T, a activation, bw bool, ins []input, w []float64) [][]float64 {
+func actGradKernel[T gatejet.Float](t *testing.T, a activation, bw bool, ins []input, w []float64) [][]float64 {
 	x := typed[T](ins[0].vals)
 	if !bw {
 		dx := make([]T, len(x))

@@ -13,7 +13,7 @@ import (
 )
 
 // TestSecondUsePreallocDoAllocs measures the steady-state allocations of UsePreallocDo of the
-// Second op with a preallocated output: none. The op allocates nothing (the cudaops.Call and
+// Second op with a preallocated output: none. The op allocates nothing (the dispatch.Call and
 // its boxed slices are pooled and reused), nor does the kernel, split over the cores or not
 // (its job and par.For's bookkeeping are pooled).
 func TestSecondUsePreallocDoAllocs(t *testing.T) {
@@ -107,9 +107,9 @@ func TestOutputsFullyWritten(t *testing.T) {
 	rng := rand.New(rand.NewSource(17))
 	cases = append(cases,
 		graphCase{name: "SoftArgmin", inputs: []input{randInput(rng, "c", tensor.Shape{5, 7}, -2, 2)},
-			build: func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return SoftArgmin(in[0], 1.5) }},
+			build: func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return softArgmin(in[0], 1.5) }},
 		graphCase{name: "LogDetPlusRidge", inputs: []input{randInput(rng, "H", tensor.Shape{3, 4, 4}, -1, 1)},
-			build: func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return LogDetPlusRidge(in[0], 8) }})
+			build: func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return logDetPlusRidge(in[0], 8) }})
 	for _, c := range cases {
 		for _, dt := range dtypes {
 			t.Run(fmt.Sprintf("%s/%v", c.name, dt), func(t *testing.T) {

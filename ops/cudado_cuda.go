@@ -10,9 +10,9 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/cudadoer"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/strided"
 )
 
@@ -28,7 +28,7 @@ import (
 //   - an op whose kernel runs on the CPU only (SoftArgmin, LogDetPlusRidge and its gradient)
 //     is staged through host: its inputs are copied to host tensors through the machine's
 //     context, its host path computes the output, which is copied into prealloc. Such a call
-//     counts in PathCounts.Staged (and, by the path its host computation took, in CPU).
+//     counts in dispatch.PathCounts.Staged (and, by the path its host computation took, in CPU).
 //
 // A LispMachine's reverse pass calls DoDiff, which under the tag reads device values through
 // host copies after waiting for the machine's queued work (see newDiffIO). Device memory is
@@ -79,11 +79,11 @@ func (s *seam) CUDADo(extern gorgonia.External, dev gorgonia.Device, prealloc go
 	}
 	outs := make([]gorgonia.Value, p.k.NumOut())
 	outs[p.out] = prealloc
-	k := cudadoer.Kernel{Kernel: cudaops.Kernel(p.k), Ints: p.ints, Floats: p.floats, Output: p.out}
+	k := cudadoer.Kernel{Kernel: dispatch.Kernel(p.k), Ints: p.ints, Floats: p.floats, Output: p.out}
 	if err := k.Launch(extern, dev, outs, inputs); err != nil {
 		return nil, s.deviceError(err)
 	}
-	s.run.record(cudaops.PathGPU)
+	s.run.record(dispatch.PathGPU)
 	return prealloc, nil
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops/cudadoer"
+	"github.com/gatejet/gatejet/internal/dispatch"
 )
 
 // gorgoniaStdLib is the result of registering Gorgonia's own CUDA functions (TestMain): nil
@@ -89,8 +90,8 @@ var cudaConstructors = map[string]func(in cudaInputs) (*G.Node, error){
 	"ReLUBackward":       func(in cudaInputs) (*G.Node, error) { return ReLUBackward(in.x, in.dy) },
 	"GELUBackward":       func(in cudaInputs) (*G.Node, error) { return GELUBackward(in.x, in.dy) },
 	"SiLUBackward":       func(in cudaInputs) (*G.Node, error) { return SiLUBackward(in.x, in.dy) },
-	"SoftArgmin":         func(in cudaInputs) (*G.Node, error) { return SoftArgmin(in.x, 1.5) },
-	"LogDetPlusRidge":    func(in cudaInputs) (*G.Node, error) { return LogDetPlusRidge(in.h, 0.5) },
+	"SoftArgmin":         func(in cudaInputs) (*G.Node, error) { return softArgmin(in.x, 1.5) },
+	"LogDetPlusRidge":    func(in cudaInputs) (*G.Node, error) { return logDetPlusRidge(in.h, 0.5) },
 }
 
 var (
@@ -179,7 +180,10 @@ func TestCUDADoerEveryOp(t *testing.T) {
 		listed = append(listed, name)
 	}
 	sort.Strings(listed)
-	require.Equal(t, exportedConstructors(t), listed, "cudaConstructors must build every exported constructor")
+	// The ops of graphs.SoftArgmin and graphs.LogDetPlusRidge live here, unexported.
+	want := append(exportedConstructors(t), "LogDetPlusRidge", "SoftArgmin")
+	sort.Strings(want)
+	require.Equal(t, want, listed, "cudaConstructors must build every exported constructor and the graphs ops")
 
 	for _, dt := range dtypes {
 		in := newCUDAInputs(dt)
@@ -194,7 +198,7 @@ func TestCUDADoerEveryOp(t *testing.T) {
 			var next []*G.Node
 			for _, n := range work {
 				sd, ok := n.Op().(G.SDOp)
-				if _, ours := n.Op().(PathReporter); !ok || !ours || !slices.Contains(sd.DiffWRT(n.Op().Arity()), true) {
+				if _, ours := n.Op().(dispatch.PathReporter); !ok || !ours || !slices.Contains(sd.DiffWRT(n.Op().Arity()), true) {
 					continue
 				}
 				grad := G.NewTensor(in.g, dt, n.Dims(), G.WithShape(n.Shape()...))
@@ -216,7 +220,7 @@ func TestCUDADoerEveryOp(t *testing.T) {
 		types := map[string]bool{}
 		var staged []string
 		for _, n := range in.g.AllNodes() {
-			if _, ours := n.Op().(PathReporter); !ours {
+			if _, ours := n.Op().(dispatch.PathReporter); !ours {
 				continue
 			}
 			op, ok := n.Op().(deviceOp)
@@ -246,7 +250,7 @@ func TestCUDADoErrors(t *testing.T) {
 	in := newCUDAInputs(tensor.Float64)
 	jet, err := SoftmaxJetSecond(in.l, in.d, 0.7)
 	require.NoError(t, err)
-	ld, err := LogDetPlusRidge(in.h, 0.5)
+	ld, err := logDetPlusRidge(in.h, 0.5)
 	require.NoError(t, err)
 	// Headers over memory that is not Go's, like the machine's device values; nothing here
 	// dereferences it.
@@ -283,7 +287,7 @@ func TestCUDADoErrors(t *testing.T) {
 	// A staged op: the copy to host finds no engine.
 	_, err = ld.Op().(G.CUDADoer).CUDADo(machine, G.Device(0), dev(tensor.Float64, cudaN), dev(tensor.Float64, cudaN, cudaK, cudaK))
 	require.ErrorIs(t, err, gatejet.ErrDevice)
-	require.Zero(t, ld.Op().(PathReporter).PathCounts().Staged)
+	require.Zero(t, ld.Op().(dispatch.PathReporter).PathCounts().Staged)
 }
 
 // cudaGraph builds the mixed graph of TestCUDATapeMachine on the inputs (cudaCost) and the
@@ -324,7 +328,7 @@ func cudaCost(t *testing.T, in cudaInputs, dt tensor.Dtype) map[string]*G.Node {
 	out["ReLU(Softmax - 0.2)"] = r
 	gn, err := SoftmaxJetGaussNewton(in.l, in.d, 0.7)
 	require.NoError(t, err)
-	ld, err := LogDetPlusRidge(G.Must(G.Mul(gn, scalar(2))), 0.5)
+	ld, err := logDetPlusRidge(G.Must(G.Mul(gn, scalar(2))), 0.5)
 	require.NoError(t, err)
 	out["LogDetPlusRidge(2·GaussNewton)"] = ld
 	value, err := SoftmaxJetValue(in.l, in.d, 0.7)
@@ -379,7 +383,7 @@ func TestCUDATapeMachine(t *testing.T) {
 		}
 		// Every gatejet node ran through CUDADo: on the device, or staged through host.
 		for _, n := range in.g.AllNodes() {
-			r, ok := n.Op().(PathReporter)
+			r, ok := n.Op().(dispatch.PathReporter)
 			if !ok {
 				continue
 			}
@@ -492,7 +496,7 @@ func TestCUDALispMachine(t *testing.T) {
 		}
 		// Every gatejet op ran on the device (or staged) and its DoDiff ran.
 		for _, n := range g.AllNodes() {
-			r, ok := n.Op().(PathReporter)
+			r, ok := n.Op().(dispatch.PathReporter)
 			if !ok {
 				continue
 			}
@@ -551,7 +555,7 @@ func TestCUDAWarpAndBlockRows(t *testing.T) {
 				got := readOnTape(t, g, nodes)
 				for name, x := range nodes {
 					requireClose(t, floats(t, want[x]), got[name], roundoffTol(dt), "%s %v %s: device against host", sz.name, dt, name)
-					require.NotZero(t, x.Op().(PathReporter).PathCounts().GPU, "%s: launched on the device", name)
+					require.NotZero(t, x.Op().(dispatch.PathReporter).PathCounts().GPU, "%s: launched on the device", name)
 				}
 			})
 		}

@@ -13,11 +13,12 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // fakeBackend stands in for a GPU: it validates every Call against its kernel's documented
-// convention (cudaops.Call.Check) and writes a marker value into every output, or fails.
+// convention (dispatch.Call.Check) and writes a marker value into every output, or fails.
 type fakeBackend struct {
 	fail     atomic.Bool
 	launches atomic.Int64
@@ -30,7 +31,7 @@ const marker = 42
 
 func (f *fakeBackend) Name() string { return "fake" }
 func (f *fakeBackend) Close() error { return nil }
-func (f *fakeBackend) Launch(c *cudaops.Call) error {
+func (f *fakeBackend) Launch(c *dispatch.Call) error {
 	f.launches.Add(1)
 	f.mu.Lock()
 	f.kernels[c.Kernel.String()]++
@@ -59,16 +60,16 @@ func (f *fakeBackend) Launch(c *cudaops.Call) error {
 // undoes it all when the test ends.
 func withFake(t *testing.T) *fakeBackend {
 	f := &fakeBackend{kernels: map[string]int64{}}
-	unregister := cudaops.Register(f)
-	old := cudaops.SetMode(cudaops.ModeAuto)
-	for _, k := range cudaops.Kernels() {
-		cudaops.SetBreakEven(k, 0)
+	unregister := dispatch.Register(f)
+	old := dispatch.SetMode(dispatch.ModeAuto)
+	for _, k := range dispatch.Kernels() {
+		dispatch.SetBreakEven(k, 0)
 	}
 	t.Cleanup(func() {
-		for _, k := range cudaops.Kernels() {
-			cudaops.SetBreakEven(k, -1)
+		for _, k := range dispatch.Kernels() {
+			dispatch.SetBreakEven(k, -1)
 		}
-		cudaops.SetMode(old)
+		dispatch.SetMode(old)
 		unregister()
 	})
 	return f
@@ -91,7 +92,7 @@ func everyOpCases() []graphCase {
 
 // TestEveryOpRunsOnTheBackend: with a backend registered, every op — forward, the gradient
 // ops that gorgonia.Grad inserts (TapeMachine) and DoDiff (LispMachine) — sends its kernel to
-// the backend through cudaops.Run with a Call that passes the kernel's Check, takes the
+// the backend through dispatch.Run with a Call that passes the kernel's Check, takes the
 // backend's output, and reports PathGPU; the ops of a CPU-only gate launch nothing, compute
 // on the CPU and report PathCPU.
 func TestEveryOpRunsOnTheBackend(t *testing.T) {
@@ -114,9 +115,9 @@ func TestEveryOpRunsOnTheBackend(t *testing.T) {
 					defer vm.Close()
 					before := f.launches.Load()
 					require.NoError(t, vm.RunAll())
-					want := cudaops.PathGPU
+					want := dispatch.PathGPU
 					if c.cpuOnly {
-						want = cudaops.PathCPU
+						want = dispatch.PathCPU
 						require.Equal(t, before, f.launches.Load(), "a CPU-only gate launches nothing")
 					} else {
 						require.Greater(t, f.launches.Load(), before)
@@ -128,7 +129,7 @@ func TestEveryOpRunsOnTheBackend(t *testing.T) {
 							require.Equal(t, float64(marker), x, "the op's output is the backend's")
 						}
 					}
-					ran, reporters := opsOf[PathReporter](g)
+					ran, reporters := opsOf[dispatch.PathReporter](g)
 					seen := len(ran)
 					for i, n := range ran {
 						r := reporters[i]
@@ -153,7 +154,7 @@ func TestEveryOpRunsOnTheBackend(t *testing.T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	require.Empty(t, f.bad, "every Call must satisfy its kernel's convention")
-	for _, k := range cudaops.DeviceKernels() {
+	for _, k := range dispatch.DeviceKernels() {
 		require.Positive(t, f.kernels[k.String()], "kernel %s was never launched", k)
 	}
 }
@@ -173,18 +174,18 @@ func TestBackendFailureFallsBack(t *testing.T) {
 	p, ok := LastPath(out)
 	require.True(t, ok)
 	require.Equal(t, cudaops.PathCPUFallback, p)
-	require.Equal(t, uint64(1), out.Op().(PathReporter).PathCounts().CPUFallback)
-	require.ErrorIs(t, cudaops.LastFallbackError(), gatejet.ErrDevice)
+	require.Equal(t, uint64(1), out.Op().(dispatch.PathReporter).PathCounts().CPUFallback)
+	require.ErrorIs(t, dispatch.LastFallbackError(), gatejet.ErrDevice)
 }
 
 // TestModeRequiredWithoutBackend: when the device is required and there is none, Do reports
 // an ErrDevice error and does not compute on the CPU.
 func TestModeRequiredWithoutBackend(t *testing.T) {
-	if cudaops.Active() != nil {
+	if dispatch.Active() != nil {
 		t.Skip("a backend is registered")
 	}
-	old := cudaops.SetMode(cudaops.ModeRequired)
-	defer cudaops.SetMode(old)
+	old := dispatch.SetMode(dispatch.ModeRequired)
+	defer dispatch.SetMode(old)
 	g := G.NewGraph()
 	x := G.NewVector(g, tensor.Float32, G.WithShape(5), G.WithName("x"))
 	n, err := GELU(x)
@@ -193,7 +194,7 @@ func TestModeRequiredWithoutBackend(t *testing.T) {
 	require.ErrorIs(t, err, gatejet.ErrDevice)
 	_, ok := LastPath(n)
 	require.False(t, ok, "a failed required run ran on no path")
-	require.Equal(t, PathCounts{}, n.Op().(PathReporter).PathCounts())
+	require.Equal(t, dispatch.PathCounts{}, n.Op().(dispatch.PathReporter).PathCounts())
 }
 
 // TestLastPathBeforeRun: nodes report no path before their op has run, and LastPath of a node
@@ -209,12 +210,12 @@ func TestLastPathBeforeRun(t *testing.T) {
 	require.False(t, ok)
 	_, ok = LastPath(nil)
 	require.False(t, ok)
-	_, ok = n.Op().(PathReporter).LastDiffPath()
+	_, ok = n.Op().(dispatch.PathReporter).LastDiffPath()
 	require.False(t, ok)
 }
 
 // TestNoCUDADoer: in the default build no op implements gorgonia.CUDADoer, so Gorgonia keeps
-// every node on the CPU and the device is reached through cudaops.Run only.
+// every node on the CPU and the device is reached through dispatch.Run only.
 func TestNoCUDADoer(t *testing.T) {
 	if G.CUDA {
 		t.Skip("Gorgonia's cuda build: every op is a gorgonia.CUDADoer there (TestCUDADoerEveryOp)")
@@ -224,7 +225,7 @@ func TestNoCUDADoer(t *testing.T) {
 		_, err := G.Grad(G.Must(G.Sum(out)), nodes...)
 		require.NoError(t, err)
 		for _, n := range g.AllNodes() {
-			if _, ours := n.Op().(PathReporter); ours {
+			if _, ours := n.Op().(dispatch.PathReporter); ours {
 				_, isCUDA := n.Op().(G.CUDADoer)
 				require.False(t, isCUDA, "%v", n)
 				require.False(t, n.Op().CallsExtern())

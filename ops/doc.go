@@ -52,12 +52,8 @@
 //	    softmax / log-softmax along axis from its saved output y (any rank 1 to 8)
 //	ReLU(x), GELU(x), SiLU(x) and ReLUBackward, GELUBackward, SiLUBackward(x, dy)
 //
-//	SoftArgmin(costs, invTau): softmax(−invTau·costs) along the last axis (graphs.SoftArgmin)
-//	LogDetPlusRidge(H, lambda): log det(sym(H[r]) + λI) per row (graphs.LogDetPlusRidge)
-//
-// SoftArgmin and LogDetPlusRidge (and the latter's gradient) run on kernels that exist on the
-// CPU only, so under cudaops.ModeRequired their computation is an ErrDevice error; package
-// graphs documents them with the graph pieces built on them.
+// Package graphs builds on them: a differentiable soft argmin and a log-determinant, among
+// others.
 //
 // invTau (and α, β) are constants of the op, in (0, gatejet.MaxInvTau]. To learn a temperature,
 // scale the logits in the graph and pass invTau = 1: SoftmaxJetValue(s·l, D, 1) is the value
@@ -76,7 +72,7 @@
 //
 //   - a jet channel's gradient with respect to input i (logits, decoded or v) is a VJP op
 //     whose inputs are the channel's inputs and the upstream gradient: Value uses
-//     softmaxjet.ValueVJP; First uses FirstVJP, the second channel contracted with the
+//     softmaxjet.Softmax.ValueVJP; First uses FirstVJP, the second channel contracted with the
 //     upstream gradient without building it; Second uses SecondVJP, the O(K²·P) third-order
 //     contraction; HVP uses HVPVJP, including the gradient with respect to v; GaussNewton uses
 //     GaussNewtonVJP; the Logistic* ops use their Logistic*VJP counterparts. The value,
@@ -86,7 +82,7 @@
 //     channel's VJP; the Gauss-Newton channel's VJP is the first channel's at upstream
 //     (G + Gᵀ)·first, and its gradients are the first channel's VJP gradients there plus
 //     batched products with first. So a loss on SoftmaxJetValue, SoftmaxJetFirst,
-//     SoftmaxJetGaussNewton or their Logistic* counterparts (and on LogDetPlusRidge of the
+//     SoftmaxJetGaussNewton or their Logistic* counterparts (and on graphs.LogDetPlusRidge of the
 //     slabs, whose gradient op is differentiable too) has exact Hessian-vector products
 //     through graphs.Grad. The second channel's and the HVP's VJP ops are not
 //     differentiable (they would need the fourth order of the jet): graphs.Grad names them.
@@ -112,27 +108,27 @@
 //
 // # Running on a GPU
 //
-// Every computation (forward, gradient op, DoDiff) goes through cudaops.Run with the CPU
-// kernel as its fallback, so when a GPU backend is registered (the standalone backend of
-// gatejet's build tag gatejetcuda; see package cudaops and docs/gpu.md) the residency mode set with cudaops.SetMode or the GATEJET_GPU environment
-// variable decides where each call runs; nothing in a graph changes. The default build has
+// Every computation (forward, gradient op, DoDiff) has the CPU kernel as its fallback, so
+// when a GPU backend is registered (the standalone backend of gatejet's build tag
+// gatejetcuda; see package cudaops and docs/gpu.md) the residency mode set with
+// cudaops.SetMode or the GATEJET_GPU environment variable decides where each call runs;
+// nothing in a graph changes. The default build has
 // no backend and runs everything on the CPU.
 //
 // Under Gorgonia's build tag cuda every op is also a gorgonia.CUDADoer, so Gorgonia's CUDA
 // machine keeps a graph that mixes these ops and Gorgonia's on the device: CUDADo runs the
 // op's kernel on the device values the machine hands it and writes its preallocated device
-// output, except SoftArgmin, LogDetPlusRidge and the latter's gradient, whose kernels run on
-// the CPU only and which are staged through host (inputs copied to host, host path, output
-// copied back; PathCounts.Staged). A LispMachine's reverse pass still calls DoDiff, which
+// output, except the ops of graphs.SoftArgmin, graphs.LogDetPlusRidge and the latter's
+// gradient, whose kernels run on the CPU only and which are staged through host (inputs
+// copied to host, host path, output copied back). A LispMachine's reverse pass still calls DoDiff, which
 // then waits for the machine's queued device work and reads and accumulates device values
 // through host copies. See docs/gpu.md, "CUDADoer ops".
 //
 // # Which path ran
 //
-// Every op records the cudaops.Path of its computations in atomic fields, readable while it
-// runs elsewhere: LastPath(node) gives the path of the most recent Do or UsePreallocDo of
-// the node's op, and each op (node.Op()) implements PathReporter: LastPath, PathCounts, and
-// LastDiffPath and DiffPathCounts for DoDiff. cudaops.Stats counts every call process-wide.
+// Every op records the cudaops.Path of its computations, readable while it runs elsewhere:
+// LastPath(node) gives the path of the most recent Do or UsePreallocDo of the node's op.
+// cudaops.Stats counts every call process-wide.
 //
 // # Output buffers on a TapeMachine
 //

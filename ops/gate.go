@@ -97,7 +97,7 @@ func (g *gate) String() string {
 
 // runVJP runs the channel's VJP kernel with upstream gradient up: dl, dd and (HVP) dv, any of
 // which may be nil to skip it.
-func runVJP[T float](rec *pathRecord, g *gate, c channel, dl, dd, dv, l, d, v, up []T, sh softmaxjet.Shape) error {
+func runVJP[T gatejet.Float](rec *pathRecord, g *gate, c channel, dl, dd, dv, l, d, v, up []T, sh softmaxjet.Shape) error {
 	ints := [3]int{sh.N, sh.K, sh.P}
 	in := [][]T{l, d, up}
 	if c.HasV() {

@@ -12,8 +12,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -22,7 +22,7 @@ import (
 // unnormalised exponential gate ζ_k = exp(s·l_k), with one scalar parameter s. Its kernels
 // are plain loops (ζ' = sζ, ζ” = s²ζ, ζ”' = s³ζ, all diagonal), it has no device kernels,
 // and nothing outside this file knows of it.
-type expGate[T softmaxjet.Float] struct{ s float64 }
+type expGate[T gatejet.Float] struct{ s float64 }
 
 var testExpGate = &kernel.Gate{
 	Name:   "test_exp",
@@ -40,7 +40,7 @@ var testExpGate = &kernel.Gate{
 
 func init() { kernel.Register(testExpGate) }
 
-func newExpGate[T softmaxjet.Float](f []float64, _ int) expGate[T] { return expGate[T]{f[0]} }
+func newExpGate[T gatejet.Float](f []float64, _ int) expGate[T] { return expGate[T]{f[0]} }
 
 // rows calls f for each row n with the row's ζ_k·s^j for j = 0..3 (d[j][k]) and its decoded D.
 func (g expGate[T]) rows(sh softmaxjet.Shape, l, d []T, f func(n int, z [4][]float64, D []T)) error {
@@ -311,8 +311,8 @@ func TestGateDeclaredInATestNames(t *testing.T) {
 // ErrDevice instead of running anything.
 func TestCPUOnlyGateDispatch(t *testing.T) {
 	f := withFake(t)
-	cudaops.SetBreakEven(cudaops.Kernel(testExpGate.Kernel(kernel.First, false)), 0)
-	t.Cleanup(func() { cudaops.SetBreakEven(cudaops.Kernel(testExpGate.Kernel(kernel.First, false)), -1) })
+	dispatch.SetBreakEven(dispatch.Kernel(testExpGate.Kernel(kernel.First, false)), 0)
+	t.Cleanup(func() { dispatch.SetBreakEven(dispatch.Kernel(testExpGate.Kernel(kernel.First, false)), -1) })
 	c := expCase(kernel.First)
 	got := forwardValue(t, c, tensor.Float64, tape)
 	for _, x := range got {
@@ -320,7 +320,7 @@ func TestCPUOnlyGateDispatch(t *testing.T) {
 	}
 	require.Zero(t, f.launches.Load())
 
-	cudaops.SetMode(cudaops.ModeRequired)
+	dispatch.SetMode(dispatch.ModeRequired)
 	_, nodes, out := buildCase(t, c, tensor.Float64)
 	_, err := out.Op().Do(nodes[0].Value(), nodes[1].Value())
 	require.ErrorIs(t, err, gatejet.ErrDevice)
@@ -331,7 +331,7 @@ func TestCPUOnlyGateDispatch(t *testing.T) {
 }
 
 // vWeight is the direction's weight v[i] of a diagonal channel, 1 without v.
-func vWeight[T softmaxjet.Float](v []T, i int) float64 {
+func vWeight[T gatejet.Float](v []T, i int) float64 {
 	if v == nil {
 		return 1
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // The ops suite (internal/opstest) on the built-in gates' constructors, from a call's floats
-// as cudaops.Kernel documents them: [invTau]; [α…, β…].
+// as dispatch.Kernel documents them: [invTau]; [α…, β…].
 
 func TestSoftmaxJetOps(t *testing.T) {
 	opstest.Run(t, opstest.Gate{Table: kernel.SoftmaxGate, TablePath: ops.JetOp, Constructors: [kernel.NumChannels]opstest.Constructor{

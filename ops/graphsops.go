@@ -12,17 +12,29 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/graphmath"
+	"github.com/gatejet/gatejet/internal/graphops"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
-// SoftArgmin and LogDetPlusRidge are ops of this package like any other (options,
-// ReuseOutput, path reporting, UsePreallocDo, dispatch through cudaops.Run); package graphs
-// documents them (graphs.SoftArgmin, graphs.LogDetPlusRidge) with the graph pieces built on
-// them. Their kernels (internal/graphmath) run on the CPU only.
+// The ops of graphs.SoftArgmin and graphs.LogDetPlusRidge are ops of this package like any
+// other (options, ReuseOutput, path reporting, UsePreallocDo, dispatch through the seam);
+// package graphs offers and documents them, through internal/graphops. Their kernels
+// (internal/graphmath) run on the CPU only.
 
-// SoftArgmin returns p = softmax(−invTau·costs) along the last axis of costs (rank 1 to 8,
+func init() {
+	graphops.SoftArgmin = func(costs *gorgonia.Node, invTau float64, opts any) (*gorgonia.Node, error) {
+		o, _ := opts.([]Option)
+		return softArgmin(costs, invTau, o...)
+	}
+	graphops.LogDetPlusRidge = func(H *gorgonia.Node, lambda float64, opts any) (*gorgonia.Node, error) {
+		o, _ := opts.([]Option)
+		return logDetPlusRidge(H, lambda, o...)
+	}
+}
+
+// softArgmin returns p = softmax(−invTau·costs) along the last axis of costs (rank 1 to 8,
 // Float64 or Float32, invTau in (0, gatejet.MaxInvTau]). See graphs.SoftArgmin.
-func SoftArgmin(costs *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
+func softArgmin(costs *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
 	const name = graphmath.OpSoftArgmin
 	dt, err := checkArgs(name, arg{"costs", costs})
 	if err != nil {
@@ -101,9 +113,9 @@ func (op *softArgminOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.No
 	return gorgonia.Nodes{dc}, nil
 }
 
-// LogDetPlusRidge returns out[r] = log det(sym(H[r]) + λI) for H [n,K,K] (Float64 or
+// logDetPlusRidge returns out[r] = log det(sym(H[r]) + λI) for H [n,K,K] (Float64 or
 // Float32, λ ≥ 0 finite). See graphs.LogDetPlusRidge.
-func LogDetPlusRidge(H *gorgonia.Node, lambda float64, opts ...Option) (*gorgonia.Node, error) {
+func logDetPlusRidge(H *gorgonia.Node, lambda float64, opts ...Option) (*gorgonia.Node, error) {
 	const name = graphmath.OpLogDet
 	if !(lambda >= 0) || math.IsInf(lambda, 1) {
 		return nil, check.Errorf(gatejet.ErrParam, name, "lambda", "want 0 ≤ lambda < +Inf, got %v", lambda)

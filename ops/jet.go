@@ -24,14 +24,14 @@ func SoftmaxJetValue(logits, decoded *gorgonia.Node, invTau float64, opts ...Opt
 
 // SoftmaxJetFirst returns the first channel [n,K,P], first[r][a][c] = ∂ẑ[r][c]/∂logits[r][a].
 // Arguments as for SoftmaxJetValue. Its gradient is the second channel contracted with the
-// upstream gradient (softmaxjet.FirstVJP), never materialised.
+// upstream gradient (softmaxjet.Softmax.FirstVJP), never materialised.
 func SoftmaxJetFirst(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
 	return jet(kernel.First, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
 }
 
 // SoftmaxJetSecond returns the second channel [n,K,K,P],
 // second[r][a][b][c] = ∂²ẑ[r][c]/∂logits[r][a]∂logits[r][b]. Arguments as for
-// SoftmaxJetValue. Its gradient is the O(K²·P) third-order contraction softmaxjet.SecondVJP.
+// SoftmaxJetValue. Its gradient is the O(K²·P) third-order contraction softmaxjet.Softmax.SecondVJP.
 func SoftmaxJetSecond(logits, decoded *gorgonia.Node, invTau float64, opts ...Option) (*gorgonia.Node, error) {
 	return jet(kernel.Second, kernel.SoftmaxGate, logits, decoded, nil, softmaxParams(invTau), opts)
 }
@@ -356,7 +356,7 @@ func (op *jetOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, ou
 	})
 }
 
-func jetDiff[T float](op *jetOp, grads []*tensor.Dense, in jetInputs) error {
+func jetDiff[T gatejet.Float](op *jetOp, grads []*tensor.Dense, in jetInputs) error {
 	sh := op.sh
 	l, d, up := data[T](in.l, sh.LogitsLen()), data[T](in.d, sh.DecodedLen()), data[T](in.up, in.up.Shape().TotalSize())
 	dl, dd := data[T](grads[0], sh.LogitsLen()), data[T](grads[1], sh.DecodedLen())

@@ -9,6 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
@@ -110,7 +111,7 @@ func b2i(b bool) int {
 	return 0
 }
 
-func typed[T float](vals []float64) []T {
+func typed[T gatejet.Float](vals []float64) []T {
 	out := make([]T, len(vals))
 	for i, x := range vals {
 		out[i] = T(x)
@@ -118,7 +119,7 @@ func typed[T float](vals []float64) []T {
 	return out
 }
 
-func widen[T float](vals []T) []float64 {
+func widen[T gatejet.Float](vals []T) []float64 {
 	out := make([]float64, len(vals))
 	for i, x := range vals {
 		out[i] = float64(x)
@@ -128,7 +129,7 @@ func widen[T float](vals []T) []float64 {
 
 // runKernel runs kernel id of the table directly on the CPU, in T, with the given inputs
 // (as many as it takes) and returns every output it writes.
-func runKernel[T float](t *testing.T, id kernel.ID, ints []int, floats []float64, in ...[]float64) [][]float64 {
+func runKernel[T gatejet.Float](t *testing.T, id kernel.ID, ints []int, floats []float64, in ...[]float64) [][]float64 {
 	var o kernel.Operands[T]
 	for i := range id.NumIn() {
 		o.In[i] = typed[T](in[i])
@@ -150,7 +151,7 @@ func runKernel[T float](t *testing.T, id kernel.ID, ints []int, floats []float64
 func jetInts(ins []input) []int { return []int{ins[0].shape[0], ins[0].shape[1], ins[1].shape[2]} }
 
 // kernelJet computes channel c of gate g directly with the gate's kernel, in T.
-func kernelJet[T float](t *testing.T, g *kernel.Gate, floats []float64, c channel, ins []input) []float64 {
+func kernelJet[T gatejet.Float](t *testing.T, g *kernel.Gate, floats []float64, c channel, ins []input) []float64 {
 	in := make([][]float64, len(ins))
 	for i := range ins {
 		in[i] = ins[i].vals
@@ -256,7 +257,7 @@ func TestJetHashSeparatesParameters(t *testing.T) {
 
 // kernelJetVJP computes the VJP of channel c of gate g directly with the gate's VJP kernel,
 // in T: dLogits, dDecoded [, dV].
-func kernelJetVJP[T float](t *testing.T, g *kernel.Gate, floats []float64, c channel, ins []input, up []float64) [][]float64 {
+func kernelJetVJP[T gatejet.Float](t *testing.T, g *kernel.Gate, floats []float64, c channel, ins []input, up []float64) [][]float64 {
 	var in [][]float64
 	for i := range ins {
 		in = append(in, ins[i].vals)

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/gatejet/gatejet"
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet/internal/check"
@@ -11,7 +12,7 @@ import (
 // built: kernel k with sizes ints and scalars floats, the op's inputs in order as the kernel's
 // inputs (of shapes in), and the kernel's output out as the op's value (a kernel with more
 // outputs writes the others to scratch, or skips them where the CPU may). The host path
-// (compute, through cudaops.Run) and, under the build tag cuda, CUDADo (on the device values
+// (compute, through dispatch.Run) and, under the build tag cuda, CUDADo (on the device values
 // of Gorgonia's CUDA machine) both run it.
 type launch struct {
 	k      kernel.ID
@@ -31,7 +32,7 @@ func runLaunch(name string, rec *pathRecord, dt tensor.Dtype, l *launch, in []*t
 	return runLaunchOf[float32](name, rec, l, in, out)
 }
 
-func runLaunchOf[T float](name string, rec *pathRecord, l *launch, in []*tensor.Dense, out *tensor.Dense) error {
+func runLaunchOf[T gatejet.Float](name string, rec *pathRecord, l *launch, in []*tensor.Dense, out *tensor.Dense) error {
 	var ins [kernel.MaxIn][]T
 	var outs [kernel.MaxOut][]T
 	dst := data[T](out, out.Shape().TotalSize())

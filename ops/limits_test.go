@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"github.com/gatejet/gatejet/cudaops"
-	"github.com/gatejet/gatejet/internal/testkit"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +8,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // setMaxBytes lowers gatejet.MaxBytes for one test and restores it when the test ends.
@@ -186,7 +186,7 @@ func TestSizeLimitAtRun(t *testing.T) {
 
 	t.Run("scratch", func(t *testing.T) {
 		withFake(t)
-		cudaops.SetMode(cudaops.ModeRequired) // in ModeAuto a refused launch falls back to the CPU
+		dispatch.SetMode(dispatch.ModeRequired) // in ModeAuto a refused launch falls back to the CPU
 		_, l, _, out := build()
 		cost, err := G.Sum(out)
 		require.NoError(t, err)

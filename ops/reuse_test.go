@@ -223,11 +223,11 @@ func secondOf(t *testing.T, dt tensor.Dtype, ins []input, invTau float64) []floa
 	sh := softmaxjet.Shape{N: ins[0].shape[0], K: ins[0].shape[1], P: ins[1].shape[2]}
 	if dt == tensor.Float64 {
 		dst := make([]float64, sh.SecondLen())
-		require.NoError(t, softmaxjet.Second(dst, typed[float64](ins[0].vals), typed[float64](ins[1].vals), sh, invTau))
+		require.NoError(t, softmaxjet.Softmax[float64]{InvTau: invTau}.Second(dst, typed[float64](ins[0].vals), typed[float64](ins[1].vals), sh))
 		return dst
 	}
 	dst := make([]float32, sh.SecondLen())
-	require.NoError(t, softmaxjet.Second(dst, typed[float32](ins[0].vals), typed[float32](ins[1].vals), sh, invTau))
+	require.NoError(t, softmaxjet.Softmax[float32]{InvTau: invTau}.Second(dst, typed[float32](ins[0].vals), typed[float32](ins[1].vals), sh))
 	return widen(dst)
 }
 

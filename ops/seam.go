@@ -1,38 +1,17 @@
 package ops
 
 import (
-	"github.com/gatejet/gatejet/internal/kernel"
 	"sync"
 	"sync/atomic"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
-
-// PathCounts counts how often an op's computation took each cudaops.Path.
-type PathCounts struct {
-	CPU         uint64 // cudaops.PathCPU: the CPU kernel ran by policy
-	GPU         uint64 // cudaops.PathGPU: the registered backend, or CUDADo on the device, ran the kernel
-	CPUFallback uint64 // cudaops.PathCPUFallback: the backend failed, the CPU kernel ran
-	// Staged counts the CUDADo calls (build tag cuda) that copied the device inputs to host,
-	// computed on the host (counted above, by its path) and copied the output back to the
-	// device: the ops whose kernel runs on the CPU only. Always 0 in the default build.
-	Staged uint64
-}
-
-// PathReporter is implemented by every Op of this package. LastPath is the path of the op's
-// most recent Do, UsePreallocDo or (build tag cuda) CUDADo (ok is false before the first
-// one); LastDiffPath is the path of its most recent DoDiff (the LispMachine's reverse pass; ok
-// is false for ops without DoDiff or before the first call). Both are safe to call while the
-// op runs elsewhere.
-type PathReporter interface {
-	LastPath() (p cudaops.Path, ok bool)
-	PathCounts() PathCounts
-	LastDiffPath() (p cudaops.Path, ok bool)
-	DiffPathCounts() PathCounts
-}
 
 // LastPath returns the path (CPU or GPU) of the most recent computation of the node's op, if
 // the node was built by this package and has been computed at least once. Nodes that share
@@ -41,8 +20,9 @@ func LastPath(n *gorgonia.Node) (cudaops.Path, bool) {
 	if n == nil {
 		return 0, false
 	}
-	if r, ok := n.Op().(PathReporter); ok {
-		return r.LastPath()
+	if r, ok := n.Op().(dispatch.PathReporter); ok {
+		p, ok := r.LastPath()
+		return cudaops.Path(p), ok
 	}
 	return 0, false
 }
@@ -54,11 +34,11 @@ type pathRecord struct {
 	staged            atomic.Uint64 // CUDADo staged through host (build tag cuda)
 }
 
-func (r *pathRecord) record(p cudaops.Path) {
+func (r *pathRecord) record(p dispatch.Path) {
 	switch p {
-	case cudaops.PathGPU:
+	case dispatch.PathGPU:
 		r.gpu.Add(1)
-	case cudaops.PathCPUFallback:
+	case dispatch.PathCPUFallback:
 		r.fallbck.Add(1)
 	default:
 		r.cpu.Add(1)
@@ -66,23 +46,23 @@ func (r *pathRecord) record(p cudaops.Path) {
 	r.last.Store(int32(p) + 1)
 }
 
-func (r *pathRecord) get() (cudaops.Path, bool) {
+func (r *pathRecord) get() (dispatch.Path, bool) {
 	v := r.last.Load()
 	if v == 0 {
 		return 0, false
 	}
-	return cudaops.Path(v - 1), true
+	return dispatch.Path(v - 1), true
 }
 
-func (r *pathRecord) counts() PathCounts {
-	return PathCounts{CPU: r.cpu.Load(), GPU: r.gpu.Load(), CPUFallback: r.fallbck.Load(), Staged: r.staged.Load()}
+func (r *pathRecord) counts() dispatch.PathCounts {
+	return dispatch.PathCounts{CPU: r.cpu.Load(), GPU: r.gpu.Load(), CPUFallback: r.fallbck.Load(), Staged: r.staged.Load()}
 }
 
 // seam is embedded in every Op of this package. It knows the op's name, the dtype and shape
 // of its output and the kernel call that computes it (plan), gives the op its Do,
 // UsePreallocDo and Hashcode, records the cudaops.Path of the op's computations (forward and
 // DoDiff) and holds the output buffer of an op built with ReuseOutput. Do and UsePreallocDo
-// run on host memory through cudaops.Run, which picks the CPU or a registered device backend;
+// run on host memory through dispatch.Run, which picks the CPU or a registered device backend;
 // under Gorgonia's build tag cuda, cudado_cuda.go gives every op CUDADo, which runs the same
 // plan on the device values of Gorgonia's CUDA machine.
 type seam struct {
@@ -131,20 +111,20 @@ func (s *seam) Hashcode() uint32 { return hashOf(s.self) }
 
 // LastPath returns the cudaops.Path of the op's most recent Do or UsePreallocDo, and false
 // before the first one.
-func (s *seam) LastPath() (cudaops.Path, bool) { return s.run.get() }
+func (s *seam) LastPath() (dispatch.Path, bool) { return s.run.get() }
 
 // PathCounts counts the paths the op's Do and UsePreallocDo calls took.
-func (s *seam) PathCounts() PathCounts { return s.run.counts() }
+func (s *seam) PathCounts() dispatch.PathCounts { return s.run.counts() }
 
 // LastDiffPath returns the cudaops.Path of the op's most recent DoDiff (the reverse pass of a
 // LispMachine), and false before the first one or for ops without DoDiff.
-func (s *seam) LastDiffPath() (cudaops.Path, bool) { return s.diffRun.get() }
+func (s *seam) LastDiffPath() (dispatch.Path, bool) { return s.diffRun.get() }
 
 // DiffPathCounts counts the paths the op's DoDiff calls took.
-func (s *seam) DiffPathCounts() PathCounts { return s.diffRun.counts() }
+func (s *seam) DiffPathCounts() dispatch.PathCounts { return s.diffRun.counts() }
 
 // CallsExtern is false in the default build: the op computes on host memory (a device
-// backend copies in and out inside cudaops.Run). Under the build tag cuda it is true, so that
+// backend copies in and out inside dispatch.Run). Under the build tag cuda it is true, so that
 // Gorgonia's CUDA machine preallocates the op's output on the device for CUDADo.
 func (s *seam) CallsExtern() bool { return deviceOps }
 
@@ -160,26 +140,26 @@ func (s *seam) OverwritesInput() int { return -1 }
 // callBuf is a pooled Call with room for its sizes, so that steady-state calls allocate
 // nothing.
 type callBuf struct {
-	call cudaops.Call
+	call dispatch.Call
 	ints [3]int
 }
 
 var callPool = sync.Pool{New: func() any { return new(callBuf) }}
 
-// run runs kernel k through cudaops.Run on the operands in and out (in the kernel's order;
+// run runs kernel k through dispatch.Run on the operands in and out (in the kernel's order;
 // entries past the kernel's counts are ignored, a nil output is one the CPU may skip) with
 // sizes ints and scalars floats, and records the path taken in rec.
-func run[T float](rec *pathRecord, k kernel.ID, ints []int, floats []float64, in, out [][]T) error {
+func run[T gatejet.Float](rec *pathRecord, k kernel.ID, ints []int, floats []float64, in, out [][]T) error {
 	sp := k.Spec()
 	b := callPool.Get().(*callBuf)
 	c := &b.call
-	c.Kernel, c.DType, c.Ints, c.Floats = cudaops.Kernel(k), cudaops.DTypeOf[T](), b.ints[:copy(b.ints[:], ints)], floats
-	o := cudaops.Ops[T](c)
+	c.Kernel, c.DType, c.Ints, c.Floats = dispatch.Kernel(k), dispatch.DTypeOf[T](), b.ints[:copy(b.ints[:], ints)], floats
+	o := dispatch.Ops[T](c)
 	copy(o.In[:], in[:len(sp.In)])
 	copy(o.Out[:], out[:len(sp.Out)])
 	c.Work = c.OutputElements()
-	p, err := cudaops.Run(c)
-	*c = cudaops.Call{} // drop the references to the caller's memory
+	p, err := dispatch.Run(c)
+	*c = dispatch.Call{} // drop the references to the caller's memory
 	callPool.Put(b)
 	if err == nil {
 		// A failed computation (a Required run with no device, say) ran on no path.

@@ -3,15 +3,14 @@ package ops
 import (
 	"errors"
 	"fmt"
-	"github.com/gatejet/gatejet/internal/kernel"
 	"hash"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // Softmax returns y = exp(x − max)/Σ exp(x − max) along axis of x (rank 1 to 8, Float64 or
@@ -82,7 +81,7 @@ func newSoftmaxAxis(name, arg string, log bool, s tensor.Shape, axis int, dt ten
 	if len(s) == 0 {
 		return softmaxAxis{}, check.Errorf(gatejet.ErrRank, name, arg, "want rank 1 to 8, got a scalar")
 	}
-	outer, n, inner, err := backward.AxisLayout(name, []int(s), axis)
+	outer, n, inner, err := check.AxisLayout(name, []int(s), axis)
 	if err != nil {
 		// The layout check names its own "shape" argument; here the shape is arg's.
 		var ge *gatejet.Error

@@ -13,8 +13,8 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/axisref"
+	"github.com/gatejet/gatejet/internal/dispatch"
 )
 
 // softmaxShapes are the shapes of ranks 1 to 4 whose every axis the tests run.
@@ -128,7 +128,7 @@ func TestSoftmaxLargeLogits(t *testing.T) {
 	}
 }
 
-// TestSoftmaxRunsThroughCudaops: the forward runs through cudaops.Run (its path is recorded),
+// TestSoftmaxRunsThroughCudaops: the forward runs through dispatch.Run (its path is recorded),
 // and the Lisp machine's DoDiff too.
 func TestSoftmaxRunsThroughCudaops(t *testing.T) {
 	for _, log := range []bool{false, true} {
@@ -139,13 +139,13 @@ func TestSoftmaxRunsThroughCudaops(t *testing.T) {
 		vm := G.NewLispMachine(g)
 		require.NoError(t, vm.RunAll())
 		vm.Close()
-		r := out.Op().(PathReporter)
+		r := out.Op().(dispatch.PathReporter)
 		p, ok := r.LastPath()
 		require.True(t, ok)
-		require.Equal(t, cudaops.PathCPU, p)
+		require.Equal(t, dispatch.PathCPU, p)
 		p, ok = r.LastDiffPath()
 		require.True(t, ok, "DoDiff ran")
-		require.Equal(t, cudaops.PathCPU, p)
+		require.Equal(t, dispatch.PathCPU, p)
 	}
 }
 
@@ -216,7 +216,7 @@ func axisCases() []graphCase {
 	return cs
 }
 
-func kernelAxis[T float](t *testing.T, log bool, axis int, ins []input) []float64 {
+func kernelAxis[T gatejet.Float](t *testing.T, log bool, axis int, ins []input) []float64 {
 	dx := make([]T, axisShape.TotalSize())
 	f := backward.SoftmaxBackward[T]
 	if log {

@@ -17,9 +17,6 @@ import (
 	"github.com/gatejet/gatejet/internal/uninit"
 )
 
-// float is the element type of every kernel the ops call.
-type float interface{ float32 | float64 }
-
 // nodeDtype returns the element type of a node without panicking (Node.Dtype panics on an
 // unexpected type).
 func nodeDtype(n *gorgonia.Node) (tensor.Dtype, bool) {
@@ -206,7 +203,7 @@ func newOutput(op string, dt tensor.Dtype, shape tensor.Shape) (*tensor.Dense, e
 
 // data returns the first size elements of a contiguous tensor as a []T (T matching its
 // dtype, which the caller has checked).
-func data[T float](t *tensor.Dense, size int) []T {
+func data[T gatejet.Float](t *tensor.Dense, size int) []T {
 	var z T
 	var p unsafe.Pointer
 	switch any(z).(type) {

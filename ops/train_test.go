@@ -5,11 +5,11 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/stretchr/testify/require"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
-
-	"github.com/gatejet/gatejet/cudaops"
 )
 
 // TestTrainMixedGraph trains a small model that mixes this package's ops with Gorgonia's
@@ -73,7 +73,7 @@ func TestTrainMixedGraph(t *testing.T) {
 				trajectories[dt] = append(trajectories[dt], losses)
 				p, ok := LastPath(first)
 				require.True(t, ok)
-				if cudaops.Active() == nil {
+				if dispatch.Active() == nil {
 					require.Equal(t, cudaops.PathCPU, p)
 				}
 			})

@@ -130,7 +130,7 @@ func (u *uniform) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, o
 	})
 }
 
-func diffUniform[T float](u *uniform, grads, ts []*tensor.Dense) error {
+func diffUniform[T gatejet.Float](u *uniform, grads, ts []*tensor.Dense) error {
 	n := u.outShape.TotalSize()
 	var in [3][]T
 	var outs [2][]T

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"unsafe"
+
+	"github.com/gatejet/gatejet"
 )
 
 // Benchmarks of the closed forms. The tower path on the same shapes is in tower_bench_test.go;
@@ -12,7 +14,7 @@ import (
 
 var benchShapes = []Shape{{4096, 16, 16}, {256, 64, 16}}
 
-func benchInputs[T Float](sh Shape) (l, d, v []T) {
+func benchInputs[T gatejet.Float](sh Shape) (l, d, v []T) {
 	rng := rand.New(rand.NewPCG(1, uint64(sh.K)))
 	l, d, v = make([]T, sh.LogitsLen()), make([]T, sh.DecodedLen()), make([]T, sh.LogitsLen())
 	for i := range l {
@@ -33,7 +35,7 @@ func benchName(kernel, dtype string, sh Shape) string {
 // benchOutput runs, as the sub-benchmark name, f writing an output of outLen elements: one
 // call first (it touches the output's pages and fills the workspace pools), then the timed
 // loop. b.SetBytes is the output's size.
-func benchOutput[T Float](b *testing.B, name string, outLen int, f func(out []T) error) {
+func benchOutput[T gatejet.Float](b *testing.B, name string, outLen int, f func(out []T) error) {
 	b.Run(name, func(b *testing.B) {
 		out := make([]T, outLen)
 		if err := f(out); err != nil {
@@ -49,7 +51,7 @@ func benchOutput[T Float](b *testing.B, name string, outLen int, f func(out []T)
 	})
 }
 
-func benchKernels[T Float](b *testing.B, name string) {
+func benchKernels[T gatejet.Float](b *testing.B, name string) {
 	for _, sh := range benchShapes {
 		l, d, v := benchInputs[T](sh)
 		gFirst, gSecond := make([]T, sh.FirstLen()), make([]T, sh.SecondLen())
@@ -57,14 +59,14 @@ func benchKernels[T Float](b *testing.B, name string) {
 		run := func(kernel string, outLen int, f func(out []T) error) {
 			benchOutput(b, benchName(kernel, name, sh), outLen, f)
 		}
-		run("Value", sh.ValueLen(), func(o []T) error { return Value(o, l, d, sh, 1) })
-		run("First", sh.FirstLen(), func(o []T) error { return First(o, l, d, sh, 1) })
-		run("Second", sh.SecondLen(), func(o []T) error { return Second(o, l, d, sh, 1) })
-		run("HVP", sh.FirstLen(), func(o []T) error { return HVP(o, l, d, v, sh, 1) })
-		run("GaussNewton", sh.GNLen(), func(o []T) error { return GaussNewton(o, l, d, sh, 1) })
-		run("FirstVJP", sh.DecodedLen(), func(o []T) error { return FirstVJP(dl, o, l, d, gFirst, sh, 1) })
-		run("SecondVJP", sh.DecodedLen(), func(o []T) error { return SecondVJP(dl, o, l, d, gSecond, sh, 1) })
-		run("HVPVJP", sh.DecodedLen(), func(o []T) error { return HVPVJP(dl, o, nil, l, d, v, gFirst, sh, 1) })
+		run("Value", sh.ValueLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.Value(o, l, d, sh) })
+		run("First", sh.FirstLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.First(o, l, d, sh) })
+		run("Second", sh.SecondLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.Second(o, l, d, sh) })
+		run("HVP", sh.FirstLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.HVP(o, l, d, v, sh) })
+		run("GaussNewton", sh.GNLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.GaussNewton(o, l, d, sh) })
+		run("FirstVJP", sh.DecodedLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.FirstVJP(dl, o, l, d, gFirst, sh) })
+		run("SecondVJP", sh.DecodedLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.SecondVJP(dl, o, l, d, gSecond, sh) })
+		run("HVPVJP", sh.DecodedLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.HVPVJP(dl, o, nil, l, d, v, gFirst, sh) })
 	}
 }
 
@@ -82,7 +84,7 @@ func BenchmarkHVPScaling(b *testing.B) {
 		out := make([]float64, sh.FirstLen())
 		b.Run(fmt.Sprintf("hvp/K=%d", K), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if err := HVP(out, l, d, v, sh, 1); err != nil {
+				if err := (Softmax[float64]{InvTau: 1}).HVP(out, l, d, v, sh); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -93,7 +95,7 @@ func BenchmarkHVPScaling(b *testing.B) {
 		sec := make([]float64, sh.SecondLen())
 		b.Run(fmt.Sprintf("second+contract/K=%d", K), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if err := Second(sec, l, d, sh, 1); err != nil {
+				if err := (Softmax[float64]{InvTau: 1}).Second(sec, l, d, sh); err != nil {
 					b.Fatal(err)
 				}
 				contractSecond(out, sec, v, sh)
@@ -131,9 +133,9 @@ func BenchmarkCallOverhead(b *testing.B) {
 		name string
 		call func() error
 	}{
-		{"First", func() error { return First(out, l, d, sh, 1) }},
-		{"HVP", func() error { return HVP(out, l, d, v, sh, 1) }},
-		{"LogisticFirst", func() error { return LogisticFirst(out, l, d, sh, alpha, beta) }},
+		{"First", func() error { return Softmax[float64]{InvTau: 1}.First(out, l, d, sh) }},
+		{"HVP", func() error { return Softmax[float64]{InvTau: 1}.HVP(out, l, d, v, sh) }},
+		{"LogisticFirst", func() error { return Logistic[float64]{Alpha: alpha, Beta: beta}.First(out, l, d, sh) }},
 	} {
 		b.Run(k.name, func(b *testing.B) {
 			for range b.N {

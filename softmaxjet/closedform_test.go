@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/testkit"
 )
 
@@ -62,7 +63,7 @@ func naiveValue(l, d []float64, sh Shape, s float64) []float64 {
 }
 
 // relErr is ‖got − want‖∞ / max(‖want‖∞, floor).
-func relErr[T Float](got []T, want []float64, floor float64) float64 {
+func relErr[T gatejet.Float](got []T, want []float64, floor float64) float64 {
 	num, den := 0.0, floor
 	for i := range want {
 		num = math.Max(num, math.Abs(float64(got[i])-want[i]))
@@ -95,11 +96,11 @@ func evalChannel(name string, sh Shape, kernels map[string]func(out []float64) e
 func callChannel(name string, c jetCase) []float64 {
 	l, d, v, sh, s := c.l, c.d, c.v, c.sh, c.s
 	return evalChannel(name, sh, map[string]func([]float64) error{
-		"value":  func(o []float64) error { return Value(o, l, d, sh, s) },
-		"first":  func(o []float64) error { return First(o, l, d, sh, s) },
-		"second": func(o []float64) error { return Second(o, l, d, sh, s) },
-		"hvp":    func(o []float64) error { return HVP(o, l, d, v, sh, s) },
-		"gn":     func(o []float64) error { return GaussNewton(o, l, d, sh, s) },
+		"value":  func(o []float64) error { return Softmax[float64]{InvTau: s}.Value(o, l, d, sh) },
+		"first":  func(o []float64) error { return Softmax[float64]{InvTau: s}.First(o, l, d, sh) },
+		"second": func(o []float64) error { return Softmax[float64]{InvTau: s}.Second(o, l, d, sh) },
+		"hvp":    func(o []float64) error { return Softmax[float64]{InvTau: s}.HVP(o, l, d, v, sh) },
+		"gn":     func(o []float64) error { return Softmax[float64]{InvTau: s}.GaussNewton(o, l, d, sh) },
 	})
 }
 
@@ -146,19 +147,19 @@ type vjpKernel struct {
 
 var vjpKernels = []vjpKernel{
 	{"value", Shape.ValueLen, "value", func(dl, dd, dv []float64, c jetCase, g []float64) error {
-		return ValueVJP(dl, dd, c.l, c.d, g, c.sh, c.s)
+		return Softmax[float64]{InvTau: c.s}.ValueVJP(dl, dd, c.l, c.d, g, c.sh)
 	}},
 	{"first", Shape.FirstLen, "first", func(dl, dd, dv []float64, c jetCase, g []float64) error {
-		return FirstVJP(dl, dd, c.l, c.d, g, c.sh, c.s)
+		return Softmax[float64]{InvTau: c.s}.FirstVJP(dl, dd, c.l, c.d, g, c.sh)
 	}},
 	{"second", Shape.SecondLen, "second", func(dl, dd, dv []float64, c jetCase, g []float64) error {
-		return SecondVJP(dl, dd, c.l, c.d, g, c.sh, c.s)
+		return Softmax[float64]{InvTau: c.s}.SecondVJP(dl, dd, c.l, c.d, g, c.sh)
 	}},
 	{"hvp", Shape.FirstLen, "hvp", func(dl, dd, dv []float64, c jetCase, g []float64) error {
-		return HVPVJP(dl, dd, dv, c.l, c.d, c.v, g, c.sh, c.s)
+		return Softmax[float64]{InvTau: c.s}.HVPVJP(dl, dd, dv, c.l, c.d, c.v, g, c.sh)
 	}},
 	{"gn", Shape.GNLen, "gn", func(dl, dd, dv []float64, c jetCase, g []float64) error {
-		return GaussNewtonVJP(dl, dd, c.l, c.d, g, c.sh, c.s)
+		return Softmax[float64]{InvTau: c.s}.GaussNewtonVJP(dl, dd, c.l, c.d, g, c.sh)
 	}},
 }
 
@@ -218,7 +219,7 @@ func TestFirstVJPIsSecondContracted(t *testing.T) {
 			}
 		}
 		dl := make([]float64, c.sh.LogitsLen())
-		require.NoError(t, FirstVJP(dl, nil, c.l, c.d, g, c.sh, c.s))
+		require.NoError(t, Softmax[float64]{InvTau: c.s}.FirstVJP(dl, nil, c.l, c.d, g, c.sh))
 		require.Less(t, relErr(dl, want, 1e-12), 1e-12, "K=%d", K)
 	}
 }
@@ -299,18 +300,18 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 			require.Less(t, relErr(got, want, 1e-30), 1e-5, "%s K=%d", name, K)
 		}
 		out := make([]float32, sh.SecondLen())
-		require.NoError(t, Second(out, l32, d32, sh, c.s))
+		require.NoError(t, Softmax[float32]{InvTau: c.s}.Second(out, l32, d32, sh))
 		check("second", out, callChannel("second", c))
 		out = make([]float32, sh.FirstLen())
-		require.NoError(t, First(out, l32, d32, sh, c.s))
+		require.NoError(t, Softmax[float32]{InvTau: c.s}.First(out, l32, d32, sh))
 		check("first", out, callChannel("first", c))
-		require.NoError(t, HVP(out, l32, d32, v32, sh, c.s))
+		require.NoError(t, Softmax[float32]{InvTau: c.s}.HVP(out, l32, d32, v32, sh))
 		check("hvp", out, callChannel("hvp", c))
 		out = make([]float32, sh.GNLen())
-		require.NoError(t, GaussNewton(out, l32, d32, sh, c.s))
+		require.NoError(t, Softmax[float32]{InvTau: c.s}.GaussNewton(out, l32, d32, sh))
 		check("gn", out, callChannel("gn", c))
 		out = make([]float32, sh.ValueLen())
-		require.NoError(t, Value(out, l32, d32, sh, c.s))
+		require.NoError(t, Softmax[float32]{InvTau: c.s}.Value(out, l32, d32, sh))
 		check("value", out, callChannel("value", c))
 
 		g64 := randn(rng, sh.SecondLen(), 1)
@@ -318,8 +319,8 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 		g64 = to64(g32)
 		dl32, dd32 := make([]float32, sh.LogitsLen()), make([]float32, sh.DecodedLen())
 		dl64, dd64 := make([]float64, sh.LogitsLen()), make([]float64, sh.DecodedLen())
-		require.NoError(t, SecondVJP(dl32, dd32, l32, d32, g32, sh, c.s))
-		require.NoError(t, SecondVJP(dl64, dd64, c.l, c.d, g64, sh, c.s))
+		require.NoError(t, Softmax[float32]{InvTau: c.s}.SecondVJP(dl32, dd32, l32, d32, g32, sh))
+		require.NoError(t, Softmax[float64]{InvTau: c.s}.SecondVJP(dl64, dd64, c.l, c.d, g64, sh))
 		check("secondVJP dl", dl32, dl64)
 		check("secondVJP dd", dd32, dd64)
 	}

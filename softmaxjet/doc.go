@@ -25,12 +25,15 @@
 // gradient, and the gradient of second is a third-order contraction done in one pass over the
 // upstream gradient, with nothing of size K³. The derivations are in docs/math.md.
 //
-// The per-atom logistic gate ζ_k = σ(α_k·l_k + β_k) has a diagonal jet and the same set of
-// functions with the Logistic prefix.
+// Each channel and its VJP is a method of the gate: Softmax{InvTau: s} for the softmax gate,
+// Logistic{Alpha, Beta} for the per-atom logistic gate ζ_k = σ(α_k·l_k + β_k), whose jet is
+// diagonal. For a batch of float64 rows:
 //
-// Gate is the ten kernels of one gate as one type: Softmax{InvTau} and Logistic{Alpha, Beta}
-// implement it with the functions above, so code that runs a channel for any gate (the ops,
-// gatejet's kernel table) is written once; a new gate implements it (docs/adding-a-gate.md).
+//	err := softmaxjet.Softmax[float64]{InvTau: s}.Second(second, logits, decoded, sh)
+//
+// Gate is the ten kernels of one gate as one type, which both implement, so code that runs a
+// channel for any gate (the ops, gatejet's kernel table) is written once; a new gate
+// implements it (docs/adding-a-gate.md).
 //
 // The seed algorithm builds the same channels from K exp-jets each carrying a K×K Hessian,
 // O(K³·P) per row. gatejet keeps it, outside its API, as an independent order-2 Taylor tower

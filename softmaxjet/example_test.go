@@ -15,19 +15,19 @@ func Example() {
 		1, 0, 2, // atom 0
 		0, 1, -2, // atom 1
 	}
-	invTau := 1.0
+	gate := softmaxjet.Softmax[float64]{InvTau: 1}
 
 	value := make([]float64, sh.ValueLen())
 	first := make([]float64, sh.FirstLen())
 	hvp := make([]float64, sh.FirstLen())
-	if err := softmaxjet.Value(value, logits, decoded, sh, invTau); err != nil {
+	if err := gate.Value(value, logits, decoded, sh); err != nil {
 		panic(err)
 	}
-	if err := softmaxjet.First(first, logits, decoded, sh, invTau); err != nil {
+	if err := gate.First(first, logits, decoded, sh); err != nil {
 		panic(err)
 	}
 	v := []float64{1, 0} // push atom 0's logit
-	if err := softmaxjet.HVP(hvp, logits, decoded, v, sh, invTau); err != nil {
+	if err := gate.HVP(hvp, logits, decoded, v, sh); err != nil {
 		panic(err)
 	}
 	fmt.Printf("value  %.4f\n", value)
@@ -40,14 +40,14 @@ func Example() {
 }
 
 // Bad input is an error value naming the argument, never a panic.
-func ExampleSecond_errors() {
+func ExampleSoftmax_Second_errors() {
 	sh := softmaxjet.Shape{N: 2, K: 3, P: 4}
 	dst := make([]float64, sh.SecondLen())
-	err := softmaxjet.Second(dst, make([]float64, 5), make([]float64, 24), sh, 1)
+	err := softmaxjet.Softmax[float64]{InvTau: 1}.Second(dst, make([]float64, 5), make([]float64, 24), sh)
 	fmt.Println(err)
-	err = softmaxjet.Second(dst, make([]float64, 6), make([]float64, 24), sh, 0)
+	err = softmaxjet.Softmax[float64]{InvTau: 0}.Second(dst, make([]float64, 6), make([]float64, 24), sh)
 	fmt.Println(err)
 	// Output:
-	// softmaxjet.Second: logits: wrong or too large a size: want 6 elements for N=2 K=3 P=4, got 5
-	// softmaxjet.Second: invTau: inverse temperature out of range: want 0 < invTau < +Inf, got 0
+	// softmaxjet.Softmax.Second: logits: wrong or too large a size: want 6 elements for N=2 K=3 P=4, got 5
+	// softmaxjet.Softmax.Second: invTau: inverse temperature out of range: want 0 < invTau < +Inf, got 0
 }

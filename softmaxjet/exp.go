@@ -1,6 +1,10 @@
 package softmaxjet
 
-import "math"
+import (
+	"math"
+
+	"github.com/gatejet/gatejet"
+)
 
 // The softmax gate's exponential. Its arguments s·(l_k − max) are never positive, so the
 // reduction and the scaling only need the range [−746, 0]; and the gate is computed in AVX
@@ -66,7 +70,7 @@ func expNeg(x float64) float64 {
 // A NaN logit gives e_k = NaN and so a NaN sum; a +Inf logit (∞ − ∞) or a row of all −Inf
 // logits (−∞ − (−∞)) gives NaN too: the whole row is NaN. −Inf logits alongside finite ones
 // give e_k = 0.
-func gateGo[T Float](z []float64, l []T, s float64, K int) {
+func gateGo[T gatejet.Float](z []float64, l []T, s float64, K int) {
 	l, z = l[:K], z[:K]
 	mx := math.Inf(-1)
 	for _, v := range l {

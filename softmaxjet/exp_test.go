@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/testkit"
 )
 
@@ -229,7 +230,7 @@ func TestGateVectorEqualsGo(t *testing.T) {
 	}
 }
 
-func gateVectorEqualsGo[T Float](t *testing.T, l []T, s float64, name string) {
+func gateVectorEqualsGo[T gatejet.Float](t *testing.T, l []T, s float64, name string) {
 	K := len(l)
 	const guard = 5
 	want := make([]float64, K)
@@ -277,7 +278,7 @@ func TestGateStaysInBounds(t *testing.T) {
 	}
 }
 
-func gateInBounds[T Float](t *testing.T, z []float64, l []T, name string) {
+func gateInBounds[T gatejet.Float](t *testing.T, z []float64, l []T, name string) {
 	K := len(l)
 	want := make([]float64, K)
 	gateGo(want, l, 1.7, K)
@@ -334,7 +335,7 @@ func gateRef(z, l []float64, s float64) {
 }
 
 // gateMathExp is the gate as the package computed it before expNeg, for the benchmark.
-func gateMathExp[T Float](z []float64, l []T, s float64) {
+func gateMathExp[T gatejet.Float](z []float64, l []T, s float64) {
 	mx := math.Inf(-1)
 	for _, v := range l {
 		if f := float64(v); f > mx {
@@ -415,7 +416,7 @@ func BenchmarkGate(b *testing.B) {
 	}
 }
 
-func benchGate[T Float](b *testing.B, K int) {
+func benchGate[T gatejet.Float](b *testing.B, K int) {
 	const rows = 256
 	rng := rand.New(rand.NewPCG(47, uint64(K)))
 	l := make([]T, rows*K)

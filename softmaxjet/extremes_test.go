@@ -160,10 +160,10 @@ func TestMaskedAtoms(t *testing.T) {
 func TestEmptyBatch(t *testing.T) {
 	sh := Shape{0, 4, 3}
 	var empty []float64
-	require.NoError(t, Second(empty, empty, empty, sh, 1))
-	require.NoError(t, SecondVJP(empty, empty, empty, empty, empty, sh, 1))
-	require.NoError(t, HVPVJP(empty, empty, empty, empty, empty, empty, empty, sh, 1))
-	require.NoError(t, LogisticSecond(empty, empty, empty, sh, []float64{1, 1, 1, 1}, []float64{0, 0, 0, 0}))
+	require.NoError(t, Softmax[float64]{InvTau: 1}.Second(empty, empty, empty, sh))
+	require.NoError(t, Softmax[float64]{InvTau: 1}.SecondVJP(empty, empty, empty, empty, empty, sh))
+	require.NoError(t, Softmax[float64]{InvTau: 1}.HVPVJP(empty, empty, empty, empty, empty, empty, empty, sh))
+	require.NoError(t, Logistic[float64]{Alpha: []float64{1, 1, 1, 1}, Beta: []float64{0, 0, 0, 0}}.Second(empty, empty, empty, sh))
 }
 
 func TestErrors(t *testing.T) {
@@ -176,22 +176,26 @@ func TestErrors(t *testing.T) {
 		kind error
 		arg  string
 	}{
-		{"K=0", func() error { return First[float64](nil, nil, nil, Shape{1, 0, 1}, 1) }, gatejet.ErrShape, "shape"},
-		{"P=0", func() error { return First[float64](nil, nil, nil, Shape{1, 1, 0}, 1) }, gatejet.ErrShape, "shape"},
-		{"N<0", func() error { return First[float64](nil, nil, nil, Shape{-1, 1, 1}, 1) }, gatejet.ErrShape, "shape"},
-		{"overflow", func() error { return Second[float64](nil, nil, nil, Shape{1 << 20, 1 << 20, 1 << 20}, 1) }, gatejet.ErrSize, "shape"},
-		{"dst short", func() error { return Second(make([]float64, 10), l, d, sh, 1) }, gatejet.ErrSize, "dst"},
-		{"logits short", func() error { return First(make([]float64, 24), l[:5], d, sh, 1) }, gatejet.ErrSize, "logits"},
-		{"decoded long", func() error { return Value(make([]float64, 8), l, make([]float64, 25), sh, 1) }, gatejet.ErrSize, "decoded"},
-		{"v short", func() error { return HVP(make([]float64, 24), l, d, l[:3], sh, 1) }, gatejet.ErrSize, "v"},
-		{"g short", func() error { return SecondVJP(nil, nil, l, d, make([]float64, 3), sh, 1) }, gatejet.ErrSize, "g"},
-		{"dLogits short", func() error { return FirstVJP(l[:2], nil, l, d, d, sh, 1) }, gatejet.ErrSize, "dLogits"},
-		{"invTau 0", func() error { return First(make([]float64, 24), l, d, sh, 0) }, gatejet.ErrTemperature, "invTau"},
-		{"invTau <0", func() error { return Second(make([]float64, 72), l, d, sh, -2) }, gatejet.ErrTemperature, "invTau"},
-		{"invTau NaN", func() error { return GaussNewton(make([]float64, 18), l, d, sh, math.NaN()) }, gatejet.ErrTemperature, "invTau"},
-		{"invTau Inf", func() error { return HVPVJP(nil, nil, nil, l, d, l, d, sh, math.Inf(1)) }, gatejet.ErrTemperature, "invTau"},
-		{"alpha len", func() error { return LogisticFirst(make([]float64, 24), l, d, sh, al[:2], be) }, gatejet.ErrParam, "alpha"},
-		{"beta NaN", func() error { return LogisticSecond(make([]float64, 72), l, d, sh, al, []float64{0, math.NaN(), 0}) }, gatejet.ErrNonFinite, "beta"},
+		{"K=0", func() error { return Softmax[float64]{InvTau: 1}.First(nil, nil, nil, Shape{1, 0, 1}) }, gatejet.ErrShape, "shape"},
+		{"P=0", func() error { return Softmax[float64]{InvTau: 1}.First(nil, nil, nil, Shape{1, 1, 0}) }, gatejet.ErrShape, "shape"},
+		{"N<0", func() error { return Softmax[float64]{InvTau: 1}.First(nil, nil, nil, Shape{-1, 1, 1}) }, gatejet.ErrShape, "shape"},
+		{"overflow", func() error {
+			return Softmax[float64]{InvTau: 1}.Second(nil, nil, nil, Shape{1 << 20, 1 << 20, 1 << 20})
+		}, gatejet.ErrSize, "shape"},
+		{"dst short", func() error { return Softmax[float64]{InvTau: 1}.Second(make([]float64, 10), l, d, sh) }, gatejet.ErrSize, "dst"},
+		{"logits short", func() error { return Softmax[float64]{InvTau: 1}.First(make([]float64, 24), l[:5], d, sh) }, gatejet.ErrSize, "logits"},
+		{"decoded long", func() error { return Softmax[float64]{InvTau: 1}.Value(make([]float64, 8), l, make([]float64, 25), sh) }, gatejet.ErrSize, "decoded"},
+		{"v short", func() error { return Softmax[float64]{InvTau: 1}.HVP(make([]float64, 24), l, d, l[:3], sh) }, gatejet.ErrSize, "v"},
+		{"g short", func() error { return Softmax[float64]{InvTau: 1}.SecondVJP(nil, nil, l, d, make([]float64, 3), sh) }, gatejet.ErrSize, "g"},
+		{"dLogits short", func() error { return Softmax[float64]{InvTau: 1}.FirstVJP(l[:2], nil, l, d, d, sh) }, gatejet.ErrSize, "dLogits"},
+		{"invTau 0", func() error { return Softmax[float64]{InvTau: 0}.First(make([]float64, 24), l, d, sh) }, gatejet.ErrTemperature, "invTau"},
+		{"invTau <0", func() error { return Softmax[float64]{InvTau: -2}.Second(make([]float64, 72), l, d, sh) }, gatejet.ErrTemperature, "invTau"},
+		{"invTau NaN", func() error { return Softmax[float64]{InvTau: math.NaN()}.GaussNewton(make([]float64, 18), l, d, sh) }, gatejet.ErrTemperature, "invTau"},
+		{"invTau Inf", func() error { return Softmax[float64]{InvTau: math.Inf(1)}.HVPVJP(nil, nil, nil, l, d, l, d, sh) }, gatejet.ErrTemperature, "invTau"},
+		{"alpha len", func() error { return Logistic[float64]{Alpha: al[:2], Beta: be}.First(make([]float64, 24), l, d, sh) }, gatejet.ErrParam, "alpha"},
+		{"beta NaN", func() error {
+			return Logistic[float64]{Alpha: al, Beta: []float64{0, math.NaN(), 0}}.Second(make([]float64, 72), l, d, sh)
+		}, gatejet.ErrNonFinite, "beta"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -211,7 +215,7 @@ func TestDeterministicAcrossCores(t *testing.T) {
 	run := func() ([]float64, []float64, []float64) {
 		sec := callChannel("second", c)
 		dl, dd := make([]float64, c.sh.LogitsLen()), make([]float64, c.sh.DecodedLen())
-		require.NoError(t, SecondVJP(dl, dd, c.l, c.d, g, c.sh, c.s))
+		require.NoError(t, Softmax[float64]{InvTau: c.s}.SecondVJP(dl, dd, c.l, c.d, g, c.sh))
 		return sec, dl, dd
 	}
 	old := par.SetMinWork(1 << 62)

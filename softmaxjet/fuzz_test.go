@@ -72,7 +72,7 @@ func FuzzJetKernels(f *testing.F) {
 			invTau = float64(k) / 64
 		}
 		if err := sh.Check("fuzz"); err != nil {
-			if First[float64](nil, nil, nil, sh, invTau) == nil {
+			if (Softmax[float64]{InvTau: invTau}).First(nil, nil, nil, sh) == nil {
 				t.Fatalf("invalid shape %+v accepted", sh)
 			}
 			return
@@ -89,13 +89,13 @@ func FuzzJetKernels(f *testing.F) {
 		hvp, gn := make([]float64, sh.FirstLen()), make([]float64, sh.GNLen())
 		dl, dd, dv := make([]float64, sh.LogitsLen()), make([]float64, sh.DecodedLen()), make([]float64, sh.LogitsLen())
 		errs := []error{
-			First(first, l, d, sh, invTau),
-			Second(second, l, d, sh, invTau),
-			HVP(hvp, l, d, v, sh, invTau),
-			GaussNewton(gn, l, d, sh, invTau),
-			SecondVJP(dl, dd, l, d, second, sh, invTau),
-			HVPVJP(dl, dd, dv, l, d, v, hvp, sh, invTau),
-			GaussNewtonVJP(dl, dd, l, d, gn, sh, invTau),
+			Softmax[float64]{InvTau: invTau}.First(first, l, d, sh),
+			Softmax[float64]{InvTau: invTau}.Second(second, l, d, sh),
+			Softmax[float64]{InvTau: invTau}.HVP(hvp, l, d, v, sh),
+			Softmax[float64]{InvTau: invTau}.GaussNewton(gn, l, d, sh),
+			Softmax[float64]{InvTau: invTau}.SecondVJP(dl, dd, l, d, second, sh),
+			Softmax[float64]{InvTau: invTau}.HVPVJP(dl, dd, dv, l, d, v, hvp, sh),
+			Softmax[float64]{InvTau: invTau}.GaussNewtonVJP(dl, dd, l, d, gn, sh),
 		}
 		validTau := check.InvTau("", invTau) == nil
 		for i, err := range errs {

@@ -1,12 +1,14 @@
 package softmaxjet
 
+import "github.com/gatejet/gatejet"
+
 // Gate is a gating function of the row jet, as one type: the ten kernels (five channels and
 // their VJPs) over element type T, each with the arguments and conventions of the softmax
 // gate's function of the same name (Value, First, …, GaussNewtonVJP) less the gate's own
 // parameters, which the gate value carries. Code that runs a channel for any gate (the ops,
 // the kernel table) is written once against this interface; Softmax (softmax.go) and
 // Logistic (logistic.go) implement it, and a new gate implements it once, in its own file.
-type Gate[T Float] interface {
+type Gate[T gatejet.Float] interface {
 	Value(dst, logits, decoded []T, sh Shape) error
 	First(dst, logits, decoded []T, sh Shape) error
 	Second(dst, logits, decoded []T, sh Shape) error

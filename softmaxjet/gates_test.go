@@ -10,7 +10,7 @@ import (
 )
 
 // The gate suite (internal/gatetest) on the built-in gates, from a call's floats as
-// cudaops.Kernel documents them: [invTau]; [α…, β…].
+// dispatch.Kernel documents them: [invTau]; [α…, β…].
 
 // avx switches the AVX loops, which must give the Go loops' bits.
 var avx = []gatetest.Switch{{Name: "AVX", Available: softmaxjet.AVX.Available, Set: softmaxjet.AVX.Set}}

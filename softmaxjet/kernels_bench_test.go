@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/gatejet/gatejet"
 )
 
 // BenchmarkMoreKernels covers the kernels BenchmarkClosedForm leaves out: the softmax gate's
@@ -14,7 +16,7 @@ func BenchmarkMoreKernels(b *testing.B) {
 	moreKernels[float32](b, "f32")
 }
 
-func moreKernels[T Float](b *testing.B, name string) {
+func moreKernels[T gatejet.Float](b *testing.B, name string) {
 	for _, sh := range benchShapes {
 		l, d, v := benchInputs[T](sh)
 		alpha, beta := make([]float64, sh.K), make([]float64, sh.K)
@@ -29,18 +31,18 @@ func moreKernels[T Float](b *testing.B, name string) {
 		run := func(kernel string, outLen int, f func(out []T) error) {
 			benchOutput(b, benchName(kernel, name, sh), outLen, f)
 		}
-		run("ValueVJP", sh.DecodedLen(), func(o []T) error { return ValueVJP(dl, o, l, d, gValue, sh, 1) })
-		run("GaussNewtonVJP", sh.DecodedLen(), func(o []T) error { return GaussNewtonVJP(dl, o, l, d, gGN, sh, 1) })
-		run("LogisticValue", sh.ValueLen(), func(o []T) error { return LogisticValue(o, l, d, sh, alpha, beta) })
-		run("LogisticFirst", sh.FirstLen(), func(o []T) error { return LogisticFirst(o, l, d, sh, alpha, beta) })
-		run("LogisticSecond", sh.SecondLen(), func(o []T) error { return LogisticSecond(o, l, d, sh, alpha, beta) })
-		run("LogisticHVP", sh.FirstLen(), func(o []T) error { return LogisticHVP(o, l, d, v, sh, alpha, beta) })
-		run("LogisticGaussNewton", sh.GNLen(), func(o []T) error { return LogisticGaussNewton(o, l, d, sh, alpha, beta) })
-		run("LogisticValueVJP", sh.DecodedLen(), func(o []T) error { return LogisticValueVJP(dl, o, l, d, gValue, sh, alpha, beta) })
-		run("LogisticFirstVJP", sh.DecodedLen(), func(o []T) error { return LogisticFirstVJP(dl, o, l, d, gFirst, sh, alpha, beta) })
-		run("LogisticSecondVJP", sh.DecodedLen(), func(o []T) error { return LogisticSecondVJP(dl, o, l, d, gSecond, sh, alpha, beta) })
-		run("LogisticHVPVJP", sh.DecodedLen(), func(o []T) error { return LogisticHVPVJP(dl, o, dv, l, d, v, gFirst, sh, alpha, beta) })
-		run("LogisticGaussNewtonVJP", sh.DecodedLen(), func(o []T) error { return LogisticGaussNewtonVJP(dl, o, l, d, gGN, sh, alpha, beta) })
+		run("ValueVJP", sh.DecodedLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.ValueVJP(dl, o, l, d, gValue, sh) })
+		run("GaussNewtonVJP", sh.DecodedLen(), func(o []T) error { return Softmax[T]{InvTau: 1}.GaussNewtonVJP(dl, o, l, d, gGN, sh) })
+		run("LogisticValue", sh.ValueLen(), func(o []T) error { return Logistic[T]{Alpha: alpha, Beta: beta}.Value(o, l, d, sh) })
+		run("LogisticFirst", sh.FirstLen(), func(o []T) error { return Logistic[T]{Alpha: alpha, Beta: beta}.First(o, l, d, sh) })
+		run("LogisticSecond", sh.SecondLen(), func(o []T) error { return Logistic[T]{Alpha: alpha, Beta: beta}.Second(o, l, d, sh) })
+		run("LogisticHVP", sh.FirstLen(), func(o []T) error { return Logistic[T]{Alpha: alpha, Beta: beta}.HVP(o, l, d, v, sh) })
+		run("LogisticGaussNewton", sh.GNLen(), func(o []T) error { return Logistic[T]{Alpha: alpha, Beta: beta}.GaussNewton(o, l, d, sh) })
+		run("LogisticValueVJP", sh.DecodedLen(), func(o []T) error { return Logistic[T]{Alpha: alpha, Beta: beta}.ValueVJP(dl, o, l, d, gValue, sh) })
+		run("LogisticFirstVJP", sh.DecodedLen(), func(o []T) error { return Logistic[T]{Alpha: alpha, Beta: beta}.FirstVJP(dl, o, l, d, gFirst, sh) })
+		run("LogisticSecondVJP", sh.DecodedLen(), func(o []T) error { return Logistic[T]{Alpha: alpha, Beta: beta}.SecondVJP(dl, o, l, d, gSecond, sh) })
+		run("LogisticHVPVJP", sh.DecodedLen(), func(o []T) error { return Logistic[T]{Alpha: alpha, Beta: beta}.HVPVJP(dl, o, dv, l, d, v, gFirst, sh) })
+		run("LogisticGaussNewtonVJP", sh.DecodedLen(), func(o []T) error { return Logistic[T]{Alpha: alpha, Beta: beta}.GaussNewtonVJP(dl, o, l, d, gGN, sh) })
 	}
 }
 
@@ -55,7 +57,7 @@ func BenchmarkSecondRowPrep(b *testing.B) {
 	}
 }
 
-func benchSecondRowPrep[T Float](b *testing.B, K, P int) {
+func benchSecondRowPrep[T gatejet.Float](b *testing.B, K, P int) {
 	sh := Shape{N: 256, K: K, P: P}
 	l, d, _ := benchInputs[T](sh)
 	for _, avx := range []bool{true, false} {

@@ -34,11 +34,11 @@ type output struct {
 
 // limitInputs are a batch's inputs: logits, decoded, direction, and the upstream gradients of
 // the value, first (and HVP), second and Gauss-Newton channels.
-type limitInputs[T Float] struct {
+type limitInputs[T gatejet.Float] struct {
 	l, d, v, gV, gF, gS, gN []T
 }
 
-func toF64[T Float](x []T) []float64 {
+func toF64[T gatejet.Float](x []T) []float64 {
 	out := make([]float64, len(x))
 	for i, v := range x {
 		out[i] = float64(v)
@@ -48,7 +48,7 @@ func toF64[T Float](x []T) []float64 {
 
 // runAll runs every channel and every VJP of the gate, and the tower, and returns their
 // outputs.
-func runAll[T Float](t *testing.T, sh Shape, g gateArg, in limitInputs[T]) []output {
+func runAll[T gatejet.Float](t *testing.T, sh Shape, g gateArg, in limitInputs[T]) []output {
 	t.Helper()
 	var outs []output
 	add := func(name string, order int, x []T) { outs = append(outs, output{name, order, toF64(x)}) }
@@ -65,31 +65,35 @@ func runAll[T Float](t *testing.T, sh Shape, g gateArg, in limitInputs[T]) []out
 	var vjps []vjp
 	if !g.logistic {
 		s := g.s
-		require.NoError(t, Value(val, l, d, sh, s))
-		require.NoError(t, First(fst, l, d, sh, s))
-		require.NoError(t, Second(sec, l, d, sh, s))
-		require.NoError(t, HVP(hvp, l, d, v, sh, s))
-		require.NoError(t, GaussNewton(gn, l, d, sh, s))
+		require.NoError(t, Softmax[T]{InvTau: s}.Value(val, l, d, sh))
+		require.NoError(t, Softmax[T]{InvTau: s}.First(fst, l, d, sh))
+		require.NoError(t, Softmax[T]{InvTau: s}.Second(sec, l, d, sh))
+		require.NoError(t, Softmax[T]{InvTau: s}.HVP(hvp, l, d, v, sh))
+		require.NoError(t, Softmax[T]{InvTau: s}.GaussNewton(gn, l, d, sh))
 		vjps = []vjp{
-			{"ValueVJP", 1, func(dl, dd, _ []T) error { return ValueVJP(dl, dd, l, d, in.gV, sh, s) }, false, 0, 0},
-			{"FirstVJP", 2, func(dl, dd, _ []T) error { return FirstVJP(dl, dd, l, d, in.gF, sh, s) }, false, 1, 0},
-			{"SecondVJP", 3, func(dl, dd, _ []T) error { return SecondVJP(dl, dd, l, d, in.gS, sh, s) }, false, 2, 0},
-			{"HVPVJP", 3, func(dl, dd, dv []T) error { return HVPVJP(dl, dd, dv, l, d, v, in.gF, sh, s) }, true, 2, 2},
-			{"GaussNewtonVJP", 3, func(dl, dd, _ []T) error { return GaussNewtonVJP(dl, dd, l, d, in.gN, sh, s) }, false, 2, 0},
+			{"ValueVJP", 1, func(dl, dd, _ []T) error { return Softmax[T]{InvTau: s}.ValueVJP(dl, dd, l, d, in.gV, sh) }, false, 0, 0},
+			{"FirstVJP", 2, func(dl, dd, _ []T) error { return Softmax[T]{InvTau: s}.FirstVJP(dl, dd, l, d, in.gF, sh) }, false, 1, 0},
+			{"SecondVJP", 3, func(dl, dd, _ []T) error { return Softmax[T]{InvTau: s}.SecondVJP(dl, dd, l, d, in.gS, sh) }, false, 2, 0},
+			{"HVPVJP", 3, func(dl, dd, dv []T) error { return Softmax[T]{InvTau: s}.HVPVJP(dl, dd, dv, l, d, v, in.gF, sh) }, true, 2, 2},
+			{"GaussNewtonVJP", 3, func(dl, dd, _ []T) error { return Softmax[T]{InvTau: s}.GaussNewtonVJP(dl, dd, l, d, in.gN, sh) }, false, 2, 0},
 		}
 	} else {
 		a, b := g.alpha, g.beta
-		require.NoError(t, LogisticValue(val, l, d, sh, a, b))
-		require.NoError(t, LogisticFirst(fst, l, d, sh, a, b))
-		require.NoError(t, LogisticSecond(sec, l, d, sh, a, b))
-		require.NoError(t, LogisticHVP(hvp, l, d, v, sh, a, b))
-		require.NoError(t, LogisticGaussNewton(gn, l, d, sh, a, b))
+		require.NoError(t, Logistic[T]{Alpha: a, Beta: b}.Value(val, l, d, sh))
+		require.NoError(t, Logistic[T]{Alpha: a, Beta: b}.First(fst, l, d, sh))
+		require.NoError(t, Logistic[T]{Alpha: a, Beta: b}.Second(sec, l, d, sh))
+		require.NoError(t, Logistic[T]{Alpha: a, Beta: b}.HVP(hvp, l, d, v, sh))
+		require.NoError(t, Logistic[T]{Alpha: a, Beta: b}.GaussNewton(gn, l, d, sh))
 		vjps = []vjp{
-			{"ValueVJP", 1, func(dl, dd, _ []T) error { return LogisticValueVJP(dl, dd, l, d, in.gV, sh, a, b) }, false, 0, 0},
-			{"FirstVJP", 2, func(dl, dd, _ []T) error { return LogisticFirstVJP(dl, dd, l, d, in.gF, sh, a, b) }, false, 1, 0},
-			{"SecondVJP", 3, func(dl, dd, _ []T) error { return LogisticSecondVJP(dl, dd, l, d, in.gS, sh, a, b) }, false, 2, 0},
-			{"HVPVJP", 3, func(dl, dd, dv []T) error { return LogisticHVPVJP(dl, dd, dv, l, d, v, in.gF, sh, a, b) }, true, 2, 2},
-			{"GaussNewtonVJP", 3, func(dl, dd, _ []T) error { return LogisticGaussNewtonVJP(dl, dd, l, d, in.gN, sh, a, b) }, false, 2, 0},
+			{"ValueVJP", 1, func(dl, dd, _ []T) error { return Logistic[T]{Alpha: a, Beta: b}.ValueVJP(dl, dd, l, d, in.gV, sh) }, false, 0, 0},
+			{"FirstVJP", 2, func(dl, dd, _ []T) error { return Logistic[T]{Alpha: a, Beta: b}.FirstVJP(dl, dd, l, d, in.gF, sh) }, false, 1, 0},
+			{"SecondVJP", 3, func(dl, dd, _ []T) error { return Logistic[T]{Alpha: a, Beta: b}.SecondVJP(dl, dd, l, d, in.gS, sh) }, false, 2, 0},
+			{"HVPVJP", 3, func(dl, dd, dv []T) error {
+				return Logistic[T]{Alpha: a, Beta: b}.HVPVJP(dl, dd, dv, l, d, v, in.gF, sh)
+			}, true, 2, 2},
+			{"GaussNewtonVJP", 3, func(dl, dd, _ []T) error {
+				return Logistic[T]{Alpha: a, Beta: b}.GaussNewtonVJP(dl, dd, l, d, in.gN, sh)
+			}, false, 2, 0},
 		}
 	}
 	add("Value", 0, val)
@@ -132,7 +136,7 @@ func runAll[T Float](t *testing.T, sh Shape, g gateArg, in limitInputs[T]) []out
 
 // limitCase draws a batch of moderate values: logits, decoded values, directions and
 // upstream gradients of magnitude about 1.
-func limitCase[T Float](rng *rand.Rand, sh Shape) limitInputs[T] {
+func limitCase[T gatejet.Float](rng *rand.Rand, sh Shape) limitInputs[T] {
 	f := func(n int) []T {
 		x := make([]T, n)
 		for i := range x {
@@ -148,7 +152,7 @@ func limitCase[T Float](rng *rand.Rand, sh Shape) limitInputs[T] {
 // others 0; pick gives k* for row n): the value is D[k*], the value VJP's dDecoded is g on
 // k* and 0 elsewhere, and every other output — every derivative of the gate — is exactly 0,
 // the limit of s^k·e^(−s·gap) as s grows.
-func oneHotLimit[T Float](name string, n int, sh Shape, in limitInputs[T], pick func(n int) []bool) []float64 {
+func oneHotLimit[T gatejet.Float](name string, n int, sh Shape, in limitInputs[T], pick func(n int) []bool) []float64 {
 	out := make([]float64, n)
 	K, P := sh.K, sh.P
 	switch name {
@@ -182,7 +186,7 @@ func oneHotLimit[T Float](name string, n int, sh Shape, in limitInputs[T], pick 
 // requireOneHotLimits runs every output of the gate g (runAll) and checks that each is finite
 // and exactly its limit at the one-hot (or saturated) gate pick (oneHotLimit); what labels
 // the failures.
-func requireOneHotLimits[T Float](t *testing.T, what string, sh Shape, g gateArg, in limitInputs[T], pick func(n int) []bool) {
+func requireOneHotLimits[T gatejet.Float](t *testing.T, what string, sh Shape, g gateArg, in limitInputs[T], pick func(n int) []bool) {
 	t.Helper()
 	for _, o := range runAll(t, sh, g, in) {
 		want := oneHotLimit(o.name, len(o.data), sh, in, pick)
@@ -203,7 +207,7 @@ func TestExtremeTemperatures(t *testing.T) {
 	forFloats(t, extremeTemperatures[float64], extremeTemperatures[float32])
 }
 
-func extremeTemperatures[T Float](t *testing.T) {
+func extremeTemperatures[T gatejet.Float](t *testing.T) {
 	rng := rand.New(rand.NewPCG(71, 72))
 	sh := Shape{N: 3, K: 5, P: 3}
 	for _, s := range []float64{1e50, 1e99, gatejet.MaxInvTau} {
@@ -246,7 +250,7 @@ func extremeTemperatures[T Float](t *testing.T) {
 	requireScaled[T](t, "s=1e-300", s, runAll(t, sh, gateArg{s: s}, in), runAll(t, sh, gateArg{s: 1}, in64(flat)))
 }
 
-func isFloat32[T Float]() bool {
+func isFloat32[T gatejet.Float]() bool {
 	var z T
 	return unsafe.Sizeof(z) == 4
 }
@@ -261,14 +265,14 @@ func byName(outs []output) map[string]output {
 }
 
 // in64 converts inputs to float64: references are computed in float64 on the same values.
-func in64[T Float](in limitInputs[T]) limitInputs[float64] {
+func in64[T gatejet.Float](in limitInputs[T]) limitInputs[float64] {
 	return limitInputs[float64]{toF64(in.l), toF64(in.d), toF64(in.v), toF64(in.gV), toF64(in.gF), toF64(in.gS), toF64(in.gN)}
 }
 
 // requireScaled checks got = f^order·ref output by output (ref computed in float64): NaN
 // never, and, within a tolerance relative to the largest entry of the reference (the terms of
 // a sum are scaled one by one), the scaled reference wherever that scale is within T's range.
-func requireScaled[T Float](t *testing.T, what string, f float64, got, ref []output) {
+func requireScaled[T gatejet.Float](t *testing.T, what string, f float64, got, ref []output) {
 	t.Helper()
 	is32 := isFloat32[T]()
 	rm := byName(ref)
@@ -303,7 +307,7 @@ func TestExtremeLogisticSlopes(t *testing.T) {
 	forFloats(t, extremeLogisticSlopes[float64], extremeLogisticSlopes[float32])
 }
 
-func extremeLogisticSlopes[T Float](t *testing.T) {
+func extremeLogisticSlopes[T gatejet.Float](t *testing.T) {
 	rng := rand.New(rand.NewPCG(73, 74))
 	sh := Shape{N: 3, K: 4, P: 2}
 	for _, a := range []float64{1e50, 1e99, gatejet.MaxLogisticAlpha, -gatejet.MaxLogisticAlpha} {
@@ -341,13 +345,13 @@ func TestParameterBounds(t *testing.T) {
 	l := []float64{0.5, 0.2, -0.1, 0.3, 0.9, -2}
 	d := []float64{1, 2, 3, 4, 5, 6}
 	for _, s := range []float64{math.Nextafter(gatejet.MaxInvTau, math.Inf(1)), 5.7e102, 1.35e154, math.MaxFloat64} {
-		err := SecondVJP(make([]float64, 6), nil, l, d, make([]float64, 36), sh, s)
+		err := Softmax[float64]{InvTau: s}.SecondVJP(make([]float64, 6), nil, l, d, make([]float64, 36), sh)
 		require.ErrorIs(t, err, gatejet.ErrTemperature, "s=%g", s)
 		require.ErrorContains(t, err, "MaxInvTau")
-		require.ErrorIs(t, Second(make([]float64, 36), l, d, sh, s), gatejet.ErrTemperature)
+		require.ErrorIs(t, Softmax[float64]{InvTau: s}.Second(make([]float64, 36), l, d, sh), gatejet.ErrTemperature)
 	}
 	al, be := []float64{1, 1e200, 1, 1, 1, 1}, make([]float64, 6)
-	err := LogisticSecond(make([]float64, 36), l, d, sh, al, be)
+	err := Logistic[float64]{Alpha: al, Beta: be}.Second(make([]float64, 36), l, d, sh)
 	require.ErrorIs(t, err, gatejet.ErrParam)
 	require.ErrorContains(t, err, "MaxLogisticAlpha")
 	var ge *gatejet.Error
@@ -364,12 +368,12 @@ func TestKernelScratchSizes(t *testing.T) {
 	dst := make([]float64, sh.SecondLen())
 	n, _ := scratchLen[float64](secondRows[float64]{}, sh.K, sh.P)
 	testkit.WithMaxBytes(t, int64(8*n))
-	require.NoError(t, Second(dst, l, d, sh, 1))
+	require.NoError(t, Softmax[float64]{InvTau: 1}.Second(dst, l, d, sh))
 	gatejet.SetMaxBytes(int64(8*n - 1))
-	err := Second(dst, l, d, sh, 1)
+	err := Softmax[float64]{InvTau: 1}.Second(dst, l, d, sh)
 	require.ErrorIs(t, err, gatejet.ErrSize)
-	require.ErrorContains(t, err, "softmaxjet.Second")
-	require.NoError(t, Second[float64](nil, nil, nil, Shape{N: 0, K: 1 << 40, P: 1 << 20}, 1))
+	require.ErrorContains(t, err, "softmaxjet.Softmax.Second")
+	require.NoError(t, Softmax[float64]{InvTau: 1}.Second(nil, nil, nil, Shape{N: 0, K: 1 << 40, P: 1 << 20}))
 	_, ok := scratchLen[float64](secondRows[float64]{}, math.MaxInt/2, 2)
 	require.False(t, ok)
 	_, ok = scratchLen[float32](logisticRows[float32, logisticGaussNewtonVJPRows[float32]]{}, 1<<32, 1<<31)
@@ -383,7 +387,7 @@ func TestScratchLenClosedForm(t *testing.T) {
 	testScratchLenClosedForm[float32](t)
 }
 
-func testScratchLenClosedForm[T Float](t *testing.T) {
+func testScratchLenClosedForm[T gatejet.Float](t *testing.T) {
 	size := int(unsafe.Sizeof(T(0)))
 	words := func(bytes int) int { return (bytes + 7) / 8 }
 	for _, K := range []int{1, 3, 4, 5, 17, 64} {
@@ -443,39 +447,39 @@ func TestOverlapRefused(t *testing.T) {
 	al, be := []float64{1, 2, 3}, []float64{0, 0, 0}
 	o := func(n int) []float64 { return arena[3 : 3+n] }
 	cases := []testkit.OverlapCase{
-		{Name: "Value", Arg: "dst", Call: func() error { return Value(o(4), l, d, sh, 1) }},
-		{Name: "First", Arg: "dst", Call: func() error { return First(o(12), l, d, sh, 1) }},
-		{Name: "Second", Arg: "dst", Call: func() error { return Second(o(36), l, d, sh, 1) }},
-		{Name: "HVP", Arg: "dst", Call: func() error { return HVP(o(12), l, d, v, sh, 1) }},
-		{Name: "GaussNewton", Arg: "dst", Call: func() error { return GaussNewton(o(18), l, d, sh, 1) }},
-		{Name: "ValueVJP", Arg: "dLogits", Call: func() error { return ValueVJP(o(6), nil, l, d, gV, sh, 1) }},
-		{Name: "FirstVJP", Arg: "dDecoded", Call: func() error { return FirstVJP(nil, o(12), l, d, gF, sh, 1) }},
-		{Name: "SecondVJP", Arg: "dLogits", Call: func() error { return SecondVJP(o(6), nil, l, d, gS, sh, 1) }},
-		{Name: "HVPVJP", Arg: "dV", Call: func() error { return HVPVJP(nil, nil, o(6), l, d, v, gF, sh, 1) }},
-		{Name: "GaussNewtonVJP", Arg: "dDecoded", Call: func() error { return GaussNewtonVJP(nil, o(12), l, d, gN, sh, 1) }},
-		{Name: "LogisticValue", Arg: "dst", Call: func() error { return LogisticValue(o(4), l, d, sh, al, be) }},
-		{Name: "LogisticFirst", Arg: "dst", Call: func() error { return LogisticFirst(o(12), l, d, sh, al, be) }},
-		{Name: "LogisticSecond", Arg: "dst", Call: func() error { return LogisticSecond(o(36), l, d, sh, al, be) }},
-		{Name: "LogisticHVP", Arg: "dst", Call: func() error { return LogisticHVP(o(12), l, d, v, sh, al, be) }},
-		{Name: "LogisticGaussNewton", Arg: "dst", Call: func() error { return LogisticGaussNewton(o(18), l, d, sh, al, be) }},
-		{Name: "LogisticValueVJP", Arg: "dDecoded", Call: func() error { return LogisticValueVJP(nil, o(12), l, d, gV, sh, al, be) }},
-		{Name: "LogisticFirstVJP", Arg: "dLogits", Call: func() error { return LogisticFirstVJP(o(6), nil, l, d, gF, sh, al, be) }},
-		{Name: "LogisticSecondVJP", Arg: "dDecoded", Call: func() error { return LogisticSecondVJP(nil, o(12), l, d, gS, sh, al, be) }},
-		{Name: "LogisticHVPVJP", Arg: "dV", Call: func() error { return LogisticHVPVJP(nil, nil, o(6), l, d, v, gF, sh, al, be) }},
-		{Name: "LogisticGaussNewtonVJP", Arg: "dLogits", Call: func() error { return LogisticGaussNewtonVJP(o(6), nil, l, d, gN, sh, al, be) }},
+		{Name: "Value", Arg: "dst", Call: func() error { return Softmax[float64]{InvTau: 1}.Value(o(4), l, d, sh) }},
+		{Name: "First", Arg: "dst", Call: func() error { return Softmax[float64]{InvTau: 1}.First(o(12), l, d, sh) }},
+		{Name: "Second", Arg: "dst", Call: func() error { return Softmax[float64]{InvTau: 1}.Second(o(36), l, d, sh) }},
+		{Name: "HVP", Arg: "dst", Call: func() error { return Softmax[float64]{InvTau: 1}.HVP(o(12), l, d, v, sh) }},
+		{Name: "GaussNewton", Arg: "dst", Call: func() error { return Softmax[float64]{InvTau: 1}.GaussNewton(o(18), l, d, sh) }},
+		{Name: "ValueVJP", Arg: "dLogits", Call: func() error { return Softmax[float64]{InvTau: 1}.ValueVJP(o(6), nil, l, d, gV, sh) }},
+		{Name: "FirstVJP", Arg: "dDecoded", Call: func() error { return Softmax[float64]{InvTau: 1}.FirstVJP(nil, o(12), l, d, gF, sh) }},
+		{Name: "SecondVJP", Arg: "dLogits", Call: func() error { return Softmax[float64]{InvTau: 1}.SecondVJP(o(6), nil, l, d, gS, sh) }},
+		{Name: "HVPVJP", Arg: "dV", Call: func() error { return Softmax[float64]{InvTau: 1}.HVPVJP(nil, nil, o(6), l, d, v, gF, sh) }},
+		{Name: "GaussNewtonVJP", Arg: "dDecoded", Call: func() error { return Softmax[float64]{InvTau: 1}.GaussNewtonVJP(nil, o(12), l, d, gN, sh) }},
+		{Name: "LogisticValue", Arg: "dst", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.Value(o(4), l, d, sh) }},
+		{Name: "LogisticFirst", Arg: "dst", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.First(o(12), l, d, sh) }},
+		{Name: "LogisticSecond", Arg: "dst", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.Second(o(36), l, d, sh) }},
+		{Name: "LogisticHVP", Arg: "dst", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.HVP(o(12), l, d, v, sh) }},
+		{Name: "LogisticGaussNewton", Arg: "dst", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.GaussNewton(o(18), l, d, sh) }},
+		{Name: "LogisticValueVJP", Arg: "dDecoded", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.ValueVJP(nil, o(12), l, d, gV, sh) }},
+		{Name: "LogisticFirstVJP", Arg: "dLogits", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.FirstVJP(o(6), nil, l, d, gF, sh) }},
+		{Name: "LogisticSecondVJP", Arg: "dDecoded", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.SecondVJP(nil, o(12), l, d, gS, sh) }},
+		{Name: "LogisticHVPVJP", Arg: "dV", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.HVPVJP(nil, nil, o(6), l, d, v, gF, sh) }},
+		{Name: "LogisticGaussNewtonVJP", Arg: "dLogits", Call: func() error { return Logistic[float64]{Alpha: al, Beta: be}.GaussNewtonVJP(o(6), nil, l, d, gN, sh) }},
 
 		// Outputs against each other, the same slice included.
-		{Name: "ValueVJP outputs", Arg: "dLogits", Call: func() error { return ValueVJP(gF[:6], gF, arena[100:106], d, gV, sh, 1) }},
-		{Name: "HVPVJP same output", Arg: "dLogits", Call: func() error { return HVPVJP(v, nil, v, l, d, arena[100:106], gF, sh, 1) }},
+		{Name: "ValueVJP outputs", Arg: "dLogits", Call: func() error { return Softmax[float64]{InvTau: 1}.ValueVJP(gF[:6], gF, arena[100:106], d, gV, sh) }},
+		{Name: "HVPVJP same output", Arg: "dLogits", Call: func() error { return Softmax[float64]{InvTau: 1}.HVPVJP(v, nil, v, l, d, arena[100:106], gF, sh) }},
 		// An output that is exactly an input.
-		{Name: "FirstVJP g", Arg: "dDecoded", Call: func() error { return FirstVJP(nil, gF, l, d, gF, sh, 1) }},
-		{Name: "Value decoded tail", Arg: "dst", Call: func() error { return Value(d[8:], l, d, sh, 1) }},
+		{Name: "FirstVJP g", Arg: "dDecoded", Call: func() error { return Softmax[float64]{InvTau: 1}.FirstVJP(nil, gF, l, d, gF, sh) }},
+		{Name: "Value decoded tail", Arg: "dst", Call: func() error { return Softmax[float64]{InvTau: 1}.Value(d[8:], l, d, sh) }},
 		// An output over the logistic gate's parameters.
 		{Name: "LogisticFirst alpha", Arg: "dst", Call: func() error {
-			return LogisticFirst(arena[100:112], arena[120:126], d, sh, arena[110:113], be)
+			return Logistic[float64]{Alpha: arena[110:113], Beta: be}.First(arena[100:112], arena[120:126], d, sh)
 		}},
 		{Name: "LogisticHVPVJP beta", Arg: "dV", Call: func() error {
-			return LogisticHVPVJP(nil, nil, arena[100:106], arena[120:126], d, v, gF, sh, al, arena[105:108])
+			return Logistic[float64]{Alpha: al, Beta: arena[105:108]}.HVPVJP(nil, nil, arena[100:106], arena[120:126], d, v, gF, sh)
 		}},
 	}
 	testkit.RequireOverlapsRefused(t, cases)
@@ -488,10 +492,10 @@ func TestOverlapNamesTheParameter(t *testing.T) {
 	arena := make([]float64, 200)
 	d, v, gF := make([]float64, 12), make([]float64, 6), make([]float64, 12)
 	al, be := []float64{1, 2, 3}, []float64{0, 0, 0}
-	err := LogisticFirst(arena[100:112], arena[120:126], d, sh, arena[110:113], be)
+	err := Logistic[float64]{Alpha: arena[110:113], Beta: be}.First(arena[100:112], arena[120:126], d, sh)
 	require.ErrorIs(t, err, gatejet.ErrParam)
 	require.ErrorContains(t, err, "dst overlaps alpha")
-	err = LogisticHVPVJP(nil, nil, arena[100:106], arena[120:126], d, v, gF, sh, al, arena[105:108])
+	err = Logistic[float64]{Alpha: al, Beta: arena[105:108]}.HVPVJP(nil, nil, arena[100:106], arena[120:126], d, v, gF, sh)
 	require.ErrorIs(t, err, gatejet.ErrParam)
 	require.ErrorContains(t, err, "dV overlaps beta")
 }

@@ -3,6 +3,7 @@ package softmaxjet
 import (
 	"math"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 )
 
@@ -73,7 +74,7 @@ func newRowLogistic(n, K int) *rowLogistic {
 	return r
 }
 
-func fillLogistic[T Float](r *rowLogistic, l []T, alpha, beta []float64) {
+func fillLogistic[T gatejet.Float](r *rowLogistic, l []T, alpha, beta []float64) {
 	for k, a := range alpha {
 		s0, s1, s2, s3 := logisticDerivs(a*float64(l[k]) + beta[k])
 		r.z[k], r.d1[k], r.d2[k], r.d3[k] = s0, a*s1, a*a*s2, a*a*a*s3
@@ -82,7 +83,7 @@ func fillLogistic[T Float](r *rowLogistic, l []T, alpha, beta []float64) {
 
 // logisticKernel is a logistic-gate kernel's work on row n, from the row state r that
 // fillLogistic filled (the rest of the scratch in r.rest).
-type logisticKernel[T Float] interface {
+type logisticKernel[T gatejet.Float] interface {
 	count(c carver, K, P int) carver // its workspace beyond r (noPieces: none)
 	row(j *job[T], r *rowLogistic, n int)
 }
@@ -90,7 +91,7 @@ type logisticKernel[T Float] interface {
 // logisticRows is the kernel that runs logistic-gate kernel R on rows [lo, hi): it carves the
 // row state once, then on each row computes the gate and its derivatives (fillLogistic) and
 // R's row.
-type logisticRows[T Float, R logisticKernel[T]] struct{}
+type logisticRows[T gatejet.Float, R logisticKernel[T]] struct{}
 
 func (logisticRows[T, R]) count(c carver, K, P int) carver {
 	var r rowLogistic
@@ -112,7 +113,7 @@ func (logisticRows[T, R]) rows(j *job[T], lo, hi int) {
 
 // scaledRows writes out[a][c] = f[a]·D[a][c] for a K×P row, the rows of out stride elements
 // apart.
-func scaledRows[T Float](out []T, stride int, d []T, f []float64, P int) {
+func scaledRows[T gatejet.Float](out []T, stride int, d []T, f []float64, P int) {
 	for a, fa := range f {
 		oa := out[a*stride : a*stride+P]
 		da := d[a*P : a*P+P]
@@ -124,7 +125,7 @@ func scaledRows[T Float](out []T, stride int, d []T, f []float64, P int) {
 }
 
 // dotRow returns Σ_c x[c]·D[c] for two length-P rows.
-func dotRow[T Float](x, d []T) float64 {
+func dotRow[T gatejet.Float](x, d []T) float64 {
 	d = d[:len(x)]
 	acc := 0.0
 	for c := range x {
@@ -133,12 +134,12 @@ func dotRow[T Float](x, d []T) float64 {
 	return acc
 }
 
-// LogisticValue writes ẑ[n][c] = Σ_k σ(α_k l_k + β_k)·D[n][k][c] into dst [N,P].
-func LogisticValue[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticValue", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueRows[T]]{}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
+// Value writes ẑ[n][c] = Σ_k σ(α_k l_k + β_k)·D[n][k][c] into dst [N,P].
+func (lg Logistic[T]) Value(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Logistic.Value", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticValueRows[T]]{}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
 }
 
-type logisticValueRows[T Float] struct{}
+type logisticValueRows[T gatejet.Float] struct{}
 
 func (logisticValueRows[T]) carve(c *carver, K, P int) (m []float64) {
 	return c.f64(P, 1)
@@ -169,25 +170,25 @@ func (k logisticValueRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	}
 }
 
-// LogisticFirst writes first[n][a][c] = α_a σ'_a D[n][a][c] into dst [N,K,P].
-func LogisticFirst[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticFirst", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstRows[T]]{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
+// First writes first[n][a][c] = α_a σ'_a D[n][a][c] into dst [N,K,P].
+func (lg Logistic[T]) First(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Logistic.First", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticFirstRows[T]]{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
 }
 
-type logisticFirstRows[T Float] struct{ noPieces }
+type logisticFirstRows[T gatejet.Float] struct{ noPieces }
 
 func (logisticFirstRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	KP := j.K * j.P
 	scaledRows(j.o0[n*KP:(n+1)*KP], j.P, j.d[n*KP:(n+1)*KP], r.d1, j.P)
 }
 
-// LogisticSecond writes second[n][a][b][c] = δ_ab α_a² σ”_a D[n][a][c] into dst [N,K,K,P]
+// Second writes second[n][a][b][c] = δ_ab α_a² σ”_a D[n][a][c] into dst [N,K,K,P]
 // (the off-diagonal blocks are written as zeros).
-func LogisticSecond[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticSecond", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondRows[T]]{}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
+func (lg Logistic[T]) Second(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Logistic.Second", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticSecondRows[T]]{}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
 }
 
-type logisticSecondRows[T Float] struct{ noPieces }
+type logisticSecondRows[T gatejet.Float] struct{ noPieces }
 
 func (logisticSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -197,12 +198,12 @@ func (logisticSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	scaledRows(out, (K+1)*P, j.d[n*K*P:(n+1)*K*P], r.d2, P)
 }
 
-// LogisticHVP writes hvp[n][a][c] = α_a² σ”_a v_a D[n][a][c] into dst [N,K,P]; v is [N,K].
-func LogisticHVP[T Float](dst, logits, decoded, v []T, sh Shape, alpha, beta []float64) error {
-	return hvp("softmaxjet.LogisticHVP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPRows[T]]{}, dst, logits, decoded, v)
+// HVP writes hvp[n][a][c] = α_a² σ”_a v_a D[n][a][c] into dst [N,K,P]; v is [N,K].
+func (lg Logistic[T]) HVP(dst, logits, decoded, v []T, sh Shape) error {
+	return hvp("softmaxjet.Logistic.HVP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticHVPRows[T]]{}, dst, logits, decoded, v)
 }
 
-type logisticHVPRows[T Float] struct{}
+type logisticHVPRows[T gatejet.Float] struct{}
 
 func (logisticHVPRows[T]) carve(c *carver, K, P int) (f []float64) {
 	return c.f64(K, 1)
@@ -223,12 +224,12 @@ func (k logisticHVPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	scaledRows(j.o0[n*K*P:(n+1)*K*P], P, j.d[n*K*P:(n+1)*K*P], f, P)
 }
 
-// LogisticGaussNewton writes H[n][a][b] = α_aα_b σ'_aσ'_b Σ_c D[a][c]D[b][c] into dst [N,K,K].
-func LogisticGaussNewton[T Float](dst, logits, decoded []T, sh Shape, alpha, beta []float64) error {
-	return forward("softmaxjet.LogisticGaussNewton", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonRows[T]]{}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
+// GaussNewton writes H[n][a][b] = α_aα_b σ'_aσ'_b Σ_c D[a][c]D[b][c] into dst [N,K,K].
+func (lg Logistic[T]) GaussNewton(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Logistic.GaussNewton", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticGaussNewtonRows[T]]{}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
 }
 
-type logisticGaussNewtonRows[T Float] struct{}
+type logisticGaussNewtonRows[T gatejet.Float] struct{}
 
 func (logisticGaussNewtonRows[T]) carve(c *carver, K, P int) (D []float64) {
 	return c.f64(K, P)
@@ -249,26 +250,26 @@ func (k logisticGaussNewtonRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	gramRow(j.o0[n*K*K:(n+1)*K*K], r.d1, D, K, P)
 }
 
-// LogisticValueVJP writes the gradients of ⟨g, LogisticValue⟩ for g [N,P]:
+// ValueVJP writes the gradients of ⟨g, Value⟩ for g [N,P]:
 // dl_a = α_a σ'_a Σ_c g_c D[a][c] and dD[k][c] = σ_k g_c (either output may be nil).
-func LogisticValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticValueVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticValueVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
+func (lg Logistic[T]) ValueVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Logistic.ValueVJP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticValueVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
 }
 
-type logisticValueVJPRows[T Float] struct{ noPieces }
+type logisticValueVJPRows[T gatejet.Float] struct{ noPieces }
 
 func (logisticValueVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
 	diagVJPRow(j.o0, j.o1, n, K, P, j.g[n*P:n*P+P], 0, j.d[n*K*P:(n+1)*K*P], r.z, r.d1, nil)
 }
 
-// LogisticFirstVJP writes the gradients of ⟨G, LogisticFirst⟩ for G [N,K,P]:
+// FirstVJP writes the gradients of ⟨G, First⟩ for G [N,K,P]:
 // dl_a = α_a² σ”_a Σ_c G[a][c] D[a][c] and dD[a][c] = α_a σ'_a G[a][c].
-func LogisticFirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticFirstVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticFirstVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
+func (lg Logistic[T]) FirstVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Logistic.FirstVJP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticFirstVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
 }
 
-type logisticFirstVJPRows[T Float] struct{ noPieces }
+type logisticFirstVJPRows[T gatejet.Float] struct{ noPieces }
 
 func (logisticFirstVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -281,7 +282,7 @@ func (logisticFirstVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 // one row serves every atom), dD[a][c] = fD_a·ga[c] and dl_a = fL_a·Σ_c ga[c]·D[a][c]; a
 // non-nil w multiplies both (the HVP direction). g and D are in the element type, or in
 // float64 where the kernel computed them.
-func diagVJPRow[T, E Float](dLogits, dDecoded []T, n, K, P int, g []E, gStride int, d []E, fD, fL []float64, w []float64) {
+func diagVJPRow[T, E gatejet.Float](dLogits, dDecoded []T, n, K, P int, g []E, gStride int, d []E, fD, fL []float64, w []float64) {
 	for a := 0; a < K; a++ {
 		ga := g[a*gStride : a*gStride+P]
 		da := d[a*P : a*P+P]
@@ -303,14 +304,14 @@ func diagVJPRow[T, E Float](dLogits, dDecoded []T, n, K, P int, g []E, gStride i
 	}
 }
 
-// LogisticSecondVJP writes the gradients of ⟨G, LogisticSecond⟩ for G [N,K,K,P]: only the
+// SecondVJP writes the gradients of ⟨G, Second⟩ for G [N,K,K,P]: only the
 // diagonal blocks G[a][a] matter: dl_a = α_a³ σ”'_a Σ_c G[a][a][c] D[a][c] and
 // dD[a][c] = α_a² σ”_a G[a][a][c].
-func LogisticSecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticSecondVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticSecondVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
+func (lg Logistic[T]) SecondVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Logistic.SecondVJP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticSecondVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
 }
 
-type logisticSecondVJPRows[T Float] struct{ noPieces }
+type logisticSecondVJPRows[T gatejet.Float] struct{ noPieces }
 
 func (logisticSecondVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
@@ -318,14 +319,14 @@ func (logisticSecondVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	diagVJPRow(j.o0, j.o1, n, K, P, j.g[n*K*K*P:(n+1)*K*K*P], (K+1)*P, j.d[n*K*P:(n+1)*K*P], r.d2, r.d3, nil)
 }
 
-// LogisticHVPVJP writes the gradients of ⟨G, LogisticHVP(v)⟩ for G [N,K,P] with respect to the
+// HVPVJP writes the gradients of ⟨G, HVP(v)⟩ for G [N,K,P] with respect to the
 // logits, the decoded values and v (each may be nil): dv_a = α_a² σ”_a Σ_c G[a][c] D[a][c],
 // dD[a][c] = α_a² σ”_a v_a G[a][c], dl_a = α_a³ σ”'_a v_a Σ_c G[a][c] D[a][c].
-func LogisticHVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape, alpha, beta []float64) error {
-	return hvpVJP("softmaxjet.LogisticHVPVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticHVPVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
+func (lg Logistic[T]) HVPVJP(dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape) error {
+	return hvpVJP("softmaxjet.Logistic.HVPVJP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticHVPVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
 }
 
-type logisticHVPVJPRows[T Float] struct{}
+type logisticHVPVJPRows[T gatejet.Float] struct{}
 
 func (logisticHVPVJPRows[T]) carve(c *carver, K, P int) (w []float64) {
 	return c.f64(K, 1)
@@ -349,13 +350,13 @@ func (k logisticHVPVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	diagVJPRow(j.o0, j.o1, n, K, P, gn, P, dn, r.d2, r.d3, w)
 }
 
-// LogisticGaussNewtonVJP writes the gradients of ⟨S, LogisticGaussNewton⟩ for S [N,K,K]; the
+// GaussNewtonVJP writes the gradients of ⟨S, GaussNewton⟩ for S [N,K,K]; the
 // upstream reaching first is (S + Sᵀ)·first, and the rest is LogisticFirstVJP.
-func LogisticGaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, alpha, beta []float64) error {
-	return vjp("softmaxjet.LogisticGaussNewtonVJP", sh, logisticParams(alpha, beta), logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
+func (lg Logistic[T]) GaussNewtonVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Logistic.GaussNewtonVJP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
 }
 
-type logisticGaussNewtonVJPRows[T Float] struct{}
+type logisticGaussNewtonVJPRows[T gatejet.Float] struct{}
 
 func (logisticGaussNewtonVJPRows[T]) carve(c *carver, K, P int) (D, G []float64) {
 	return c.f64(K, P), c.f64(K, P)
@@ -382,37 +383,6 @@ func (k logisticGaussNewtonVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 
 // Logistic is the per-atom logistic gate ζ_k = σ(Alpha_k·l_k + Beta_k) as a Gate: its methods
 // are the functions LogisticValue … LogisticGaussNewtonVJP with these parameters.
-type Logistic[T Float] struct{ Alpha, Beta []float64 }
+type Logistic[T gatejet.Float] struct{ Alpha, Beta []float64 }
 
 var _ Gate[float32] = Logistic[float32]{}
-
-func (g Logistic[T]) Value(dst, l, d []T, sh Shape) error {
-	return LogisticValue(dst, l, d, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) First(dst, l, d []T, sh Shape) error {
-	return LogisticFirst(dst, l, d, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) Second(dst, l, d []T, sh Shape) error {
-	return LogisticSecond(dst, l, d, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) HVP(dst, l, d, v []T, sh Shape) error {
-	return LogisticHVP(dst, l, d, v, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) GaussNewton(dst, l, d []T, sh Shape) error {
-	return LogisticGaussNewton(dst, l, d, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) ValueVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return LogisticValueVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) FirstVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return LogisticFirstVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) SecondVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return LogisticSecondVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) HVPVJP(dl, dd, dv, l, d, v, up []T, sh Shape) error {
-	return LogisticHVPVJP(dl, dd, dv, l, d, v, up, sh, g.Alpha, g.Beta)
-}
-func (g Logistic[T]) GaussNewtonVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return LogisticGaussNewtonVJP(dl, dd, l, d, up, sh, g.Alpha, g.Beta)
-}

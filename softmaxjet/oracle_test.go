@@ -104,28 +104,28 @@ func TestClosedFormEqualsTower(t *testing.T) {
 				}
 
 				cv, cf, cs := make([]float64, N*P), make([]float64, N*K*P), make([]float64, N*K*K*P)
-				require.NoError(t, Value(cv, logits, decoded, sh, s))
-				require.NoError(t, First(cf, logits, decoded, sh, s))
-				require.NoError(t, Second(cs, logits, decoded, sh, s))
+				require.NoError(t, Softmax[float64]{InvTau: s}.Value(cv, logits, decoded, sh))
+				require.NoError(t, Softmax[float64]{InvTau: s}.First(cf, logits, decoded, sh))
+				require.NoError(t, Softmax[float64]{InvTau: s}.Second(cs, logits, decoded, sh))
 				orcCompare(t, "Value", cv, tv, P, nat(0))
 				orcCompare(t, "First", cf, tf, K*P, nat(1))
 				orcCompare(t, "Second", cs, ts, K*K*P, nat(2))
 
 				// HVP: Σ_b second[a][b][c]·v_b.
 				hv := make([]float64, N*K*P)
-				require.NoError(t, HVP(hv, logits, decoded, v, sh, s))
+				require.NoError(t, Softmax[float64]{InvTau: s}.HVP(hv, logits, decoded, v, sh))
 				vmax := orcRowMaxAbs(v, K)
 				orcCompare(t, "HVP", hv, secondTimes(ts, v, sh), K*P, func(n int) float64 { return nat(2)(n) * vmax(n) })
 
 				// Gauss-Newton: Σ_c first[a][c]·first[b][c].
 				gn := make([]float64, N*K*K)
-				require.NoError(t, GaussNewton(gn, logits, decoded, sh, s))
+				require.NoError(t, Softmax[float64]{InvTau: s}.GaussNewton(gn, logits, decoded, sh))
 				orcCompare(t, "GaussNewton", gn, firstGram(tf, sh), K*K, func(n int) float64 { return float64(P) * math.Pow(nat(1)(n), 2) })
 
 				// Logit parts of the VJPs: dl_a = Σ_c first[a][c] g_c for the value channel and
 				// dl_b = Σ_{a,c} G[a][c] second[a][b][c] for the first channel.
 				dl, wantDL := make([]float64, N*K), make([]float64, N*K)
-				require.NoError(t, ValueVJP(dl, nil, logits, decoded, gv, sh, s))
+				require.NoError(t, Softmax[float64]{InvTau: s}.ValueVJP(dl, nil, logits, decoded, gv, sh))
 				for n := 0; n < N; n++ {
 					for a := 0; a < K; a++ {
 						for c := 0; c < P; c++ {
@@ -137,7 +137,7 @@ func TestClosedFormEqualsTower(t *testing.T) {
 				orcCompare(t, "ValueVJP.dl", dl, wantDL, K, func(n int) float64 { return float64(P) * nat(1)(n) * gvmax(n) })
 
 				clear(wantDL)
-				require.NoError(t, FirstVJP(dl, nil, logits, decoded, g, sh, s))
+				require.NoError(t, Softmax[float64]{InvTau: s}.FirstVJP(dl, nil, logits, decoded, g, sh))
 				for n := 0; n < N; n++ {
 					for a := 0; a < K; a++ {
 						for b := 0; b < K; b++ {
@@ -166,9 +166,9 @@ func TestClosedFormEqualsTower(t *testing.T) {
 				return func(n int) float64 { return math.Pow(amax, float64(j)) * dmax(n) }
 			}
 			cv, cf, cs := make([]float64, N*P), make([]float64, N*K*P), make([]float64, N*K*K*P)
-			require.NoError(t, LogisticValue(cv, logits, decoded, sh, alpha, beta))
-			require.NoError(t, LogisticFirst(cf, logits, decoded, sh, alpha, beta))
-			require.NoError(t, LogisticSecond(cs, logits, decoded, sh, alpha, beta))
+			require.NoError(t, Logistic[float64]{Alpha: alpha, Beta: beta}.Value(cv, logits, decoded, sh))
+			require.NoError(t, Logistic[float64]{Alpha: alpha, Beta: beta}.First(cf, logits, decoded, sh))
+			require.NoError(t, Logistic[float64]{Alpha: alpha, Beta: beta}.Second(cs, logits, decoded, sh))
 			orcCompare(t, "LogisticValue", cv, tv, P, nat(0))
 			orcCompare(t, "LogisticFirst", cf, tf, K*P, nat(1))
 			orcCompare(t, "LogisticSecond", cs, ts, K*K*P, nat(2))
@@ -192,7 +192,7 @@ func TestClosedFormEqualsTowerFloat32(t *testing.T) {
 	tv, tf, ts := make([]float32, sh.N*sh.P), make([]float32, sh.N*sh.K*sh.P), make([]float32, sh.N*sh.K*sh.K*sh.P)
 	require.NoError(t, tower.TowerChannels(tv, tf, ts, l, d, tower.Shape(sh), s))
 	cs := make([]float32, len(ts))
-	require.NoError(t, Second(cs, l, d, sh, s))
+	require.NoError(t, Softmax[float32]{InvTau: s}.Second(cs, l, d, sh))
 	w := sh.K * sh.K * sh.P
 	for n := 0; n < sh.N; n++ {
 		scale := s * s * testkit.MaxAbs(d[n*sh.K*sh.P:(n+1)*sh.K*sh.P])

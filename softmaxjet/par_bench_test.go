@@ -30,17 +30,17 @@ func BenchmarkBreakEven(b *testing.B) {
 		{"First", 16, 16, func(sh Shape) int { return sh.N * sh.K * sh.P }, func(sh Shape) func() error {
 			l, d, _ := benchInputs[float64](sh)
 			out := make([]float64, sh.FirstLen())
-			return func() error { return First(out, l, d, sh, 1) }
+			return func() error { return Softmax[float64]{InvTau: 1}.First(out, l, d, sh) }
 		}},
 		{"HVP", 16, 16, func(sh Shape) int { return sh.N * sh.K * sh.P }, func(sh Shape) func() error {
 			l, d, v := benchInputs[float64](sh)
 			out := make([]float64, sh.FirstLen())
-			return func() error { return HVP(out, l, d, v, sh, 1) }
+			return func() error { return Softmax[float64]{InvTau: 1}.HVP(out, l, d, v, sh) }
 		}},
 		{"Second", 4, 16, func(sh Shape) int { return sh.N * sh.K * sh.K * sh.P }, func(sh Shape) func() error {
 			l, d, _ := benchInputs[float64](sh)
 			out := make([]float64, sh.SecondLen())
-			return func() error { return Second(out, l, d, sh, 1) }
+			return func() error { return Softmax[float64]{InvTau: 1}.Second(out, l, d, sh) }
 		}},
 	}
 	for _, kc := range kernels {

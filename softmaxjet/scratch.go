@@ -101,7 +101,7 @@ func (c *carver) align64() {
 
 // carveT carves a·b elements of T (float32 or float64, or a type defined on them) in whole
 // float64s.
-func carveT[T Float](c *carver, a, b int) []T {
+func carveT[T gatejet.Float](c *carver, a, b int) []T {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	if c.counting {
@@ -120,7 +120,7 @@ func (c *carver) len() (int, bool) { return c.n, !c.overflow }
 
 // scratchLen is kernel k's workspace over rows of K atoms and P columns, in float64s (its
 // count); ok is false if it overflows int.
-func scratchLen[T Float](k kernel[T], K, P int) (n int, ok bool) {
+func scratchLen[T gatejet.Float](k kernel[T], K, P int) (n int, ok bool) {
 	c := k.count(counter(), K, P)
 	return c.len()
 }
@@ -176,7 +176,7 @@ func (t *sizeSum) ok() bool { return !t.overflow }
 
 // asT views the front of a float64 buffer as n elements of T (float32 or float64, or a type
 // defined on them); b must hold at least n·sizeof(T) bytes.
-func asT[T Float](b []float64, n int) []T {
+func asT[T gatejet.Float](b []float64, n int) []T {
 	if n == 0 {
 		return nil
 	}
@@ -188,7 +188,7 @@ func asT[T Float](b []float64, n int) []T {
 }
 
 // args are one kernel call's slices.
-type args[T Float] struct {
+type args[T gatejet.Float] struct {
 	o0, o1, o2 []T // outputs: dst, or dLogits, dDecoded, dV (nil: skipped)
 	l, d, v, g []T // logits, decoded, direction, upstream gradient
 }
@@ -219,7 +219,7 @@ type gateParams struct {
 // the job is made: a closure built per call would escape to the heap and cost an allocation
 // per call. Jobs of float32 and float64 are pooled; those of types defined on them are made
 // afresh (one allocation per call).
-type job[T Float] struct {
+type job[T gatejet.Float] struct {
 	k kernel[T] // the kernel whose rows the job runs
 	args[T]
 	gateParams
@@ -237,7 +237,7 @@ type job[T Float] struct {
 // Each kernel is a type of no size, so that making a job of it allocates nothing (a func value
 // of a generic function would be a closure); count takes and returns the carver by value, as
 // a pointer passed through a generic dictionary would escape to the heap.
-type kernel[T Float] interface {
+type kernel[T gatejet.Float] interface {
 	count(c carver, K, P int) carver
 	rows(j *job[T], lo, hi int)
 }
@@ -248,7 +248,7 @@ func (j *job[T]) do(lo, hi int) { j.k.rows(j, lo, hi) }
 var jobPool32, jobPool64 sync.Pool
 
 // jobPool returns the pool of float32 or float64 jobs, nil for other element types.
-func jobPool[T Float]() *sync.Pool {
+func jobPool[T gatejet.Float]() *sync.Pool {
 	switch any((*T)(nil)).(type) {
 	case *float32:
 		return &jobPool32
@@ -261,7 +261,7 @@ func jobPool[T Float]() *sync.Pool {
 // newJob returns a job running kernel k over rows of K atoms and P columns, or, before
 // anything is allocated, an ErrSize error if a goroutine's scratch (scratchLen) would exceed
 // gatejet.MaxBytes. An empty batch runs no row and needs none.
-func newJob[T Float](op string, k kernel[T], sh Shape) (*job[T], error) {
+func newJob[T gatejet.Float](op string, k kernel[T], sh Shape) (*job[T], error) {
 	var j *job[T]
 	if p := jobPool[T](); p != nil {
 		j, _ = p.Get().(*job[T])
@@ -309,7 +309,7 @@ func (j *job[T]) release() {
 // runKernel is the body of every kernel function: it checks the call (validate: the shape,
 // the lengths of args, the gate, overlaps), then runs kernel k over the batch's rows, at
 // rowWork a row, on the slices a and the gate g.
-func runKernel[T Float](op string, sh Shape, g *gate, k kernel[T], rowWork int, a args[T], args ...check.Arg) error {
+func runKernel[T gatejet.Float](op string, sh Shape, g *gate, k kernel[T], rowWork int, a args[T], args ...check.Arg) error {
 	if err := validate(op, sh, g, args...); err != nil {
 		return err
 	}
@@ -325,14 +325,14 @@ func runKernel[T Float](op string, sh Shape, g *gate, k kernel[T], rowWork int, 
 
 // forward runs a kernel that writes one channel, dst of dstLen elements, from logits and
 // decoded values.
-func forward[T Float](op string, sh Shape, g *gate, k kernel[T], rowWork int, dst []T, dstLen int, logits, decoded []T) error {
+func forward[T gatejet.Float](op string, sh Shape, g *gate, k kernel[T], rowWork int, dst []T, dstLen int, logits, decoded []T) error {
 	return runKernel(op, sh, g, k, rowWork, args[T]{o0: dst, l: logits, d: decoded},
 		check.Out("dst", dst, dstLen), check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()))
 }
 
 // vjp runs a vector-Jacobian product of a channel, for an upstream gradient g of gLen
 // elements: the gradients dLogits and dDecoded (either may be nil) of ⟨g, channel⟩.
-func vjp[T Float](op string, sh Shape, gt *gate, k kernel[T], rowWork int, dLogits, dDecoded, logits, decoded, g []T, gLen int) error {
+func vjp[T gatejet.Float](op string, sh Shape, gt *gate, k kernel[T], rowWork int, dLogits, dDecoded, logits, decoded, g []T, gLen int) error {
 	return runKernel(op, sh, gt, k, rowWork, args[T]{o0: dLogits, o1: dDecoded, l: logits, d: decoded, g: g},
 		check.OptOut("dLogits", dLogits, sh.LogitsLen()), check.OptOut("dDecoded", dDecoded, sh.DecodedLen()),
 		check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("g", g, gLen))
@@ -340,14 +340,14 @@ func vjp[T Float](op string, sh Shape, gt *gate, k kernel[T], rowWork int, dLogi
 
 // hvp runs a Hessian-vector product kernel: dst [N,K,P] from logits, decoded values and a
 // direction v [N,K].
-func hvp[T Float](op string, sh Shape, g *gate, k kernel[T], dst, logits, decoded, v []T) error {
+func hvp[T gatejet.Float](op string, sh Shape, g *gate, k kernel[T], dst, logits, decoded, v []T) error {
 	return runKernel(op, sh, g, k, sh.K*sh.P, args[T]{o0: dst, l: logits, d: decoded, v: v},
 		check.Out("dst", dst, sh.FirstLen()), check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("v", v, sh.LogitsLen()))
 }
 
 // hvpVJP runs the vector-Jacobian product of a Hessian-vector product, for an upstream
 // gradient g [N,K,P]: the gradients dLogits, dDecoded and dV (each may be nil).
-func hvpVJP[T Float](op string, sh Shape, gt *gate, k kernel[T], rowWork int, dLogits, dDecoded, dV, logits, decoded, v, g []T) error {
+func hvpVJP[T gatejet.Float](op string, sh Shape, gt *gate, k kernel[T], rowWork int, dLogits, dDecoded, dV, logits, decoded, v, g []T) error {
 	return runKernel(op, sh, gt, k, rowWork, args[T]{o0: dLogits, o1: dDecoded, o2: dV, l: logits, d: decoded, v: v, g: g},
 		check.OptOut("dLogits", dLogits, sh.LogitsLen()), check.OptOut("dDecoded", dDecoded, sh.DecodedLen()), check.OptOut("dV", dV, sh.LogitsLen()),
 		check.In("logits", logits, sh.LogitsLen()), check.In("decoded", decoded, sh.DecodedLen()), check.In("v", v, sh.LogitsLen()), check.In("g", g, sh.FirstLen()))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,7 @@ import (
 // coefficient matrix and the memory around the output poisoned.
 
 // sameBits reports whether x and y have the same bits (NaN payloads included).
-func sameBits[T Float](x, y T) bool {
+func sameBits[T gatejet.Float](x, y T) bool {
 	var zero T
 	if unsafe.Sizeof(zero) == 4 {
 		return math.Float32bits(float32(x)) == math.Float32bits(float32(y))
@@ -25,7 +26,7 @@ func sameBits[T Float](x, y T) bool {
 	return math.Float64bits(float64(x)) == math.Float64bits(float64(y))
 }
 
-func sameBitsOrNaN[T Float](x, y T) bool {
+func sameBitsOrNaN[T gatejet.Float](x, y T) bool {
 	return sameBits(x, y) || x != x && y != y
 }
 
@@ -100,7 +101,7 @@ func TestSecondCoefsVecEqualsGo(t *testing.T) {
 	t.Run("f32", func(t *testing.T) { coefsVecEqualGo[float32](t) })
 }
 
-func coefsVecEqualGo[T Float](t *testing.T) {
+func coefsVecEqualGo[T gatejet.Float](t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	sentinel := T(math.Float32frombits(0x7fc0dead))
 	verdicts := map[bool]int{}
@@ -164,7 +165,7 @@ func TestRowVecEqualsRowT(t *testing.T) {
 	t.Run("f32", func(t *testing.T) { rowVecEqualRowT[float32](t) })
 }
 
-func rowVecEqualRowT[T Float](t *testing.T) {
+func rowVecEqualRowT[T gatejet.Float](t *testing.T) {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	rng := rand.New(rand.NewPCG(43, uint64(size)))
@@ -355,8 +356,8 @@ func TestSecondVectorEqualsGoSweep(t *testing.T) {
 				l32, d32 := to32(l), to32(d)
 				run := func() ([]float64, []float32) {
 					o64, o32 := make([]float64, sh.SecondLen()), make([]float32, sh.SecondLen())
-					require.NoError(t, Second(o64, l, d, sh, c.s))
-					require.NoError(t, Second(o32, l32, d32, sh, c.s))
+					require.NoError(t, Softmax[float64]{InvTau: c.s}.Second(o64, l, d, sh))
+					require.NoError(t, Softmax[float32]{InvTau: c.s}.Second(o32, l32, d32, sh))
 					return o64, o32
 				}
 				useAVX = false

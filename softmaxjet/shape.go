@@ -2,11 +2,6 @@ package softmaxjet
 
 import "github.com/gatejet/gatejet/internal/check"
 
-// Float is the element type of every kernel: float32 or float64. Whatever the element type,
-// the per-row scalars (gate, reductions) are computed in float64; see the package doc for
-// the one place float32 arithmetic is used.
-type Float interface{ ~float32 | ~float64 }
-
 // Shape is a batch of N rows, each gating K atoms whose decoded values have P output columns.
 // N = 0 is a valid (empty) batch; K and P must be at least 1.
 //

@@ -2,28 +2,30 @@
 
 package softmaxjet
 
+import "github.com/gatejet/gatejet"
+
 // hasAVX is false off amd64 (or with the purego tag): the row loop is rowT.
 const hasAVX = false
 
 var useAVX = false
 
-func secondCoefsVec[T Float](c []T, nsz, diag, z []float64, s2 float64, K int) bool {
+func secondCoefsVec[T gatejet.Float](c []T, nsz, diag, z []float64, s2 float64, K int) bool {
 	return secondCoefs(nsz[:K], diag[:K], z[:K], s2)
 }
 
-func rowVec[T Float](o, c []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
+func rowVec[T gatejet.Float](o, c []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
 	rowT(o, nsz, z, diag, e, K, P)
 	return false
 }
 
-func gateVec[T Float](z []float64, l []T, s float64, K int) { gateGo(z, l, s, K) }
+func gateVec[T gatejet.Float](z []float64, l []T, s float64, K int) { gateGo(z, l, s, K) }
 
-func meanVec[T Float](m, z []float64, d []T, K, P int) { meanGo(m, z, d, K, P) }
+func meanVec[T gatejet.Float](m, z []float64, d []T, K, P int) { meanGo(m, z, d, K, P) }
 
-func centreVec[E, T Float](e []E, d []T, m []float64, K, P int, check bool) bool {
+func centreVec[E, T gatejet.Float](e []E, d []T, m []float64, K, P int, check bool) bool {
 	return centre(e, d, m, K, P, check)
 }
 
-func hvpOutVec[T Float](o []T, e, w, f, u []float64, K, P int) { hvpOutGo(o, e, w, f, u, K, P) }
+func hvpOutVec[T gatejet.Float](o []T, e, w, f, u []float64, K, P int) { hvpOutGo(o, e, w, f, u, K, P) }
 
 func sfence() {}

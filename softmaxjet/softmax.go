@@ -4,6 +4,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 )
 
@@ -26,7 +27,7 @@ func checkSoftmax(op string, _ int, invTau float64, _, _ []float64) error {
 //
 // A NaN logit, a +Inf logit or a row of all −Inf logits makes the whole row NaN, as a softmax
 // does; −Inf logits alongside finite ones give ζ = 0 for those atoms.
-func softmaxRow[T Float](z, m, e []float64, l, d []T, s float64, K, P int) {
+func softmaxRow[T gatejet.Float](z, m, e []float64, l, d []T, s float64, K, P int) {
 	softmaxGate(z, m, l, d, s, K, P)
 	centreVec(e, d, m, K, P, false)
 }
@@ -35,7 +36,7 @@ func softmaxRow[T Float](z, m, e []float64, l, d []T, s float64, K, P int) {
 // can be) and the value channel m. A NaN logit never becomes the maximum, but its exponential
 // expNeg(s·(NaN − max)) is NaN and so is the sum, which makes the whole gate NaN; a +Inf
 // logit or a row of all −Inf logits does the same through ∞ − ∞.
-func softmaxGate[T Float](z, m []float64, l, d []T, s float64, K, P int) {
+func softmaxGate[T gatejet.Float](z, m []float64, l, d []T, s float64, K, P int) {
 	gateVec(z, l, s, K)
 	meanVec(m, z, d, K, P)
 }
@@ -44,7 +45,7 @@ func softmaxGate[T Float](z, m []float64, l, d []T, s float64, K, P int) {
 // explicitly (float64(x*y)) in this and the other Go twins of the AVX loops: that stops the
 // compiler fusing them with the addition into an FMA, which it does with GOAMD64=v3 and
 // the assembly does not.
-func meanGo[T Float](m, z []float64, d []T, K, P int) {
+func meanGo[T gatejet.Float](m, z []float64, d []T, K, P int) {
 	m = m[:P]
 	for c := range m {
 		m[c] = 0
@@ -111,14 +112,14 @@ func newRowSoftmax(n, K, P int) *rowSoftmax {
 
 // softmaxKernel is a softmax-gate kernel's work on row n, from the row state r that
 // softmaxRow filled (the rest of the scratch in r.rest).
-type softmaxKernel[T Float] interface {
+type softmaxKernel[T gatejet.Float] interface {
 	count(c carver, K, P int) carver // its workspace beyond r (noPieces: none)
 	row(j *job[T], r *rowSoftmax, n int)
 }
 
 // softmaxRows is the kernel that runs softmax-gate kernel R on rows [lo, hi): it carves the
 // row state once, then on each row computes the gate (softmaxRow) and R's row.
-type softmaxRows[T Float, R softmaxKernel[T]] struct{}
+type softmaxRows[T gatejet.Float, R softmaxKernel[T]] struct{}
 
 func (softmaxRows[T, R]) count(c carver, K, P int) carver {
 	var r rowSoftmax
@@ -139,13 +140,13 @@ func (softmaxRows[T, R]) rows(j *job[T], lo, hi int) {
 
 // Value writes the value channel ẑ[n][c] = Σ_k softmax(s·l[n])_k · decoded[n][k][c] into dst
 // [N,P]. s = invTau is the inverse temperature.
-func Value[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.Value", sh, softmaxParam(invTau), valueRows[T]{}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
+func (sm Softmax[T]) Value(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Softmax.Value", sh, softmaxParam(sm.InvTau), valueRows[T]{}, sh.K*sh.P, dst, sh.ValueLen(), logits, decoded)
 }
 
 // valueRows runs its own row loop, not softmaxRows: the value channel is the gate's m, and
 // needs no centred values e.
-type valueRows[T Float] struct{}
+type valueRows[T gatejet.Float] struct{}
 
 func (valueRows[T]) count(c carver, K, P int) carver {
 	var r rowSoftmax
@@ -167,11 +168,11 @@ func (valueRows[T]) rows(j *job[T], lo, hi int) {
 
 // First writes the first channel first[n][a][c] = ∂ẑ_c/∂l_a = s·ζ_a·(D[a][c] − ẑ_c) into dst
 // [N,K,P]. Cost O(K·P) per row.
-func First[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.First", sh, softmaxParam(invTau), softmaxRows[T, firstRows[T]]{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
+func (sm Softmax[T]) First(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Softmax.First", sh, softmaxParam(sm.InvTau), softmaxRows[T, firstRows[T]]{}, sh.K*sh.P, dst, sh.FirstLen(), logits, decoded)
 }
 
-type firstRows[T Float] struct{ noPieces }
+type firstRows[T gatejet.Float] struct{ noPieces }
 
 func (firstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P, s, z, e := j.K, j.P, j.s, r.z, r.e
@@ -200,8 +201,8 @@ func (firstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 // computed together, rounded to the element type, before its blocks are written, and the
 // inner loop runs four float64 or eight float32 lanes at a time (the same operations, so the
 // same bits); outputs much larger than the caches are written with non-temporal stores.
-func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.Second", sh, softmaxParam(invTau), secondRows[T]{}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
+func (sm Softmax[T]) Second(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Softmax.Second", sh, softmaxParam(sm.InvTau), secondRows[T]{}, sh.K*sh.K*sh.P, dst, sh.SecondLen(), logits, decoded)
 }
 
 // secondRows writes rows [lo, hi) of the second channel. Each row is the gate and value
@@ -212,7 +213,7 @@ func Second[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
 // the coefficients once a pair into a matrix c, not once a block in the block loop, which
 // then spends a broadcast and four instructions of bookkeeping a block beside the arithmetic
 // and the stores (slab_amd64.s).
-type secondRows[T Float] struct{}
+type secondRows[T gatejet.Float] struct{}
 
 func (secondRows[T]) count(c carver, K, P int) carver {
 	var r secondRow[T]
@@ -248,7 +249,7 @@ func (secondRows[T]) rows(j *job[T], lo, hi int) {
 // secondRow is the row state of secondRows: the row's softmax (gate, value channel, e in
 // float64), the coefficients nsz and diag, the coefficient matrix c and e in the element
 // type, carved from one pooled scratch.
-type secondRow[T Float] struct {
+type secondRow[T gatejet.Float] struct {
 	rowSoftmax
 	nsz, diag []float64
 	c, et     []T
@@ -268,7 +269,7 @@ func (r *secondRow[T]) carve(c *carver, K, P int) {
 	r.et = carveT[T](c, K, P)
 }
 
-func newSecondRow[T Float](n, K, P int, s float64) secondRow[T] {
+func newSecondRow[T gatejet.Float](n, K, P int, s float64) secondRow[T] {
 	var zero T
 	r := secondRow[T]{rowSoftmax: *newRowSoftmax(n, K, P), s: s, s2: s * s, K: K, P: P, size: int(unsafe.Sizeof(zero))}
 	c := r.rest
@@ -295,7 +296,7 @@ var ntMin = 32 << 20
 // check, it reports whether every |e| ≤ 2¹⁰⁰ or is not finite: then float32 arithmetic on e
 // gives the float64 result but for rounding (NaN and ±Inf propagate alike either way), where
 // a huge finite e could overflow float32 sums that float64 would not.
-func centre[E, T Float](e []E, d []T, m []float64, K, P int, check bool) bool {
+func centre[E, T gatejet.Float](e []E, d []T, m []float64, K, P int, check bool) bool {
 	ok := true
 	for a := 0; a < K; a++ {
 		ea := e[a*P : a*P+P]
@@ -378,7 +379,7 @@ func pairCoef(nsz, z, diag []float64, a, b int) float64 {
 // loop unrolled by four, so that the loops keep their registers.
 //
 //go:noinline
-func rowT[T Float](o []T, nsz, z, diag []float64, e []T, K, P int) {
+func rowT[T gatejet.Float](o []T, nsz, z, diag []float64, e []T, K, P int) {
 	for a := 0; a < K; a++ {
 		ea := e[a*P : a*P+P]
 		for b := 0; b < K; b++ {
@@ -405,7 +406,7 @@ func rowT[T Float](o []T, nsz, z, diag []float64, e []T, K, P int) {
 // are not well inside float32's range.
 //
 //go:noinline
-func rowGo[T Float](o []T, nsz, z, diag, e []float64, K, P int) {
+func rowGo[T gatejet.Float](o []T, nsz, z, diag, e []float64, K, P int) {
 	for a := 0; a < K; a++ {
 		ea := e[a*P : a*P+P]
 		for b := 0; b < K; b++ {
@@ -426,11 +427,11 @@ func rowGo[T Float](o []T, nsz, z, diag, e []float64, K, P int) {
 //	hvp[a][c] = s²·ζ_a·( e[a][c]·u_a − w_c ),  u_a = v_a − Σ_b ζ_b v_b,  w_c = Σ_b ζ_b u_b e[b][c].
 //
 // Cost O(K·P) per row. v is [N,K].
-func HVP[T Float](dst, logits, decoded, v []T, sh Shape, invTau float64) error {
-	return hvp("softmaxjet.HVP", sh, softmaxParam(invTau), softmaxRows[T, hvpRows[T]]{}, dst, logits, decoded, v)
+func (sm Softmax[T]) HVP(dst, logits, decoded, v []T, sh Shape) error {
+	return hvp("softmaxjet.Softmax.HVP", sh, softmaxParam(sm.InvTau), softmaxRows[T, hvpRows[T]]{}, dst, logits, decoded, v)
 }
 
-type hvpRows[T Float] struct{}
+type hvpRows[T gatejet.Float] struct{}
 
 func (hvpRows[T]) carve(c *carver, K, P int) (u, w, f, zu []float64) {
 	return c.f64(K, 1), c.f64(P, 1), c.f64(K, 1), c.f64(K, 1)
@@ -454,7 +455,7 @@ func (k hvpRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 }
 
 // hvpOutGo writes o[a][c] = T(f_a·(e[a][c]·u_a − w_c)).
-func hvpOutGo[T Float](o []T, e, w, f, u []float64, K, P int) {
+func hvpOutGo[T gatejet.Float](o []T, e, w, f, u []float64, K, P int) {
 	for a := 0; a < K; a++ {
 		fa, ua := f[a], u[a]
 		oa := o[a*P : a*P+P]
@@ -469,7 +470,7 @@ func hvpOutGo[T Float](o []T, e, w, f, u []float64, K, P int) {
 
 // centredDirection fills u_a = v_a − Σ_b ζ_b v_b and w_c = Σ_b ζ_b u_b e[b][c] (zu holds
 // ζ_b·u_b).
-func centredDirection[T Float](u, w, zu, z, e []float64, v []T, K, P int) {
+func centredDirection[T gatejet.Float](u, w, zu, z, e []float64, v []T, K, P int) {
 	vbar := 0.0
 	for b := 0; b < K; b++ {
 		vbar += z[b] * float64(v[b])
@@ -485,11 +486,11 @@ func centredDirection[T Float](u, w, zu, z, e []float64, v []T, K, P int) {
 // s²·ζ_a·ζ_b·Σ_c e[a][c]·e[b][c] into dst [N,K,K] without building first. Each slab is
 // symmetric positive semi-definite; it is computed on a ≤ b and mirrored, so it is exactly
 // symmetric. Cost O(K²·P) per row.
-func GaussNewton[T Float](dst, logits, decoded []T, sh Shape, invTau float64) error {
-	return forward("softmaxjet.GaussNewton", sh, softmaxParam(invTau), softmaxRows[T, gaussNewtonRows[T]]{}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
+func (sm Softmax[T]) GaussNewton(dst, logits, decoded []T, sh Shape) error {
+	return forward("softmaxjet.Softmax.GaussNewton", sh, softmaxParam(sm.InvTau), softmaxRows[T, gaussNewtonRows[T]]{}, sh.K*sh.K*sh.P, dst, sh.GNLen(), logits, decoded)
 }
 
-type gaussNewtonRows[T Float] struct{ noPieces }
+type gaussNewtonRows[T gatejet.Float] struct{ noPieces }
 
 func (gaussNewtonRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, s, z := j.K, j.s, r.z
@@ -500,7 +501,7 @@ func (gaussNewtonRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 }
 
 // gramRow writes H[a][b] = f_a f_b Σ_c e[a][c] e[b][c] for a ≤ b and mirrors it.
-func gramRow[T Float](out []T, f, e []float64, K, P int) {
+func gramRow[T gatejet.Float](out []T, f, e []float64, K, P int) {
 	for a := 0; a < K; a++ {
 		ea := e[a*P : a*P+P]
 		for b := a; b < K; b++ {
@@ -519,29 +520,6 @@ func gramRow[T Float](out []T, f, e []float64, K, P int) {
 
 // Softmax is the softmax gate ζ = softmax(InvTau·l) as a Gate: its methods are the functions
 // Value … GaussNewtonVJP at inverse temperature InvTau.
-type Softmax[T Float] struct{ InvTau float64 }
+type Softmax[T gatejet.Float] struct{ InvTau float64 }
 
 var _ Gate[float64] = Softmax[float64]{}
-
-func (g Softmax[T]) Value(dst, l, d []T, sh Shape) error  { return Value(dst, l, d, sh, g.InvTau) }
-func (g Softmax[T]) First(dst, l, d []T, sh Shape) error  { return First(dst, l, d, sh, g.InvTau) }
-func (g Softmax[T]) Second(dst, l, d []T, sh Shape) error { return Second(dst, l, d, sh, g.InvTau) }
-func (g Softmax[T]) HVP(dst, l, d, v []T, sh Shape) error { return HVP(dst, l, d, v, sh, g.InvTau) }
-func (g Softmax[T]) GaussNewton(dst, l, d []T, sh Shape) error {
-	return GaussNewton(dst, l, d, sh, g.InvTau)
-}
-func (g Softmax[T]) ValueVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return ValueVJP(dl, dd, l, d, up, sh, g.InvTau)
-}
-func (g Softmax[T]) FirstVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return FirstVJP(dl, dd, l, d, up, sh, g.InvTau)
-}
-func (g Softmax[T]) SecondVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return SecondVJP(dl, dd, l, d, up, sh, g.InvTau)
-}
-func (g Softmax[T]) HVPVJP(dl, dd, dv, l, d, v, up []T, sh Shape) error {
-	return HVPVJP(dl, dd, dv, l, d, v, up, sh, g.InvTau)
-}
-func (g Softmax[T]) GaussNewtonVJP(dl, dd, l, d, up []T, sh Shape) error {
-	return GaussNewtonVJP(dl, dd, l, d, up, sh, g.InvTau)
-}

@@ -23,8 +23,8 @@ func TestSecondVectorEqualsGo(t *testing.T) {
 			l32, d32 := to32(c.l), to32(c.d)
 			run := func() ([]float64, []float32) {
 				o64, o32 := make([]float64, sh.SecondLen()), make([]float32, sh.SecondLen())
-				require.NoError(t, Second(o64, c.l, c.d, sh, c.s))
-				require.NoError(t, Second(o32, l32, d32, sh, c.s))
+				require.NoError(t, Softmax[float64]{InvTau: c.s}.Second(o64, c.l, c.d, sh))
+				require.NoError(t, Softmax[float32]{InvTau: c.s}.Second(o32, l32, d32, sh))
 				return o64, o32
 			}
 			old := par.SetMinWork(mw)
@@ -60,9 +60,9 @@ func TestSecondFloat32Ranges(t *testing.T) {
 		l32, d32 := to32(l), to32(d)
 		l, d = to64(l32), to64(d32)
 		want := make([]float64, sh.SecondLen())
-		require.NoError(t, Second(want, l, d, sh, tc.s))
+		require.NoError(t, Softmax[float64]{InvTau: tc.s}.Second(want, l, d, sh))
 		got := make([]float32, sh.SecondLen())
-		require.NoError(t, Second(got, l32, d32, sh, tc.s))
+		require.NoError(t, Softmax[float32]{InvTau: tc.s}.Second(got, l32, d32, sh))
 		for i, w := range want {
 			g := float64(got[i])
 			w32 := float64(float32(w))

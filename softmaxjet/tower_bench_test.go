@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/tower"
 )
 
@@ -17,12 +18,12 @@ import (
 
 // towerBenchSecond benchmarks the second channel, by the tower or, closed, by the closed form,
 // as the sub-benchmark name.
-func towerBenchSecond[T Float](b *testing.B, name string, sh Shape, closed bool) {
+func towerBenchSecond[T gatejet.Float](b *testing.B, name string, sh Shape, closed bool) {
 	b.Helper()
 	l, d, _ := benchInputs[T](sh)
 	benchOutput(b, name, sh.SecondLen(), func(out []T) error {
 		if closed {
-			return Second(out, l, d, sh, 1)
+			return Softmax[T]{InvTau: 1}.Second(out, l, d, sh)
 		}
 		return tower.TowerChannels(nil, nil, out, l, d, tower.Shape(sh), 1)
 	})

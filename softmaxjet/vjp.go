@@ -1,5 +1,7 @@
 package softmaxjet
 
+import "github.com/gatejet/gatejet"
+
 // The vector-Jacobian products below give, for an upstream gradient g on a channel, the
 // gradients of the scalar ⟨g, channel⟩ with respect to the logits and the decoded values.
 // Outputs are overwritten, never accumulated; a nil output is skipped.
@@ -14,7 +16,7 @@ package softmaxjet
 // by the centred e wherever it is contracted with something that does not depend on k.
 
 // pullBack turns Z (in place) into the logit gradient dl = f·ζ⊙(Z − ⟨ζ,Z⟩) and stores it.
-func pullBack[T Float](dl []T, z, Z []float64, f float64) {
+func pullBack[T gatejet.Float](dl []T, z, Z []float64, f float64) {
 	zbar := 0.0
 	for k := range Z {
 		zbar += z[k] * Z[k]
@@ -28,11 +30,11 @@ func pullBack[T Float](dl []T, z, Z []float64, f float64) {
 // [N,K,P] (either may be nil):
 //
 //	dl_a = s·ζ_a·Σ_c g_c e[a][c],   dD[k][c] = ζ_k g_c.
-func ValueVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	return vjp("softmaxjet.ValueVJP", sh, softmaxParam(invTau), softmaxRows[T, valueVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
+func (sm Softmax[T]) ValueVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Softmax.ValueVJP", sh, softmaxParam(sm.InvTau), softmaxRows[T, valueVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.ValueLen())
 }
 
-type valueVJPRows[T Float] struct{}
+type valueVJPRows[T gatejet.Float] struct{}
 
 func (valueVJPRows[T]) carve(c *carver, K, P int) (Z []float64) {
 	return c.f64(K, 1)
@@ -78,11 +80,11 @@ func (k valueVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 //	dD[k][c] = s·ζ_k·(G[k][c] − γ_c),   dl = s²·ζ⊙(Z − ⟨ζ,Z⟩),  Z_k = Σ_c e[k][c]·(G[k][c] − γ_c).
 //
 // This is the second channel contracted with G, at O(K·P) per row, never materialised.
-func FirstVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	return vjp("softmaxjet.FirstVJP", sh, softmaxParam(invTau), softmaxRows[T, firstVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
+func (sm Softmax[T]) FirstVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Softmax.FirstVJP", sh, softmaxParam(sm.InvTau), softmaxRows[T, firstVJPRows[T]]{}, sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.FirstLen())
 }
 
-type firstVJPRows[T Float] struct{}
+type firstVJPRows[T gatejet.Float] struct{}
 
 func (firstVJPRows[T]) carve(c *carver, K, P int) (Z, gamma, G []float64) {
 	return c.f64(K, 1), c.f64(P, 1), c.f64(K, P)
@@ -105,7 +107,7 @@ func (k firstVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 
 // firstVJPRow is FirstVJP on one row whose upstream gradient G is already float64; it is
 // shared with GaussNewtonVJP, whose upstream reaches first through (S+Sᵀ)·first.
-func firstVJPRow[T Float](dLogits, dDecoded []T, n int, z, e, G, Z, gamma []float64, s float64, K, P int) {
+func firstVJPRow[T gatejet.Float](dLogits, dDecoded []T, n int, z, e, G, Z, gamma []float64, s float64, K, P int) {
 	gamma = gamma[:P]
 	gateSum(gamma, z, G, K)
 	// G ← G − γ (per column), then dD = s·ζ_k·G and Z_k = Σ_c e[k][c]·G[k][c].
@@ -161,7 +163,7 @@ func centredDots(Z, X, e, Y, m []float64, K int) {
 }
 
 // gateScaled writes out[k][c] = f·ζ_k·X[k][c] ((f·ζ_k) first) for the K rows of P of out.
-func gateScaled[T Float](out []T, z, X []float64, f float64, P int) {
+func gateScaled[T gatejet.Float](out []T, z, X []float64, f float64, P int) {
 	for k, zk := range z {
 		fk := f * zk
 		ok := out[k*P : k*P+P]
@@ -181,11 +183,11 @@ func gateScaled[T Float](out []T, z, X []float64, f float64, P int) {
 //	Y[k][c] = Σ_a ζ_a e[a][c]·(G[a][k][c] + G[k][a][c]),
 //	dD[k][c] = s²·ζ_k·(M[k][c] − μ_c),
 //	dl = s³·ζ⊙(Z − ⟨ζ,Z⟩),   Z_k = Σ_c ( e[k][c]·(M[k][c] − μ_c) − Y[k][c] ).
-func SecondVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	return vjp("softmaxjet.SecondVJP", sh, softmaxParam(invTau), softmaxRows[T, secondVJPRows[T]]{}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
+func (sm Softmax[T]) SecondVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Softmax.SecondVJP", sh, softmaxParam(sm.InvTau), softmaxRows[T, secondVJPRows[T]]{}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.SecondLen())
 }
 
-type secondVJPRows[T Float] struct{}
+type secondVJPRows[T gatejet.Float] struct{}
 
 func (secondVJPRows[T]) carve(c *carver, K, P int) (M, Y, mu, Z []float64) {
 	return c.f64(K, P), c.f64(K, P), c.f64(P, 1), c.f64(K, 1)
@@ -203,7 +205,7 @@ func (k secondVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	secondVJPRow(j.o0, j.o1, n, j.g[n*K*K*P:(n+1)*K*K*P], r.z, r.e, M, Y, mu, Z, j.s, K, P)
 }
 
-func secondVJPRow[T Float](dLogits, dDecoded []T, n int, gn []T, z, e, M, Y, mu, Z []float64, s float64, K, P int) {
+func secondVJPRow[T gatejet.Float](dLogits, dDecoded []T, n int, gn []T, z, e, M, Y, mu, Z []float64, s float64, K, P int) {
 	secondVJPSums(M, Y, gn, z, e, K, P)
 	mu = mu[:P]
 	gateSum(mu, z, M, K)
@@ -219,7 +221,7 @@ func secondVJPRow[T Float](dLogits, dDecoded []T, n int, gn []T, z, e, M, Y, mu,
 
 // secondVJPSums fills M[a][c] = G[a][a][c] − T[a][c] and Y (see SecondVJP) in one pass over
 // the row's G. It is a function of its own so that its loop keeps its slices in registers.
-func secondVJPSums[T Float](M, Y []float64, gn []T, z, e []float64, K, P int) {
+func secondVJPSums[T gatejet.Float](M, Y []float64, gn []T, z, e []float64, K, P int) {
 	for i := range M {
 		M[i] = 0 // holds −T until the diagonal is added
 		Y[i] = 0
@@ -269,11 +271,11 @@ func secondVJPSums[T Float](M, Y []float64, gn []T, z, e []float64, K, P int) {
 //	dv_k = s²·ζ_k·(A_k − Ā − Γ_k),
 //	dD[k][c] = s²·ζ_k·( u_k·(G[k][c] − γ_c) − β_c ),
 //	dl = s³·ζ⊙(Z − ⟨ζ,Z⟩),   Z_k = u_k·(A_k − Ā − Γ_k) − Σ_c e[k][c] β_c − Σ_c G[k][c] w_c.
-func HVPVJP[T Float](dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape, invTau float64) error {
-	return hvpVJP("softmaxjet.HVPVJP", sh, softmaxParam(invTau), softmaxRows[T, hvpVJPRows[T]]{}, 3*sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
+func (sm Softmax[T]) HVPVJP(dLogits, dDecoded, dV, logits, decoded, v, g []T, sh Shape) error {
+	return hvpVJP("softmaxjet.Softmax.HVPVJP", sh, softmaxParam(sm.InvTau), softmaxRows[T, hvpVJPRows[T]]{}, 3*sh.K*sh.P, dLogits, dDecoded, dV, logits, decoded, v, g)
 }
 
-type hvpVJPRows[T Float] struct{}
+type hvpVJPRows[T gatejet.Float] struct{}
 
 func (hvpVJPRows[T]) carve(c *carver, K, P int) (u, w, zu, A, Z, gamma, beta []float64) {
 	return c.f64(K, 1), c.f64(P, 1), c.f64(K, 1), c.f64(K, 1), c.f64(K, 1), c.f64(P, 1), c.f64(P, 1)
@@ -350,11 +352,11 @@ func (k hvpVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 // GaussNewtonVJP writes the gradients of ⟨S, GaussNewton⟩ for S [N,K,K]: dLogits [N,K] and
 // dDecoded [N,K,P] (either may be nil). Since H = F·Fᵀ with F = first, the upstream reaching
 // first is (S + Sᵀ)·F, and the rest is FirstVJP. Cost O(K²·P) per row.
-func GaussNewtonVJP[T Float](dLogits, dDecoded, logits, decoded, g []T, sh Shape, invTau float64) error {
-	return vjp("softmaxjet.GaussNewtonVJP", sh, softmaxParam(invTau), softmaxRows[T, gaussNewtonVJPRows[T]]{}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
+func (sm Softmax[T]) GaussNewtonVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
+	return vjp("softmaxjet.Softmax.GaussNewtonVJP", sh, softmaxParam(sm.InvTau), softmaxRows[T, gaussNewtonVJPRows[T]]{}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
 }
 
-type gaussNewtonVJPRows[T Float] struct{}
+type gaussNewtonVJPRows[T gatejet.Float] struct{}
 
 func (gaussNewtonVJPRows[T]) carve(c *carver, K, P int) (Z, gamma, G []float64) {
 	return c.f64(K, 1), c.f64(P, 1), c.f64(K, P)
@@ -375,7 +377,7 @@ func (k gaussNewtonVJPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 
 // symTimesFirst writes G[a][c] = Σ_b (S[a][b] + S[b][a])·f_b·e[b][c], with f_b = s·ζ_b (the
 // first channel is f_b·e[b][c]).
-func symTimesFirst[T Float](G []float64, S []T, z, e []float64, s float64, K, P int) {
+func symTimesFirst[T gatejet.Float](G []float64, S []T, z, e []float64, s float64, K, P int) {
 	for i := range G {
 		G[i] = 0
 	}

@@ -30,11 +30,11 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/modcache"
 	"github.com/gatejet/gatejet/cudaops/internal/nvrtccomp"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
@@ -43,7 +43,7 @@ import (
 // kernel's outputs CUDADo returns in prealloc (the others are written to scratch device memory
 // and dropped; use Launch to keep them).
 type Kernel struct {
-	Kernel cudaops.Kernel
+	Kernel dispatch.Kernel
 	Ints   []int
 	Floats []float64
 	Output int
@@ -62,14 +62,14 @@ func deviceErr(format string, args ...any) error {
 	return check.Errorf(gatejet.ErrDevice, "cudadoer.CUDADo", "", format, args...)
 }
 
-func dtypeOf(v G.Value) (cudaops.DType, error) {
+func dtypeOf(v G.Value) (dispatch.DType, error) {
 	switch v.Dtype() {
 	case tensor.Float32:
-		return cudaops.Float32, nil
+		return dispatch.Float32, nil
 	case tensor.Float64:
-		return cudaops.Float64, nil
+		return dispatch.Float64, nil
 	}
-	return cudaops.DTypeInvalid, check.Errorf(gatejet.ErrDType, "cudadoer.CUDADo", "", "want float32 or float64, got %v", v.Dtype())
+	return dispatch.DTypeInvalid, check.Errorf(gatejet.ErrDType, "cudadoer.CUDADo", "", "want float32 or float64, got %v", v.Dtype())
 }
 
 // CUDADo implements gorgonia.CUDADoer: it runs the kernel with inputs (device values, in the
@@ -120,7 +120,7 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 	if err != nil {
 		return err
 	}
-	call := &cudaops.Call{Kernel: k.Kernel, Ints: k.Ints, Floats: k.Floats}
+	call := &dispatch.Call{Kernel: k.Kernel, Ints: k.Ints, Floats: k.Floats}
 	inLens, outLens, err := call.Lengths()
 	if err != nil {
 		return err
@@ -165,7 +165,7 @@ func (k *Kernel) Launch(extern G.External, dev G.Device, outs, inputs []G.Value)
 		return err
 	}
 	suffix := "f64"
-	if dt == cudaops.Float32 {
+	if dt == dispatch.Float32 {
 		suffix = "f32"
 	}
 	// The planner picks the entry point (the block-per-row or the warp-per-row variant) with
@@ -308,7 +308,7 @@ func deviceOf(dev G.Device) (deviceInfo, error) {
 // element type dt in the engine eng of a device of info, loading the module (compiled with
 // NVRTC for info.target, once per process) into the engine at first use. The module holds
 // every entry point modcache.EntryPoints lists: both variants of each kernel.
-func (k *Kernel) function(eng *cuda.Engine, info deviceInfo, dt cudaops.DType, entry string) (cu.Function, error) {
+func (k *Kernel) function(eng *cuda.Engine, info deviceInfo, dt dispatch.DType, entry string) (cu.Function, error) {
 	key := modcache.ModuleKey{Module: kernel.ID(k.Kernel).Spec().Device.Module, DType: dt, Arch: info.target}
 	fqn := key.String() + "." + entry
 	if !eng.HasFunc(fqn) {

@@ -13,7 +13,7 @@
 //   - seedport: the seed's design (thread 0 builds the K³ jet tower in shared memory) on the
 //     same inputs; speed-up = seedport time / kernel time; parity of the two outputs.
 //   - softmax_backward: gj_softmax_backward_f32 on [8192 × 4096] (axis 1), against its copy.
-//   - model: the constants of cudaops' break-even model (cudaops.ModelCallSeconds,
+//   - model: the constants of the dispatcher's break-even model (dispatch.ModelCallSeconds,
 //     ModelHostDeviceBytesPerSecond, ModelCPUSecondsPerElement), measured: whole Launch calls
 //     of relu_forward f64 (host to device, kernel, device to host, one synchronisation) at a
 //     small and a large size give the fixed cost of a call (the small one's time) and the
@@ -38,6 +38,7 @@ import (
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
 	"github.com/gatejet/gatejet/internal/cpuref"
+	"github.com/gatejet/gatejet/internal/dispatch"
 )
 
 //go:embed seedport.cu
@@ -68,7 +69,7 @@ func gbps(bytes int64, d time.Duration) float64 {
 	return float64(bytes) / d.Seconds() / 1e9
 }
 
-func relErrVsCPU(c *cudaops.Call) (float64, error) {
+func relErrVsCPU(c *dispatch.Call) (float64, error) {
 	ref := testcase.As64(c)
 	if err := cpuref.Run(ref); err != nil {
 		return 0, err
@@ -81,7 +82,7 @@ func relErrVsCPU(c *cudaops.Call) (float64, error) {
 	return worst, nil
 }
 
-func bench(b *cudaops.DeviceBackend, name string, k cudaops.Kernel, dt cudaops.DType, ints []int, reps int) (Result, *cudaops.Call, error) {
+func bench(b *cudaops.DeviceBackend, name string, k dispatch.Kernel, dt dispatch.DType, ints []int, reps int) (Result, *dispatch.Call, error) {
 	c := testcase.New(k, dt, ints, rand.New(rand.NewPCG(1, 2)))
 	r := Result{Name: name, Ints: ints, DType: dt.String()}
 	// The copy moves 2× its length (read + write): give it half the kernel's traffic.
@@ -119,7 +120,7 @@ func main() {
 	}
 
 	const N, K, P = 65536, 16, 16
-	r, c, err := bench(b, "second", cudaops.KernelJetSecond, cudaops.Float64, []int{N, K, P}, *reps)
+	r, c, err := bench(b, "second", dispatch.KernelJetSecond, dispatch.Float64, []int{N, K, P}, *reps)
 	if err != nil {
 		fail(err)
 	}
@@ -134,7 +135,7 @@ func main() {
 	r.SeedPortDiff = testcase.RelErr(testcase.Outputs(sp)[0], testcase.Outputs(c)[0])
 	results = append(results, r)
 
-	r, _, err = bench(b, "softmax_backward", cudaops.KernelSoftmaxBackward, cudaops.Float32, []int{8192, 4096, 1}, *reps)
+	r, _, err = bench(b, "softmax_backward", dispatch.KernelSoftmaxBackward, dispatch.Float32, []int{8192, 4096, 1}, *reps)
 	if err != nil {
 		fail(err)
 	}
@@ -154,10 +155,10 @@ func main() {
 		fmt.Println()
 	}
 	fmt.Printf("model             call %.1f µs (assumed %.1f)  host↔device %.1f GB/s (assumed %.1f)\n",
-		m.CallSeconds*1e6, cudaops.ModelCallSeconds*1e6, m.HostDeviceBytesPerSecond/1e9, cudaops.ModelHostDeviceBytesPerSecond/1e9)
+		m.CallSeconds*1e6, dispatch.ModelCallSeconds*1e6, m.HostDeviceBytesPerSecond/1e9, dispatch.ModelHostDeviceBytesPerSecond/1e9)
 	for _, f := range m.CPU {
 		fmt.Printf("model             CPU %-11s %-28s %.2f ns per operand element (assumed %.2f)\n",
-			f.Family, f.Kernel, f.SecondsPerElement*1e9, cudaops.ModelCPUSecondsPerElement(f.family)*1e9)
+			f.Family, f.Kernel, f.SecondsPerElement*1e9, dispatch.ModelCPUSecondsPerElement(f.family)*1e9)
 	}
 	if *out != "" {
 		data, _ := json.MarshalIndent(struct {
@@ -170,7 +171,7 @@ func main() {
 	}
 }
 
-// Model is the break-even model's constants as measured here (see cudaops.DefaultBreakEven).
+// Model is the break-even model's constants as measured here (see dispatch.DefaultBreakEven).
 type Model struct {
 	CallSeconds              float64    `json:"call_seconds"`
 	HostDeviceBytesPerSecond float64    `json:"host_device_bytes_per_second"`
@@ -182,7 +183,7 @@ type CPUModel struct {
 	Family            string  `json:"family"`
 	Kernel            string  `json:"kernel"`
 	SecondsPerElement float64 `json:"seconds_per_element"`
-	family            cudaops.Family
+	family            dispatch.Family
 }
 
 // best returns the shortest wall-clock time of reps runs of f, after one warm-up run.
@@ -202,7 +203,7 @@ func best(reps int, f func() error) (time.Duration, error) {
 }
 
 // operandElements is the number of input and output elements of c (float64).
-func operandElements(c *cudaops.Call) int {
+func operandElements(c *dispatch.Call) int {
 	n := 0
 	for _, v := range append(testcase.Inputs(c), testcase.Outputs(c)...) {
 		n += len(v)
@@ -213,8 +214,8 @@ func operandElements(c *cudaops.Call) int {
 func measureModel(b *cudaops.DeviceBackend, reps int) (Model, error) {
 	var m Model
 	rng := rand.New(rand.NewPCG(3, 4))
-	small := testcase.New(cudaops.KernelReLUForward, cudaops.Float64, []int{256}, rng)
-	large := testcase.New(cudaops.KernelReLUForward, cudaops.Float64, []int{1 << 24}, rng)
+	small := testcase.New(dispatch.KernelReLUForward, dispatch.Float64, []int{256}, rng)
+	large := testcase.New(dispatch.KernelReLUForward, dispatch.Float64, []int{1 << 24}, rng)
 	ts, err := best(reps, func() error { return b.Launch(small) })
 	if err != nil {
 		return m, err
@@ -227,21 +228,21 @@ func measureModel(b *cudaops.DeviceBackend, reps int) (Model, error) {
 	if tl > ts {
 		m.HostDeviceBytesPerSecond = float64(8*(operandElements(large)-operandElements(small))) / (tl - ts).Seconds()
 	}
-	old := cudaops.SetMode(cudaops.ModeOff)
-	defer cudaops.SetMode(old)
+	old := dispatch.SetMode(dispatch.ModeOff)
+	defer dispatch.SetMode(old)
 	for _, tc := range []struct {
-		k    cudaops.Kernel
+		k    dispatch.Kernel
 		ints []int
 	}{
-		{cudaops.KernelReLUForward, []int{1 << 22}},
-		{cudaops.KernelGELUBackward, []int{1 << 22}},
-		{cudaops.KernelSoftmaxBackward, []int{1024, 4096, 1}},
-		{cudaops.KernelSoftmaxForward, []int{1024, 4096, 1}},
-		{cudaops.KernelJetSecond, []int{1024, 16, 16}},
-		{cudaops.KernelJetSecondVJP, []int{1024, 16, 16}},
+		{dispatch.KernelReLUForward, []int{1 << 22}},
+		{dispatch.KernelGELUBackward, []int{1 << 22}},
+		{dispatch.KernelSoftmaxBackward, []int{1024, 4096, 1}},
+		{dispatch.KernelSoftmaxForward, []int{1024, 4096, 1}},
+		{dispatch.KernelJetSecond, []int{1024, 16, 16}},
+		{dispatch.KernelJetSecondVJP, []int{1024, 16, 16}},
 	} {
-		c := testcase.New(tc.k, cudaops.Float64, tc.ints, rng)
-		d, err := best(reps, func() error { _, err := cudaops.Run(c); return err })
+		c := testcase.New(tc.k, dispatch.Float64, tc.ints, rng)
+		d, err := best(reps, func() error { _, err := dispatch.Run(c); return err })
 		if err != nil {
 			return m, err
 		}

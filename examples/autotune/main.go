@@ -3,7 +3,7 @@
 //	go run ./examples/autotune
 //	go run ./examples/autotune -tau 0.02 -rows 2048
 //
-// The configuration tuned here is how many rows to hand softmaxjet.Second per call when
+// The configuration tuned here is how many rows to hand softmaxjet.Softmax.Second per call when
 // a batch of rows is processed in chunks. Each candidate is timed for real, -reps rounds
 // (61, about a tenth of a second in all) each of which times every candidate once, in turn,
 // starting one candidate further on each round, so that a slow spell of a shared machine
@@ -59,7 +59,7 @@ func main() {
 }
 
 // about is what the command does, in its usage.
-const about = "Times chunk sizes of softmaxjet.Second and picks one with a differentiable argmin (graphs.SoftArgmin) over the measured costs."
+const about = "Times chunk sizes of softmaxjet.Softmax.Second and picks one with a differentiable argmin (graphs.SoftArgmin) over the measured costs."
 
 // parseFlags reads the command line into a Config, starting from defaultConfig.
 func parseFlags(args []string, errOut io.Writer) (Config, error) {

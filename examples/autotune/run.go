@@ -315,7 +315,7 @@ func report(cfg Config, res *Result) {
 	unit := "cost"
 	if res.NsPerRow != nil {
 		unit = "ns/row"
-		fmt.Fprintf(w, "autotune: rows per softmaxjet.Second call for a batch of %d rows (K=%d, P=%d)\n", cfg.Rows, cfg.K, cfg.P)
+		fmt.Fprintf(w, "autotune: rows per softmaxjet.Softmax.Second call for a batch of %d rows (K=%d, P=%d)\n", cfg.Rows, cfg.K, cfg.P)
 	} else {
 		fmt.Fprintf(w, "autotune: %d candidates with given costs\n", len(res.Costs))
 	}
@@ -374,7 +374,7 @@ func report(cfg Config, res *Result) {
 	fmt.Fprintf(w, "pick: %d rows per call\n", res.Candidates[res.Pick])
 }
 
-// timer times softmaxjet.Second over one batch in chunks.
+// timer times softmaxjet.Softmax.Second over one batch in chunks.
 type timer struct {
 	sh              softmaxjet.Shape
 	logits, decoded []float64
@@ -408,7 +408,7 @@ func (t *timer) pass(rows int) (time.Duration, error) {
 	for lo := 0; lo < t.sh.N; lo += rows {
 		hi := min(lo+rows, t.sh.N)
 		sh := softmaxjet.Shape{N: hi - lo, K: k, P: p}
-		err := softmaxjet.Second(t.dst[lo*k*k*p:hi*k*k*p], t.logits[lo*k:hi*k], t.decoded[lo*k*p:hi*k*p], sh, t.invTau)
+		err := softmaxjet.Softmax[float64]{InvTau: t.invTau}.Second(t.dst[lo*k*k*p:hi*k*k*p], t.logits[lo*k:hi*k], t.decoded[lo*k*p:hi*k*p], sh)
 		if err != nil {
 			return 0, err
 		}

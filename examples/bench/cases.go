@@ -370,11 +370,11 @@ func (b *bench) logitDiffs(sh softmaxjet.Shape, l []float64, stride int, lower f
 }
 
 // fdSecond is the second channel by central differences of the first channel in each logit:
-// 2K calls of softmaxjet.First, each giving one (a, b) column block of every row.
+// 2K calls of softmaxjet.Softmax.First, each giving one (a, b) column block of every row.
 func (b *bench) fdSecond(sh softmaxjet.Shape, l, d []float64) (time.Duration, []float64, error) {
 	K, P := sh.K, sh.P
 	out := make([]float64, sh.SecondLen())
-	t, err := b.logitDiffs(sh, l, K*P, func(dst, lp []float64) error { return softmaxjet.First(dst, lp, d, sh, 1) },
+	t, err := b.logitDiffs(sh, l, K*P, func(dst, lp []float64) error { return softmaxjet.Softmax[float64]{InvTau: 1}.First(dst, lp, d, sh) },
 		func(n, bb int, plus, minus []float64) {
 			for a := 0; a < K; a++ {
 				o := out[((n*K+a)*K+bb)*P : ((n*K+a)*K+bb+1)*P]
@@ -445,7 +445,7 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	b.add(base.vs("tower (TowerChannels)", tw).agreeing(maxRelDiff(got, out)))
 
 	P := sh.P
-	fd, err := b.logitDiffs(sh, l, P, func(dst, lp []float64) error { return softmaxjet.Value(dst, lp, d, sh, 1) },
+	fd, err := b.logitDiffs(sh, l, P, func(dst, lp []float64) error { return softmaxjet.Softmax[float64]{InvTau: 1}.Value(dst, lp, d, sh) },
 		func(n, a int, plus, minus []float64) {
 			o := out[(n*sh.K+a)*P : (n*sh.K+a+1)*P]
 			for c := range o {
@@ -459,13 +459,13 @@ func (b *bench) firstCase(sh softmaxjet.Shape) error {
 	return nil
 }
 
-// hvpCase: the Hessian-vector product (softmaxjet.HVP) against building the second channel
-// (softmaxjet.Second) and contracting it with v over the cores, and (fd) finite differences of
+// hvpCase: the Hessian-vector product (softmaxjet.Softmax.HVP) against building the second channel
+// (softmaxjet.Softmax.Second) and contracting it with v over the cores, and (fd) finite differences of
 // the first channel along v.
 func (b *bench) hvpCase(sh softmaxjet.Shape, withSecond, fd bool, target float64) error {
 	l, d, v := inputs(sh, 3)
 	out := make([]float64, sh.FirstLen())
-	t, reps, err := b.time(func() error { return softmaxjet.HVP(out, l, d, v, sh, 1) })
+	t, reps, err := b.time(func() error { return softmaxjet.Softmax[float64]{InvTau: 1}.HVP(out, l, d, v, sh) })
 	if err != nil {
 		return err
 	}
@@ -480,7 +480,7 @@ func (b *bench) hvpCase(sh softmaxjet.Shape, withSecond, fd bool, target float64
 		job := &contractJob{sec: sec, v: v, out: con, K: sh.K, P: sh.P}
 		job.run = job.do
 		st, _, err := b.time(func() error {
-			if err := softmaxjet.Second(sec, l, d, sh, 1); err != nil {
+			if err := (softmaxjet.Softmax[float64]{InvTau: 1}).Second(sec, l, d, sh); err != nil {
 				return err
 			}
 			par.For(sh.N, sh.K*sh.K*sh.P, job.run)
@@ -500,13 +500,13 @@ func (b *bench) hvpCase(sh softmaxjet.Shape, withSecond, fd bool, target float64
 			for i := range l {
 				lp[i] = l[i] + fdH*v[i]
 			}
-			if err := softmaxjet.First(fp, lp, d, sh, 1); err != nil {
+			if err := (softmaxjet.Softmax[float64]{InvTau: 1}).First(fp, lp, d, sh); err != nil {
 				return err
 			}
 			for i := range l {
 				lp[i] = l[i] - fdH*v[i]
 			}
-			if err := softmaxjet.First(fm, lp, d, sh, 1); err != nil {
+			if err := (softmaxjet.Softmax[float64]{InvTau: 1}).First(fm, lp, d, sh); err != nil {
 				return err
 			}
 			for i := range fdOut {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/stretchr/testify/require"
 )
 
@@ -90,7 +91,7 @@ func TestRunSettles(t *testing.T) {
 }
 
 func TestGPURequiredWithoutBackend(t *testing.T) {
-	if cudaops.Active() != nil {
+	if dispatch.Active() != nil {
 		t.Skip("a GPU backend is registered")
 	}
 	cfg := shortConfig(t)

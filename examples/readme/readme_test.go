@@ -280,7 +280,7 @@ func Example_errors() {
 	// ops.SoftmaxJetValue decoded
 	// [NaN 3.7311] <nil>
 	// false
-	// true ops.LogDetPlusRidge
+	// true graphs.LogDetPlusRidge
 }
 
 // docs/tour.md: "Where it runs: CPU or GPU".

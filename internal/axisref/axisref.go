@@ -1,6 +1,6 @@
 // Package axisref holds what the tests of the softmax family along an axis share: the lines of
 // a tensor along an axis, walked from the multi-index directly, independently of the layout
-// code under test (backward.AxisLayout and the kernels), and float64 references of the
+// code under test (check.AxisLayout and the kernels), and float64 references of the
 // forward maps.
 package axisref
 

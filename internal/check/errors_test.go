@@ -11,9 +11,9 @@ import (
 )
 
 func TestErrorf(t *testing.T) {
-	err := error(Errorf(gatejet.ErrShape, "softmaxjet.First", "decoded", "want %d, got %d", 12, 10))
+	err := error(Errorf(gatejet.ErrShape, "softmaxjet.Softmax.First", "decoded", "want %d, got %d", 12, 10))
 	require.ErrorIs(t, err, gatejet.ErrShape)
-	require.Equal(t, "softmaxjet.First: decoded: shape mismatch: want 12, got 10", err.Error())
+	require.Equal(t, "softmaxjet.Softmax.First: decoded: shape mismatch: want 12, got 10", err.Error())
 	require.Equal(t, "op: arg: detail 1", Errorf(nil, "op", "arg", "detail %d", 1).Error())
 }
 

@@ -4,7 +4,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -23,7 +23,7 @@ func init() {
 				return node(ops.LogisticJetSecond(l, d, []float64{1, -big, 1}, beta))
 			}, kind: gatejet.ErrParam, op: "ops.LogisticJetSecond", arg: "alpha"},
 			{name: "Call alpha past MaxLogisticAlpha", call: func() (any, error) {
-				c := cudaops.NewCall(cudaops.KernelLogisticSecond, [][]float64{make([]float64, 3), make([]float64, 6)},
+				c := dispatch.NewCall(dispatch.KernelLogisticSecond, [][]float64{make([]float64, 3), make([]float64, 6)},
 					[][]float64{make([]float64, 18)}, []int{1, 3, 2}, []float64{1, big, 1, 0, 0, 0})
 				return only(c.Check())
 			}, kind: gatejet.ErrParam, op: "cudaops.Call", arg: "alpha"},

@@ -15,7 +15,7 @@ func init() {
 	moreCatalogues = append(moreCatalogues, func() []badCase {
 		const (
 			gc = "graphs.GradCheck"
-			sa = "ops.SoftArgmin"
+			sa = "graphs.SoftArgmin"
 		)
 		P, T := gatejet.ErrParam, gatejet.ErrTemperature
 		nan, inf := math.NaN(), math.Inf(1)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -61,17 +62,17 @@ func init() {
 		return []badCase{
 			// ---- parameters beyond the accepted ranges ----
 			{name: "maths invTau above MaxInvTau", call: func() (any, error) {
-				return only(softmaxjet.Second(buf(36), l6, d12, sh, math.Nextafter(gatejet.MaxInvTau, math.Inf(1))))
-			}, kind: T, op: "softmaxjet.Second", arg: "invTau"},
+				return only(softmaxjet.Softmax[float64]{InvTau: math.Nextafter(gatejet.MaxInvTau, math.Inf(1))}.Second(buf(36), l6, d12, sh))
+			}, kind: T, op: "softmaxjet.Softmax.Second", arg: "invTau"},
 			{name: "maths invTau s³ overflows", call: func() (any, error) {
-				return only(softmaxjet.SecondVJP(buf(6), nil, l6, d12, buf(36), sh, 5.7e102))
-			}, kind: T, op: "softmaxjet.SecondVJP", arg: "invTau"},
+				return only(softmaxjet.Softmax[float64]{InvTau: 5.7e102}.SecondVJP(buf(6), nil, l6, d12, buf(36), sh))
+			}, kind: T, op: "softmaxjet.Softmax.SecondVJP", arg: "invTau"},
 			{name: "maths invTau s² overflows", call: func() (any, error) {
-				return only(softmaxjet.HVPVJP(buf(6), nil, nil, l6, d12, v6, buf(12), sh, 1.35e154))
-			}, kind: T, op: "softmaxjet.HVPVJP", arg: "invTau"},
+				return only(softmaxjet.Softmax[float64]{InvTau: 1.35e154}.HVPVJP(buf(6), nil, nil, l6, d12, v6, buf(12), sh))
+			}, kind: T, op: "softmaxjet.Softmax.HVPVJP", arg: "invTau"},
 			{name: "maths invTau MaxFloat64", call: func() (any, error) {
-				return only(softmaxjet.FirstVJP(buf(6), nil, l6, d12, buf(12), sh, math.MaxFloat64))
-			}, kind: T, op: "softmaxjet.FirstVJP", arg: "invTau"},
+				return only(softmaxjet.Softmax[float64]{InvTau: math.MaxFloat64}.FirstVJP(buf(6), nil, l6, d12, buf(12), sh))
+			}, kind: T, op: "softmaxjet.Softmax.FirstVJP", arg: "invTau"},
 			{name: "maths program invTau 1e200", call: func() (any, error) {
 				return program(tower.ProgramSpec{K: 2, P: 1, Gate: tower.Softmax(1e200)})
 			}, kind: T, op: "tower.NewProgram", arg: "invTau"},
@@ -82,11 +83,11 @@ func init() {
 				return only(tower.TowerChannels(nil, make([]float32, 12), nil, make([]float32, 6), make([]float32, 12), tower.Shape(sh), 1e30))
 			}, kind: T, op: "tower.TowerChannels", arg: "invTau"},
 			{name: "maths logistic alpha above MaxLogisticAlpha", call: func() (any, error) {
-				return only(softmaxjet.LogisticSecond(buf(36), l6, d12, sh, []float64{1, 1e200, 1}, beta))
-			}, kind: P, op: "softmaxjet.LogisticSecond", arg: "alpha"},
+				return only(softmaxjet.Logistic[float64]{Alpha: []float64{1, 1e200, 1}, Beta: beta}.Second(buf(36), l6, d12, sh))
+			}, kind: P, op: "softmaxjet.Logistic.Second", arg: "alpha"},
 			{name: "maths logistic alpha below -MaxLogisticAlpha", call: func() (any, error) {
-				return only(softmaxjet.LogisticHVPVJP(buf(6), nil, nil, l6, d12, v6, buf(12), sh, []float64{-1e101, 1, 1}, beta))
-			}, kind: P, op: "softmaxjet.LogisticHVPVJP", arg: "alpha"},
+				return only(softmaxjet.Logistic[float64]{Alpha: []float64{-1e101, 1, 1}, Beta: beta}.HVPVJP(buf(6), nil, nil, l6, d12, v6, buf(12), sh))
+			}, kind: P, op: "softmaxjet.Logistic.HVPVJP", arg: "alpha"},
 			{name: "maths tower logistic alpha above MaxLogisticAlpha", call: func() (any, error) {
 				return only(tower.TowerLogisticChannels(buf(4), nil, nil, l6, d12, tower.Shape(sh), []float64{1, 1, 1e101}, beta))
 			}, kind: P, op: "tower.TowerLogisticChannels", arg: "alpha"},
@@ -113,8 +114,11 @@ func init() {
 			}, kind: S, op: "tower.TowerChannels", arg: "shape"},
 			{name: "maths kernel scratch over MaxBytes", setup: maxBytes(1 << 10), call: func() (any, error) {
 				s := softmaxjet.Shape{N: 1, K: 16, P: 16}
-				return only(softmaxjet.Second(buf(s.SecondLen()), buf(s.LogitsLen()), buf(s.DecodedLen()), s, 1))
-			}, kind: S, op: "softmaxjet.Second", arg: "shape"},
+				return only(softmaxjet.Softmax[float64]{InvTau: 1}.Second(buf(s.SecondLen()), buf(s.LogitsLen()), buf(s.DecodedLen()), s))
+			}, kind: S, op: "softmaxjet.Softmax.Second", arg: "shape"},
+			{name: "maths Shape.Check K = 0", call: func() (any, error) {
+				return only(softmaxjet.Shape{N: 1, K: 0, P: 1}.Check("caller.Op"))
+			}, kind: gatejet.ErrShape, op: "caller.Op", arg: "shape"},
 			{name: "maths backward partial sums over MaxBytes", setup: maxBytes(40), call: func() (any, error) {
 				n := 2 * 70000
 				return only(backward.SoftmaxBackward(buf(n), buf(n), buf(n), []int{2, 70000}, -1))
@@ -131,23 +135,23 @@ func init() {
 
 			// ---- overlapping outputs ----
 			{name: "maths kernel dst over logits", call: func() (any, error) {
-				return only(softmaxjet.First(arena[3:15], arena[0:6], d12, sh, 1))
-			}, kind: P, op: "softmaxjet.First", arg: "dst"},
+				return only(softmaxjet.Softmax[float64]{InvTau: 1}.First(arena[3:15], arena[0:6], d12, sh))
+			}, kind: P, op: "softmaxjet.Softmax.First", arg: "dst"},
 			{name: "maths kernel dst is decoded", call: func() (any, error) {
-				return only(softmaxjet.HVP(d12, l6, d12, v6, sh, 1))
-			}, kind: P, op: "softmaxjet.HVP", arg: "dst"},
+				return only(softmaxjet.Softmax[float64]{InvTau: 1}.HVP(d12, l6, d12, v6, sh))
+			}, kind: P, op: "softmaxjet.Softmax.HVP", arg: "dst"},
 			{name: "maths vjp outputs overlap", call: func() (any, error) {
-				return only(softmaxjet.ValueVJP(arena[0:6], arena[4:16], l6, d12, buf(4), sh, 1))
-			}, kind: P, op: "softmaxjet.ValueVJP", arg: "dLogits"},
+				return only(softmaxjet.Softmax[float64]{InvTau: 1}.ValueVJP(arena[0:6], arena[4:16], l6, d12, buf(4), sh))
+			}, kind: P, op: "softmaxjet.Softmax.ValueVJP", arg: "dLogits"},
 			{name: "maths vjp output over upstream", call: func() (any, error) {
-				return only(softmaxjet.GaussNewtonVJP(nil, arena[10:22], l6, d12, arena[0:18], sh, 1))
-			}, kind: P, op: "softmaxjet.GaussNewtonVJP", arg: "dDecoded"},
+				return only(softmaxjet.Softmax[float64]{InvTau: 1}.GaussNewtonVJP(nil, arena[10:22], l6, d12, arena[0:18], sh))
+			}, kind: P, op: "softmaxjet.Softmax.GaussNewtonVJP", arg: "dDecoded"},
 			{name: "maths logistic dst over alpha", call: func() (any, error) {
-				return only(softmaxjet.LogisticFirst(arena[0:12], l6, d12, sh, arena[10:13], beta))
-			}, kind: P, op: "softmaxjet.LogisticFirst", arg: "dst"},
+				return only(softmaxjet.Logistic[float64]{Alpha: arena[10:13], Beta: beta}.First(arena[0:12], l6, d12, sh))
+			}, kind: P, op: "softmaxjet.Logistic.First", arg: "dst"},
 			{name: "maths logistic vjp dV over dLogits", call: func() (any, error) {
-				return only(softmaxjet.LogisticHVPVJP(arena[0:6], nil, arena[5:11], l6, d12, v6, buf(12), sh, alpha, beta))
-			}, kind: P, op: "softmaxjet.LogisticHVPVJP", arg: "dLogits"},
+				return only(softmaxjet.Logistic[float64]{Alpha: alpha, Beta: beta}.HVPVJP(arena[0:6], nil, arena[5:11], l6, d12, v6, buf(12), sh))
+			}, kind: P, op: "softmaxjet.Logistic.HVPVJP", arg: "dLogits"},
 			{name: "maths tower second over decoded", call: func() (any, error) {
 				return only(tower.TowerChannels(nil, nil, arena[0:36], l6, arena[30:42], tower.Shape(sh), 1))
 			}, kind: P, op: "tower.TowerChannels", arg: "second"},
@@ -178,20 +182,20 @@ func init() {
 				return only(backward.SiLUBackward(arena[0:12], buf(12), arena[2:14]))
 			}, kind: P, op: "backward.SiLUBackward", arg: "dx"},
 			{name: "maths logistic value VJP g short", call: func() (any, error) {
-				return only(softmaxjet.LogisticValueVJP(buf(6), buf(12), l6, d12, buf(3), sh, alpha, beta))
-			}, kind: S, op: "softmaxjet.LogisticValueVJP", arg: "g"},
+				return only(softmaxjet.Logistic[float64]{Alpha: alpha, Beta: beta}.ValueVJP(buf(6), buf(12), l6, d12, buf(3), sh))
+			}, kind: S, op: "softmaxjet.Logistic.ValueVJP", arg: "g"},
 			{name: "maths logistic first VJP beta NaN", call: func() (any, error) {
-				return only(softmaxjet.LogisticFirstVJP(buf(6), buf(12), l6, d12, buf(12), sh, alpha, []float64{0, math.NaN(), 0}))
-			}, kind: gatejet.ErrNonFinite, op: "softmaxjet.LogisticFirstVJP", arg: "beta"},
+				return only(softmaxjet.Logistic[float64]{Alpha: alpha, Beta: []float64{0, math.NaN(), 0}}.FirstVJP(buf(6), buf(12), l6, d12, buf(12), sh))
+			}, kind: gatejet.ErrNonFinite, op: "softmaxjet.Logistic.FirstVJP", arg: "beta"},
 			{name: "maths logistic second VJP dDecoded partly over decoded", call: func() (any, error) {
-				return only(softmaxjet.LogisticSecondVJP(buf(6), arena[0:12], l6, arena[6:18], buf(36), sh, alpha, beta))
-			}, kind: P, op: "softmaxjet.LogisticSecondVJP", arg: "dDecoded"},
+				return only(softmaxjet.Logistic[float64]{Alpha: alpha, Beta: beta}.SecondVJP(buf(6), arena[0:12], l6, arena[6:18], buf(36), sh))
+			}, kind: P, op: "softmaxjet.Logistic.SecondVJP", arg: "dDecoded"},
 			{name: "maths logistic Gauss-Newton alpha short", call: func() (any, error) {
-				return only(softmaxjet.LogisticGaussNewton(buf(18), l6, d12, sh, alpha[:2], beta))
-			}, kind: P, op: "softmaxjet.LogisticGaussNewton", arg: "alpha"},
+				return only(softmaxjet.Logistic[float64]{Alpha: alpha[:2], Beta: beta}.GaussNewton(buf(18), l6, d12, sh))
+			}, kind: P, op: "softmaxjet.Logistic.GaussNewton", arg: "alpha"},
 			{name: "maths logistic Gauss-Newton VJP K 0", call: func() (any, error) {
-				return only(softmaxjet.LogisticGaussNewtonVJP[float64](nil, nil, nil, nil, nil, softmaxjet.Shape{N: 1, K: 0, P: 1}, nil, nil))
-			}, kind: gatejet.ErrShape, op: "softmaxjet.LogisticGaussNewtonVJP", arg: "shape"},
+				return only(softmaxjet.Logistic[float64]{Alpha: nil, Beta: nil}.GaussNewtonVJP(nil, nil, nil, nil, nil, softmaxjet.Shape{N: 1, K: 0, P: 1}))
+			}, kind: gatejet.ErrShape, op: "softmaxjet.Logistic.GaussNewtonVJP", arg: "shape"},
 			{name: "maths activation SiLU lengths", call: func() (any, error) {
 				return only(backward.SiLU(buf(2), buf(3)))
 			}, kind: S, op: "backward.SiLU", arg: "y"},
@@ -202,10 +206,10 @@ func init() {
 				return only(backward.GELUBackwardGrad(buf(4), buf(4), buf(4), buf(4), buf(3)))
 			}, kind: S, op: "backward.GELUBackwardGrad", arg: "g"},
 			{name: "maths AxisLayout axis out of range", call: func() (any, error) {
-				return layout(backward.AxisLayout("backward.SoftmaxBackward", []int{2, 3}, 2))
+				return layout(check.AxisLayout("backward.SoftmaxBackward", []int{2, 3}, 2))
 			}, kind: gatejet.ErrAxis, op: "backward.SoftmaxBackward", arg: "axis"},
 			{name: "maths AxisLayout rank 9", call: func() (any, error) {
-				return layout(backward.AxisLayout("backward.SoftmaxBackward", []int{1, 1, 1, 1, 1, 1, 1, 1, 1}, 0))
+				return layout(check.AxisLayout("backward.SoftmaxBackward", []int{1, 1, 1, 1, 1, 1, 1, 1, 1}, 0))
 			}, kind: gatejet.ErrRank, op: "backward.SoftmaxBackward", arg: "shape"},
 			{name: "maths activation grad gx is gdy", call: func() (any, error) {
 				g := buf(12)

@@ -6,7 +6,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -150,16 +150,9 @@ func opsCatalogue() []badCase {
 			return only(adop(n).DoDiff(G.ExecutionContext{}, G.Nodes{x}, nil))
 		}, kind: P, op: "ops.GELU", arg: ""},
 
-		// ---- ops reached by users through graphs, called directly ----
-		{name: "ops SoftArgmin nil", call: func() (any, error) { return node(ops.SoftArgmin(nil, 1)) }, kind: P, op: "ops.SoftArgmin", arg: "costs"},
-		{name: "ops LogDetPlusRidge lambda -1", call: func() (any, error) {
-			g := G.NewGraph()
-			return node(ops.LogDetPlusRidge(mk(g, "H", 1, 2, 2), -1))
-		}, kind: P, op: "ops.LogDetPlusRidge", arg: "lambda"},
-
 		// ---- cudaops: nil receivers and arguments ----
 		{name: "cudaops nil Call Lengths", call: func() (any, error) {
-			in, out, err := (*cudaops.Call)(nil).Lengths()
+			in, out, err := (*dispatch.Call)(nil).Lengths()
 			if in != nil || out != nil {
 				return [][]int{in, out}, err
 			}

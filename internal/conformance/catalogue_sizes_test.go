@@ -165,10 +165,10 @@ func sizesCatalogue() []badCase {
 		{name: "size LogisticJetSecond overflows", call: jet(func(l, d, _ *G.Node) (*G.Node, error) { return ops.LogisticJetSecond(l, d, ab, ab) }), kind: S, op: "ops.LogisticJetSecond", arg: "shape"},
 		{name: "size LogisticJetHVP overflows", call: jet(func(l, d, v *G.Node) (*G.Node, error) { return ops.LogisticJetHVP(l, d, v, ab, ab) }), kind: S, op: "ops.LogisticJetHVP", arg: "shape"},
 		{name: "size LogisticJetGaussNewton overflows", call: jet(func(l, d, _ *G.Node) (*G.Node, error) { return ops.LogisticJetGaussNewton(l, d, ab, ab) }), kind: S, op: "ops.LogisticJetGaussNewton", arg: "shape"},
-		{name: "size graphs SoftArgmin overflows", call: x2(func(x, _ *G.Node) (*G.Node, error) { return graphs.SoftArgmin(x, 1) }), kind: S, op: "ops.SoftArgmin", arg: "output"},
+		{name: "size graphs SoftArgmin overflows", call: x2(func(x, _ *G.Node) (*G.Node, error) { return graphs.SoftArgmin(x, 1) }), kind: S, op: "graphs.SoftArgmin", arg: "output"},
 		{name: "size graphs LogDetPlusRidge overflows", call: func() (any, error) {
 			return node(graphs.LogDetPlusRidge(mk(G.NewGraph(), "H", 1<<40, 1<<20, 1<<20), 1))
-		}, kind: S, op: "ops.LogDetPlusRidge", arg: "output"},
+		}, kind: S, op: "graphs.LogDetPlusRidge", arg: "output"},
 		{name: "size graphs GaussNewtonSlabs overflows", call: jet(func(l, d, _ *G.Node) (*G.Node, error) { return graphs.GaussNewtonSlabs(l, d, 1) }), kind: S, op: "ops.SoftmaxJetGaussNewton", arg: "shape"},
 		{name: "size graphs GaussNewtonLogDet overflows", call: jet(func(l, d, _ *G.Node) (*G.Node, error) { return graphs.GaussNewtonLogDet(l, d, 1, 1) }), kind: S, op: "ops.SoftmaxJetGaussNewton", arg: "shape"},
 		{name: "size graphs CurvaturePenalty overflows", call: jet(func(l, d, _ *G.Node) (*G.Node, error) { return graphs.CurvaturePenalty(l, d, 1, 1) }), kind: S, op: "ops.SoftmaxJetFirst", arg: "shape"},
@@ -186,7 +186,7 @@ func sizesCatalogue() []badCase {
 		// when the limit was lowered after that.
 		{name: "size LogDetPlusRidge gradient when built", setup: lowerMaxBytes(1024), call: func() (any, error) {
 			return node(graphs.LogDetPlusRidge(mk(G.NewGraph(), "H", 2, 12, 12), 1)) // [2] out, [2,12,12] gradient
-		}, kind: S, op: "ops.LogDetPlusRidge", arg: "output"},
+		}, kind: S, op: "graphs.LogDetPlusRidge", arg: "output"},
 		{name: "size Grad of LogDetPlusRidge", setup: logDetSetup, call: logDetCall, kind: S, op: grad, arg: "LogDetPlusRidge{λ=1}(%0)"},
 		{name: "size GradCheck tape of the value channel", setup: lowerMaxBytes(1024), call: func() (any, error) {
 			_, l, d := jetInputs()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
-	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -46,7 +46,7 @@ func softmaxCatalogue() []badCase {
 	E, R, D, A := gatejet.ErrShape, gatejet.ErrRank, gatejet.ErrDType, gatejet.ErrAxis
 	S, P := gatejet.ErrSize, gatejet.ErrParam
 
-	call := func(k cudaops.Kernel, ints []int, floats []float64, in, out []any) func() (any, error) {
+	call := func(k dispatch.Kernel, ints []int, floats []float64, in, out []any) func() (any, error) {
 		return func() (any, error) {
 			return only(anyCall(k, ints, floats, in, out).Check())
 		}
@@ -103,15 +103,15 @@ func softmaxCatalogue() []badCase {
 		}, kind: P, op: bls, arg: "y"},
 
 		// ---- cudaops: Calls of the forward kernels ----
-		{name: "softmax_forward two inputs", call: call(cudaops.KernelSoftmaxForward, []int{2, 3, 1}, nil,
+		{name: "softmax_forward two inputs", call: call(dispatch.KernelSoftmaxForward, []int{2, 3, 1}, nil,
 			[]any{buf(6), buf(6)}, []any{buf(6)}), kind: S, op: cc, arg: "In[1]"},
-		{name: "log_softmax_forward short output", call: call(cudaops.KernelLogSoftmaxForward, []int{2, 3, 1}, nil,
+		{name: "log_softmax_forward short output", call: call(dispatch.KernelLogSoftmaxForward, []int{2, 3, 1}, nil,
 			[]any{buf(6)}, []any{buf(5)}), kind: S, op: cc, arg: "Out[0]"},
-		{name: "softmax_forward with scalars", call: call(cudaops.KernelSoftmaxForward, []int{2, 3, 1}, []float64{1},
+		{name: "softmax_forward with scalars", call: call(dispatch.KernelSoftmaxForward, []int{2, 3, 1}, []float64{1},
 			[]any{buf(6)}, []any{buf(6)}), kind: P, op: cc, arg: "Floats"},
-		{name: "softmax_forward negative size", call: call(cudaops.KernelSoftmaxForward, []int{2, -3, 1}, nil,
+		{name: "softmax_forward negative size", call: call(dispatch.KernelSoftmaxForward, []int{2, -3, 1}, nil,
 			[]any{buf(6)}, []any{buf(6)}), kind: E, op: cc, arg: "Ints"},
-		{name: "log_softmax_forward mixed dtypes", call: call(cudaops.KernelLogSoftmaxForward, []int{2, 3, 1}, nil,
+		{name: "log_softmax_forward mixed dtypes", call: call(dispatch.KernelLogSoftmaxForward, []int{2, 3, 1}, nil,
 			[]any{buf(6)}, []any{make([]float32, 6)}), kind: D, op: cc, arg: "F32"},
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/ops"
 	"github.com/gatejet/gatejet/softmaxjet"
@@ -46,7 +47,7 @@ func mode(m cudaops.Mode, err error) (any, error)     { return m, err }
 func report(r *graphs.Report, err error) (any, error) { return r, err }
 func nodes(ns G.Nodes, err error) (any, error)        { return ns, err }
 
-// layout is backward.AxisLayout's result: nil when outer, n and inner are all zero.
+// layout is check.AxisLayout's result: nil when outer, n and inner are all zero.
 func layout(outer, n, inner int, err error) (any, error) {
 	if outer == 0 && n == 0 && inner == 0 {
 		return nil, err
@@ -169,9 +170,9 @@ func catalogue() []badCase {
 
 	// noBackend sets the mode for a case that needs no backend registered (a cuda build
 	// registers its device backend at start, which cannot be removed from outside).
-	noBackend := func(m cudaops.Mode) func(t *testing.T) {
+	noBackend := func(m dispatch.Mode) func(t *testing.T) {
 		return func(t *testing.T) {
-			if b := cudaops.Active(); b != nil {
+			if b := dispatch.Active(); b != nil {
 				t.Skipf("backend %q is registered; this case needs none", b.Name())
 			}
 			setMode(t, m)
@@ -192,8 +193,8 @@ func catalogue() []badCase {
 		sb   = "ops.SoftmaxBackward"
 		lsb  = "ops.LogSoftmaxBackward"
 		gc   = "graphs.GradCheck"
-		ld   = "ops.LogDetPlusRidge"
-		sa   = "ops.SoftArgmin"
+		ld   = "graphs.LogDetPlusRidge"
+		sa   = "graphs.SoftArgmin"
 		call = "cudaops.Call"
 	)
 	E := gatejet.ErrShape
@@ -206,7 +207,7 @@ func catalogue() []badCase {
 	NF := gatejet.ErrNonFinite
 	DV := gatejet.ErrDevice
 
-	jetCall := func(k cudaops.Kernel, ints []int, floats []float64, in, out []any) func() (any, error) {
+	jetCall := func(k dispatch.Kernel, ints []int, floats []float64, in, out []any) func() (any, error) {
 		return func() (any, error) {
 			return only(anyCall(k, ints, floats, in, out).Check())
 		}
@@ -302,41 +303,41 @@ func catalogue() []badCase {
 
 		// ---- softmaxjet kernels ----
 		{name: "kernel K = 0", call: func() (any, error) {
-			return only(softmaxjet.Value(buf(0), buf(0), buf(0), softmaxjet.Shape{N: 2, K: 0, P: 2}, 1))
-		}, kind: E, op: "softmaxjet.Value", arg: "shape"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.Value(buf(0), buf(0), buf(0), softmaxjet.Shape{N: 2, K: 0, P: 2}))
+		}, kind: E, op: "softmaxjet.Softmax.Value", arg: "shape"},
 		{name: "kernel P = 0", call: func() (any, error) {
-			return only(softmaxjet.First(buf(0), l6, buf(0), softmaxjet.Shape{N: 2, K: 3, P: 0}, 1))
-		}, kind: E, op: "softmaxjet.First", arg: "shape"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.First(buf(0), l6, buf(0), softmaxjet.Shape{N: 2, K: 3, P: 0}))
+		}, kind: E, op: "softmaxjet.Softmax.First", arg: "shape"},
 		{name: "kernel N < 0", call: func() (any, error) {
-			return only(softmaxjet.Second(buf(0), buf(0), buf(0), softmaxjet.Shape{N: -1, K: 3, P: 2}, 1))
-		}, kind: E, op: "softmaxjet.Second", arg: "shape"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.Second(buf(0), buf(0), buf(0), softmaxjet.Shape{N: -1, K: 3, P: 2}))
+		}, kind: E, op: "softmaxjet.Softmax.Second", arg: "shape"},
 		{name: "kernel overflow", call: func() (any, error) {
-			return only(softmaxjet.Second(buf(0), buf(0), buf(0), softmaxjet.Shape{N: 1 << 20, K: 1 << 20, P: 1 << 30}, 1))
-		}, kind: S, op: "softmaxjet.Second", arg: "shape"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.Second(buf(0), buf(0), buf(0), softmaxjet.Shape{N: 1 << 20, K: 1 << 20, P: 1 << 30}))
+		}, kind: S, op: "softmaxjet.Softmax.Second", arg: "shape"},
 		{name: "kernel dst short", call: func() (any, error) {
-			return only(softmaxjet.Second(buf(2*3*3*2-1), l6, d12, sh, 1))
-		}, kind: S, op: "softmaxjet.Second", arg: "dst"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.Second(buf(2*3*3*2-1), l6, d12, sh))
+		}, kind: S, op: "softmaxjet.Softmax.Second", arg: "dst"},
 		{name: "kernel logits long", call: func() (any, error) {
-			return only(softmaxjet.Value(buf(4), buf(7), d12, sh, 1))
-		}, kind: S, op: "softmaxjet.Value", arg: "logits"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.Value(buf(4), buf(7), d12, sh))
+		}, kind: S, op: "softmaxjet.Softmax.Value", arg: "logits"},
 		{name: "kernel decoded short", call: func() (any, error) {
-			return only(softmaxjet.GaussNewton(buf(18), l6, buf(11), sh, 1))
-		}, kind: S, op: "softmaxjet.GaussNewton", arg: "decoded"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.GaussNewton(buf(18), l6, buf(11), sh))
+		}, kind: S, op: "softmaxjet.Softmax.GaussNewton", arg: "decoded"},
 		{name: "kernel hvp v short", call: func() (any, error) {
-			return only(softmaxjet.HVP(d12, l6, d12, buf(5), sh, 1))
-		}, kind: S, op: "softmaxjet.HVP", arg: "v"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.HVP(d12, l6, d12, buf(5), sh))
+		}, kind: S, op: "softmaxjet.Softmax.HVP", arg: "v"},
 		{name: "kernel invTau NaN", call: func() (any, error) {
-			return only(softmaxjet.First(d12, l6, d12, sh, nan))
-		}, kind: T, op: "softmaxjet.First", arg: "invTau"},
+			return only(softmaxjet.Softmax[float64]{InvTau: nan}.First(d12, l6, d12, sh))
+		}, kind: T, op: "softmaxjet.Softmax.First", arg: "invTau"},
 		{name: "kernel vjp grad short", call: func() (any, error) {
-			return only(softmaxjet.SecondVJP(l6, d12, l6, d12, buf(23), sh, 1))
-		}, kind: S, op: "softmaxjet.SecondVJP", arg: "g"},
+			return only(softmaxjet.Softmax[float64]{InvTau: 1}.SecondVJP(l6, d12, l6, d12, buf(23), sh))
+		}, kind: S, op: "softmaxjet.Softmax.SecondVJP", arg: "g"},
 		{name: "kernel logistic alpha length", call: func() (any, error) {
-			return only(softmaxjet.LogisticValue(buf(4), l6, d12, sh, alpha[:1], beta))
-		}, kind: P, op: "softmaxjet.LogisticValue", arg: "alpha"},
+			return only(softmaxjet.Logistic[float64]{Alpha: alpha[:1], Beta: beta}.Value(buf(4), l6, d12, sh))
+		}, kind: P, op: "softmaxjet.Logistic.Value", arg: "alpha"},
 		{name: "kernel logistic beta NaN", call: func() (any, error) {
-			return only(softmaxjet.LogisticHVP(d12, l6, d12, v6, sh, alpha, []float64{0, nan, 0}))
-		}, kind: NF, op: "softmaxjet.LogisticHVP", arg: "beta"},
+			return only(softmaxjet.Logistic[float64]{Alpha: alpha, Beta: []float64{0, nan, 0}}.HVP(d12, l6, d12, v6, sh))
+		}, kind: NF, op: "softmaxjet.Logistic.HVP", arg: "beta"},
 		{name: "program K = 0", call: func() (any, error) {
 			p, err := tower.NewProgram[float64](tower.ProgramSpec{K: 0, P: 1, Gate: tower.Softmax(1)})
 			return p, err
@@ -385,45 +386,45 @@ func catalogue() []badCase {
 		// ---- cudaops ----
 		{name: "ParseMode gpu", call: func() (any, error) { return mode(cudaops.ParseMode("gpu")) }, anyResult: true, kind: P, op: "cudaops.ParseMode", arg: "mode"},
 		{name: "ParseMode empty", call: func() (any, error) { return mode(cudaops.ParseMode("")) }, anyResult: true, kind: P, op: "cudaops.ParseMode", arg: "mode"},
-		{name: "Run required no backend", setup: noBackend(cudaops.ModeRequired), call: func() (any, error) {
+		{name: "Run required no backend", setup: noBackend(dispatch.ModeRequired), call: func() (any, error) {
 			out := make([]float64, 4)
-			p, err := cudaops.Run(cudaops.NewCall(cudaops.KernelReLUForward, [][]float64{make([]float64, 4)}, [][]float64{out}, []int{4}, nil))
-			if p != cudaops.PathGPU {
+			p, err := dispatch.Run(dispatch.NewCall(dispatch.KernelReLUForward, [][]float64{make([]float64, 4)}, [][]float64{out}, []int{4}, nil))
+			if p != dispatch.PathGPU {
 				return p, err // a non-GPU path with the error would be a silent CPU run
 			}
 			return nil, err
 		}, kind: DV, op: "cudaops.Run", arg: ""},
-		{name: "op run required no backend", setup: noBackend(cudaops.ModeRequired), call: requiredNoBackend,
+		{name: "op run required no backend", setup: noBackend(dispatch.ModeRequired), call: requiredNoBackend,
 			kind: DV, op: "cudaops.Run", arg: "", viaMachine: true},
-		{name: "Run auto no sizes", setup: noBackend(cudaops.ModeAuto), call: func() (any, error) {
-			_, err := cudaops.Run(&cudaops.Call{Kernel: cudaops.KernelReLUForward, DType: cudaops.Float64})
+		{name: "Run auto no sizes", setup: noBackend(dispatch.ModeAuto), call: func() (any, error) {
+			_, err := dispatch.Run(&dispatch.Call{Kernel: dispatch.KernelReLUForward, DType: dispatch.Float64})
 			return nil, err
 		}, kind: P, op: "cudaops.Run", arg: "Ints"},
 		{name: "Run required failing backend", setup: func(t *testing.T) {
-			setMode(t, cudaops.ModeRequired)
+			setMode(t, dispatch.ModeRequired)
 			register(t, &fakeBackend{name: "failing", fail: true})
 		}, call: func() (any, error) {
-			_, err := cudaops.Run(cudaops.NewCall(cudaops.KernelReLUForward, [][]float32{make([]float32, 2)}, [][]float32{make([]float32, 2)}, []int{2}, nil))
+			_, err := dispatch.Run(dispatch.NewCall(dispatch.KernelReLUForward, [][]float32{make([]float32, 2)}, [][]float32{make([]float32, 2)}, []int{2}, nil))
 			return nil, err
 		}, kind: DV, op: "cudaops.Run", arg: ""},
 		{name: "Run required nil call", setup: func(t *testing.T) {
-			setMode(t, cudaops.ModeRequired)
+			setMode(t, dispatch.ModeRequired)
 			register(t, &fakeBackend{name: "ok"})
 		}, call: func() (any, error) {
-			_, err := cudaops.Run(nil)
+			_, err := dispatch.Run(nil)
 			return nil, err
 		}, kind: P, op: "cudaops.Run", arg: ""},
 		{name: "Call unknown kernel", call: jetCall(60000, []int{1, 1, 1}, nil, nil, nil), kind: P, op: call, arg: "Kernel"},
-		{name: "Call ints count", call: jetCall(cudaops.KernelJetValue, []int{1, 1}, []float64{1}, nil, nil), kind: P, op: call, arg: "Ints"},
-		{name: "Call negative size", call: jetCall(cudaops.KernelJetValue, []int{-1, 1, 1}, []float64{1}, nil, nil), kind: E, op: call, arg: "Ints"},
-		{name: "Call K = 0", call: jetCall(cudaops.KernelJetFirst, []int{1, 0, 1}, []float64{1}, nil, nil), kind: E, op: call, arg: "Ints"},
-		{name: "Call mixed dtypes", call: jetCall(cudaops.KernelJetValue, []int{1, 1, 1}, []float64{1},
+		{name: "Call ints count", call: jetCall(dispatch.KernelJetValue, []int{1, 1}, []float64{1}, nil, nil), kind: P, op: call, arg: "Ints"},
+		{name: "Call negative size", call: jetCall(dispatch.KernelJetValue, []int{-1, 1, 1}, []float64{1}, nil, nil), kind: E, op: call, arg: "Ints"},
+		{name: "Call K = 0", call: jetCall(dispatch.KernelJetFirst, []int{1, 0, 1}, []float64{1}, nil, nil), kind: E, op: call, arg: "Ints"},
+		{name: "Call mixed dtypes", call: jetCall(dispatch.KernelJetValue, []int{1, 1, 1}, []float64{1},
 			[]any{make([]float64, 1), make([]float32, 1)}, []any{make([]float64, 1)}), kind: D, op: call, arg: "F32"},
-		{name: "Call input length", call: jetCall(cudaops.KernelJetValue, []int{2, 3, 2}, []float64{1},
+		{name: "Call input length", call: jetCall(dispatch.KernelJetValue, []int{2, 3, 2}, []float64{1},
 			[]any{buf(5), d12}, []any{buf(4)}), kind: S, op: call, arg: "In[0]"},
-		{name: "Call invTau 0", call: jetCall(cudaops.KernelJetValue, []int{2, 3, 2}, []float64{0},
+		{name: "Call invTau 0", call: jetCall(dispatch.KernelJetValue, []int{2, 3, 2}, []float64{0},
 			[]any{l6, d12}, []any{buf(4)}), kind: T, op: call, arg: "invTau"},
-		{name: "Call alpha NaN", call: jetCall(cudaops.KernelLogisticValue, []int{2, 3, 2}, []float64{1, nan, 1, 0, 0, 0},
+		{name: "Call alpha NaN", call: jetCall(dispatch.KernelLogisticValue, []int{2, 3, 2}, []float64{1, nan, 1, 0, 0, 0},
 			[]any{l6, d12}, []any{buf(4)}), kind: NF, op: call, arg: "alpha"},
 
 		// ---- graphs ----

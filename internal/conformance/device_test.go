@@ -14,6 +14,7 @@ import (
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -61,7 +62,7 @@ func buildDeviceGraph(t testing.TB, dt tensor.Dtype, grad bool) deviceGraph {
 func opsNodes(g *G.ExprGraph) G.Nodes {
 	var res G.Nodes
 	for _, n := range g.AllNodes() {
-		if _, ok := n.Op().(ops.PathReporter); ok {
+		if _, ok := n.Op().(dispatch.PathReporter); ok {
 			res = append(res, n)
 		}
 	}
@@ -78,8 +79,8 @@ func (dg deviceGraph) outs() G.Nodes {
 // cpuReference runs the graph (forward, then with gradients) under ModeOff.
 func cpuReference(t *testing.T, dt tensor.Dtype) (fwd, bwd [][]float64) {
 	t.Helper()
-	old := cudaops.SetMode(cudaops.ModeOff)
-	defer cudaops.SetMode(old)
+	old := dispatch.SetMode(dispatch.ModeOff)
+	defer dispatch.SetMode(old)
 	for _, grad := range []bool{false, true} {
 		dg := buildDeviceGraph(t, dt, grad)
 		res, err := runTape(dg.g, dg.outs()...)
@@ -100,12 +101,12 @@ func cpuReference(t *testing.T, dt tensor.Dtype) (fwd, bwd [][]float64) {
 // matches gatejet.ErrDevice, the op's CPU path count stays zero, and cudaops counts a device
 // error. Both machines, both dtypes.
 func TestRequiredWithoutBackend(t *testing.T) {
-	if b := cudaops.Active(); b != nil {
+	if b := dispatch.Active(); b != nil {
 		t.Skipf("backend %q is registered", b.Name())
 	}
-	setMode(t, cudaops.ModeRequired)
+	setMode(t, dispatch.ModeRequired)
 	for _, dt := range bothDtypes {
-		cudaops.ResetStats()
+		dispatch.ResetStats()
 		dg := buildDeviceGraph(t, dt, false)
 		_, err := runTape(dg.g, dg.outs()...)
 		if err == nil {
@@ -118,14 +119,14 @@ func TestRequiredWithoutBackend(t *testing.T) {
 		// A failed computation ran on no path: nothing is recorded (a bug this suite found:
 		// it used to be recorded as a GPU run).
 		for _, n := range (G.Nodes{dg.second, dg.sb, dg.act}) {
-			if c := n.Op().(ops.PathReporter).PathCounts(); c != (ops.PathCounts{}) {
+			if c := n.Op().(dispatch.PathReporter).PathCounts(); c != (dispatch.PathCounts{}) {
 				t.Fatalf("%v: %v recorded paths %+v for a run that failed", dt, n.Op(), c)
 			}
 			if p, ok := ops.LastPath(n); ok {
 				t.Fatalf("%v: %v: LastPath %v after a run that failed", dt, n.Op(), p)
 			}
 		}
-		if s := cudaops.Stats(); s.DeviceErrors == 0 || s.CPU != 0 || s.CPUFallback != 0 {
+		if s := dispatch.Stats(); s.DeviceErrors == 0 || s.CPU != 0 || s.CPUFallback != 0 {
 			t.Fatalf("%v: stats %+v, want device errors and no CPU run", dt, s)
 		}
 		// The Lisp machine too.
@@ -148,11 +149,11 @@ func TestAutoFallbackOnFailingDevice(t *testing.T) {
 	for _, dt := range bothDtypes {
 		wantF, wantB := cpuReference(t, dt)
 		t.Run(dt.String(), func(t *testing.T) {
-			setMode(t, cudaops.ModeAuto)
+			setMode(t, dispatch.ModeAuto)
 			setBreakEven(t, 0)
 			dev := &fakeBackend{name: "failing-device", fail: true}
 			register(t, dev)
-			cudaops.ResetStats()
+			dispatch.ResetStats()
 
 			dg := buildDeviceGraph(t, dt, false)
 			got, err := runTape(dg.g, dg.outs()...)
@@ -167,17 +168,17 @@ func TestAutoFallbackOnFailingDevice(t *testing.T) {
 				if !ok || p != cudaops.PathCPUFallback {
 					t.Fatalf("%v: LastPath %v (%v), want cpu-fallback", n.Op(), p, ok)
 				}
-				if c := n.Op().(ops.PathReporter).PathCounts(); c.CPUFallback == 0 || c.GPU != 0 {
+				if c := n.Op().(dispatch.PathReporter).PathCounts(); c.CPUFallback == 0 || c.GPU != 0 {
 					t.Fatalf("%v: counts %+v", n.Op(), c)
 				}
 			}
 			if dev.launches.Load() == 0 {
 				t.Fatalf("the device was never tried")
 			}
-			if s := cudaops.Stats(); s.CPUFallback == 0 || s.GPU != 0 {
+			if s := dispatch.Stats(); s.CPUFallback == 0 || s.GPU != 0 {
 				t.Fatalf("stats %+v, want fallbacks and no GPU run", s)
 			}
-			if fe := cudaops.LastFallbackError(); !errors.Is(fe, gatejet.ErrDevice) {
+			if fe := dispatch.LastFallbackError(); !errors.Is(fe, gatejet.ErrDevice) {
 				t.Fatalf("last fallback error %v, want ErrDevice", fe)
 			}
 
@@ -205,7 +206,7 @@ func TestAutoFallbackOnFailingDevice(t *testing.T) {
 			if err != nil {
 				t.Fatalf("lisp: %v", err)
 			}
-			if p, ok := second.Op().(ops.PathReporter).LastDiffPath(); !ok || p != cudaops.PathCPUFallback {
+			if p, ok := second.Op().(dispatch.PathReporter).LastDiffPath(); !ok || p != dispatch.PathCPUFallback {
 				t.Fatalf("lisp DoDiff path %v (%v), want cpu-fallback", p, ok)
 			}
 			lv, err := values(second.Value())
@@ -221,7 +222,7 @@ func TestAutoFallbackOnFailingDevice(t *testing.T) {
 // none below it (PathCPU, no launch).
 func TestAutoWorkingDeviceAndBreakEven(t *testing.T) {
 	wantF, wantB := cpuReference(t, f64)
-	setMode(t, cudaops.ModeAuto)
+	setMode(t, dispatch.ModeAuto)
 	dev := &fakeBackend{name: "device"}
 	register(t, dev)
 
@@ -267,7 +268,7 @@ func TestAutoWorkingDeviceAndBreakEven(t *testing.T) {
 // TestRequiredFailingDevice: under ModeRequired a failing launch is an ErrDevice error from
 // the machine run, and the CPU never runs.
 func TestRequiredFailingDevice(t *testing.T) {
-	setMode(t, cudaops.ModeRequired)
+	setMode(t, dispatch.ModeRequired)
 	dev := &fakeBackend{name: "failing", fail: true}
 	register(t, dev)
 	dg := buildDeviceGraph(t, f32, false)
@@ -280,7 +281,7 @@ func TestRequiredFailingDevice(t *testing.T) {
 		t.Fatal("the device was not tried")
 	}
 	for _, n := range opsNodes(dg.g) {
-		if c := n.Op().(ops.PathReporter).PathCounts(); c != (ops.PathCounts{}) {
+		if c := n.Op().(dispatch.PathReporter).PathCounts(); c != (dispatch.PathCounts{}) {
 			t.Fatalf("%v recorded paths %+v for a required run that failed", n.Op(), c)
 		}
 	}
@@ -291,18 +292,18 @@ func TestRequiredFailingDevice(t *testing.T) {
 // harmless; Register does not call Close, and neither does unregistering (as documented:
 // closing is the owner's job, done here after unregistering); a nil backend is ignored.
 func TestRegisterUnregister(t *testing.T) {
-	if b := cudaops.Active(); b != nil {
+	if b := dispatch.Active(); b != nil {
 		t.Skipf("backend %q is registered", b.Name())
 	}
-	setMode(t, cudaops.ModeAuto)
+	setMode(t, dispatch.ModeAuto)
 	setBreakEven(t, 0)
 	a, b := &fakeBackend{name: "a"}, &fakeBackend{name: "b", fail: true}
-	unA := cudaops.Register(a)
+	unA := dispatch.Register(a)
 	t.Cleanup(unA)
-	unB := cudaops.Register(b)
+	unB := dispatch.Register(b)
 	t.Cleanup(unB)
-	if cudaops.Active() != cudaops.Backend(b) {
-		t.Fatalf("active %v, want b", cudaops.Active())
+	if dispatch.Active() != dispatch.Backend(b) {
+		t.Fatalf("active %v, want b", dispatch.Active())
 	}
 	run := func() cudaops.Path {
 		dg := buildDeviceGraph(t, f64, false)
@@ -317,16 +318,16 @@ func TestRegisterUnregister(t *testing.T) {
 	}
 	unB()
 	unB()
-	if cudaops.Active() != cudaops.Backend(a) {
-		t.Fatalf("after unregistering b: active %v, want a", cudaops.Active())
+	if dispatch.Active() != dispatch.Backend(a) {
+		t.Fatalf("after unregistering b: active %v, want a", dispatch.Active())
 	}
 	nb := b.launches.Load()
 	if p := run(); p != cudaops.PathGPU || a.launches.Load() == 0 || b.launches.Load() != nb {
 		t.Fatalf("after unregistering b: path %v, a launches %d, b launches %d (was %d)", p, a.launches.Load(), b.launches.Load(), nb)
 	}
 	unA()
-	if cudaops.Active() != nil {
-		t.Fatalf("after unregistering both: active %v", cudaops.Active())
+	if dispatch.Active() != nil {
+		t.Fatalf("after unregistering both: active %v", dispatch.Active())
 	}
 	na := a.launches.Load()
 	if p := run(); p != cudaops.PathCPU || a.launches.Load() != na {
@@ -341,8 +342,8 @@ func TestRegisterUnregister(t *testing.T) {
 			t.Fatalf("Close %s: %v (%d)", x.name, err, x.closes.Load())
 		}
 	}
-	if un := cudaops.Register(nil); cudaops.Active() != nil {
-		t.Fatalf("Register(nil) made %v active", cudaops.Active())
+	if un := dispatch.Register(nil); dispatch.Active() != nil {
+		t.Fatalf("Register(nil) made %v active", dispatch.Active())
 	} else {
 		un()
 	}
@@ -366,7 +367,7 @@ func TestEnvironmentMode(t *testing.T) {
 		{"OFF", "mode=off env=nil run=ok"},
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestEnvironmentModeChild$", "-test.v", "-test.count=1")
-		cmd.Env = append(os.Environ(), "GATEJET_CONFORMANCE_CHILD=1", cudaops.EnvVar+"="+tc.env)
+		cmd.Env = append(os.Environ(), "GATEJET_CONFORMANCE_CHILD=1", dispatch.EnvVar+"="+tc.env)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("GATEJET_GPU=%q: child failed: %v\n%s", tc.env, err, out)
@@ -383,12 +384,12 @@ func TestEnvironmentModeChild(t *testing.T) {
 	if os.Getenv("GATEJET_CONFORMANCE_CHILD") != "1" {
 		t.Skip("run by TestEnvironmentMode in a child process")
 	}
-	if cudaops.Active() != nil {
+	if dispatch.Active() != nil {
 		t.Skip("a backend is registered")
 	}
-	report := "mode=" + cudaops.CurrentMode().String()
+	report := "mode=" + dispatch.CurrentMode().String()
 	var ge *gatejet.Error
-	switch err := cudaops.EnvError(); {
+	switch err := dispatch.EnvError(); {
 	case err == nil:
 		report += " env=nil"
 	case errors.As(err, &ge) && errors.Is(err, gatejet.ErrParam):
@@ -396,7 +397,7 @@ func TestEnvironmentModeChild(t *testing.T) {
 	default:
 		report += " env=" + err.Error()
 	}
-	if cudaops.EnvError() == nil {
+	if dispatch.EnvError() == nil {
 		dg := buildDeviceGraph(t, f64, false)
 		_, err := runTape(dg.g, dg.outs()...)
 		switch ge := graphs.OpError(err); {
@@ -416,14 +417,14 @@ func TestEnvironmentModeChild(t *testing.T) {
 // own error, and under ModeAuto so does LastFallbackError. (A bug this suite found; fixed in
 // cudaops.)
 func TestLaunchErrorWrapped(t *testing.T) {
-	call := func() *cudaops.Call {
-		return cudaops.NewCall(cudaops.KernelReLUForward, [][]float32{make([]float32, 2)}, [][]float32{make([]float32, 2)}, []int{2}, nil)
+	call := func() *dispatch.Call {
+		return dispatch.NewCall(dispatch.KernelReLUForward, [][]float32{make([]float32, 2)}, [][]float32{make([]float32, 2)}, []int{2}, nil)
 	}
 	register(t, &fakeBackend{name: "failing", fail: true})
-	setBreakEven(t, 0, cudaops.KernelReLUForward)
+	setBreakEven(t, 0, dispatch.KernelReLUForward)
 
-	setMode(t, cudaops.ModeRequired)
-	_, err := cudaops.Run(call())
+	setMode(t, dispatch.ModeRequired)
+	_, err := dispatch.Run(call())
 	if !errors.Is(err, gatejet.ErrDevice) {
 		t.Fatalf("want ErrDevice, got %v", err)
 	}
@@ -431,11 +432,11 @@ func TestLaunchErrorWrapped(t *testing.T) {
 		t.Errorf("ModeRequired: errors.Is(err, launch error) is false: %v", err)
 	}
 
-	cudaops.SetMode(cudaops.ModeAuto)
-	if p, err := cudaops.Run(call()); p != cudaops.PathCPUFallback || err != nil {
+	dispatch.SetMode(dispatch.ModeAuto)
+	if p, err := dispatch.Run(call()); p != dispatch.PathCPUFallback || err != nil {
 		t.Fatalf("ModeAuto: path %v, error %v", p, err)
 	}
-	if fe := cudaops.LastFallbackError(); !errors.Is(fe, errFakeLaunch) {
+	if fe := dispatch.LastFallbackError(); !errors.Is(fe, errFakeLaunch) {
 		t.Errorf("ModeAuto: errors.Is(LastFallbackError(), launch error) is false: %v", fe)
 	}
 }

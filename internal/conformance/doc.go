@@ -14,8 +14,11 @@
 //     temperatures, NaN isolation between rows, masked atoms, tiny and large sizes, empty
 //     batches).
 //   - race_test.go: concurrent machines over shared ops and graphs, and concurrent
-//     cudaops.SetMode/Run with a fake backend; meant for go test -race.
+//     mode changes and kernel calls (internal/dispatch) with a fake backend; meant for
+//     go test -race.
 //   - determinism_test.go: bit-identical results across runs and core counts.
+//   - layers_test.go: internal/ is the lower layer: no package under it imports a public
+//     package of the module (go list), but for the kernel table's maths.
 //   - device_test.go: GPU-fault behaviour at the cudaops seam (ModeRequired without a
 //     backend, a failing backend under ModeAuto, registration and release, GATEJET_GPU).
 //   - lenient_test.go: what is accepted rather than rejected, and must then be right

@@ -542,15 +542,17 @@ func TestEmptyBatch(t *testing.T) {
 	for _, bufs := range [][]float64{nil, {}} {
 		e := bufs
 		calls := map[string]func() error{
-			"Value":          func() error { return softmaxjet.Value(e, e, e, sh, 1) },
-			"First":          func() error { return softmaxjet.First(e, e, e, sh, 1) },
-			"Second":         func() error { return softmaxjet.Second(e, e, e, sh, 1) },
-			"HVP":            func() error { return softmaxjet.HVP(e, e, e, e, sh, 1) },
-			"GaussNewton":    func() error { return softmaxjet.GaussNewton(e, e, e, sh, 1) },
-			"SecondVJP":      func() error { return softmaxjet.SecondVJP(e, e, e, e, e, sh, 1) },
-			"HVPVJP":         func() error { return softmaxjet.HVPVJP(e, e, e, e, e, e, e, sh, 1) },
-			"LogisticSecond": func() error { return softmaxjet.LogisticSecond(e, e, e, sh, []float64{1, 2, 3}, []float64{0, 0, 0}) },
-			"TowerChannels":  func() error { return tower.TowerChannels(e, e, e, e, e, tower.Shape(sh), 1) },
+			"Value":       func() error { return softmaxjet.Softmax[float64]{InvTau: 1}.Value(e, e, e, sh) },
+			"First":       func() error { return softmaxjet.Softmax[float64]{InvTau: 1}.First(e, e, e, sh) },
+			"Second":      func() error { return softmaxjet.Softmax[float64]{InvTau: 1}.Second(e, e, e, sh) },
+			"HVP":         func() error { return softmaxjet.Softmax[float64]{InvTau: 1}.HVP(e, e, e, e, sh) },
+			"GaussNewton": func() error { return softmaxjet.Softmax[float64]{InvTau: 1}.GaussNewton(e, e, e, sh) },
+			"SecondVJP":   func() error { return softmaxjet.Softmax[float64]{InvTau: 1}.SecondVJP(e, e, e, e, e, sh) },
+			"HVPVJP":      func() error { return softmaxjet.Softmax[float64]{InvTau: 1}.HVPVJP(e, e, e, e, e, e, e, sh) },
+			"LogisticSecond": func() error {
+				return softmaxjet.Logistic[float64]{Alpha: []float64{1, 2, 3}, Beta: []float64{0, 0, 0}}.Second(e, e, e, sh)
+			},
+			"TowerChannels": func() error { return tower.TowerChannels(e, e, e, e, e, tower.Shape(sh), 1) },
 			"SoftmaxBackward [0,3]": func() error {
 				return backward.SoftmaxBackward(e, e, e, []int{0, 3}, 1)
 			},
@@ -566,10 +568,10 @@ func TestEmptyBatch(t *testing.T) {
 		}
 	}
 	// Float32 too, and wrong non-empty buffers are still an ErrSize with N = 0.
-	if err := softmaxjet.Second[float32](nil, nil, nil, sh, 1); err != nil {
+	if err := (softmaxjet.Softmax[float32]{InvTau: 1}).Second(nil, nil, nil, sh); err != nil {
 		t.Errorf("float32 Second N = 0: %v", err)
 	}
-	if err := softmaxjet.Second(make([]float64, 1), nil, nil, sh, 1); !errors.Is(err, gatejet.ErrSize) {
+	if err := (softmaxjet.Softmax[float64]{InvTau: 1}).Second(make([]float64, 1), nil, nil, sh); !errors.Is(err, gatejet.ErrSize) {
 		t.Errorf("Second N = 0 with a 1-element dst: %v, want ErrSize", err)
 	}
 }

@@ -294,8 +294,8 @@ var ctors = []ctor{
 	{"ops.ReLUBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.ReLUBackward(a[0], a[1]) }, firstArg(actExpect)},
 	{"ops.GELUBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.GELUBackward(a[0], a[1]) }, firstArg(actExpect)},
 	{"ops.SiLUBackward", 2, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return ops.SiLUBackward(a[0], a[1]) }, firstArg(actExpect)},
-	{"ops.SoftArgmin", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.SoftArgmin(a[0], p.param) }, firstArg(softArgminExpect)},
-	{"ops.LogDetPlusRidge", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.LogDetPlusRidge(a[0], p.param) }, firstArg(logDetExpect)},
+	{"graphs.SoftArgmin", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.SoftArgmin(a[0], p.param) }, firstArg(softArgminExpect)},
+	{"graphs.LogDetPlusRidge", 1, false, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.LogDetPlusRidge(a[0], p.param) }, firstArg(logDetExpect)},
 	{"graphs.GaussNewtonSlabs", 2, true, func(a []*G.Node, p ctorParams) (*G.Node, error) { return graphs.GaussNewtonSlabs(a[0], a[1], p.param) }, jetExpect(chGN, false, false)},
 	{"graphs.GaussNewtonLogDet", 2, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
 		return graphs.GaussNewtonLogDet(a[0], a[1], 1, p.param)
@@ -433,7 +433,7 @@ func FuzzOpConstructors(f *testing.F) {
 		c := ctors[sel]
 		ranks := uint16(0x232) // logits rank 2, decoded rank 3, v rank 2
 		switch {
-		case c.name == "ops.LogDetPlusRidge":
+		case c.name == "graphs.LogDetPlusRidge":
 			ranks = 3
 		case !c.jet:
 			ranks = 0x22
@@ -702,13 +702,13 @@ func fuzzLogistic(t *testing.T, dt tensor.Dtype, n, k, p int, lv, dv []float64, 
 	kernel := func(l, d []float64, sh softmaxjet.Shape) []float64 {
 		if dt == f64 {
 			s := make([]float64, sh.N*sh.K*sh.K*sh.P)
-			if err := softmaxjet.LogisticSecond(s, l, d, sh, alpha, beta); err != nil {
+			if err := (softmaxjet.Logistic[float64]{Alpha: alpha, Beta: beta}).Second(s, l, d, sh); err != nil {
 				t.Fatalf("%s: kernel: %v", what, err)
 			}
 			return s
 		}
 		s := make([]float32, sh.N*sh.K*sh.K*sh.P)
-		if err := softmaxjet.LogisticSecond(s, floats.To32(l), floats.To32(d), sh, alpha, beta); err != nil {
+		if err := (softmaxjet.Logistic[float32]{Alpha: alpha, Beta: beta}).Second(s, floats.To32(l), floats.To32(d), sh); err != nil {
 			t.Fatalf("%s: kernel: %v", what, err)
 		}
 		return floats.To64(s)
@@ -744,20 +744,20 @@ func kernelSecondHVP(t *testing.T, dt tensor.Dtype, l, d, v []float64, sh softma
 	if dt == f64 {
 		s := make([]float64, sh.N*sh.K*sh.K*sh.P)
 		h := make([]float64, sh.FirstLen())
-		if err := softmaxjet.Second(s, l, d, sh, invTau); err != nil {
+		if err := (softmaxjet.Softmax[float64]{InvTau: invTau}).Second(s, l, d, sh); err != nil {
 			t.Fatal(err)
 		}
-		if err := softmaxjet.HVP(h, l, d, v, sh, invTau); err != nil {
+		if err := (softmaxjet.Softmax[float64]{InvTau: invTau}).HVP(h, l, d, v, sh); err != nil {
 			t.Fatal(err)
 		}
 		return s, h
 	}
 	s := make([]float32, sh.N*sh.K*sh.K*sh.P)
 	h := make([]float32, sh.FirstLen())
-	if err := softmaxjet.Second(s, floats.To32(l), floats.To32(d), sh, invTau); err != nil {
+	if err := (softmaxjet.Softmax[float32]{InvTau: invTau}).Second(s, floats.To32(l), floats.To32(d), sh); err != nil {
 		t.Fatal(err)
 	}
-	if err := softmaxjet.HVP(h, floats.To32(l), floats.To32(d), floats.To32(v), sh, invTau); err != nil {
+	if err := (softmaxjet.Softmax[float32]{InvTau: invTau}).HVP(h, floats.To32(l), floats.To32(d), floats.To32(v), sh); err != nil {
 		t.Fatal(err)
 	}
 	return floats.To64(s), floats.To64(h)
@@ -777,7 +777,7 @@ func fuzzSoftmaxBackward(t *testing.T, dt tensor.Dtype, opt uint8, data []byte) 
 	if opt&0x20 != 0 {
 		axis -= rank
 	}
-	outer, m, inner, err := backward.AxisLayout("fuzz", shape, axis)
+	outer, m, inner, err := check.AxisLayout("fuzz", shape, axis)
 	if err != nil {
 		t.Fatalf("AxisLayout(%v, %d): %v", shape, axis, err)
 	}

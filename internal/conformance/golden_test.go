@@ -66,11 +66,11 @@ func TestGoldenCPUKernels(t *testing.T) {
 
 		value, first, second := out(sh.ValueLen()), out(sh.FirstLen()), out(sh.SecondLen())
 		hvp, gn := out(sh.FirstLen()), out(sh.GNLen())
-		require.NoError(t, softmaxjet.Value(value, l, d, sh, s))
-		require.NoError(t, softmaxjet.First(first, l, d, sh, s))
-		require.NoError(t, softmaxjet.Second(second, l, d, sh, s))
-		require.NoError(t, softmaxjet.HVP(hvp, l, d, v, sh, s))
-		require.NoError(t, softmaxjet.GaussNewton(gn, l, d, sh, s))
+		require.NoError(t, softmaxjet.Softmax[float64]{InvTau: s}.Value(value, l, d, sh))
+		require.NoError(t, softmaxjet.Softmax[float64]{InvTau: s}.First(first, l, d, sh))
+		require.NoError(t, softmaxjet.Softmax[float64]{InvTau: s}.Second(second, l, d, sh))
+		require.NoError(t, softmaxjet.Softmax[float64]{InvTau: s}.HVP(hvp, l, d, v, sh))
+		require.NoError(t, softmaxjet.Softmax[float64]{InvTau: s}.GaussNewton(gn, l, d, sh))
 		errs.check(t, "value", j.File, value, j.Value)
 		errs.check(t, "first", j.File, first, j.First)
 		errs.check(t, "second", j.File, second, j.Second)
@@ -84,16 +84,16 @@ func TestGoldenCPUKernels(t *testing.T) {
 			fn   vjpFn
 		}{
 			{"value_vjp", &j.ValueVJP, func(dl, dd []float64, w *golden.VJP) error {
-				return softmaxjet.ValueVJP(dl, dd, l, d, w.G, sh, s)
+				return softmaxjet.Softmax[float64]{InvTau: s}.ValueVJP(dl, dd, l, d, w.G, sh)
 			}},
 			{"first_vjp", &j.FirstVJP, func(dl, dd []float64, w *golden.VJP) error {
-				return softmaxjet.FirstVJP(dl, dd, l, d, w.G, sh, s)
+				return softmaxjet.Softmax[float64]{InvTau: s}.FirstVJP(dl, dd, l, d, w.G, sh)
 			}},
 			{"second_vjp", &j.SecondVJP, func(dl, dd []float64, w *golden.VJP) error {
-				return softmaxjet.SecondVJP(dl, dd, l, d, w.G, sh, s)
+				return softmaxjet.Softmax[float64]{InvTau: s}.SecondVJP(dl, dd, l, d, w.G, sh)
 			}},
 			{"gauss_newton_vjp", &j.GaussNewtonVJP, func(dl, dd []float64, w *golden.VJP) error {
-				return softmaxjet.GaussNewtonVJP(dl, dd, l, d, w.G, sh, s)
+				return softmaxjet.Softmax[float64]{InvTau: s}.GaussNewtonVJP(dl, dd, l, d, w.G, sh)
 			}},
 		} {
 			dl, dd := out(sh.LogitsLen()), out(sh.DecodedLen())
@@ -102,7 +102,7 @@ func TestGoldenCPUKernels(t *testing.T) {
 			errs.check(t, c.name+".d_decoded", j.File, dd, c.w.DDecoded)
 		}
 		dl, dd, dv := out(sh.LogitsLen()), out(sh.DecodedLen()), out(sh.LogitsLen())
-		require.NoError(t, softmaxjet.HVPVJP(dl, dd, dv, l, d, v, j.HVPVJP.G, sh, s))
+		require.NoError(t, softmaxjet.Softmax[float64]{InvTau: s}.HVPVJP(dl, dd, dv, l, d, v, j.HVPVJP.G, sh))
 		errs.check(t, "hvp_vjp.d_logits", j.File, dl, j.HVPVJP.DLogits)
 		errs.check(t, "hvp_vjp.d_decoded", j.File, dd, j.HVPVJP.DDecoded)
 		errs.check(t, "hvp_vjp.d_v", j.File, dv, j.HVPVJP.DV)
@@ -132,7 +132,7 @@ func TestGoldenCPUKernels(t *testing.T) {
 	errs.log(t, "softmaxjet/backward")
 }
 
-// TestGoldenCPURef runs the golden cases as cudaops.Calls through cpuref, the oracle of the
+// TestGoldenCPURef runs the golden cases as dispatch.Calls through cpuref, the oracle of the
 // emulator and device tests: the calls (and the [outer, n, inner] folding of the axis files)
 // that TestGoldenPyTorch gives the emulator are right on the CPU as well.
 func TestGoldenCPURef(t *testing.T) {

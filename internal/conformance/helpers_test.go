@@ -3,7 +3,6 @@ package conformance
 import (
 	"errors"
 	"fmt"
-	"github.com/gatejet/gatejet/internal/cpuref"
 	"math"
 	"runtime/debug"
 	"sync/atomic"
@@ -12,7 +11,8 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/cpuref"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/par"
 )
 
@@ -36,17 +36,17 @@ func catch(f func() error) (err error, panicked bool) {
 // --- process-wide state, restored in t.Cleanup ---
 
 // setMode sets the cudaops mode for the rest of the test.
-func setMode(t testing.TB, m cudaops.Mode) {
+func setMode(t testing.TB, m dispatch.Mode) {
 	t.Helper()
-	old := cudaops.SetMode(m)
-	t.Cleanup(func() { cudaops.SetMode(old) })
+	old := dispatch.SetMode(m)
+	t.Cleanup(func() { dispatch.SetMode(old) })
 }
 
 // register makes b the active backend for the rest of the test (unregistered, then closed,
 // in t.Cleanup).
 func register(t testing.TB, b *fakeBackend) {
 	t.Helper()
-	un := cudaops.Register(b)
+	un := dispatch.Register(b)
 	t.Cleanup(func() {
 		un()
 		_ = b.Close()
@@ -54,15 +54,15 @@ func register(t testing.TB, b *fakeBackend) {
 }
 
 // setBreakEven sets the ModeAuto break-even of the kernels for the rest of the test.
-func setBreakEven(t testing.TB, work int, ks ...cudaops.Kernel) {
+func setBreakEven(t testing.TB, work int, ks ...dispatch.Kernel) {
 	t.Helper()
 	if len(ks) == 0 {
-		ks = cudaops.Kernels()
+		ks = dispatch.Kernels()
 	}
 	for _, k := range ks {
-		old := cudaops.BreakEven(k)
-		cudaops.SetBreakEven(k, work)
-		t.Cleanup(func() { cudaops.SetBreakEven(k, old) })
+		old := dispatch.BreakEven(k)
+		dispatch.SetBreakEven(k, work)
+		t.Cleanup(func() { dispatch.SetBreakEven(k, old) })
 	}
 }
 
@@ -78,14 +78,14 @@ func setPar(t testing.TB, procs int, minWork int64) {
 }
 
 // cpuOnly pins the CPU path (ModeOff) for the rest of the test, whatever GATEJET_GPU says.
-func cpuOnly(t testing.TB) { setMode(t, cudaops.ModeOff) }
+func cpuOnly(t testing.TB) { setMode(t, dispatch.ModeOff) }
 
 // --- a fake device backend ---
 
 // errFakeLaunch is what a failing fake backend's Launch returns.
 var errFakeLaunch = errors.New("fake device: launch failed")
 
-// fakeBackend is a cudaops.Backend for tests. With fail set its Launch always fails; otherwise
+// fakeBackend is a dispatch.Backend for tests. With fail set its Launch always fails; otherwise
 // it checks the call and computes it on the host with the same kernels as the CPU path, so a
 // "GPU" result is bit-identical to the CPU one. It counts launches and closes.
 type fakeBackend struct {
@@ -102,7 +102,7 @@ func (b *fakeBackend) Close() error {
 	return nil
 }
 
-func (b *fakeBackend) Launch(c *cudaops.Call) error {
+func (b *fakeBackend) Launch(c *dispatch.Call) error {
 	b.launches.Add(1)
 	if b.fail {
 		return errFakeLaunch
@@ -275,19 +275,19 @@ func allFinite(v []float64) bool {
 // anyCall builds a Call of kernel k from slices of any type, as a careless caller might hold
 // them: []float64 slices go to F64 and []float32 slices to F32 (DType from the first one);
 // other values are dropped, which Check reports as a missing operand.
-func anyCall(k cudaops.Kernel, ints []int, floats []float64, in, out []any) *cudaops.Call {
-	c := &cudaops.Call{Kernel: k, Ints: ints, Floats: floats}
+func anyCall(k dispatch.Kernel, ints []int, floats []float64, in, out []any) *dispatch.Call {
+	c := &dispatch.Call{Kernel: k, Ints: ints, Floats: floats}
 	put := func(i int, s any, f64 *[4][]float64, f32 *[4][]float32) {
 		switch v := s.(type) {
 		case []float64:
 			f64[i] = v
-			if c.DType == cudaops.DTypeInvalid {
-				c.DType = cudaops.Float64
+			if c.DType == dispatch.DTypeInvalid {
+				c.DType = dispatch.Float64
 			}
 		case []float32:
 			f32[i] = v
-			if c.DType == cudaops.DTypeInvalid {
-				c.DType = cudaops.Float32
+			if c.DType == dispatch.DTypeInvalid {
+				c.DType = dispatch.Float32
 			}
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -169,7 +169,7 @@ func TestConcurrentMachinesSharedOps(t *testing.T) {
 			defer reader.Done()
 			for !stop.Load() {
 				for _, op := range shared {
-					r := op.(ops.PathReporter)
+					r := op.(dispatch.PathReporter)
 					r.LastPath()
 					r.PathCounts()
 					r.LastDiffPath()
@@ -236,7 +236,7 @@ func TestConcurrentMachinesSharedOps(t *testing.T) {
 		stop.Store(true)
 		reader.Wait()
 		for name, op := range shared {
-			c := op.(ops.PathReporter).PathCounts()
+			c := op.(dispatch.PathReporter).PathCounts()
 			if c.CPU == 0 || c.GPU != 0 || c.CPUFallback != 0 {
 				t.Errorf("%v %s: path counts %+v, want CPU only", dt, name, c)
 			}
@@ -247,7 +247,7 @@ func TestConcurrentMachinesSharedOps(t *testing.T) {
 // TestConcurrentModeSwitch: while one goroutine cycles the process-wide mode through off,
 // auto and required and another registers and unregisters a second fake backend, 8 goroutines
 // run the shared ops (forward and gradients) with a working fake device registered, and call
-// cudaops.Run directly. The device computes with the same kernels, so every result must be
+// dispatch.Run directly. The device computes with the same kernels, so every result must be
 // bit-identical to the CPU one whatever path each call took; nothing may fail (a device is
 // always registered, so ModeRequired always has one).
 func TestConcurrentModeSwitch(t *testing.T) {
@@ -265,16 +265,16 @@ func TestConcurrentModeSwitch(t *testing.T) {
 	bg.Add(2)
 	go func() {
 		defer bg.Done()
-		modes := []cudaops.Mode{cudaops.ModeOff, cudaops.ModeAuto, cudaops.ModeRequired}
+		modes := []dispatch.Mode{dispatch.ModeOff, dispatch.ModeAuto, dispatch.ModeRequired}
 		for i := 0; !stop.Load(); i++ {
-			cudaops.SetMode(modes[i%3])
+			dispatch.SetMode(modes[i%3])
 			time.Sleep(50 * time.Microsecond)
 		}
 	}()
 	go func() {
 		defer bg.Done()
 		for !stop.Load() {
-			un := cudaops.Register(churn)
+			un := dispatch.Register(churn)
 			time.Sleep(30 * time.Microsecond)
 			un()
 			un() // harmless twice
@@ -294,10 +294,10 @@ func TestConcurrentModeSwitch(t *testing.T) {
 					return
 				}
 			}
-			// cudaops.Run directly: a ReLU call; the CPU function and the device agree.
+			// dispatch.Run directly: a ReLU call; the CPU function and the device agree.
 			x := seq(uint64(w), 64, -1, 1)
 			out := make([]float64, 64)
-			p, err := cudaops.Run(cudaops.NewCall(cudaops.KernelReLUForward, [][]float64{x}, [][]float64{out}, []int{64}, nil))
+			p, err := dispatch.Run(dispatch.NewCall(dispatch.KernelReLUForward, [][]float64{x}, [][]float64{out}, []int{64}, nil))
 			if err != nil {
 				t.Errorf("Run worker %d: path %v: %v", w, p, err)
 				return
@@ -312,7 +312,7 @@ func TestConcurrentModeSwitch(t *testing.T) {
 	})
 	stop.Store(true)
 	bg.Wait()
-	t.Logf("launches: device %d, churn %d; cudaops stats %+v", dev.launches.Load(), churn.launches.Load(), cudaops.Stats())
+	t.Logf("launches: device %d, churn %d; cudaops stats %+v", dev.launches.Load(), churn.launches.Load(), dispatch.Stats())
 	if dev.launches.Load()+churn.launches.Load() == 0 {
 		t.Errorf("no device was launched: the mode switches never coincided with a run")
 	}
@@ -333,7 +333,7 @@ func TestConcurrentFailingDevice(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := 0; !stop.Load(); i++ {
-			cudaops.SetMode([]cudaops.Mode{cudaops.ModeOff, cudaops.ModeAuto}[i%2])
+			dispatch.SetMode([]dispatch.Mode{dispatch.ModeOff, dispatch.ModeAuto}[i%2])
 			time.Sleep(40 * time.Microsecond)
 		}
 	}()
@@ -355,7 +355,7 @@ func TestConcurrentFailingDevice(t *testing.T) {
 	stop.Store(true)
 	<-done
 	for name, op := range shared {
-		if c := op.(ops.PathReporter).PathCounts(); c.GPU != 0 {
+		if c := op.(dispatch.PathReporter).PathCounts(); c.GPU != 0 {
 			t.Errorf("%s: a failing device cannot have run a call: %+v", name, c)
 		}
 	}

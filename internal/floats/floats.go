@@ -2,13 +2,14 @@
 // example programs share: conversion between the two precisions and bitwise comparison.
 package floats
 
-import "math"
+import (
+	"math"
 
-// Float is either precision.
-type Float interface{ ~float32 | ~float64 }
+	"github.com/gatejet/gatejet"
+)
 
 // Convert returns a copy of x with every element converted to To (rounded when To is float32).
-func Convert[To, From Float](x []From) []To {
+func Convert[To, From gatejet.Float](x []From) []To {
 	y := make([]To, len(x))
 	for i, v := range x {
 		y[i] = To(v)

@@ -137,7 +137,7 @@ func outLen(c kernel.Channel, sh softmaxjet.Shape) int {
 
 // args are one call's slices: inputs l, d, v, g (the upstream gradient, of the channel's
 // length) and outputs: dst for a forward kernel, dl, dd, dv for a VJP (nil: skipped).
-type args[T softmaxjet.Float] struct {
+type args[T gatejet.Float] struct {
 	l, d, v, g []T
 	dst        []T
 	dl, dd, dv []T
@@ -147,7 +147,7 @@ type args[T softmaxjet.Float] struct {
 }
 
 // call runs kernel k of gate a.gate on a.
-func call[T softmaxjet.Float](k kern, a *args[T]) error {
+func call[T gatejet.Float](k kern, a *args[T]) error {
 	g, sh := a.gate, a.sh
 	if !k.vjp {
 		switch k.c {
@@ -199,7 +199,7 @@ func randn(rng *rand.Rand, n int, scale float64) []float64 {
 	return x
 }
 
-func conv[T, S softmaxjet.Float](x []S) []T {
+func conv[T, S gatejet.Float](x []S) []T {
 	y := make([]T, len(x))
 	for i, v := range x {
 		y[i] = T(v)
@@ -208,7 +208,7 @@ func conv[T, S softmaxjet.Float](x []S) []T {
 }
 
 // newArgs returns a call's inputs for shape sh from rng, every output allocated.
-func newArgs[T softmaxjet.Float](g Gate, mk func([]float64, int) softmaxjet.Gate[T], rng *rand.Rand, sh softmaxjet.Shape) *args[T] {
+func newArgs[T gatejet.Float](g Gate, mk func([]float64, int) softmaxjet.Gate[T], rng *rand.Rand, sh softmaxjet.Shape) *args[T] {
 	a := &args[T]{sh: sh, floats: draw(g, rng, sh.K)}
 	a.gate = mk(a.floats, sh.K)
 	a.l, a.d, a.v = conv[T](randn(rng, sh.LogitsLen(), 1.5)), conv[T](randn(rng, sh.DecodedLen(), 1)), conv[T](randn(rng, sh.LogitsLen(), 1))
@@ -230,7 +230,7 @@ func (a *args[T]) prepare(k kern, rng *rand.Rand) {
 }
 
 // relErr is ‖got − want‖∞ / max(‖want‖∞, floor).
-func relErr[T softmaxjet.Float](got []T, want []float64, floor float64) float64 {
+func relErr[T gatejet.Float](got []T, want []float64, floor float64) float64 {
 	if len(got) != len(want) {
 		return math.Inf(1)
 	}
@@ -348,7 +348,7 @@ func testFloat32(t *testing.T, g Gate) {
 
 // testTable: the table's kernels, run from a call's floats, compute what the gate's methods
 // compute, bit for bit.
-func testTable[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T]) {
+func testTable[T gatejet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T]) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	sh := softmaxjet.Shape{N: 3, K: 4, P: 2}
 	a := newArgs(g, mk, rng, sh)
@@ -382,7 +382,7 @@ var sentinel = math.Float64frombits(0x7ff8_dead_0bad_f00d)
 // testOutputs: every element of every output written; each subset of a VJP's outputs may be
 // nil, the others unchanged; short and nil buffers, and outputs overlapping an argument,
 // refused with the documented kinds.
-func testOutputs[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T]) {
+func testOutputs[T gatejet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T]) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	sh := softmaxjet.Shape{N: 3, K: 5, P: 4}
 	a := newArgs(g, mk, rng, sh)
@@ -474,7 +474,7 @@ func testOutputs[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, in
 }
 
 // requireSameBits requires want and got to hold the same bits.
-func requireSameBits[T softmaxjet.Float](t *testing.T, want, got [][]T, msg string, args ...any) {
+func requireSameBits[T gatejet.Float](t *testing.T, want, got [][]T, msg string, args ...any) {
 	t.Helper()
 	require.Len(t, got, len(want), append([]any{msg}, args...)...)
 	for b := range want {
@@ -497,7 +497,7 @@ func requireKind(t *testing.T, err error, kind error, msg string, args ...any) {
 
 // testRefusals: bad shapes (ErrShape), sizes that overflow (ErrSize) and non-finite parameters (through the gate's check)
 // refused by every kernel, through its method and through the table; empty batches accepted.
-func testRefusals[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T]) {
+func testRefusals[T gatejet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T]) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	sh := softmaxjet.Shape{N: 2, K: 3, P: 2}
 	a := newArgs(g, mk, rng, sh)
@@ -536,7 +536,7 @@ func errorKind(err error) error {
 }
 
 // testAllocs: once warm, a call of any kernel allocates nothing, on one goroutine and split.
-func testAllocs[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T]) {
+func testAllocs[T gatejet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T]) {
 	if testing.CoverMode() != "" || raceEnabled {
 		t.Skip("allocation counts are not meaningful under -cover or -race (sync.Pool drops items at random)")
 	}
@@ -564,7 +564,7 @@ func testAllocs[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, int
 }
 
 // testCores: every kernel gives the same bits on one goroutine and split over 1, 2, 3 or 8.
-func testCores[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T]) {
+func testCores[T gatejet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T]) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	a := newArgs(g, mk, rng, softmaxjet.Shape{N: 97, K: 9, P: 7})
 	for _, k := range kernels {
@@ -588,7 +588,7 @@ func testCores[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, int)
 
 // testSwitch: every kernel gives the same bits with the switch on and off, for P a multiple of
 // the vector lanes (and of 16) and not.
-func testSwitch[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T], sw Switch) {
+func testSwitch[T gatejet.Float](t *testing.T, g Gate, mk func([]float64, int) softmaxjet.Gate[T], sw Switch) {
 	defer sw.Set(sw.Set(false))
 	rng := rand.New(rand.NewPCG(19, 20))
 	for _, sh := range []softmaxjet.Shape{{N: 13, K: 9, P: 7}, {N: 11, K: 5, P: 16}, {N: 6, K: 17, P: 37}, {N: 5, K: 1, P: 3}} {
@@ -609,7 +609,7 @@ func testSwitch[T softmaxjet.Float](t *testing.T, g Gate, mk func([]float64, int
 	}
 }
 
-func dot[T softmaxjet.Float](a []T, b []float64) float64 {
+func dot[T gatejet.Float](a []T, b []float64) float64 {
 	s := 0.0
 	for i := range b {
 		s += float64(a[i]) * b[i]

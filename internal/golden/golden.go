@@ -1,6 +1,6 @@
 // Package golden reads the PyTorch golden files of testdata/golden, written by
 // testdata/golden/make_golden.py with torch's autograd in float64 (see the script's docstring
-// for the fields and for how to regenerate them), and turns them into cudaops.Calls with the
+// for the fields and for how to regenerate them), and turns them into dispatch.Calls with the
 // expected outputs. The tests of internal/conformance (softmaxjet, backward and the Gorgonia
 // ops) and of cudaops/internal/emu (the emulated device kernels) compare against them at Tol.
 //
@@ -17,7 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet/internal/dispatch"
 )
 
 // Tol is the normwise relative error (RelErr) a float64 kernel must reach against the files.
@@ -207,30 +207,30 @@ func (a *Axis) check() error {
 // zeroed outputs of the right lengths, Want[i] is the expected Call.Out[i].
 type Case struct {
 	Name string // file and kernel, for messages
-	Call *cudaops.Call
+	Call *dispatch.Call
 	Want [][]float64
 }
 
-// Cases returns a Case for every softmax-gate jet kernel (cudaops.KernelJet*) on the file's
+// Cases returns a Case for every softmax-gate jet kernel (dispatch.KernelJet*) on the file's
 // data.
 func (j *Jet) Cases() []Case {
 	ints := []int{j.N, j.K, j.P}
 	l, d := j.Logits, j.Decoded
 	list := []struct {
-		k    cudaops.Kernel
+		k    dispatch.Kernel
 		in   [][]float64
 		want [][]float64
 	}{
-		{cudaops.KernelJetValue, [][]float64{l, d}, [][]float64{j.Value}},
-		{cudaops.KernelJetFirst, [][]float64{l, d}, [][]float64{j.First}},
-		{cudaops.KernelJetSecond, [][]float64{l, d}, [][]float64{j.Second}},
-		{cudaops.KernelJetHVP, [][]float64{l, d, j.V}, [][]float64{j.HVP}},
-		{cudaops.KernelJetGaussNewton, [][]float64{l, d}, [][]float64{j.GaussNewton}},
-		{cudaops.KernelJetValueVJP, [][]float64{l, d, j.ValueVJP.G}, [][]float64{j.ValueVJP.DLogits, j.ValueVJP.DDecoded}},
-		{cudaops.KernelJetFirstVJP, [][]float64{l, d, j.FirstVJP.G}, [][]float64{j.FirstVJP.DLogits, j.FirstVJP.DDecoded}},
-		{cudaops.KernelJetSecondVJP, [][]float64{l, d, j.SecondVJP.G}, [][]float64{j.SecondVJP.DLogits, j.SecondVJP.DDecoded}},
-		{cudaops.KernelJetHVPVJP, [][]float64{l, d, j.V, j.HVPVJP.G}, [][]float64{j.HVPVJP.DLogits, j.HVPVJP.DDecoded, j.HVPVJP.DV}},
-		{cudaops.KernelJetGaussNewtonVJP, [][]float64{l, d, j.GaussNewtonVJP.G}, [][]float64{j.GaussNewtonVJP.DLogits, j.GaussNewtonVJP.DDecoded}},
+		{dispatch.KernelJetValue, [][]float64{l, d}, [][]float64{j.Value}},
+		{dispatch.KernelJetFirst, [][]float64{l, d}, [][]float64{j.First}},
+		{dispatch.KernelJetSecond, [][]float64{l, d}, [][]float64{j.Second}},
+		{dispatch.KernelJetHVP, [][]float64{l, d, j.V}, [][]float64{j.HVP}},
+		{dispatch.KernelJetGaussNewton, [][]float64{l, d}, [][]float64{j.GaussNewton}},
+		{dispatch.KernelJetValueVJP, [][]float64{l, d, j.ValueVJP.G}, [][]float64{j.ValueVJP.DLogits, j.ValueVJP.DDecoded}},
+		{dispatch.KernelJetFirstVJP, [][]float64{l, d, j.FirstVJP.G}, [][]float64{j.FirstVJP.DLogits, j.FirstVJP.DDecoded}},
+		{dispatch.KernelJetSecondVJP, [][]float64{l, d, j.SecondVJP.G}, [][]float64{j.SecondVJP.DLogits, j.SecondVJP.DDecoded}},
+		{dispatch.KernelJetHVPVJP, [][]float64{l, d, j.V, j.HVPVJP.G}, [][]float64{j.HVPVJP.DLogits, j.HVPVJP.DDecoded, j.HVPVJP.DV}},
+		{dispatch.KernelJetGaussNewtonVJP, [][]float64{l, d, j.GaussNewtonVJP.G}, [][]float64{j.GaussNewtonVJP.DLogits, j.GaussNewtonVJP.DDecoded}},
 	}
 	out := make([]Case, len(list))
 	for i, c := range list {
@@ -239,8 +239,8 @@ func (j *Jet) Cases() []Case {
 	return out
 }
 
-// Cases returns a Case for every softmax-family axis kernel (cudaops.KernelSoftmaxBackward
-// and the others of cudaops.FamilyAxis) on the file's data, the shape folded to
+// Cases returns a Case for every softmax-family axis kernel (dispatch.KernelSoftmaxBackward
+// and the others of dispatch.FamilyAxis) on the file's data, the shape folded to
 // [outer, n, inner] around the axis.
 func (a *Axis) Cases() []Case {
 	outer, inner := 1, 1
@@ -254,15 +254,15 @@ func (a *Axis) Cases() []Case {
 	ints := []int{outer, a.Shape[a.Axis], inner}
 	sm, ls := &a.Softmax, &a.LogSoftmax
 	return []Case{
-		newCase(a.File, cudaops.KernelSoftmaxBackward, ints, nil, [][]float64{sm.Y, a.DY}, [][]float64{sm.DX}),
-		newCase(a.File, cudaops.KernelLogSoftmaxBackward, ints, nil, [][]float64{ls.Y, a.DY}, [][]float64{ls.DX}),
-		newCase(a.File, cudaops.KernelSoftmaxBackwardGrad, ints, nil, [][]float64{sm.Y, a.DY, a.G}, [][]float64{sm.GradY, sm.GradDY}),
-		newCase(a.File, cudaops.KernelLogSoftmaxBackwardGrad, ints, nil, [][]float64{ls.Y, a.DY, a.G}, [][]float64{ls.GradY, ls.GradDY}),
+		newCase(a.File, dispatch.KernelSoftmaxBackward, ints, nil, [][]float64{sm.Y, a.DY}, [][]float64{sm.DX}),
+		newCase(a.File, dispatch.KernelLogSoftmaxBackward, ints, nil, [][]float64{ls.Y, a.DY}, [][]float64{ls.DX}),
+		newCase(a.File, dispatch.KernelSoftmaxBackwardGrad, ints, nil, [][]float64{sm.Y, a.DY, a.G}, [][]float64{sm.GradY, sm.GradDY}),
+		newCase(a.File, dispatch.KernelLogSoftmaxBackwardGrad, ints, nil, [][]float64{ls.Y, a.DY, a.G}, [][]float64{ls.GradY, ls.GradDY}),
 	}
 }
 
-func newCase(file string, k cudaops.Kernel, ints []int, floats []float64, in, want [][]float64) Case {
-	c := &cudaops.Call{Kernel: k, DType: cudaops.Float64, Ints: slices.Clone(ints), Floats: slices.Clone(floats)}
+func newCase(file string, k dispatch.Kernel, ints []int, floats []float64, in, want [][]float64) Case {
+	c := &dispatch.Call{Kernel: k, DType: dispatch.Float64, Ints: slices.Clone(ints), Floats: slices.Clone(floats)}
 	for i, x := range in {
 		c.F64.In[i] = slices.Clone(x)
 	}

@@ -21,8 +21,8 @@ import (
 
 // The names of the graphs ops these kernels serve, as their errors give them.
 const (
-	OpSoftArgmin = "ops.SoftArgmin"
-	OpLogDet     = "ops.LogDetPlusRidge"
+	OpSoftArgmin = "graphs.SoftArgmin"
+	OpLogDet     = "graphs.LogDetPlusRidge"
 )
 
 // ErrNotSPD is graphs.ErrNotSPD: a matrix that must be symmetric positive definite (after the
@@ -38,7 +38,7 @@ var ErrNotSPD = errors.New("matrix is not positive definite")
 // NaN or a −Inf cost, or of all +Inf, gets NaN logits, which backward.Softmax turns into a
 // NaN row. p has the length of c, a positive multiple of k, and does not overlap it other
 // than as the same slice; op names the caller in errors.
-func SoftArgminRows[T backward.Float](op string, p, c []T, k int, s float64) error {
+func SoftArgminRows[T gatejet.Float](op string, p, c []T, k int, s float64) error {
 	if len(c) == 0 && len(p) == 0 {
 		return nil
 	}
@@ -92,7 +92,7 @@ func scaledGap(x, lo, s float64) float64 {
 
 // SoftArgminVJP writes dc = −s·SoftmaxBackward(p, dp) along rows of k elements: the gradient
 // with respect to the costs of the soft-argmin p, given the gradient dp with respect to p.
-func SoftArgminVJP[T backward.Float](dc, p, dp []T, k int, s float64) error {
+func SoftArgminVJP[T gatejet.Float](dc, p, dp []T, k int, s float64) error {
 	if k <= 0 || len(p)%k != 0 || len(dp) != len(p) || len(dc) != len(p) {
 		return check.Errorf(gatejet.ErrShape, OpSoftArgmin, "p", "want rows of %d probabilities, got %d", k, len(p))
 	}

@@ -1,6 +1,10 @@
 package kernel
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/gatejet/gatejet"
+)
 
 // DType is an element type of a kernel's operands.
 type DType int8
@@ -37,7 +41,7 @@ func (d DType) Size() int {
 }
 
 // DTypeOf is the DType of element type T.
-func DTypeOf[T Float]() DType {
+func DTypeOf[T gatejet.Float]() DType {
 	var z T
 	if unsafe.Sizeof(z) == 4 {
 		return Float32

@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
@@ -194,7 +195,7 @@ func GateCPU[G64 softmaxjet.Gate[float64], G32 softmaxjet.Gate[float32]](
 
 // channelCPU returns the CPU functions of a gate's ten kernels, in ID order, for the gate made
 // by mk: the one place that runs a channel of any gate.
-func channelCPU[T Float, G softmaxjet.Gate[T]](mk func([]float64, int) G) [2 * NumChannels]CPU[T] {
+func channelCPU[T gatejet.Float, G softmaxjet.Gate[T]](mk func([]float64, int) G) [2 * NumChannels]CPU[T] {
 	sh := func(ints []int) softmaxjet.Shape { return softmaxjet.Shape{N: ints[0], K: ints[1], P: ints[2]} }
 	return [2 * NumChannels]CPU[T]{
 		func(o *Operands[T], n []int, f []float64) error {

@@ -20,11 +20,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
-	"github.com/gatejet/gatejet/softmaxjet"
 )
-
-// Float is the element type of a kernel's slices.
-type Float = softmaxjet.Float
 
 // ID identifies one kernel of the table. The zero ID is no kernel.
 type ID uint16
@@ -136,7 +132,7 @@ const (
 )
 
 // Operands are one call's slices in the kernel's order: In[:NumIn] and Out[:NumOut].
-type Operands[T Float] struct {
+type Operands[T gatejet.Float] struct {
 	In  [MaxIn][]T
 	Out [MaxOut][]T
 }
@@ -144,7 +140,7 @@ type Operands[T Float] struct {
 // CPU is a kernel's CPU function over element type T: it validates its operands, sizes and
 // parameters itself and writes every output it is given (an output the kernel may skip is
 // left alone when nil).
-type CPU[T Float] func(o *Operands[T], ints []int, floats []float64) error
+type CPU[T gatejet.Float] func(o *Operands[T], ints []int, floats []float64) error
 
 // Spec is one kernel's declaration.
 type Spec struct {
@@ -374,7 +370,7 @@ func (id ID) Args(op string, ints []int, floats []float64) (*Spec, error) {
 
 // Run runs the kernel's CPU function on o after checking its sizes and floats (Args). The
 // CPU function validates the operands and the floats' values itself.
-func Run[T Float](op string, id ID, o *Operands[T], ints []int, floats []float64) error {
+func Run[T gatejet.Float](op string, id ID, o *Operands[T], ints []int, floats []float64) error {
 	sp, err := id.Args(op, ints, floats)
 	if err != nil {
 		return err

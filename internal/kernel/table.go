@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/graphmath"
@@ -118,11 +119,11 @@ var smallRowKernels = [2 * NumChannels]bool{
 	NumChannels + HVP: true, NumChannels + GaussNewton: true,
 }
 
-func newSoftmax[T Float](f []float64, _ int) softmaxjet.Softmax[T] {
+func newSoftmax[T gatejet.Float](f []float64, _ int) softmaxjet.Softmax[T] {
 	return softmaxjet.Softmax[T]{InvTau: f[0]}
 }
 
-func newLogistic[T Float](f []float64, K int) softmaxjet.Logistic[T] {
+func newLogistic[T gatejet.Float](f []float64, K int) softmaxjet.Logistic[T] {
 	return softmaxjet.Logistic[T]{Alpha: f[:K:K], Beta: f[K:]}
 }
 
@@ -166,27 +167,27 @@ func axisKernels() []Spec {
 	}
 }
 
-func softmaxBackward[T Float](o *Operands[T], n []int, _ []float64) error {
+func softmaxBackward[T gatejet.Float](o *Operands[T], n []int, _ []float64) error {
 	return backward.SoftmaxBackward(o.Out[0], o.In[0], o.In[1], n, 1)
 }
-func logSoftmaxBackward[T Float](o *Operands[T], n []int, _ []float64) error {
+func logSoftmaxBackward[T gatejet.Float](o *Operands[T], n []int, _ []float64) error {
 	return backward.LogSoftmaxBackward(o.Out[0], o.In[0], o.In[1], n, 1)
 }
-func softmaxBackwardGrad[T Float](o *Operands[T], n []int, _ []float64) error {
+func softmaxBackwardGrad[T gatejet.Float](o *Operands[T], n []int, _ []float64) error {
 	return backward.SoftmaxBackwardGrad(o.Out[0], o.Out[1], o.In[0], o.In[1], o.In[2], n, 1)
 }
-func logSoftmaxBackwardGrad[T Float](o *Operands[T], n []int, _ []float64) error {
+func logSoftmaxBackwardGrad[T gatejet.Float](o *Operands[T], n []int, _ []float64) error {
 	return backward.LogSoftmaxBackwardGrad(o.Out[0], o.Out[1], o.In[0], o.In[1], o.In[2], n, 1)
 }
-func softmaxForward[T Float](o *Operands[T], n []int, _ []float64) error {
+func softmaxForward[T gatejet.Float](o *Operands[T], n []int, _ []float64) error {
 	return backward.Softmax(o.Out[0], o.In[0], n, 1)
 }
-func logSoftmaxForward[T Float](o *Operands[T], n []int, _ []float64) error {
+func logSoftmaxForward[T gatejet.Float](o *Operands[T], n []int, _ []float64) error {
 	return backward.LogSoftmax(o.Out[0], o.In[0], n, 1)
 }
 
 // Activations are one generic triple (forward, backward, backward grad) per function.
-type activation[T Float] struct {
+type activation[T gatejet.Float] struct {
 	f   func(y, x []T) error
 	df  func(dx, x, dy []T) error
 	ddf func(gx, gdy, x, dy, g []T) error
@@ -202,7 +203,7 @@ func (a activation[T]) kernels() [3]CPU[T] {
 	}
 }
 
-func activations[T Float]() [][3]CPU[T] {
+func activations[T gatejet.Float]() [][3]CPU[T] {
 	return [][3]CPU[T]{
 		activation[T]{backward.ReLU[T], backward.ReLUBackward[T], backward.ReLUBackwardGrad[T]}.kernels(),
 		activation[T]{backward.GELU[T], backward.GELUBackward[T], backward.GELUBackwardGrad[T]}.kernels(),
@@ -261,13 +262,13 @@ func batchKernels() []Spec {
 	}
 }
 
-func softArgmin[T Float](o *Operands[T], n []int, f []float64) error {
+func softArgmin[T gatejet.Float](o *Operands[T], n []int, f []float64) error {
 	return graphmath.SoftArgminRows(graphmath.OpSoftArgmin, o.Out[0], o.In[0], n[1], f[0])
 }
-func softArgminVJP[T Float](o *Operands[T], n []int, f []float64) error {
+func softArgminVJP[T gatejet.Float](o *Operands[T], n []int, f []float64) error {
 	return graphmath.SoftArgminVJP(o.Out[0], o.In[0], o.In[1], n[1], f[0])
 }
-func logDet[T Float](o *Operands[T], n []int, f []float64) error {
+func logDet[T gatejet.Float](o *Operands[T], n []int, f []float64) error {
 	out := wide(o.Out[0])
 	if err := graphmath.LogDet(out, float64s(o.In[0]), n[0], n[1], f[0]); err != nil {
 		return err
@@ -275,7 +276,7 @@ func logDet[T Float](o *Operands[T], n []int, f []float64) error {
 	narrow(o.Out[0], out)
 	return nil
 }
-func logDetGrad[T Float](o *Operands[T], n []int, f []float64) error {
+func logDetGrad[T gatejet.Float](o *Operands[T], n []int, f []float64) error {
 	dh := wide(o.Out[0])
 	if err := graphmath.LogDetGrad(dh, float64s(o.In[0]), float64s(o.In[1]), n[0], n[1], f[0]); err != nil {
 		return err
@@ -285,7 +286,7 @@ func logDetGrad[T Float](o *Operands[T], n []int, f []float64) error {
 }
 
 // float64s returns x as []float64: x itself when it is one, a converted copy otherwise.
-func float64s[T Float](x []T) []float64 {
+func float64s[T gatejet.Float](x []T) []float64 {
 	if d, ok := any(x).([]float64); ok {
 		return d
 	}
@@ -297,7 +298,7 @@ func float64s[T Float](x []T) []float64 {
 }
 
 // wide returns float64 room for the output dst: dst itself when it is []float64.
-func wide[T Float](dst []T) []float64 {
+func wide[T gatejet.Float](dst []T) []float64 {
 	if d, ok := any(dst).([]float64); ok {
 		return d
 	}
@@ -305,7 +306,7 @@ func wide[T Float](dst []T) []float64 {
 }
 
 // narrow writes the float64 results x (from wide) into dst, rounding them to T.
-func narrow[T Float](dst []T, x []float64) {
+func narrow[T gatejet.Float](dst []T, x []float64) {
 	if _, ok := any(dst).([]float64); ok {
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"github.com/gatejet/gatejet"
 )
 
 // TestCPUWritesEveryOutput: every kernel's CPU function writes every element of every output
@@ -64,7 +66,7 @@ func writtenShapes(f Family) [][]int {
 // writesEvery runs kernel id on random inputs of sizes ints (probabilities where the kernel
 // reads them, positive definite matrices for the log-determinant), its outputs but those of
 // skip filled with sentinel, and fails on any sentinel left.
-func writesEvery[T Float](t *testing.T, id ID, ints []int, skip uint8, sentinel T, rng *rand.Rand) {
+func writesEvery[T gatejet.Float](t *testing.T, id ID, ints []int, skip uint8, sentinel T, rng *rand.Rand) {
 	t.Helper()
 	sp := id.Spec()
 	var floats []float64

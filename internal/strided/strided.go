@@ -12,9 +12,6 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// Float is the element type of the values this package reads and writes.
-type Float interface{ ~float32 | ~float64 }
-
 // Offsets returns, for each element of t in logical row-major order, its offset in t's
 // backing data, or nil when that order is the backing order itself. t must not be a view
 // (materialise it first). A masked tensor is refused: its mask cannot be honoured here.
@@ -84,7 +81,7 @@ func At(off []int, i int) int {
 
 // backing returns the backing slice of t as []T, or an ErrDType error of operation op
 // naming argument arg when t's dtype is not T.
-func backing[T Float](op, arg string, t *tensor.Dense) ([]T, error) {
+func backing[T gatejet.Float](op, arg string, t *tensor.Dense) ([]T, error) {
 	var z T
 	switch any(z).(type) {
 	case float64:
@@ -106,7 +103,7 @@ func backing[T Float](op, arg string, t *tensor.Dense) ([]T, error) {
 // Logical returns the elements of t (dtype T, not a view) in logical row-major order: its
 // backing slice itself when that is already the order, a gathered copy otherwise. Errors are
 // Offsets', or ErrDType when t's dtype is not T.
-func Logical[T Float](op, arg string, t *tensor.Dense) ([]T, error) {
+func Logical[T gatejet.Float](op, arg string, t *tensor.Dense) ([]T, error) {
 	off, err := Offsets(op, arg, t)
 	if err != nil {
 		return nil, err
@@ -171,7 +168,7 @@ func AddInto(op, arg string, dst gorgonia.Value, dt tensor.Dtype, shape tensor.S
 	return check.Errorf(gatejet.ErrParam, op, arg, "cannot accumulate a gradient of dtype %v", dt)
 }
 
-func addInto[T Float](op, arg string, dst, src *tensor.Dense) error {
+func addInto[T gatejet.Float](op, arg string, dst, src *tensor.Dense) error {
 	s, err := Logical[T](op, arg, src)
 	if err != nil {
 		return err

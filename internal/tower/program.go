@@ -137,7 +137,7 @@ func checkGate(op string, g Gate, K, size int) error {
 // logistic gate, a NaN logit makes the row NaN and ±Inf logits saturate their atom's gate
 // (ζ = 0 or 1, zero derivatives). A non-finite decoded value makes the channels of its output
 // column non-finite.
-type Program[T Float] struct {
+type Program[T gatejet.Float] struct {
 	k, p, d, nb, m int
 	gate           GateJets[T]
 	basis          Basis
@@ -167,7 +167,7 @@ type Program[T Float] struct {
 //
 // The Basis's Len() and Dim() are read once, here; a Basis whose Len() or Dim() later differ
 // makes RowLatent return ErrParam.
-func NewProgram[T Float](spec ProgramSpec) (*Program[T], error) {
+func NewProgram[T gatejet.Float](spec ProgramSpec) (*Program[T], error) {
 	var zero T
 	pl, err := progCheckSpec("tower.NewProgram", spec, int(unsafe.Sizeof(zero)))
 	if err != nil {
@@ -364,7 +364,7 @@ func (pr *Program[T]) RowLatent(value, first, second, logits, latent []T) error 
 }
 
 // progCheckLens checks the lengths of one row's outputs (nil allowed) and logits.
-func progCheckLens[T Float](op string, K, P, m int, value, first, second, logits []T) error {
+func progCheckLens[T gatejet.Float](op string, K, P, m int, value, first, second, logits []T) error {
 	for _, b := range []struct {
 		name string
 		s    []T
@@ -383,7 +383,7 @@ func progCheckLens[T Float](op string, K, P, m int, value, first, second, logits
 
 // progCheckOverlap reports an ErrParam error if an output (nil allowed) overlaps an input or
 // another output; lengths are already checked.
-func progCheckOverlap[T Float](op string, value, first, second, logits []T, inName string, x []T) error {
+func progCheckOverlap[T gatejet.Float](op string, value, first, second, logits []T, inName string, x []T) error {
 	return check.Disjoint(op, check.OptOut("value", value, 0), check.OptOut("first", first, 0), check.OptOut("second", second, 0),
 		check.In("logits", logits, 0), check.In(inName, x, 0))
 }
@@ -407,13 +407,13 @@ func (pr *Program[T]) progGates(l []T) {
 // logit k is tw.Variable(k, l[k])). It takes its temporaries from tw. The tower computes every
 // channel of any gate so given, with no chain rule written by hand: SoftmaxJets and
 // LogisticJets are the closed forms' two gates, and GateChannels the oracle for any other.
-type GateJets[T Float] func(z []*Jet[T], l []T, tw *Tower[T])
+type GateJets[T gatejet.Float] func(z []*Jet[T], l []T, tw *Tower[T])
 
 // SoftmaxJets is the softmax gate ζ = softmax(invTau·l), computed with the maximum logit
 // subtracted, a shared denominator and a single reciprocal jet. A NaN logit never becomes the
 // maximum, but then v − mx is NaN and so is the denominator; a row of all −Inf logits has
 // mx = −Inf and v − mx = NaN.
-func SoftmaxJets[T Float](invTau float64) GateJets[T] {
+func SoftmaxJets[T gatejet.Float](invTau float64) GateJets[T] {
 	return func(z []*Jet[T], l []T, tw *Tower[T]) {
 		mx := T(math.Inf(-1))
 		for _, v := range l {
@@ -437,7 +437,7 @@ func SoftmaxJets[T Float](invTau float64) GateJets[T] {
 
 // LogisticJets is the per-atom logistic gate ζ_k = σ(alpha[k]·l_k + beta[k]) (alpha and beta
 // of length K, read when the gate runs).
-func LogisticJets[T Float](alpha, beta []float64) GateJets[T] {
+func LogisticJets[T gatejet.Float](alpha, beta []float64) GateJets[T] {
 	return func(z []*Jet[T], l []T, tw *Tower[T]) {
 		x := tw.Jet()
 		for k, v := range l {
@@ -488,7 +488,7 @@ func (pr *Program[T]) progContract(value, first, second, dec []T) {
 }
 
 // progAxpy sets o[c] += h·d[c].
-func progAxpy[T Float](o []T, h T, d []T) {
+func progAxpy[T gatejet.Float](o []T, h T, d []T) {
 	d = d[:len(o)]
 	for c := range o {
 		o[c] += h * d[c]
@@ -582,7 +582,7 @@ func (pr *Program[T]) progRowLatent(value, first, second, latent []T) {
 // gatejet.MaxBytes, checked before it is allocated; ErrTemperature unless
 // 0 < invTau ≤ gatejet.MaxInvTau (≤ 1e18 for float32, whose jets hold invTau²). Non-finite
 // data propagate within their row (see Program).
-func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, invTau float64) error {
+func TowerChannels[T gatejet.Float](value, first, second []T, logits, decoded []T, sh Shape, invTau float64) error {
 	const op = "tower.TowerChannels"
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
 		return err
@@ -598,7 +598,7 @@ func TowerChannels[T Float](value, first, second []T, logits, decoded []T, sh Sh
 // (ErrParam otherwise) and must be finite (ErrNonFinite otherwise), with |alpha[k]| ≤
 // gatejet.MaxLogisticAlpha, 1e18 for float32, and for float32 |beta[k]| within float32's
 // range (ErrParam otherwise).
-func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, alpha, beta []float64) error {
+func TowerLogisticChannels[T gatejet.Float](value, first, second []T, logits, decoded []T, sh Shape, alpha, beta []float64) error {
 	const op = "tower.TowerLogisticChannels"
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
 		return err
@@ -616,7 +616,7 @@ func TowerLogisticChannels[T Float](value, first, second []T, logits, decoded []
 // ζ(l) computed by gate (nil: ErrParam), whose parameters are the caller's to check. The
 // workspace checked before it is allocated is K + 3 jets; the jets gate takes from the tower
 // beyond three are the caller's to bound.
-func GateChannels[T Float](value, first, second []T, logits, decoded []T, sh Shape, gate GateJets[T]) error {
+func GateChannels[T gatejet.Float](value, first, second []T, logits, decoded []T, sh Shape, gate GateJets[T]) error {
 	const op = "tower.GateChannels"
 	if err := towerCheckBatch(op, value, first, second, logits, decoded, sh); err != nil {
 		return err
@@ -636,7 +636,7 @@ func GateChannels[T Float](value, first, second []T, logits, decoded []T, sh Sha
 
 // towerRun checks that no output overlaps another argument and, for a batch with rows, the
 // size of a row program's workspace, then runs towerBatch.
-func towerRun[T Float](op string, value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec) error {
+func towerRun[T gatejet.Float](op string, value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec) error {
 	if err := check.Disjoint(op, check.OptOut("value", value, 0), check.OptOut("first", first, 0), check.OptOut("second", second, 0),
 		check.In("logits", logits, 0), check.In("decoded", decoded, 0)); err != nil {
 		return err
@@ -663,7 +663,7 @@ var towerProgPool sync.Pool
 // towerBatch runs the decoded-mode program over every row, spreading rows over the cores.
 // Every row is computed by one goroutine with the same code, so the result does not depend on
 // the number of cores.
-func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec, pl progPlan) {
+func towerBatch[T gatejet.Float](value, first, second, logits, decoded []T, sh Shape, spec ProgramSpec, pl progPlan) {
 	K, P := sh.K, sh.P
 	rowWork, ok := check.Elems(K, K, K, P)
 	if !ok {
@@ -694,7 +694,7 @@ func towerBatch[T Float](value, first, second, logits, decoded []T, sh Shape, sp
 
 // towerCheckBatch validates a batch's shape and buffer lengths (outputs may be nil) with the
 // same rules, and errors, as the closed forms.
-func towerCheckBatch[T Float](op string, value, first, second, logits, decoded []T, sh Shape) error {
+func towerCheckBatch[T gatejet.Float](op string, value, first, second, logits, decoded []T, sh Shape) error {
 	if err := sh.Check(op); err != nil {
 		return err
 	}

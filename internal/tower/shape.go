@@ -6,10 +6,6 @@ import (
 	"github.com/gatejet/gatejet/internal/check"
 )
 
-// Float is the element type of the jets: float32 or float64. It has the type set of
-// softmaxjet.Float, so that a type parameter of one satisfies the other.
-type Float interface{ ~float32 | ~float64 }
-
 // Shape is a batch of N rows, each gating K atoms whose decoded values have P output columns,
 // with softmaxjet.Shape's fields and layouts (convert one with tower.Shape(sh)):
 //

@@ -5,6 +5,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
 )
 
@@ -27,7 +28,7 @@ import (
 // index would. H is treated as symmetric: operations read the upper triangle (i ≤ j) of their
 // operands' Hessians and write both triangles of the result, which is therefore exactly
 // symmetric.
-type Jet[T Float] struct {
+type Jet[T gatejet.Float] struct {
 	V T   // value
 	G []T // gradient, length m
 	H []T // Hessian, length m·m, row-major
@@ -36,7 +37,7 @@ type Jet[T Float] struct {
 // NewJet returns a zero jet (V = 0, G = 0, H = 0) over m primaries. It panics if m < 0, and,
 // before allocating, if the jet's m + m² elements would exceed gatejet.MaxBytes (the panic
 // value is then an ErrSize *gatejet.Error): an allocation that large would end the process.
-func NewJet[T Float](m int) *Jet[T] {
+func NewJet[T gatejet.Float](m int) *Jet[T] {
 	towerCheckWidth[T]("tower.NewJet", m)
 	buf := make([]T, m+m*m)
 	return &Jet[T]{G: buf[:m:m], H: buf[m:]}
@@ -44,13 +45,13 @@ func NewJet[T Float](m int) *Jet[T] {
 
 // Constant returns the jet of the constant c over m primaries: V = c, G = 0, H = 0.
 // It panics as NewJet does.
-func Constant[T Float](m int, c T) *Jet[T] {
+func Constant[T gatejet.Float](m int, c T) *Jet[T] {
 	return NewJet[T](m).SetConst(c)
 }
 
 // Variable returns the jet of primary i at value v over m primaries: V = v, G = e_i, H = 0.
 // It panics unless 0 ≤ i < m, and as NewJet does.
-func Variable[T Float](m, i int, v T) *Jet[T] {
+func Variable[T gatejet.Float](m, i int, v T) *Jet[T] {
 	return NewJet[T](m).SetVar(i, v)
 }
 
@@ -136,7 +137,7 @@ func (z *Jet[T]) AddScaled(a *Jet[T], s T, b *Jet[T]) *Jet[T] {
 }
 
 // towerAxpby sets z[i] = x[i] + s·y[i].
-func towerAxpby[T Float](z, x []T, s T, y []T) {
+func towerAxpby[T gatejet.Float](z, x []T, s T, y []T) {
 	x, y = x[:len(z)], y[:len(z)]
 	for i := range z {
 		z[i] = x[i] + s*y[i]
@@ -235,7 +236,7 @@ func towerLogistic(x float64) (s0, s1, s2 float64) {
 }
 
 // towerMirror copies the upper triangle of the m×m matrix h onto its lower triangle.
-func towerMirror[T Float](h []T, m int) {
+func towerMirror[T gatejet.Float](h []T, m int) {
 	for i := 1; i < m; i++ {
 		row := h[i*m : i*m+i]
 		for j := range row {
@@ -246,7 +247,7 @@ func towerMirror[T Float](h []T, m int) {
 
 // towerCheckWidth panics unless m ≥ 0 and a jet's m + m² elements of T are within
 // gatejet.MaxBytes.
-func towerCheckWidth[T Float](op string, m int) {
+func towerCheckWidth[T gatejet.Float](op string, m int) {
 	if m < 0 {
 		panic(fmt.Sprintf("tower: jet width m = %d is negative", m))
 	}
@@ -257,7 +258,7 @@ func towerCheckWidth[T Float](op string, m int) {
 }
 
 // towerWidth1 returns the width of z after checking that its slices are consistent.
-func towerWidth1[T Float](z *Jet[T]) int {
+func towerWidth1[T gatejet.Float](z *Jet[T]) int {
 	m := len(z.G)
 	if len(z.H) != m*m {
 		panic(fmt.Sprintf("tower: malformed jet: len(G) = %d but len(H) = %d, want %d", m, len(z.H), m*m))
@@ -265,7 +266,7 @@ func towerWidth1[T Float](z *Jet[T]) int {
 	return m
 }
 
-func towerWidth2[T Float](z, a *Jet[T]) int {
+func towerWidth2[T gatejet.Float](z, a *Jet[T]) int {
 	m := towerWidth1(z)
 	if len(a.G) != m || len(a.H) != m*m {
 		panic(fmt.Sprintf("tower: jet width mismatch: %d and %d (len(H) = %d)", m, len(a.G), len(a.H)))
@@ -273,7 +274,7 @@ func towerWidth2[T Float](z, a *Jet[T]) int {
 	return m
 }
 
-func towerWidth3[T Float](z, a, b *Jet[T]) int {
+func towerWidth3[T gatejet.Float](z, a, b *Jet[T]) int {
 	m := towerWidth2(z, a)
 	towerWidth2(z, b)
 	return m
@@ -286,13 +287,13 @@ func towerWidth3[T Float](z, a, b *Jet[T]) int {
 //
 // The jets a Tower hands out stay valid until they are released; after that the Tower may hand
 // the same memory out again. A Tower is not safe for concurrent use; use one per goroutine.
-type Tower[T Float] struct {
+type Tower[T gatejet.Float] struct {
 	m     int
 	slots []*towerSlot[T]
 	used  int
 }
 
-type towerSlot[T Float] struct {
+type towerSlot[T gatejet.Float] struct {
 	j   Jet[T]
 	buf []T
 }
@@ -300,7 +301,7 @@ type towerSlot[T Float] struct {
 // NewTower returns an empty arena of jets over m primaries. It panics, as NewJet does, if
 // m < 0 or if one jet's m + m² elements would exceed gatejet.MaxBytes; the number of jets
 // handed out is the caller's to bound.
-func NewTower[T Float](m int) *Tower[T] {
+func NewTower[T gatejet.Float](m int) *Tower[T] {
 	towerCheckWidth[T]("tower.NewTower", m)
 	return &Tower[T]{m: m}
 }

@@ -3,25 +3,26 @@
 package emu
 
 import (
-	"github.com/gatejet/gatejet/internal/kernel"
+	"github.com/stretchr/testify/require"
 	"os"
 	"sort"
 	"strings"
 	"testing"
 
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/gatejet/gatejet/cudaops/kernels"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/floats"
-	"github.com/stretchr/testify/require"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // TestEveryKernelCompiled: the emulator holds exactly one f32 and one f64 entry point for every
 // kernel cudaops defines, the planner knows every kernel, and nothing else is there.
 func TestEveryKernelCompiled(t *testing.T) {
 	var want []string
-	for _, k := range cudaops.DeviceKernels() {
-		want = append(want, cudaops.EntryPoint(k, cudaops.Float32), cudaops.EntryPoint(k, cudaops.Float64))
+	for _, k := range dispatch.DeviceKernels() {
+		want = append(want, dispatch.EntryPoint(k, dispatch.Float32), dispatch.EntryPoint(k, dispatch.Float64))
 		if kernel.ID(k).Spec().Device.Warp {
 			stem := "gj_" + k.String() + kernel.WarpSuffix
 			want = append(want, stem+"_f32", stem+"_f64")
@@ -37,9 +38,9 @@ func TestEveryKernelCompiled(t *testing.T) {
 	sort.Strings(got)
 	require.Equal(t, want, got)
 
-	for _, k := range cudaops.DeviceKernels() {
-		_, err := launch.Plan(kernel.ID(k), map[cudaops.Family][]int{cudaops.FamilyRowJet: {1, 2, 3}, cudaops.FamilyAxis: {1, 2, 3},
-			cudaops.FamilyElementwise: {4}}[k.Family()], "f64", launch.DefaultLimits, launch.Options{})
+	for _, k := range dispatch.DeviceKernels() {
+		_, err := launch.Plan(kernel.ID(k), map[dispatch.Family][]int{dispatch.FamilyRowJet: {1, 2, 3}, dispatch.FamilyAxis: {1, 2, 3},
+			dispatch.FamilyElementwise: {4}}[k.Family()], "f64", launch.DefaultLimits, launch.Options{})
 		require.NoError(t, err, "%s has a launch plan", k)
 	}
 }
@@ -52,7 +53,7 @@ func TestEmulatorCompilesTheEmbeddedSource(t *testing.T) {
 	require.Contains(t, string(cpp), `#include "../../kernels/gatejet.cu"`)
 	cu, err := os.ReadFile("../../kernels/gatejet.cu")
 	require.NoError(t, err)
-	require.Equal(t, string(cu), cudaops.KernelSource)
+	require.Equal(t, string(cu), kernels.Source)
 }
 
 // TestEmulatorBarrier: the emulated __syncthreads really orders a block's shared-memory writes
@@ -163,22 +164,22 @@ func TestEmulatorReportsSharedOverrun(t *testing.T) {
 // the planner reserves is exactly what the kernel carves (the emulator measures it).
 func TestSharedLayoutMatchesKernels(t *testing.T) {
 	rng := newRNG(3, 4)
-	for _, k := range cudaops.DeviceKernels() {
+	for _, k := range dispatch.DeviceKernels() {
 		switch k.Family() {
-		case cudaops.FamilyRowJet:
+		case dispatch.FamilyRowJet:
 			for _, K := range []int{1, 3, 16, 40} {
 				for _, tile := range []int{1, 2, 7} {
-					c := testcase.New(k, cudaops.Float64, []int{1, K, 7}, rng)
+					c := testcase.New(k, dispatch.Float64, []int{1, K, 7}, rng)
 					res := emulate(t, c, launch.Options{Tile: tile, Block: 32})
 					require.Equal(t, res.Config.SharedBytes, res.HighWater, "%s K=%d tile=%d", k, K, tile)
 				}
 			}
-		case cudaops.FamilyAxis:
-			c := testcase.New(k, cudaops.Float64, []int{2, 9, 3}, rng)
+		case dispatch.FamilyAxis:
+			c := testcase.New(k, dispatch.Float64, []int{2, 9, 3}, rng)
 			res := emulate(t, c, launch.Options{})
 			require.Equal(t, res.Config.SharedBytes, res.HighWater, "%s", k)
 		default:
-			c := testcase.New(k, cudaops.Float64, []int{9}, rng)
+			c := testcase.New(k, dispatch.Float64, []int{9}, rng)
 			res := emulate(t, c, launch.Options{})
 			require.Zero(t, res.HighWater)
 		}
@@ -214,19 +215,19 @@ func TestJetsInvariantToLaunchShape(t *testing.T) {
 // missing (a thread reading shared memory another thread of the same phase writes).
 func TestRaceFreeUnderEverySchedule(t *testing.T) {
 	rng := newRNG(11, 12)
-	for _, k := range cudaops.DeviceKernels() {
+	for _, k := range dispatch.DeviceKernels() {
 		var ints []int
 		switch k.Family() {
-		case cudaops.FamilyRowJet:
+		case dispatch.FamilyRowJet:
 			ints = []int{2, 6, 9}
-		case cudaops.FamilyAxis:
+		case dispatch.FamilyAxis:
 			ints = []int{2, 19, 3}
 		default:
 			ints = []int{77}
 		}
-		c := testcase.New(k, cudaops.Float64, ints, rng)
+		c := testcase.New(k, dispatch.Float64, ints, rng)
 		o := launch.Options{Tile: 4}
-		if k.Family() == cudaops.FamilyAxis || k.Family() == cudaops.FamilyElementwise {
+		if k.Family() == dispatch.FamilyAxis || k.Family() == dispatch.FamilyElementwise {
 			o = launch.Options{}
 		}
 		_, err := LaunchScheduled(c, o, Forward)
@@ -247,8 +248,8 @@ func TestRaceFreeUnderEverySchedule(t *testing.T) {
 // grid; activations, which reduce nothing, whatever the block too.
 func TestAxisAndActivationsInvariantToGrid(t *testing.T) {
 	rng := newRNG(7, 8)
-	for _, k := range kernelsOf(cudaops.FamilyAxis) {
-		c := testcase.New(k, cudaops.Float64, []int{3, 40, 37}, rng)
+	for _, k := range kernelsOf(dispatch.FamilyAxis) {
+		c := testcase.New(k, dispatch.Float64, []int{3, 40, 37}, rng)
 		emulate(t, c, launch.Options{})
 		for _, o := range []launch.Options{{Grid: 1}, {Grid: 5}} {
 			d := testcase.Clone(c)
@@ -258,8 +259,8 @@ func TestAxisAndActivationsInvariantToGrid(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range kernelsOf(cudaops.FamilyElementwise) {
-		c := testcase.New(k, cudaops.Float32, []int{1000}, rng)
+	for _, k := range kernelsOf(dispatch.FamilyElementwise) {
+		c := testcase.New(k, dispatch.Float32, []int{1000}, rng)
 		emulate(t, c, launch.Options{})
 		for _, o := range []launch.Options{{Grid: 1, Block: 32}, {Grid: 3, Block: 7}} {
 			d := testcase.Clone(c)
@@ -274,9 +275,9 @@ func TestAxisAndActivationsInvariantToGrid(t *testing.T) {
 // TestGaussNewtonExactlySymmetric: out[a][b] and out[b][a] are the same sum in the same order.
 func TestGaussNewtonExactlySymmetric(t *testing.T) {
 	rng := newRNG(9, 10)
-	for _, k := range []cudaops.Kernel{cudaops.KernelJetGaussNewton, cudaops.KernelLogisticGaussNewton} {
+	for _, k := range []dispatch.Kernel{dispatch.KernelJetGaussNewton, dispatch.KernelLogisticGaussNewton} {
 		const N, K, P = 2, 9, 11
-		c := testcase.New(k, cudaops.Float64, []int{N, K, P}, rng)
+		c := testcase.New(k, dispatch.Float64, []int{N, K, P}, rng)
 		emulate(t, c, launch.Options{Tile: 4})
 		g := c.F64.Out[0]
 		for n := 0; n < N; n++ {

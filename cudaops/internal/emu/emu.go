@@ -9,11 +9,11 @@
 // every thread of the block (of the warp, for __syncwarp) reached the same barrier by the same
 // call path (divergence is an error), the order in which threads run between barriers is selectable
 // (Schedule), and dynamic shared memory is poisoned with NaN before each block and
-// bounds-checked. Launch runs a cudaops.Call through the same launch plans the
+// bounds-checked. Launch runs a dispatch.Call through the same launch plans the
 // device backend uses (cudaops/internal/launch), copying the inputs to C memory and the outputs
 // back as a device backend copies to and from the device; outputs start as NaN, so an output
-// element a kernel forgets to write shows up. Backend adapts it to cudaops.Backend, so tests
-// can push Calls through cudaops.Run end to end without a GPU.
+// element a kernel forgets to write shows up. Backend adapts it to dispatch.Backend, so tests
+// can push Calls through dispatch.Run end to end without a GPU.
 //
 // The emulator is for correctness, not speed: blocks run one after another.
 package emu
@@ -34,9 +34,9 @@ import (
 	"unsafe"
 
 	"github.com/gatejet/gatejet"
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
 
@@ -59,12 +59,12 @@ func KernelNames() []string {
 
 // Plan returns the launch configuration of c under options o, as the device backend would
 // compute it with the default device limits.
-func Plan(c *cudaops.Call, o launch.Options) (launch.Config, error) {
+func Plan(c *dispatch.Call, o launch.Options) (launch.Config, error) {
 	if err := c.Check(); err != nil {
 		return launch.Config{}, err
 	}
 	suffix := "f64"
-	if c.DType == cudaops.Float32 {
+	if c.DType == dispatch.Float32 {
 		suffix = "f32"
 	}
 	return launch.Plan(kernel.ID(c.Kernel), c.Ints, suffix, launch.DefaultLimits, o)
@@ -83,7 +83,7 @@ func alloc(bytes int) cbuf {
 	return cbuf{C.malloc(C.size_t(bytes)), bytes}
 }
 
-func toC[T cudaops.Float](v []T) cbuf {
+func toC[T gatejet.Float](v []T) cbuf {
 	var z T
 	b := alloc(int(unsafe.Sizeof(z)) * len(v))
 	copy(unsafe.Slice((*T)(b.p), len(v)), v)
@@ -92,7 +92,7 @@ func toC[T cudaops.Float](v []T) cbuf {
 
 // poisoned returns a C buffer the size of s filled with NaN, so that an element a kernel fails
 // to write shows.
-func poisoned[T cudaops.Float](v []T) cbuf {
+func poisoned[T gatejet.Float](v []T) cbuf {
 	var z T
 	b := alloc(int(unsafe.Sizeof(z)) * len(v))
 	d := unsafe.Slice((*T)(b.p), len(v))
@@ -103,7 +103,7 @@ func poisoned[T cudaops.Float](v []T) cbuf {
 	return b
 }
 
-func fromC[T cudaops.Float](dst []T, b cbuf) {
+func fromC[T gatejet.Float](dst []T, b cbuf) {
 	copy(dst, unsafe.Slice((*T)(b.p), len(dst)))
 }
 
@@ -123,12 +123,12 @@ const (
 
 // Launch runs c on the emulator under options o, threads in Forward order, and writes c.Out.
 // Errors are ErrDevice *gatejet.Errors (a bad Call gives its Check error).
-func Launch(c *cudaops.Call, o launch.Options) (Result, error) {
+func Launch(c *dispatch.Call, o launch.Options) (Result, error) {
 	return LaunchScheduled(c, o, Forward)
 }
 
 // LaunchScheduled is Launch with the given thread schedule.
-func LaunchScheduled(c *cudaops.Call, o launch.Options, sched Schedule) (Result, error) {
+func LaunchScheduled(c *dispatch.Call, o launch.Options, sched Schedule) (Result, error) {
 	cfg, err := Plan(c, o)
 	if err != nil {
 		if errors.Is(err, gatejet.ErrDevice) || isGatejet(err) {
@@ -148,7 +148,7 @@ func LaunchScheduled(c *cudaops.Call, o launch.Options, sched Schedule) (Result,
 		}
 	}()
 	var copyBack func()
-	if c.DType == cudaops.Float32 {
+	if c.DType == dispatch.Float32 {
 		copyBack = marshal(&args, &bufs, c, &c.F32)
 	} else {
 		copyBack = marshal(&args, &bufs, c, &c.F64)
@@ -183,7 +183,7 @@ func LaunchScheduled(c *cudaops.Call, o launch.Options, sched Schedule) (Result,
 
 // marshal copies the call's inputs into C buffers and gives each output a poisoned one,
 // appending them to bufs and setting args; copyBack copies the outputs back after the launch.
-func marshal[T cudaops.Float](args *C.GjArgsC, bufs *[]cbuf, c *cudaops.Call, o *cudaops.Operands[T]) (copyBack func()) {
+func marshal[T gatejet.Float](args *C.GjArgsC, bufs *[]cbuf, c *dispatch.Call, o *dispatch.Operands[T]) (copyBack func()) {
 	sp := kernel.ID(c.Kernel).Spec()
 	for i := range sp.In {
 		b := toC(o.In[i])
@@ -234,7 +234,7 @@ func isGatejet(err error) bool {
 	return errors.As(err, &ge)
 }
 
-// Backend is a cudaops.Backend that runs every Call on the emulator.
+// Backend is a dispatch.Backend that runs every Call on the emulator.
 type Backend struct {
 	opts     launch.Options
 	sched    Schedule
@@ -250,7 +250,7 @@ func New(o launch.Options, sched Schedule) *Backend { return &Backend{opts: o, s
 func (b *Backend) Name() string { return "emu" }
 
 // Launch runs c on the emulator.
-func (b *Backend) Launch(c *cudaops.Call) error {
+func (b *Backend) Launch(c *dispatch.Call) error {
 	if b.closed.Load() {
 		return fmt.Errorf("emu: backend closed")
 	}

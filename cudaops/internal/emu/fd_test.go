@@ -3,15 +3,15 @@
 package emu
 
 import (
-	"github.com/gatejet/gatejet/internal/kernel"
+	"github.com/stretchr/testify/require"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
-	"github.com/stretchr/testify/require"
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // Finite-difference checks of every formula, through the emulated kernels only: each
@@ -20,9 +20,9 @@ import (
 const fdH = 1e-5
 
 // run64 emulates kernel k on float64 inputs and returns its outputs.
-func run64(t *testing.T, k cudaops.Kernel, ints []int, floats []float64, in ...[]float64) [][]float64 {
+func run64(t *testing.T, k dispatch.Kernel, ints []int, floats []float64, in ...[]float64) [][]float64 {
 	t.Helper()
-	c := testcase.New(k, cudaops.Float64, ints, newRNG(0, 0))
+	c := testcase.New(k, dispatch.Float64, ints, newRNG(0, 0))
 	c.Floats = floats
 	copy(c.F64.In[:], in)
 	emulate(t, c, launch.Options{})
@@ -67,17 +67,17 @@ func requireFD(t *testing.T, what string, analytic, plus, minus []float64) {
 // forDeviceGates runs f in a subtest per gate of the table, with the gate's forward and VJP
 // kernels by channel; a gate without device kernels (on the CPU only: nothing to emulate) is
 // skipped, saying so.
-func forDeviceGates(t *testing.T, f func(t *testing.T, fwd, vjp [kernel.NumChannels]cudaops.Kernel)) {
+func forDeviceGates(t *testing.T, f func(t *testing.T, fwd, vjp [kernel.NumChannels]dispatch.Kernel)) {
 	for _, g := range kernel.Gates() {
 		t.Run(g.Name, func(t *testing.T) {
-			var ks [2][kernel.NumChannels]cudaops.Kernel
+			var ks [2][kernel.NumChannels]dispatch.Kernel
 			for i := range ks {
 				for c := range kernel.NumChannels {
 					id := g.Kernel(c, i == 1)
 					if !id.OnDevice() {
 						t.Skipf("gate %s runs on the CPU only: no device kernels to emulate", g.Name)
 					}
-					ks[i][c] = cudaops.Kernel(id)
+					ks[i][c] = dispatch.Kernel(id)
 				}
 			}
 			f(t, ks[0], ks[1])
@@ -89,12 +89,12 @@ func forDeviceGates(t *testing.T, f func(t *testing.T, fwd, vjp [kernel.NumChann
 // and the Gauss-Newton slab is Σ_c first·first, for every gate of the table with device kernels.
 func TestJetChannelsFiniteDifferences(t *testing.T) {
 	rng := newRNG(51, 52)
-	forDeviceGates(t, func(t *testing.T, kn, _ [kernel.NumChannels]cudaops.Kernel) {
+	forDeviceGates(t, func(t *testing.T, kn, _ [kernel.NumChannels]dispatch.Kernel) {
 		value, first, second, hvp := kn[kernel.Value], kn[kernel.First], kn[kernel.Second], kn[kernel.HVP]
 		for _, K := range []int{1, 4, 7} {
 			const N, P = 2, 3
 			ints := []int{N, K, P}
-			floats := testcase.New(value, cudaops.Float64, ints, rng).Floats
+			floats := testcase.New(value, dispatch.Float64, ints, rng).Floats
 			l, D, v := randVec(rng, N*K), randVec(rng, N*K*P), randVec(rng, N*K)
 			dl := randVec(rng, N*K)
 			firstOut := run64(t, first, ints, floats, l, D)[0]
@@ -152,12 +152,12 @@ func TestJetChannelsFiniteDifferences(t *testing.T) {
 // (δl, δD[, δv]).
 func TestJetVJPsFiniteDifferences(t *testing.T) {
 	rng := newRNG(53, 54)
-	forDeviceGates(t, func(t *testing.T, fwdK, vjpK [kernel.NumChannels]cudaops.Kernel) {
+	forDeviceGates(t, func(t *testing.T, fwdK, vjpK [kernel.NumChannels]dispatch.Kernel) {
 		for ch := range kernel.NumChannels {
 			for _, K := range []int{1, 4, 7} {
 				const N, P = 2, 3
 				ints := []int{N, K, P}
-				floats := testcase.New(fwdK[kernel.Value], cudaops.Float64, ints, rng).Floats
+				floats := testcase.New(fwdK[kernel.Value], dispatch.Float64, ints, rng).Floats
 				l, D, v := randVec(rng, N*K), randVec(rng, N*K*P), randVec(rng, N*K)
 				dl, dD, dv := randVec(rng, N*K), randVec(rng, N*K*P), randVec(rng, N*K)
 				hasV := ch.HasV()
@@ -194,9 +194,9 @@ func TestAxisFiniteDifferences(t *testing.T) {
 		outer, n, inner := sh[0], sh[1], sh[2]
 		size := outer * n * inner
 		for _, logY := range []bool{false, true} {
-			bk, gk := cudaops.KernelSoftmaxBackward, cudaops.KernelSoftmaxBackwardGrad
+			bk, gk := dispatch.KernelSoftmaxBackward, dispatch.KernelSoftmaxBackwardGrad
 			if logY {
-				bk, gk = cudaops.KernelLogSoftmaxBackward, cudaops.KernelLogSoftmaxBackwardGrad
+				bk, gk = dispatch.KernelLogSoftmaxBackward, dispatch.KernelLogSoftmaxBackwardGrad
 			}
 			x, dy, dx := randVec(rng, size), randVec(rng, size), randVec(rng, size)
 			y := testcase.SoftmaxAlong(x, outer, n, inner, logY)
@@ -220,7 +220,7 @@ func TestActivationsFiniteDifferences(t *testing.T) {
 	rng := newRNG(57, 58)
 	for _, a := range kernel.Activations {
 		act := a.Name
-		fk, bk, gk := cudaops.Kernel(a.Kernel(kernel.Forward)), cudaops.Kernel(a.Kernel(kernel.Backward)), cudaops.Kernel(a.Kernel(kernel.BackwardGrad))
+		fk, bk, gk := dispatch.Kernel(a.Kernel(kernel.Forward)), dispatch.Kernel(a.Kernel(kernel.Backward)), dispatch.Kernel(a.Kernel(kernel.BackwardGrad))
 		const n = 64
 		x := make([]float64, n)
 		for i := range x {

@@ -6,14 +6,13 @@ import (
 	"math"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/stretchr/testify/require"
 )
 
-var forwardKernels = []cudaops.Kernel{cudaops.KernelSoftmaxForward, cudaops.KernelLogSoftmaxForward}
+var forwardKernels = []dispatch.Kernel{dispatch.KernelSoftmaxForward, dispatch.KernelLogSoftmaxForward}
 
 // TestAxisForwardMatchBackward: softmax_forward and log_softmax_forward against
 // backward.Softmax and backward.LogSoftmax (f64 1e-12, f32 1e-5 normwise), on last-axis,
@@ -59,7 +58,7 @@ func TestAxisForwardNonFinite(t *testing.T) {
 	for _, k := range forwardKernels {
 		for name, f := range poison {
 			for _, o := range []launch.Options{{}, {Block: 32}} {
-				c := testcase.New(k, cudaops.Float64, []int{outer, n, inner}, rng)
+				c := testcase.New(k, dispatch.Float64, []int{outer, n, inner}, rng)
 				f(c.F64.In[0])
 				emulate(t, c, o)
 				ref := reference(t, c)

@@ -3,21 +3,21 @@
 package emu
 
 import (
-	"github.com/gatejet/gatejet/internal/kernel"
+	"github.com/stretchr/testify/require"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
 	"github.com/gatejet/gatejet/internal/cpuref"
-	"github.com/stretchr/testify/require"
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
-var dtypes = []cudaops.DType{cudaops.Float64, cudaops.Float32}
+var dtypes = []dispatch.DType{dispatch.Float64, dispatch.Float32}
 
 // emulate runs c on the emulator with options o and fails the test on error.
-func emulate(t testing.TB, c *cudaops.Call, o launch.Options) Result {
+func emulate(t testing.TB, c *dispatch.Call, o launch.Options) Result {
 	t.Helper()
 	res, err := Launch(c, o)
 	require.NoError(t, err, "%s %v", c.Kernel, c.Ints)
@@ -25,7 +25,7 @@ func emulate(t testing.TB, c *cudaops.Call, o launch.Options) Result {
 }
 
 // reference runs c's float64 twin on the CPU packages.
-func reference(t testing.TB, c *cudaops.Call) *cudaops.Call {
+func reference(t testing.TB, c *dispatch.Call) *dispatch.Call {
 	t.Helper()
 	ref := testcase.As64(c)
 	require.NoError(t, cpuref.Run(ref), "%s %v", c.Kernel, c.Ints)
@@ -34,7 +34,7 @@ func reference(t testing.TB, c *cudaops.Call) *cudaops.Call {
 
 // requireClose compares every output of got with want (float64) within testcase.Tol(dt), and checks
 // that no poisoned (NaN) element survived where the reference is finite.
-func requireClose(t testing.TB, got, want *cudaops.Call, what string) {
+func requireClose(t testing.TB, got, want *dispatch.Call, what string) {
 	t.Helper()
 	for i := range kernel.ID(got.Kernel).Spec().Out {
 		g, w := testcase.Outputs(got)[i], testcase.Outputs(want)[i]
@@ -46,7 +46,7 @@ func requireClose(t testing.TB, got, want *cudaops.Call, what string) {
 
 // matchReference emulates every kernel of ks on random inputs of every shape, in both element
 // types, and compares the outputs with the CPU reference.
-func matchReference(t *testing.T, rng *rand.Rand, ks []cudaops.Kernel, shapes [][3]int, what string) {
+func matchReference(t *testing.T, rng *rand.Rand, ks []dispatch.Kernel, shapes [][3]int, what string) {
 	t.Helper()
 	for _, k := range ks {
 		for _, sh := range shapes {
@@ -60,11 +60,11 @@ func matchReference(t *testing.T, rng *rand.Rand, ks []cudaops.Kernel, shapes []
 }
 
 // jetKernels returns the row-jet kernels of every gate.
-func jetKernels() []cudaops.Kernel { return kernelsOf(cudaops.FamilyRowJet) }
+func jetKernels() []dispatch.Kernel { return kernelsOf(dispatch.FamilyRowJet) }
 
 // kernelsOfGate returns the ten kernels of gate g.
-func kernelsOfGate(g *kernel.Gate) []cudaops.Kernel {
-	var out []cudaops.Kernel
+func kernelsOfGate(g *kernel.Gate) []dispatch.Kernel {
+	var out []dispatch.Kernel
 	for _, k := range jetKernels() {
 		if kernel.ID(k).Spec().Gate == g {
 			out = append(out, k)
@@ -74,9 +74,9 @@ func kernelsOfGate(g *kernel.Gate) []cudaops.Kernel {
 }
 
 // kernelsOf returns the device kernels of family f.
-func kernelsOf(f cudaops.Family) []cudaops.Kernel {
-	var out []cudaops.Kernel
-	for _, k := range cudaops.DeviceKernels() {
+func kernelsOf(f dispatch.Family) []dispatch.Kernel {
+	var out []dispatch.Kernel
+	for _, k := range dispatch.DeviceKernels() {
 		if k.Family() == f {
 			out = append(out, k)
 		}

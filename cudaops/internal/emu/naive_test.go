@@ -3,15 +3,15 @@
 package emu
 
 import (
-	"github.com/gatejet/gatejet/internal/kernel"
+	"github.com/stretchr/testify/require"
 	"math"
 	"strings"
 	"testing"
 
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
-	"github.com/stretchr/testify/require"
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // rowTensors are one row's derivative tensors, built term by term from docs/math.md with no
@@ -249,7 +249,7 @@ func TestJetsMatchMathMD(t *testing.T) {
 		suffix := strings.TrimPrefix(k.String(), gate.Name+"_")
 		for _, sh := range [][3]int{{2, 1, 3}, {2, 3, 1}, {2, 8, 4}} {
 			N, K, P := sh[0], sh[1], sh[2]
-			c := testcase.New(k, cudaops.Float64, sh[:], rng)
+			c := testcase.New(k, dispatch.Float64, sh[:], rng)
 			emulate(t, c, launch.Options{})
 			want := testcase.Clone(c)
 			l, D := c.F64.In[0], c.F64.In[1]

@@ -8,12 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatejet/gatejet/internal/floats"
-	"github.com/gatejet/gatejet/internal/kernel"
-
-	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/cudaops/internal/launch"
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/gatejet/gatejet/internal/floats"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,7 +46,7 @@ func TestJetsMultiTile(t *testing.T) {
 			sh   [3]int
 			tile int
 		}{{[3]int{2, 8, 37}, 5}, {[3]int{1, 16, 64}, 7}, {[3]int{1, 128, 80}, 0}} {
-			c := testcase.New(k, cudaops.Float64, tc.sh[:], rng)
+			c := testcase.New(k, dispatch.Float64, tc.sh[:], rng)
 			res := emulate(t, c, launch.Options{Tile: tc.tile})
 			if tc.tile > 0 || 8*launch.SharedDoubles(kernel.ID(k), tc.sh[1], tc.sh[2], 0) > 48<<10 {
 				require.Less(t, res.Config.Tile, tc.sh[2], "%s %v should be tiled", k, tc.sh)
@@ -64,7 +63,7 @@ func TestAxisMatchBackward(t *testing.T) {
 		{1, 1, 1}, {3, 7, 1}, {1, 1000, 1}, {2, 33, 5}, {4, 6, 40}, {5, 300, 3}, {2, 3, 100},
 		{0, 5, 3}, {3, 0, 2}, {2, 5, 0}, {64, 4096, 1},
 	}
-	matchReference(t, newRNG(25, 26), kernelsOf(cudaops.FamilyAxis), shapes, "vs backward")
+	matchReference(t, newRNG(25, 26), kernelsOf(dispatch.FamilyAxis), shapes, "vs backward")
 }
 
 // TestActivationsMatchBackward: activations on random inputs and on the special values
@@ -73,7 +72,7 @@ func TestActivationsMatchBackward(t *testing.T) {
 	rng := newRNG(27, 28)
 	specials := []float64{0, math.Copysign(0, -1), 1e-300, -1e-300, 1, -1, 29.9, 30, 30.1, -29.9, -30, -30.1,
 		21.4, -21.4, 40, -40, 710, -710, 1e300, -1e300, math.Inf(1), math.Inf(-1), math.NaN(), 3.5, -3.5}
-	for _, k := range kernelsOf(cudaops.FamilyElementwise) {
+	for _, k := range kernelsOf(dispatch.FamilyElementwise) {
 		for _, n := range []int{0, 1, 31, 1000, len(specials)} {
 			for _, dt := range dtypes {
 				c := testcase.New(k, dt, []int{n}, rng)
@@ -103,7 +102,7 @@ func TestNonFiniteStaysInItsRow(t *testing.T) {
 	}
 	for _, k := range jetKernels() {
 		for name, f := range poison {
-			c := testcase.New(k, cudaops.Float64, []int{N, K, P}, rng)
+			c := testcase.New(k, dispatch.Float64, []int{N, K, P}, rng)
 			f(c.F64.In[0], c.F64.In[1])
 			emulate(t, c, launch.Options{})
 			ref := reference(t, c)
@@ -129,7 +128,7 @@ func setAll(x []float64, v float64) {
 func TestLargeLogitsStable(t *testing.T) {
 	rng := newRNG(31, 32)
 	for _, k := range kernelsOfGate(kernel.SoftmaxGate) {
-		c := testcase.New(k, cudaops.Float64, []int{2, 6, 4}, rng)
+		c := testcase.New(k, dispatch.Float64, []int{2, 6, 4}, rng)
 		l := c.F64.In[0]
 		for i := range l {
 			l[i] *= 1e4
@@ -164,7 +163,7 @@ func TestSecondF32OutOfRangeRows(t *testing.T) {
 		{"huge e", []float64{0.3, -0.2, 0.1}, 1e32},
 	} {
 		for _, P := range []int{5, 300} {
-			c := testcase.New(cudaops.KernelJetSecond, cudaops.Float32, []int{2, 3, P}, rng)
+			c := testcase.New(dispatch.KernelJetSecond, dispatch.Float32, []int{2, 3, P}, rng)
 			c.Floats = []float64{1}
 			in, out := testcase.Inputs(c), testcase.Outputs(c)
 			for i := range in[0] {

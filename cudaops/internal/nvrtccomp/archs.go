@@ -23,7 +23,7 @@ func SupportedArchs() ([]string, error) {
 }
 
 // SupportedArchs is the package's SupportedArchs, as the method a module cache asks its
-// compiler for (cudaops.ArchLister).
+// compiler for (modcache.ArchLister).
 func (Compiler) SupportedArchs() ([]string, error) { return SupportedArchs() }
 
 // CudaErrorUnsupportedPTXVersion is the driver's CUDA_ERROR_UNSUPPORTED_PTX_VERSION (cuda.h):

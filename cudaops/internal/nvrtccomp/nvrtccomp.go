@@ -14,7 +14,7 @@ import (
 	"github.com/gatejet/gatejet/cudaops/internal/cudrv"
 )
 
-// Compiler is a cudaops.Compiler backed by NVRTC.
+// Compiler is a modcache.Compiler backed by NVRTC.
 type Compiler struct{}
 
 // Compile compiles src with the given NVRTC options and returns the PTX. A failed

@@ -1,15 +1,16 @@
-// Package testcase builds random cudaops.Calls and compares their outputs; the emulator tests,
+// Package testcase builds random dispatch.Calls and compares their outputs; the emulator tests,
 // the device tests and the benchmarks share it.
 package testcase
 
 import (
-	"github.com/gatejet/gatejet/internal/kernel"
 	"math"
 	"math/rand/v2"
 
-	"github.com/gatejet/gatejet/cudaops"
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/floats"
 	"github.com/gatejet/gatejet/internal/golden"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // New returns a Call of kernel k with element type dt, the given Ints and random inputs:
@@ -17,13 +18,13 @@ import (
 // log-softmax) output along n, as a real backward would, and the forward kernels x ~ 4·N(0,1); activations get x spread over [-8, 8] with a few
 // exact zeros. Floats: the gate's Sample (softmax: invTau in [0.5, 2]; logistic:
 // α ∈ ±[0.5, 2], β ~ N(0,1)). Outputs are zeroed slices. Work is set to the output element count.
-func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaops.Call {
-	c := &cudaops.Call{Kernel: k, DType: dt, Ints: append([]int(nil), ints...)}
+func New(k dispatch.Kernel, dt dispatch.DType, ints []int, rng *rand.Rand) *dispatch.Call {
+	c := &dispatch.Call{Kernel: k, DType: dt, Ints: append([]int(nil), ints...)}
 	inSizes, outSizes, err := c.Lengths()
 	if err != nil {
 		panic("testcase: " + err.Error())
 	}
-	jet := k.Family() == cudaops.FamilyRowJet
+	jet := k.Family() == dispatch.FamilyRowJet
 	in64 := make([][]float64, len(inSizes))
 	for i, n := range inSizes {
 		in64[i] = make([]float64, n)
@@ -38,16 +39,16 @@ func New(k cudaops.Kernel, dt cudaops.DType, ints []int, rng *rand.Rand) *cudaop
 	switch {
 	case jet:
 		c.Floats = kernel.ID(k).Spec().Gate.Sample(ints[1], rng.Float64, rng.NormFloat64)
-	case k.Family() == cudaops.FamilyAxis:
-		if k == cudaops.KernelSoftmaxForward || k == cudaops.KernelLogSoftmaxForward {
+	case k.Family() == dispatch.FamilyAxis:
+		if k == dispatch.KernelSoftmaxForward || k == dispatch.KernelLogSoftmaxForward {
 			for j := range in64[0] {
 				in64[0][j] *= 4
 			}
 			break
 		}
-		logY := k == cudaops.KernelLogSoftmaxBackward || k == cudaops.KernelLogSoftmaxBackwardGrad
+		logY := k == dispatch.KernelLogSoftmaxBackward || k == dispatch.KernelLogSoftmaxBackwardGrad
 		in64[0] = SoftmaxAlong(in64[0], ints[0], ints[1], ints[2], logY)
-	case k.Family() == cudaops.FamilyElementwise:
+	case k.Family() == dispatch.FamilyElementwise:
 		x := in64[0]
 		for j := range x {
 			x[j] = 16*rng.Float64() - 8
@@ -92,16 +93,16 @@ func SoftmaxAlong(x []float64, outer, n, inner int, logY bool) []float64 {
 }
 
 // Set sets the call's operands to copies of in and out in its DType (rounded for Float32).
-func Set(c *cudaops.Call, in, out [][]float64) {
-	c.F64, c.F32 = cudaops.Operands[float64]{}, cudaops.Operands[float32]{}
-	if c.DType == cudaops.Float32 {
+func Set(c *dispatch.Call, in, out [][]float64) {
+	c.F64, c.F32 = dispatch.Operands[float64]{}, dispatch.Operands[float32]{}
+	if c.DType == dispatch.Float32 {
 		set(&c.F32, in, out)
 	} else {
 		set(&c.F64, in, out)
 	}
 }
 
-func set[T cudaops.Float](o *cudaops.Operands[T], in, out [][]float64) {
+func set[T gatejet.Float](o *dispatch.Operands[T], in, out [][]float64) {
 	for i, x := range in {
 		o.In[i] = floats.Convert[T](x)
 	}
@@ -111,25 +112,25 @@ func set[T cudaops.Float](o *cudaops.Operands[T], in, out [][]float64) {
 }
 
 // Inputs returns float64 copies of the call's inputs.
-func Inputs(c *cudaops.Call) [][]float64 {
+func Inputs(c *dispatch.Call) [][]float64 {
 	in, _ := operands(c)
 	return in
 }
 
 // Outputs returns float64 copies of the call's outputs.
-func Outputs(c *cudaops.Call) [][]float64 {
+func Outputs(c *dispatch.Call) [][]float64 {
 	_, out := operands(c)
 	return out
 }
 
-func operands(c *cudaops.Call) (in, out [][]float64) {
-	if c.DType == cudaops.Float32 {
+func operands(c *dispatch.Call) (in, out [][]float64) {
+	if c.DType == dispatch.Float32 {
 		return copies(c, &c.F32)
 	}
 	return copies(c, &c.F64)
 }
 
-func copies[T cudaops.Float](c *cudaops.Call, o *cudaops.Operands[T]) (in, out [][]float64) {
+func copies[T gatejet.Float](c *dispatch.Call, o *dispatch.Operands[T]) (in, out [][]float64) {
 	sp := kernel.ID(c.Kernel).Spec()
 	for i := range sp.In {
 		in = append(in, floats.Convert[float64](o.In[i]))
@@ -141,7 +142,7 @@ func copies[T cudaops.Float](c *cudaops.Call, o *cudaops.Operands[T]) (in, out [
 }
 
 // Clone returns a copy of c with fresh zeroed outputs (inputs copied).
-func Clone(c *cudaops.Call) *cudaops.Call {
+func Clone(c *dispatch.Call) *dispatch.Call {
 	d := *c
 	in, out := operands(c)
 	for _, o := range out {
@@ -152,9 +153,9 @@ func Clone(c *cudaops.Call) *cudaops.Call {
 }
 
 // As64 returns a float64 copy of c: the same (rounded) inputs, in float64, fresh outputs.
-func As64(c *cudaops.Call) *cudaops.Call {
+func As64(c *dispatch.Call) *dispatch.Call {
 	d := *c
-	d.DType = cudaops.Float64
+	d.DType = dispatch.Float64
 	in, out := operands(c)
 	for _, o := range out {
 		clear(o)
@@ -166,8 +167,8 @@ func As64(c *cudaops.Call) *cudaops.Call {
 // Tol is the normwise relative tolerance of a kernel's outputs against a float64 reference:
 // 1e-12 in float64, 1e-5 in float32 (the kernels compute in double and round each output once,
 // but for the float32 second channel's blocks, computed in float as softmaxjet's are).
-func Tol(dt cudaops.DType) float64 {
-	if dt == cudaops.Float32 {
+func Tol(dt dispatch.DType) float64 {
+	if dt == dispatch.Float32 {
 		return 1e-5
 	}
 	return 1e-12

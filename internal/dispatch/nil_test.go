@@ -1,13 +1,13 @@
-package cudaops
+package dispatch
 
 import (
 	"errors"
-	"github.com/gatejet/gatejet/internal/testkit"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/testkit"
 )
 
 // requireParam checks an ErrParam *gatejet.Error of operation op and argument arg.

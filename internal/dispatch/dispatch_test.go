@@ -1,4 +1,4 @@
-package cudaops
+package dispatch
 
 import (
 	"errors"
@@ -348,4 +348,21 @@ func withoutEnv(env []string, name string) []string {
 		}
 	}
 	return out
+}
+
+// TestUnavailableSaysWhy: the reason a device backend recorded with SetUnavailable is what
+// Unavailable and ModeRequired's error give; with a backend registered, Unavailable is nil.
+func TestUnavailableSaysWhy(t *testing.T) {
+	old := noDevice.Load()
+	t.Cleanup(func() { noDevice.Store(old) })
+	SetUnavailable(errors.New("no driver here"))
+	err := Unavailable()
+	require.ErrorIs(t, err, gatejet.ErrDevice)
+	require.Contains(t, err.Error(), "no driver here")
+	_, err = runRequired(&Call{Kernel: KernelReLUForward, DType: Float64})
+	require.ErrorIs(t, err, gatejet.ErrDevice)
+	require.Contains(t, err.Error(), "no driver here")
+
+	registerFake(t, "fake", false)
+	require.NoError(t, Unavailable())
 }

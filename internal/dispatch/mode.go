@@ -1,4 +1,4 @@
-package cudaops
+package dispatch
 
 import (
 	"os"

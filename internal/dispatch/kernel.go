@@ -1,4 +1,4 @@
-package cudaops
+package dispatch
 
 import (
 	"strconv"
@@ -139,11 +139,8 @@ func DeviceKernels() []Kernel {
 	return out
 }
 
-// Float is the element type of a Call's slices.
-type Float = kernel.Float
-
 // Operands are a call's slices in its kernel's order: In[:n] inputs, Out[:m] outputs.
-type Operands[T Float] = kernel.Operands[T]
+type Operands[T gatejet.Float] = kernel.Operands[T]
 
 // Call is one kernel invocation on host memory: the operands of its element type (F64 or
 // F32; the other is left empty), the sizes and the scalars in the kernel's order (see
@@ -159,7 +156,7 @@ type Call struct {
 }
 
 // Ops returns the call's operands of element type T (c.F64 or c.F32).
-func Ops[T Float](c *Call) *Operands[T] {
+func Ops[T gatejet.Float](c *Call) *Operands[T] {
 	if p, ok := any(&c.F64).(*Operands[T]); ok {
 		return p
 	}
@@ -167,11 +164,11 @@ func Ops[T Float](c *Call) *Operands[T] {
 }
 
 // DTypeOf is the DType of element type T.
-func DTypeOf[T Float]() DType { return kernel.DTypeOf[T]() }
+func DTypeOf[T gatejet.Float]() DType { return kernel.DTypeOf[T]() }
 
 // NewCall returns a Call of kernel k on the given slices (in and out in the kernel's order),
 // sizes and scalars, with Work set to the output element count.
-func NewCall[T Float](k Kernel, in, out [][]T, ints []int, floats []float64) *Call {
+func NewCall[T gatejet.Float](k Kernel, in, out [][]T, ints []int, floats []float64) *Call {
 	c := &Call{Kernel: k, DType: DTypeOf[T](), Ints: ints, Floats: floats}
 	o := Ops[T](c)
 	copy(o.In[:], in)
@@ -280,7 +277,7 @@ func (c *Call) check(op string, skipNil bool) error {
 	return nil
 }
 
-func empty[T Float](o *Operands[T]) bool {
+func empty[T gatejet.Float](o *Operands[T]) bool {
 	for _, s := range o.In {
 		if s != nil {
 			return false
@@ -296,7 +293,7 @@ func empty[T Float](o *Operands[T]) bool {
 
 // checkLens checks each operand's length against the kernel's declaration, and that none is
 // given beyond its counts; with skipNil a skippable output may be nil.
-func checkLens[T Float](op string, c *Call, sp *kernel.Spec, o *Operands[T], skipNil bool) error {
+func checkLens[T gatejet.Float](op string, c *Call, sp *kernel.Spec, o *Operands[T], skipNil bool) error {
 	for i, s := range o.In {
 		if err := checkLen(op, c, sp.In, "In", i, s, false); err != nil {
 			return err
@@ -310,7 +307,7 @@ func checkLens[T Float](op string, c *Call, sp *kernel.Spec, o *Operands[T], ski
 	return nil
 }
 
-func checkLen[T Float](op string, c *Call, dims []kernel.Dim, side string, i int, s []T, nilOK bool) error {
+func checkLen[T gatejet.Float](op string, c *Call, dims []kernel.Dim, side string, i int, s []T, nilOK bool) error {
 	if i >= len(dims) {
 		if s != nil {
 			return check.Errorf(gatejet.ErrSize, op, side+"["+strconv.Itoa(i)+"]", "%v takes %d %s operands", c.Kernel, len(dims), side)
@@ -329,3 +326,7 @@ func checkLen[T Float](op string, c *Call, dims []kernel.Dim, side string, i int
 	}
 	return nil
 }
+
+// EntryPoint returns the name of the device function that runs kernel k on element type dt
+// (gj_<kernel>_f32 or gj_<kernel>_f64 in cudaops/kernels/gatejet.cu).
+func EntryPoint(k Kernel, dt DType) string { return k.id().Entry(dt) }

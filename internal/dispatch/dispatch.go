@@ -1,4 +1,4 @@
-package cudaops
+package dispatch
 
 import (
 	"errors"
@@ -114,6 +114,10 @@ func publishLocked() {
 	b := regStack[len(regStack)-1].b
 	active.Store(&b)
 }
+
+// SetUnavailable records why this build's own device backend is not registered (why != nil),
+// for Unavailable's and ModeRequired's errors; the device backend calls it at initialisation.
+func SetUnavailable(why error) { noDevice.Store(&why) }
 
 // Active returns the active backend, or nil when none is registered.
 func Active() Backend {
@@ -346,7 +350,7 @@ func launchOn(b Backend, c *Call) error {
 // fillScratch gives each nil output that the kernel lets the CPU skip a fresh buffer of its
 // length, the call's scratch together within gatejet.MaxBytes, and returns the bits of the
 // outputs it filled. c has passed check.
-func fillScratch[T Float](c *Call, o *Operands[T]) (filled uint8, err error) {
+func fillScratch[T gatejet.Float](c *Call, o *Operands[T]) (filled uint8, err error) {
 	sp := c.Kernel.id().Spec()
 	var z T
 	total := 0
