@@ -344,7 +344,7 @@ func (op *coordOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	return out, nil
 }
 
-func coordCompute[T basis.Float](op *coordOp, out []T, ts []*tensor.Dense) error {
+func coordCompute[T gatejet.Float](op *coordOp, out []T, ts []*tensor.Dense) error {
 	d := op.d
 	x := dataOf[T](ts[0])
 	var y []T
@@ -369,7 +369,7 @@ func coordCompute[T basis.Float](op *coordOp, out []T, ts []*tensor.Dense) error
 }
 
 // dataOf returns t's elements, nil for an empty tensor (whose Data is not a slice).
-func dataOf[T basis.Float](t *tensor.Dense) []T {
+func dataOf[T gatejet.Float](t *tensor.Dense) []T {
 	if t.Shape().TotalSize() == 0 {
 		return nil
 	}
@@ -378,7 +378,7 @@ func dataOf[T basis.Float](t *tensor.Dense) []T {
 
 // evalBasis writes Φ^(m)(t[r]) into row r of out, in float64. A coordinate outside a
 // spline's span is an ErrParam error naming t; NaN gives a NaN row.
-func evalBasis[T basis.Float](op *coordOp, out, t []T) error {
+func evalBasis[T gatejet.Float](op *coordOp, out, t []T) error {
 	L := op.d.L
 	row := make([]float64, L)
 	for r, tv := range t {

@@ -1,16 +1,15 @@
 package basis
 
+import "github.com/gatejet/gatejet"
+
 // The contractions that turn basis values into decoded rows, and their adjoints, on row-major
 // slices with dims N (rows), K (atoms), L (basis functions) and P (columns). Each of Decode,
 // DecodeT and Outer is the others' adjoint in one argument, and Dot and Scale are each
 // other's, so the derivatives of each are built from the family itself. Sums accumulate in
 // float64.
 
-// Float is the element type of the contractions.
-type Float interface{ ~float32 | ~float64 }
-
 // Decode writes out[n,k,c] = Σ_b x[n,k,b]·B[k,b,c]: x [N,K,L], B [K,L,P], out [N,K,P].
-func Decode[T Float](out, x, B []T, N, K, L, P int) {
+func Decode[T gatejet.Float](out, x, B []T, N, K, L, P int) {
 	acc := make([]float64, P)
 	for n := 0; n < N; n++ {
 		for k := 0; k < K; k++ {
@@ -30,7 +29,7 @@ func Decode[T Float](out, x, B []T, N, K, L, P int) {
 }
 
 // DecodeT writes out[n,k,b] = Σ_c g[n,k,c]·B[k,b,c]: g [N,K,P], B [K,L,P], out [N,K,L].
-func DecodeT[T Float](out, g, B []T, N, K, L, P int) {
+func DecodeT[T gatejet.Float](out, g, B []T, N, K, L, P int) {
 	for n := 0; n < N; n++ {
 		for k := 0; k < K; k++ {
 			gr := g[(n*K+k)*P : (n*K+k+1)*P]
@@ -47,7 +46,7 @@ func DecodeT[T Float](out, g, B []T, N, K, L, P int) {
 }
 
 // Outer writes out[k,b,c] = Σ_n x[n,k,b]·g[n,k,c]: x [N,K,L], g [N,K,P], out [K,L,P].
-func Outer[T Float](out, x, g []T, N, K, L, P int) {
+func Outer[T gatejet.Float](out, x, g []T, N, K, L, P int) {
 	acc := make([]float64, P)
 	for k := 0; k < K; k++ {
 		for b := 0; b < L; b++ {
@@ -68,7 +67,7 @@ func Outer[T Float](out, x, g []T, N, K, L, P int) {
 }
 
 // Dot writes out[r] = Σ_b a[r,b]·c[r,b] for the R = len(out) rows of length L of a and c.
-func Dot[T Float](out, a, c []T, L int) {
+func Dot[T gatejet.Float](out, a, c []T, L int) {
 	for r := range out {
 		s := 0.0
 		for b := 0; b < L; b++ {
@@ -79,7 +78,7 @@ func Dot[T Float](out, a, c []T, L int) {
 }
 
 // Scale writes out[r,b] = u[r]·c[r,b] for the R = len(u) rows of length L of c.
-func Scale[T Float](out, u, c []T, L int) {
+func Scale[T gatejet.Float](out, u, c []T, L int) {
 	for r, uv := range u {
 		for b := 0; b < L; b++ {
 			out[r*L+b] = uv * c[r*L+b]
