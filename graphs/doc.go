@@ -60,7 +60,8 @@
 // information diag(p) − ppᵀ, either damped (F + λI) or as the pseudo-inverse on the
 // subspace orthogonal to 1 (λ = 0).
 //
-// SoftArgmin and LogDetPlusRidge take ops.Options, like every builder of this package, and
+// SoftArgmin and LogDetPlusRidge take ops.Options, like every builder of this package that
+// builds ops of package ops, and
 // their ops are ops of package ops: ops.ReuseOutput reaches them (and the gradient ops built
 // from them), they report where they ran (ops.LastPath), have UsePreallocDo, and run on the
 // CPU only (their kernels have no device code, so cudaops.ModeRequired makes their run a
@@ -74,6 +75,17 @@
 // GaussNewtonLogDet the [n] vector log det(H_r + λI) of a Laplace evidence term through
 // LogDetPlusRidge, a batched log-determinant Op (a Cholesky factorisation by gonum's
 // LAPACK) whose gradient is (sym(H) + λI)⁻¹.
+//
+// # Latent-coordinate decoders
+//
+// MonomialJets and BSplineJets decode each atom's row from a latent coordinate: from t [N,K]
+// and coefficients B [K,nb,P] they build d0[n,k,c] = Σ_b Φ_b(t[n,k])·B[k,b,c] and its first
+// two derivatives in t, d1 and d2, each [N,K,P], for monomials Φ_b = t^b or cubic B-splines on
+// given knots. The three nodes are differentiable in t and B to any order with Grad: the
+// basis op's gradient in t is the basis one order up, and the contraction with B is built
+// from bilinear ops whose gradients are each other. Their ops are this package's own, run on
+// the CPU and take no options. A B-spline coordinate outside the knots' span is an error
+// when the graph runs. The closed forms are in docs/math.md ("Latent coordinates").
 //
 // # Errors
 //
