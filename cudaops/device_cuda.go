@@ -54,9 +54,10 @@ func Prewarm() error {
 	return device.Prewarm()
 }
 
-// deviceError0 builds an ErrDevice error of operation cudaops.Run.
+// deviceError0 builds an ErrDevice error of a kernel's run (operation "cudaops", as the
+// dispatcher's).
 func deviceError0(format string, args ...any) error {
-	return check.Errorf(gatejet.ErrDevice, "cudaops.Run", "", format, args...)
+	return check.Errorf(gatejet.ErrDevice, "cudaops", "", format, args...)
 }
 
 // deviceErrorCause is an ErrDevice error that also wraps cause (a driver or NVRTC error), so that

@@ -57,8 +57,8 @@
 //
 // invTau (and α, β) are constants of the op, in (0, gatejet.MaxInvTau]. To learn a temperature,
 // scale the logits in the graph and pass invTau = 1: SoftmaxJetValue(s·l, D, 1) is the value
-// channel at inverse temperature s, and gradients reach s through Gorgonia's own Mul (the
-// README shows it, checked with graphs.GradCheck).
+// channel at inverse temperature s, and gradients reach s through Gorgonia's own Mul
+// (docs/tour.md, "Learning the temperature", shows it, checked with graphs.GradCheck).
 //
 // Every constructor takes Options after its arguments. ReuseOutput makes the op write each
 // run's result into one buffer it owns, rather than a new tensor per run (see below).

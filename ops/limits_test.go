@@ -196,6 +196,6 @@ func TestSizeLimitAtRun(t *testing.T) {
 		up := toDense(tensor.Float64, tensor.Shape{n, k, p}, make([]float64, n*k*p))
 		setMaxBytes(t, 1024) // its scratch gradient with respect to decoded is 1536 B
 		_, err = vjp.Do(vals[0], vals[1], up)
-		requireSizeError(t, err, "cudaops.Run", "scratch", "1.5 KiB")
+		requireSizeError(t, err, "cudaops", "scratch", "1.5 KiB")
 	})
 }

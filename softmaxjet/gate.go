@@ -3,9 +3,9 @@ package softmaxjet
 import "github.com/gatejet/gatejet"
 
 // Gate is a gating function of the row jet, as one type: the ten kernels (five channels and
-// their VJPs) over element type T, each with the arguments and conventions of the softmax
-// gate's function of the same name (Value, First, …, GaussNewtonVJP) less the gate's own
-// parameters, which the gate value carries. Code that runs a channel for any gate (the ops,
+// their VJPs) over element type T, each with the arguments and conventions of the Softmax
+// method of the same name (Value, First, …, GaussNewtonVJP); the gate's own parameters are
+// fields of the gate value. Code that runs a channel for any gate (the ops,
 // the kernel table) is written once against this interface; Softmax (softmax.go) and
 // Logistic (logistic.go) implement it, and a new gate implements it once, in its own file.
 type Gate[T gatejet.Float] interface {

@@ -351,7 +351,7 @@ func (k logisticHVPVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 }
 
 // GaussNewtonVJP writes the gradients of ⟨S, GaussNewton⟩ for S [N,K,K]; the
-// upstream reaching first is (S + Sᵀ)·first, and the rest is LogisticFirstVJP.
+// upstream reaching first is (S + Sᵀ)·first, and the rest is FirstVJP.
 func (lg Logistic[T]) GaussNewtonVJP(dLogits, dDecoded, logits, decoded, g []T, sh Shape) error {
 	return vjp("softmaxjet.Logistic.GaussNewtonVJP", sh, logisticParams(lg.Alpha, lg.Beta), logisticRows[T, logisticGaussNewtonVJPRows[T]]{}, 2*sh.K*sh.K*sh.P, dLogits, dDecoded, logits, decoded, g, sh.GNLen())
 }
@@ -376,13 +376,14 @@ func (k logisticGaussNewtonVJPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	}
 	// G[a][c] = Σ_b (S[a][b] + S[b][a])·d1_b·D[b][c]  (first[b][c] = d1_b·D[b][c]);
 	// symTimesFirst with s = 1 and ζ → d1 computes exactly that. The rest is
-	// LogisticFirstVJP's row on G and D in float64.
+	// FirstVJP's row on G and D in float64.
 	symTimesFirst(G, j.g[n*K*K:(n+1)*K*K], r.d1, D, 1, K, P)
 	diagVJPRow(j.o0, j.o1, n, K, P, G, P, D, r.d1, r.d2, nil)
 }
 
 // Logistic is the per-atom logistic gate ζ_k = σ(Alpha_k·l_k + Beta_k) as a Gate: its methods
-// are the functions LogisticValue … LogisticGaussNewtonVJP with these parameters.
+// Value … GaussNewtonVJP are the channels and their VJPs at these parameters (Alpha and Beta
+// of length K).
 type Logistic[T gatejet.Float] struct{ Alpha, Beta []float64 }
 
 var _ Gate[float32] = Logistic[float32]{}

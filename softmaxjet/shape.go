@@ -14,8 +14,8 @@ import "github.com/gatejet/gatejet/internal/check"
 // Check (the kernels check it first).
 type Shape struct{ N, K, P int }
 
-// Check reports an ErrShape error unless N ≥ 0, K ≥ 1, P ≥ 1 and every buffer size the shape
-// implies fits in an int.
+// Check reports an ErrShape error unless N ≥ 0, K ≥ 1 and P ≥ 1, and an ErrSize error unless
+// every buffer size the shape implies (N·K·K·P at most) fits in an int.
 func (sh Shape) Check(op string) error { return check.BatchShape(op, sh.N, sh.K, sh.P) }
 
 // LogitsLen is the length of logits (and of a direction v): N·K.

@@ -518,8 +518,8 @@ func gramRow[T gatejet.Float](out []T, f, e []float64, K, P int) {
 	}
 }
 
-// Softmax is the softmax gate ζ = softmax(InvTau·l) as a Gate: its methods are the functions
-// Value … GaussNewtonVJP at inverse temperature InvTau.
+// Softmax is the softmax gate ζ = softmax(InvTau·l) as a Gate: its methods Value …
+// GaussNewtonVJP are the channels and their VJPs at inverse temperature InvTau.
 type Softmax[T gatejet.Float] struct{ InvTau float64 }
 
 var _ Gate[float64] = Softmax[float64]{}

@@ -52,7 +52,7 @@ func main() {
 		cfg, err = parseFlags(os.Args[1:], os.Stderr)
 		return err
 	}, func() error {
-		cfg.Out = os.Stdout
+		cfg.Out = exampleutil.Stdout
 		_, err := run(cfg)
 		return err
 	})

@@ -67,7 +67,7 @@ func main() {
 	exampleutil.Main(op, func() (err error) {
 		cfg, err = parseFlags(os.Args[1:], os.Stderr)
 		return err
-	}, func() error { return cfg.run(os.Stdout, os.Stderr) })
+	}, func() error { return cfg.run(exampleutil.Stdout, os.Stderr) })
 }
 
 // op names the command in its *gatejet.Error values.

@@ -66,7 +66,7 @@ func main() {
 		cfg, err = parseFlags(os.Args[1:], os.Stderr)
 		return err
 	}, func() error {
-		cfg.Stdout, cfg.Stderr = os.Stdout, os.Stderr
+		cfg.Stdout, cfg.Stderr = exampleutil.Stdout, os.Stderr
 		_, err := run(cfg)
 		return err
 	})

@@ -393,27 +393,27 @@ func catalogue() []badCase {
 				return p, err // a non-GPU path with the error would be a silent CPU run
 			}
 			return nil, err
-		}, kind: DV, op: "cudaops.Run", arg: ""},
+		}, kind: DV, op: "cudaops", arg: ""},
 		{name: "op run required no backend", setup: noBackend(dispatch.ModeRequired), call: requiredNoBackend,
-			kind: DV, op: "cudaops.Run", arg: "", viaMachine: true},
+			kind: DV, op: "cudaops", arg: "", viaMachine: true},
 		{name: "Run auto no sizes", setup: noBackend(dispatch.ModeAuto), call: func() (any, error) {
 			_, err := dispatch.Run(&dispatch.Call{Kernel: dispatch.KernelReLUForward, DType: dispatch.Float64})
 			return nil, err
-		}, kind: P, op: "cudaops.Run", arg: "Ints"},
+		}, kind: P, op: "cudaops", arg: "Ints"},
 		{name: "Run required failing backend", setup: func(t *testing.T) {
 			setMode(t, dispatch.ModeRequired)
 			register(t, &fakeBackend{name: "failing", fail: true})
 		}, call: func() (any, error) {
 			_, err := dispatch.Run(dispatch.NewCall(dispatch.KernelReLUForward, [][]float32{make([]float32, 2)}, [][]float32{make([]float32, 2)}, []int{2}, nil))
 			return nil, err
-		}, kind: DV, op: "cudaops.Run", arg: ""},
+		}, kind: DV, op: "cudaops", arg: ""},
 		{name: "Run required nil call", setup: func(t *testing.T) {
 			setMode(t, dispatch.ModeRequired)
 			register(t, &fakeBackend{name: "ok"})
 		}, call: func() (any, error) {
 			_, err := dispatch.Run(nil)
 			return nil, err
-		}, kind: P, op: "cudaops.Run", arg: ""},
+		}, kind: P, op: "cudaops", arg: ""},
 		{name: "Call unknown kernel", call: jetCall(60000, []int{1, 1, 1}, nil, nil, nil), kind: P, op: call, arg: "Kernel"},
 		{name: "Call ints count", call: jetCall(dispatch.KernelJetValue, []int{1, 1}, []float64{1}, nil, nil), kind: P, op: call, arg: "Ints"},
 		{name: "Call negative size", call: jetCall(dispatch.KernelJetValue, []int{-1, 1, 1}, []float64{1}, nil, nil), kind: E, op: call, arg: "Ints"},

@@ -207,9 +207,11 @@ func LastFallbackError() error {
 	return nil
 }
 
-const runOp = "cudaops.Run"
+// runOp is the operation of the errors of a kernel's run: the package that decides where
+// kernels run, cudaops (users call no function of it for a run; an op's run reaches it).
+const runOp = "cudaops"
 
-// deviceError0 builds an ErrDevice error of operation cudaops.Run.
+// deviceError0 builds an ErrDevice error of operation runOp.
 func deviceError0(format string, args ...any) error {
 	return check.Errorf(gatejet.ErrDevice, runOp, "", format, args...)
 }
@@ -219,7 +221,7 @@ func deviceError0(format string, args ...any) error {
 // ErrDevice error: an ErrDevice *gatejet.Error that also wraps the backend's own error, so
 // errors.Is and errors.As reach both (gatejet.ErrDevice, and an out-of-memory type, say).
 type LaunchError struct {
-	Err   *gatejet.Error // Op "cudaops.Run", Kind gatejet.ErrDevice, the cause's text in Detail
+	Err   *gatejet.Error // Op "cudaops", Kind gatejet.ErrDevice, the cause's text in Detail
 	Cause error          // what Backend.Launch returned
 }
 

@@ -186,11 +186,11 @@ func TestRunRequiredBackendFailure(t *testing.T) {
 	require.Contains(t, err.Error(), "injected launch failure")
 	var ge *gatejet.Error
 	require.ErrorAs(t, err, &ge)
-	require.Equal(t, "cudaops.Run", ge.Op)
+	require.Equal(t, "cudaops", ge.Op)
 	var le *LaunchError
 	require.ErrorAs(t, err, &le)
 	require.Equal(t, errInjected, le.Cause)
-	require.Equal(t, "cudaops.Run: device error: flaky: relu_forward: injected launch failure", err.Error())
+	require.Equal(t, "cudaops: device error: flaky: relu_forward: injected launch failure", err.Error())
 }
 
 func TestRunRequiredIgnoresBreakEvenAndRunsDevice(t *testing.T) {

@@ -18,5 +18,5 @@
 //
 // The device backend (cudaops, build tag gatejetcuda) and the host emulator
 // (cudaops/internal/emu) implement Backend and Register themselves; the error operations keep
-// the names users see ("cudaops.Run", ...).
+// the names users see ("cudaops" for a kernel's run, which an op's run reaches).
 package dispatch

@@ -33,17 +33,46 @@ func FlagSet(name, about string, errOut io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// Stdout is the standard output of an example program: os.Stdout, remembering its first write
+// error, which Main reports, so that a run whose output was lost (a full disk) does not end
+// as a success.
+var Stdout io.Writer = stdout
+
+var stdout = &errWriter{w: os.Stdout}
+
+// errWriter is a writer that remembers its first error and writes nothing after it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
 // Main is the main function of the example program op: parse reads the command line and run
 // runs the program. After -h or -help the program ends with exit status 0, after a bad flag
-// (which parse has printed with the usage) with status 2, after an error of run with status
-// 1, the error printed to stderr, prefixed with "op: " unless it starts so already.
+// (which parse has printed with the usage) with status 2, after an error of run, or a failed
+// write to Stdout, with status 1, the error printed to stderr, prefixed with "op: " unless it
+// starts so already.
 func Main(op string, parse, run func() error) {
 	if err := parse(); errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	} else if err != nil {
 		os.Exit(2)
 	}
-	if err := run(); err != nil {
+	err := run()
+	if err == nil && stdout.err != nil {
+		err = fmt.Errorf("writing the standard output: %w", stdout.err)
+	}
+	if err != nil {
 		msg := err.Error()
 		if !strings.HasPrefix(msg, op+":") {
 			msg = op + ": " + msg

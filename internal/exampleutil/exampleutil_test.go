@@ -3,6 +3,7 @@ package exampleutil
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -165,6 +166,7 @@ func TestMain(m *testing.M) {
 			if fail {
 				return errors.New("it failed")
 			}
+			fmt.Fprintln(Stdout, "the demo's result")
 			return nil
 		})
 		os.Exit(0)
@@ -173,7 +175,8 @@ func TestMain(m *testing.M) {
 }
 
 // TestMainExits: Main ends the program with status 0 after -h and a good run, 2 after a bad
-// flag and 1 after a failed run, whose error it prints prefixed with the program's name.
+// flag and 1 after a failed run, whose error it prints prefixed with the program's name, or
+// after a run whose writes to Stdout failed.
 func TestMainExits(t *testing.T) {
 	for _, c := range []struct {
 		args   string
@@ -185,9 +188,21 @@ func TestMainExits(t *testing.T) {
 		{"-nosuch", 2, "flag provided but not defined: -nosuch"},
 		{"extra", 2, "unexpected arguments"},
 		{"-fail", 1, "demo: it failed\n"},
+		// Its output lost (a full disk): not a success.
+		{"> /dev/full", 1, "demo: writing the standard output: "},
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "EXAMPLEUTIL_MAIN="+c.args)
+		args, full := strings.CutPrefix(c.args, "> /dev/full")
+		if full {
+			f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+			if err != nil {
+				t.Logf("skipping %q: %v", c.args, err)
+				continue
+			}
+			defer f.Close()
+			cmd.Stdout = f
+		}
+		cmd.Env = append(os.Environ(), "EXAMPLEUTIL_MAIN="+args)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		err := cmd.Run()
