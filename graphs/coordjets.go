@@ -20,7 +20,8 @@ import (
 //
 //	d0[n,k,c] = Σ_b Φ_b(t[n,k])·B[k,b,c],   d1 = ∂d0/∂t,   d2 = ∂²d0/∂t²,
 //
-// each [N,K,P], for coordinates t [N,K] (N ≥ 0, K ≥ 1) and coefficients B [K,nb,P] (nb ≥ 1,
+// each [N,K,P], for coordinates t [N,K] (N ≥ 1, K ≥ 1: as for the ops, every dimension is at least 1,
+// since Gorgonia's machines do not run empty tensors) and coefficients B [K,nb,P] (nb ≥ 1,
 // P ≥ 1), both Float64 or both Float32. These are the inputs the coordinate jets read (each
 // atom k of row n at its coordinate t[n,k]).
 //
@@ -89,8 +90,8 @@ func jets(name string, t, B *gorgonia.Node, s *basis.Spline) (d0, d1, d2 *gorgon
 		return nil, nil, nil, check.Errorf(gatejet.ErrRank, name, "B", "want rank 3 [K,nb,P], got shape %v", bs)
 	}
 	N, K, L, P := ts[0], ts[1], bs[1], bs[2]
-	if N < 0 || K < 1 {
-		return nil, nil, nil, check.Errorf(gatejet.ErrShape, name, "t", "want N ≥ 0, K ≥ 1, got shape %v", ts)
+	if N < 1 || K < 1 {
+		return nil, nil, nil, check.Errorf(gatejet.ErrShape, name, "t", "want N ≥ 1, K ≥ 1 (Gorgonia holds no empty tensors), got shape %v", ts)
 	}
 	if bs[0] != K || L < 1 || P < 1 {
 		return nil, nil, nil, check.Errorf(gatejet.ErrShape, name, "B", "want [K=%d, nb ≥ 1, P ≥ 1], got %v", K, bs)
@@ -329,9 +330,6 @@ func (op *coordOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		return nil, err
 	}
 	out := tensor.New(tensor.Of(op.d.dt), tensor.WithShape(outShape.Clone()...))
-	if outShape.TotalSize() == 0 {
-		return out, nil // an empty batch: nothing to compute (and no data to read)
-	}
 	var err error
 	if op.d.dt == tensor.Float64 {
 		err = coordCompute(op, out.Data().([]float64), ts)
