@@ -1,7 +1,5 @@
-#include <dlfcn.h>
-#include <stdio.h>
-
 #include "shim.h"
+#include "dlload.h"
 
 // The driver's entry points, set once by gjcu_load (the Go side serialises it with
 // sync.OnceValue and calls nothing before it succeeded) and read-only afterwards.
@@ -37,11 +35,7 @@ static struct {
 	                            unsigned int, unsigned int, unsigned int, gjcu_stream, void **, void **);
 } drv;
 
-static const struct {
-	void **slot;
-	const char *name;
-	int core; // the library is refused without it
-} syms[] = {
+static const gj_dlsym syms[] = {
 	{(void **)&drv.GetErrorName, "cuGetErrorName", 1},
 	{(void **)&drv.GetErrorString, "cuGetErrorString", 1},
 	{(void **)&drv.Init, "cuInit", 1},
@@ -75,26 +69,7 @@ static const struct {
 #define NSYMS (sizeof syms / sizeof syms[0])
 
 int gjcu_load(const char *path, char *err, size_t errlen) {
-	dlerror();
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		const char *e = dlerror();
-		snprintf(err, errlen, "%s", e ? e : "dlopen failed");
-		return 1;
-	}
-	void *found[NSYMS];
-	for (size_t i = 0; i < NSYMS; i++) {
-		found[i] = dlsym(h, syms[i].name);
-		if (found[i] == NULL && syms[i].core) {
-			snprintf(err, errlen, "%s: no symbol %s", path, syms[i].name);
-			dlclose(h);
-			return 1;
-		}
-	}
-	for (size_t i = 0; i < NSYMS; i++) {
-		*syms[i].slot = found[i];
-	}
-	return 0; // the handle stays open for the life of the process
+	return gj_dlload(path, syms, NSYMS, err, errlen);
 }
 
 // CALL forwards to the entry point f, or says why it cannot.

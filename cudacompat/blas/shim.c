@@ -1,7 +1,5 @@
-#include <dlfcn.h>
-#include <stdio.h>
-
 #include "shim.h"
+#include "../dlload.h"
 
 // Set once by gjblas_load (serialised by the Go side) and read-only afterwards.
 static struct {
@@ -22,44 +20,22 @@ static struct {
 	                      float *, int);
 } lib;
 
-static const struct {
-	void **slot;
-	const char *name;
-} syms[] = {
-	{(void **)&lib.create, "cublasCreate_v2"},
-	{(void **)&lib.destroy, "cublasDestroy_v2"},
-	{(void **)&lib.get_version, "cublasGetVersion_v2"},
-	{(void **)&lib.dgemm, "cublasDgemm_v2"},
-	{(void **)&lib.sgemm, "cublasSgemm_v2"},
-	{(void **)&lib.dgemv, "cublasDgemv_v2"},
-	{(void **)&lib.sgemv, "cublasSgemv_v2"},
-	{(void **)&lib.dger, "cublasDger_v2"},
-	{(void **)&lib.sger, "cublasSger_v2"},
+static const gj_dlsym syms[] = {
+	{(void **)&lib.create, "cublasCreate_v2", 1},
+	{(void **)&lib.destroy, "cublasDestroy_v2", 1},
+	{(void **)&lib.get_version, "cublasGetVersion_v2", 1},
+	{(void **)&lib.dgemm, "cublasDgemm_v2", 1},
+	{(void **)&lib.sgemm, "cublasSgemm_v2", 1},
+	{(void **)&lib.dgemv, "cublasDgemv_v2", 1},
+	{(void **)&lib.sgemv, "cublasSgemv_v2", 1},
+	{(void **)&lib.dger, "cublasDger_v2", 1},
+	{(void **)&lib.sger, "cublasSger_v2", 1},
 };
 
 #define NSYMS (sizeof syms / sizeof syms[0])
 
 int gjblas_load(const char *path, char *err, size_t errlen) {
-	dlerror();
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		const char *e = dlerror();
-		snprintf(err, errlen, "%s", e ? e : "dlopen failed");
-		return 1;
-	}
-	void *found[NSYMS];
-	for (size_t i = 0; i < NSYMS; i++) {
-		found[i] = dlsym(h, syms[i].name);
-		if (found[i] == NULL) {
-			snprintf(err, errlen, "%s: no symbol %s", path, syms[i].name);
-			dlclose(h);
-			return 1;
-		}
-	}
-	for (size_t i = 0; i < NSYMS; i++) {
-		*syms[i].slot = found[i];
-	}
-	return 0;
+	return gj_dlload(path, syms, NSYMS, err, errlen);
 }
 
 #define CALL(f, ...) return lib.f ? lib.f(__VA_ARGS__) : GJBLAS_NOT_LOADED

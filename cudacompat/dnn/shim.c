@@ -1,7 +1,5 @@
-#include <dlfcn.h>
-#include <stdio.h>
-
 #include "shim.h"
+#include "../dlload.h"
 
 // Set once by gjdnn_load (serialised by the Go side) and read-only afterwards.
 static struct {
@@ -11,39 +9,17 @@ static struct {
 	gjdnn_status (*destroy)(gjdnn_handle);
 } lib;
 
-static const struct {
-	void **slot;
-	const char *name;
-} syms[] = {
-	{(void **)&lib.version, "cudnnGetVersion"},
-	{(void **)&lib.error_string, "cudnnGetErrorString"},
-	{(void **)&lib.create, "cudnnCreate"},
-	{(void **)&lib.destroy, "cudnnDestroy"},
+static const gj_dlsym syms[] = {
+	{(void **)&lib.version, "cudnnGetVersion", 1},
+	{(void **)&lib.error_string, "cudnnGetErrorString", 1},
+	{(void **)&lib.create, "cudnnCreate", 1},
+	{(void **)&lib.destroy, "cudnnDestroy", 1},
 };
 
 #define NSYMS (sizeof syms / sizeof syms[0])
 
 int gjdnn_load(const char *path, char *err, size_t errlen) {
-	dlerror();
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		const char *e = dlerror();
-		snprintf(err, errlen, "%s", e ? e : "dlopen failed");
-		return 1;
-	}
-	void *found[NSYMS];
-	for (size_t i = 0; i < NSYMS; i++) {
-		found[i] = dlsym(h, syms[i].name);
-		if (found[i] == NULL) {
-			snprintf(err, errlen, "%s: no symbol %s", path, syms[i].name);
-			dlclose(h);
-			return 1;
-		}
-	}
-	for (size_t i = 0; i < NSYMS; i++) {
-		*syms[i].slot = found[i];
-	}
-	return 0;
+	return gj_dlload(path, syms, NSYMS, err, errlen);
 }
 
 size_t gjdnn_version(void) { return lib.version ? lib.version() : 0; }
