@@ -233,13 +233,13 @@ func (secondRows[T]) rows(j *job[T], lo, hi int) {
 		fast := r.prep(j.l[n*K:n*K+K], d)
 		out := j.o0[n*K*K*P : (n+1)*K*K*P]
 		if fast || r.size == 8 { // in float64 the element-type loop is the float64 loop
-			if rowVec(out, r.c, r.nsz, r.z, r.diag, r.et, K, P, nt) {
+			if rowVec(out, r.c, r.nsz, r.z, r.diag, r.et, K, P, K, nt) {
 				usedNT = true
 			}
 			continue
 		}
 		centre(r.e, d, r.m, K, P, false)
-		rowGo(out, r.nsz, r.z, r.diag, r.e, K, P)
+		rowGo(out, r.nsz, r.z, r.diag, r.e, K, P, K)
 	}
 	if usedNT {
 		sfence() // order the non-temporal stores before par.For reports the rows done
@@ -374,17 +374,18 @@ func pairCoef(nsz, z, diag []float64, a, b int) float64 {
 	return diag[a]
 }
 
-// rowT writes one row of the second channel, K×K blocks of P, in the element type: exact for
-// float64, a few float32 ulps of the terms for float32. It is a leaf function, with its inner
-// loop unrolled by four, so that the loops keep their registers.
+// rowT writes one row of the second channel, K×K blocks of P, block (a,b) at o[(a·os+b)·P]
+// (os = K for the second channel), in the element type: exact for float64, a few float32
+// ulps of the terms for float32. It is a leaf function, with its inner loop unrolled by four,
+// so that the loops keep their registers.
 //
 //go:noinline
-func rowT[T gatejet.Float](o []T, nsz, z, diag []float64, e []T, K, P int) {
+func rowT[T gatejet.Float](o []T, nsz, z, diag []float64, e []T, K, P, os int) {
 	for a := 0; a < K; a++ {
 		ea := e[a*P : a*P+P]
 		for b := 0; b < K; b++ {
 			f := T(pairCoef(nsz, z, diag, a, b))
-			ob := o[(a*K+b)*P : (a*K+b)*P+P]
+			ob := o[(a*os+b)*P : (a*os+b)*P+P]
 			eb := e[b*P : b*P+P]
 			eb, ea := eb[:len(ob)], ea[:len(ob)]
 			c := 0
@@ -406,12 +407,12 @@ func rowT[T gatejet.Float](o []T, nsz, z, diag []float64, e []T, K, P int) {
 // are not well inside float32's range.
 //
 //go:noinline
-func rowGo[T gatejet.Float](o []T, nsz, z, diag, e []float64, K, P int) {
+func rowGo[T gatejet.Float](o []T, nsz, z, diag, e []float64, K, P, os int) {
 	for a := 0; a < K; a++ {
 		ea := e[a*P : a*P+P]
 		for b := 0; b < K; b++ {
 			f := pairCoef(nsz, z, diag, a, b)
-			ob := o[(a*K+b)*P : (a*K+b)*P+P]
+			ob := o[(a*os+b)*P : (a*os+b)*P+P]
 			eb := e[b*P : b*P+P]
 			eb, ea := eb[:len(ob)], ea[:len(ob)]
 			for c := range ob {
