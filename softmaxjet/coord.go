@@ -410,22 +410,55 @@ func (logisticCoordFirstRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	coordTRows(out[K*P:], r.z, j.d1[n*K*P:(n+1)*K*P], K, P)
 }
 
-type logisticCoordSecondRows[T gatejet.Float] struct{ noPieces }
+// logisticCoordSecondRows writes the logistic coordinate second channel, whose blocks are
+// zero but for four diagonals: (a, a) = α_a²σ”_a·d0[a], (a, K+a) = (K+a, a) = α_aσ'_a·d1[a]
+// and (K+a, K+a) = ζ_a·d2[a]. Each of the 2K rows of blocks is a run of zero blocks, a
+// scaled block, zeros, a scaled block, zeros, written by scaleVec (a zero block is a zero
+// row times 0), with non-temporal stores where the softmax rows use them.
+type logisticCoordSecondRows[T gatejet.Float] struct{}
 
-func (logisticCoordSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
+func (logisticCoordSecondRows[T]) carve(c *carver, K, P int) (zf []float64, zeros []T) {
+	return c.f64(K, 1), carveT[T](c, P, 1)
+}
+
+func (k logisticCoordSecondRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k logisticCoordSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
 	K2 := 2 * K
+	cut := r.rest
+	zf, zeros := k.carve(&cut, K, P)
+	clear(zf)
+	clear(zeros)
+	nt := len(j.o0)*int(unsafe.Sizeof(zeros[0])) >= ntMin
 	out := j.o0[n*K2*K2*P : (n+1)*K2*K2*P]
-	clear(out)
 	rows := n * K * P
 	d0, d1, d2 := j.d[rows:rows+K*P], j.d1[rows:rows+K*P], j.d2[rows:rows+K*P]
-	// Block (i, i) of the row starts at i·(2K+1)·P; (a, K+a) at a·(2K+1)·P + K·P and its
-	// mirror (K+a, a) at a·(2K+1)·P + 2K²·P.
-	st := (K2 + 1) * P
-	scaledRows(out, st, d0, r.d2, P)
-	scaledRows(out[K*P:], st, d1, r.d1, P)
-	scaledRows(out[K2*K*P:], st, d1, r.d1, P)
-	scaledRows(out[K*st:], st, d2, r.z, P)
+	used := false
+	// put writes blocks [from, at) of the row of blocks o as zeros and block at as f·x.
+	put := func(o []T, from, at int, f []float64, x []T) {
+		used = scaleVec(o[from*P:at*P], zeros, zf, at-from, P, 0, nt) || used
+		used = scaleVec(o[at*P:(at+1)*P], x, f, 1, P, 0, nt) || used
+	}
+	for i := 0; i < K2; i++ {
+		a := i % K
+		o := out[i*K2*P : (i+1)*K2*P]
+		xa := func(d []T) []T { return d[a*P : a*P+P] }
+		if i < K {
+			put(o, 0, a, r.d2[a:a+1], xa(d0))
+			put(o, a+1, K+a, r.d1[a:a+1], xa(d1))
+		} else {
+			put(o, 0, a, r.d1[a:a+1], xa(d1))
+			put(o, a+1, K+a, r.z[a:a+1], xa(d2))
+		}
+		used = scaleVec(o[(K+a+1)*P:], zeros, zf, K-a-1, P, 0, nt) || used
+	}
+	if used {
+		sfence()
+	}
 }
 
 type logisticCoordGNRows[T gatejet.Float] struct{}

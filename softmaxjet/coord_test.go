@@ -646,29 +646,32 @@ func scaleVecEqualsGo[T gatejet.Float](t *testing.T) {
 }
 
 // TestCoordSecondNonTemporal: the coordinate second channel gives the same bits with
-// non-temporal stores as without, with the AVX loops and the Go loops, for both element
-// types (the float32 rows that leave float32's safe range included).
+// non-temporal stores as without, with the AVX loops and the Go loops, for both gates and
+// both element types (the float32 rows that leave float32's safe range included).
 func TestCoordSecondNonTemporal(t *testing.T) {
 	defer func(n int, u bool) { ntMin, useAVX = n, u }(ntMin, useAVX)
 	rng := rand.New(rand.NewPCG(25, 9))
 	for _, sh := range []Shape{{N: 5, K: 4, P: 8}, {N: 3, K: 5, P: 6}, {N: 4, K: 16, P: 16}} {
-		c := newCoordCase(rng, sh, 1.5)
-		c.d0[3] = 1e35 // a float32 row outside the fast range
-		K2 := 2 * sh.K
-		var ref64 []float64
-		var ref32 []float32
-		for _, avx := range []bool{false, true} {
-			for _, nt := range []int{1 << 62, 0} {
-				useAVX, ntMin = avx && hasAVX, nt
-				g64, g32 := make([]float64, sh.N*K2*K2*sh.P), make([]float32, sh.N*K2*K2*sh.P)
-				require.NoError(t, CoordSecond(Softmax[float64]{InvTau: 1.3}, g64, c.l, c.d0, c.d1, c.d2, sh))
-				require.NoError(t, CoordSecond(Softmax[float32]{InvTau: 1.3}, g32, conv[float32](c.l), conv[float32](c.d0), conv[float32](c.d1), conv[float32](c.d2), sh))
-				if ref64 == nil {
-					ref64, ref32 = g64, g32
-					continue
+		for _, g := range coordGates(sh.K, 1.3, rng) {
+			c := newCoordCase(rng, sh, 1.5)
+			c.d0[3] = 1e35 // a float32 row outside the fast range
+			K2 := 2 * sh.K
+			var ref64 []float64
+			var ref32 []float32
+			for _, avx := range []bool{false, true} {
+				for _, nt := range []int{1 << 62, 0} {
+					useAVX, ntMin = avx && hasAVX, nt
+					g64, g32 := make([]float64, sh.N*K2*K2*sh.P), make([]float32, sh.N*K2*K2*sh.P)
+					require.NoError(t, CoordSecond(g.f64, g64, c.l, c.d0, c.d1, c.d2, sh))
+					require.NoError(t, CoordSecond(g.f32, g32, conv[float32](c.l), conv[float32](c.d0), conv[float32](c.d1), conv[float32](c.d2), sh))
+					if ref64 == nil {
+						ref64, ref32 = g64, g32
+						continue
+					}
+					what := fmt.Sprintf("%s %+v avx=%v ntMin=%d", g.name, sh, avx, nt)
+					requireSameBits(t, what+" f64", g64, ref64)
+					requireSameBits(t, what+" f32", g32, ref32)
 				}
-				requireSameBits(t, fmt.Sprintf("%+v avx=%v ntMin=%d f64", sh, avx, nt), g64, ref64)
-				requireSameBits(t, fmt.Sprintf("%+v avx=%v ntMin=%d f32", sh, avx, nt), g32, ref32)
 			}
 		}
 	}
