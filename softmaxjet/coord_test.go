@@ -676,3 +676,26 @@ func TestCoordSecondNonTemporal(t *testing.T) {
 		}
 	}
 }
+
+// TestGramRowBits: the Gram writer, four columns at a time, gives the bits of one dot
+// product at a time, each summed over c in order.
+func TestGramRowBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 10))
+	for K := 1; K <= 11; K++ {
+		for _, P := range []int{1, 3, 16} {
+			f, e := randn(rng, K, 1), randn(rng, K*P, 1)
+			got := make([]float64, K*K)
+			gramRow(got, f, e, K, P)
+			for a := 0; a < K; a++ {
+				for b := 0; b < K; b++ {
+					dot := 0.0
+					for c := 0; c < P; c++ {
+						dot += e[a*P+c] * e[b*P+c]
+					}
+					lo, hi := min(a, b), max(a, b)
+					require.True(t, sameBits(f[lo]*f[hi]*dot, got[a*K+b]), "K=%d P=%d (%d,%d)", K, P, a, b)
+				}
+			}
+		}
+	}
+}

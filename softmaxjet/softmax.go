@@ -501,20 +501,41 @@ func (gaussNewtonRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	gramRow(j.o0[n*K*K:(n+1)*K*K], z, r.e, K, j.P)
 }
 
-// gramRow writes H[a][b] = f_a f_b Σ_c e[a][c] e[b][c] for a ≤ b and mirrors it.
+// gramRow writes H[a][b] = f_a f_b Σ_c e[a][c] e[b][c] for a ≤ b and mirrors it. Four
+// columns b at a time, each dot product its own sum over c in order (the same bits as one
+// at a time): four independent chains of additions where one would wait on each add.
 func gramRow[T gatejet.Float](out []T, f, e []float64, K, P int) {
+	put := func(a, b int, dot float64) {
+		h := T(f[a] * f[b] * dot)
+		out[a*K+b] = h
+		out[b*K+a] = h
+	}
 	for a := 0; a < K; a++ {
 		ea := e[a*P : a*P+P]
-		for b := a; b < K; b++ {
+		b := a
+		for ; b+4 <= K; b += 4 {
+			e0, e1, e2, e3 := e[b*P:b*P+P], e[(b+1)*P:(b+1)*P+P], e[(b+2)*P:(b+2)*P+P], e[(b+3)*P:(b+3)*P+P]
+			e0, e1, e2, e3 = e0[:len(ea)], e1[:len(ea)], e2[:len(ea)], e3[:len(ea)]
+			d0, d1, d2, d3 := 0.0, 0.0, 0.0, 0.0
+			for c, x := range ea {
+				d0 += x * e0[c]
+				d1 += x * e1[c]
+				d2 += x * e2[c]
+				d3 += x * e3[c]
+			}
+			put(a, b, d0)
+			put(a, b+1, d1)
+			put(a, b+2, d2)
+			put(a, b+3, d3)
+		}
+		for ; b < K; b++ {
 			eb := e[b*P : b*P+P]
 			eb = eb[:len(ea)]
 			dot := 0.0
 			for c := range ea {
 				dot += ea[c] * eb[c]
 			}
-			h := T(f[a] * f[b] * dot)
-			out[a*K+b] = h
-			out[b*K+a] = h
+			put(a, b, dot)
 		}
 	}
 }
