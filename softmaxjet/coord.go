@@ -540,8 +540,8 @@ const genericChunk = 1 << 16
 func coordGeneric[T gatejet.Float](kind coordKind, g Gate[T], a args[T], sh Shape) error {
 	op := coordOps[kind]
 	N, K, P := sh.N, sh.K, sh.P
-	if N == 0 {
-		return nil
+	if N == 0 { // no row, but the gate's parameters are checked as by the gate's own kernels
+		return g.Value(nil, nil, nil, Shape{N: 0, K: K, P: K})
 	}
 	blk := max(K*K, K*P) // a row of the gate's channel
 	if kind == coordSecond {

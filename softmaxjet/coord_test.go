@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/basis"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/gatejet/gatejet/internal/tower"
@@ -698,4 +699,99 @@ func TestGramRowBits(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzCoordKernels: arbitrary shapes, gates and values never panic; invalid shapes and
+// parameters are errors; each row is what the row alone gives (non-finite values stay in
+// their row); second and the slab are exactly symmetric; on finite inputs of moderate size
+// the outputs are finite.
+func FuzzCoordKernels(f *testing.F) {
+	f.Add([]byte{2, 3, 4, 100, 7, 9, 200, 13, 40, 50, 60, 70, 80, 90})
+	f.Add([]byte{0, 1, 1, 0})
+	f.Add([]byte{1, 17, 2, 255, 0, 1, 2, 3, 4, 5, 6})
+	f.Add([]byte{3, 2, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := &fuzzReader{b: data}
+		sh := Shape{N: int(r.byte() % 5), K: int(r.byte() % 9), P: int(r.byte() % 6)}
+		kind := r.byte()
+		s := []float64{0, math.NaN(), 1e3, 1e-3, 0.7, gatejet.MaxInvTau, 1e200, 2}[kind%8]
+		var g Gate[float64] = Softmax[float64]{InvTau: s}
+		validGate := check.InvTau("", s) == nil
+		if kind&8 != 0 {
+			alpha, beta := make([]float64, max(sh.K, 0)), make([]float64, max(sh.K, 0))
+			for k := range alpha {
+				alpha[k], beta[k] = s*float64(1-2*(k%2)), r.float()
+			}
+			g = Logistic[float64]{Alpha: alpha, Beta: beta}
+			validGate = check.LogisticGate("", sh.K, alpha, beta) == nil
+		}
+		if kind&16 != 0 {
+			g = opaque[float64]{g}
+		}
+		shapeErr := coordCheck("fuzz", sh)
+		if shapeErr != nil {
+			require.Error(t, CoordSecond(g, nil, nil, nil, nil, nil, sh), "invalid shape %+v", sh)
+			return
+		}
+		K2, P := 2*sh.K, sh.P
+		in := func(n int) []float64 {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = r.float()
+			}
+			return x
+		}
+		l, d0, d1, d2, v := in(sh.LogitsLen()), in(sh.DecodedLen()), in(sh.DecodedLen()), in(sh.DecodedLen()), in(2*sh.LogitsLen())
+		run := func(sh Shape, l, d0, d1, d2, v []float64) (o [4][]float64, err error) {
+			o = [4][]float64{make([]float64, sh.N*K2*P), make([]float64, sh.N*K2*K2*P), make([]float64, sh.N*K2*K2), make([]float64, sh.N*K2*P)}
+			for i, e := range []error{CoordFirst(g, o[0], l, d0, d1, sh), CoordSecond(g, o[1], l, d0, d1, d2, sh),
+				CoordGaussNewton(g, o[2], l, d0, d1, sh), CoordHVP(g, o[3], l, d0, d1, d2, v, sh)} {
+				if (e == nil) != (err == nil) && i > 0 {
+					t.Fatalf("kernels disagree on the call: %v, %v", err, e)
+				}
+				err = e
+			}
+			return
+		}
+		o, err := run(sh, l, d0, d1, d2, v)
+		if validGate != (err == nil) {
+			t.Fatalf("s=%v: err=%v", s, err)
+		}
+		if err != nil {
+			return
+		}
+		w := [4]int{K2 * P, K2 * K2 * P, K2 * K2, K2 * P}
+		K := sh.K
+		for n := 0; n < sh.N; n++ {
+			row := func(x []float64, m int) []float64 { return x[n*m : (n+1)*m] }
+			one, err := run(Shape{N: 1, K: K, P: P}, row(l, K), row(d0, K*P), row(d1, K*P), row(d2, K*P), row(v, K2))
+			require.NoError(t, err)
+			for i := range o {
+				requireSameBits(t, fmt.Sprintf("channel %d row %d alone", i, n), row(o[i], w[i]), one[i])
+			}
+		}
+		for n := 0; n < sh.N; n++ {
+			for a := 0; a < K2; a++ {
+				for b := 0; b < K2; b++ {
+					require.True(t, sameBitsOrNaN(o[2][(n*K2+a)*K2+b], o[2][(n*K2+b)*K2+a]), "slab symmetric")
+					for c := 0; c < P; c++ {
+						require.True(t, sameBitsOrNaN(o[1][((n*K2+a)*K2+b)*P+c], o[1][((n*K2+b)*K2+a)*P+c]), "second symmetric")
+					}
+				}
+			}
+		}
+		for _, x := range [][]float64{l, d0, d1, d2, v} {
+			if m := testkit.MaxAbs(x); !(m <= 8) {
+				return
+			}
+		}
+		if kind&8 != 0 && s > 1e3 {
+			return // a saturated logistic atom at |α| = 1e100: exact zeros, checked in limits
+		}
+		for i := range o {
+			for j, x := range o[i] {
+				require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "channel %d [%d] = %v from finite input (s=%g)", i, j, x, s)
+			}
+		}
+	})
 }
