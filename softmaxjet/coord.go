@@ -16,11 +16,9 @@ import (
 //	second: ℓℓ block the gate's second channel over d0, ℓt and tℓ blocks J[a][k]·d1[k][c],
 //	        tt block δ_kj·ζ_k·d2[k][c]
 //
-// (docs/math.md, "Latent coordinates"). The built-in gates have their own rows; any other
+// (docs/math.md, "Latent coordinates"). Per row, first and the HVP are [2K,P], second
+// [2K,2K,P], the slab [2K,2K] and v [2K]. The built-in gates have their own rows; any other
 // Gate runs through its methods (coordGeneric).
-
-// Coordinate layouts, per row: first and HVP [2K,P], second [2K,2K,P], Gauss-Newton [2K,2K],
-// v [2K].
 
 // coordCheck checks the shape of a coordinate-jet call: Shape.Check, and that the outputs'
 // N·2K·2K·P elements fit in an int.
@@ -82,9 +80,10 @@ func CoordFirst[T gatejet.Float](g Gate[T], dst, logits, d0, d1 []T, sh Shape) e
 // CoordSecond writes the second channel over the primaries p = (ℓ, t) of gate g into dst
 // [N,2K,2K,P], second[(a·2K+b)·P+c] per row: the ℓℓ block (a, b < K) is the gate's second
 // channel over d0, the ℓt block second[a][K+k] = ∂ζ_k/∂ℓ_a·d1[k] and the tℓ block its mirror,
-// the tt block δ_kj·ζ_k·d2[k]. It is exactly symmetric in (a, b). d0, d1, d2 [N,K,P] are the
-// decoded rows and their first and second derivatives in t. Cost O(K²·P) per row, one
-// multiply or less per element written for the built-in gates.
+// the tt block δ_kj·ζ_k·d2[k]. The blocks beyond ℓℓ are mirrored bit for bit, so the channel
+// is exactly symmetric in (a, b) when the gate's is (the built-in gates'). d0, d1, d2 [N,K,P]
+// are the decoded rows and their first and second derivatives in t. Cost O(K²·P) per row,
+// one multiply or less per element written for the built-in gates.
 func CoordSecond[T gatejet.Float](g Gate[T], dst, logits, d0, d1, d2 []T, sh Shape) error {
 	return coordRun(coordSecond, g, dst, logits, d0, d1, d2, nil, sh)
 }
