@@ -384,14 +384,16 @@ func (k coordHVPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 		fa, ga, ua, vta := s2*z[a], s*z[a], u[a], float64(vt[a])
 		oa := out[a*P : a*P+P]
 		ea, d1a := r.e[a*P:a*P+P], d1[a*P:a*P+P]
+		ea, d1a, wa, ma := ea[:len(oa)], d1a[:len(oa)], w[:len(oa)], m[:len(oa)]
 		for c := range oa {
-			oa[c] = T(fa*(ea[c]*ua-w[c]) + ga*(vta*float64(d1a[c])-m[c]))
+			oa[c] = T(fa*(ea[c]*ua-wa[c]) + ga*(vta*float64(d1a[c])-ma[c]))
 		}
 	}
 	for k := 0; k < K; k++ {
 		f1, f2 := s*z[k]*u[k], zv[k]
 		ok := out[(K+k)*P : (K+k+1)*P]
 		d1k, d2k := d1[k*P:k*P+P], d2[k*P:k*P+P]
+		d1k, d2k = d1k[:len(ok)], d2k[:len(ok)]
 		for c := range ok {
 			ok[c] = T(f1*float64(d1k[c]) + f2*float64(d2k[c]))
 		}
