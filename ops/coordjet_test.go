@@ -364,8 +364,11 @@ func TestCoordJetHugeShapes(t *testing.T) {
 	d := G.NewTensor(g, tensor.Float64, 3, G.WithShape(1<<20, k, 4), G.WithName("d"))
 	_, err := ops.SoftmaxCoordJetSecond(l, d, d, d, 1)
 	require.ErrorIs(t, err, gatejet.ErrSize)
-	_, err = ops.LogisticCoordJetGaussNewton(l, d, d, make([]float64, k/(1<<20)), nil)
-	require.Error(t, err)
+	_, err = ops.LogisticCoordJetGaussNewton(l, d, d, nil, nil)
+	require.ErrorIs(t, err, gatejet.ErrSize, "the sizes are checked before the gate's parameters")
+	v := G.NewTensor(g, tensor.Float64, 2, G.WithShape(1<<20, 2*k), G.WithName("v"))
+	_, err = ops.SoftmaxCoordJetHVP(l, d, d, d, v, 1)
+	require.ErrorIs(t, err, gatejet.ErrSize)
 }
 
 // TestCoordJetDo: the op's Do refuses values of the wrong shape or dtype, UsePreallocDo
