@@ -28,10 +28,9 @@ import (
 //
 // The first channel's VJP, hence the Gauss-Newton slab's, uses only differentiable VJPs (the
 // value and first channels'): a loss on them can be differentiated twice. So can a loss on
-// the HVP of a built-in gate, whose row-HVP term's VJP is built from ζ by its closed form
-// (rowHVPVJP); another gate's uses the row HVP's VJP ops, which are not differentiable. The
-// second channel's uses the row second channel's VJP, which is not: a loss on it is
-// differentiable once.
+// the HVP or the second channel of a built-in gate, whose row terms' VJPs are built from ζ by
+// their closed forms (rowHVPVJP, rowSecondVJP); another gate's use the row HVP's and second
+// channel's VJP ops, which are not differentiable, so a loss on those is differentiable once.
 
 // coordVJP returns the gradients of ⟨up, X⟩, X the output of f, with respect to f's inputs
 // in, as nodes built by b (nil, with b.err set, on an error).
@@ -140,8 +139,8 @@ func (c *coordCtx) secondVJP(l, d0, d1, d2, up *gorgonia.Node) gorgonia.Nodes {
 	dd1 := b.reshapeCopy(b.batchedMatMul(jt, h), N, K, P)
 	w := b.transpose(b.reshapeCopy(b.batchedMatMul(h, b.reshapeCopy(d1, N*K, P, 1)), N, K, K)) // W[a][k]
 	diag := c.diagonal(gtt)
-	dl := b.add(b.add(c.vjp(kernel.Second, P, 0, l, d0, gll), c.jacobianVJP(l, w)), c.zetaVJP(l, b.rowDot(diag, d2)))
-	dd0 := c.vjp(kernel.Second, P, 1, l, d0, gll)
+	dlRow, dd0 := c.rowSecondVJP(l, d0, gll)
+	dl := b.add(b.add(dlRow, c.jacobianVJP(l, w)), c.zetaVJP(l, b.rowDot(diag, d2)))
 	dd2 := b.rowScale(c.gate(l), diag)
 	return gorgonia.Nodes{dl, dd0, dd1, dd2}
 }
@@ -304,20 +303,68 @@ func (c *coordCtx) softmaxHVPVJP(l, d, v, g *gorgonia.Node) (dl, dd, dv *gorgoni
 // q'(ζ) = 1 − 6ζ + 6ζ².
 func (c *coordCtx) logisticHVPVJP(l, d, v, g *gorgonia.Node) (dl, dd, dv *gorgonia.Node) {
 	b := c.b
+	a2q, a2dq := c.logisticCurvature(l)
+	A := b.rowDot(g, d)
+	dv = b.hadamard(a2q, A)
+	dd = b.rowScale(b.hadamard(a2q, v), g)
+	dl = c.zetaVJP(l, b.hadamard(a2dq, b.hadamard(v, A)))
+	return dl, dd, dv
+}
+
+// logisticCurvature returns α²⊙q(ζ) and α²⊙q'(ζ) [n,K] of the logistic gate, q(ζ) = σ” =
+// ζ(1 − ζ)(1 − 2ζ) and q'(ζ) = 1 − 6ζ + 6ζ².
+func (c *coordCtx) logisticCurvature(l *gorgonia.Node) (a2q, a2dq *gorgonia.Node) {
+	b := c.b
 	N, K := c.f.sh.N, c.f.sh.K
 	alpha := c.f.g.floats[:K]
 	zeta := c.gate(l)
 	alpha2 := b.constant(N*K, func(i int) float64 { return alpha[i%K] * alpha[i%K] }, N, K)
 	ones := b.constant(N*K, func(int) float64 { return 1 }, N, K)
-	zz := b.hadamard(zeta, zeta)
 	q := b.hadamard(b.hadamard(zeta, b.sub(ones, zeta)), b.sub(ones, b.scale(zeta, 2)))
-	dq := b.add(b.sub(ones, b.scale(zeta, 6)), b.scale(zz, 6))
-	A := b.rowDot(g, d)
-	a2q := b.hadamard(alpha2, q)
-	dv = b.hadamard(a2q, A)
-	dd = b.rowScale(b.hadamard(a2q, v), g)
-	dl = c.zetaVJP(l, b.hadamard(b.hadamard(alpha2, dq), b.hadamard(v, A)))
-	return dl, dd, dv
+	dq := b.add(b.sub(ones, b.scale(zeta, 6)), b.scale(b.hadamard(zeta, zeta), 6))
+	return b.hadamard(alpha2, q), b.hadamard(alpha2, dq)
+}
+
+// rowSecondVJP returns the gradients in ℓ and D of ⟨G, second(ℓ, D)⟩, the row jet's second
+// channel, G [n,K,K,P]: for the built-in gates built from ζ by the closed forms, so that they
+// are differentiable in turn; for another gate the second channel's VJP ops, which are not.
+func (c *coordCtx) rowSecondVJP(l, d, g *gorgonia.Node) (dl, dd *gorgonia.Node) {
+	b := c.b
+	N, K, P := c.f.sh.N, c.f.sh.K, c.f.sh.P
+	diag := c.diagonal(g)
+	switch c.f.g.k {
+	case kernel.LogisticGate:
+		// second[a][b] = δ_ab·α_a²·σ''_a·D[a]: with A_k = ⟨G[k][k], D[k]⟩,
+		// dD[k] = α_k²·q_k·G[k][k] and dℓ the pull-back of α²⊙q'(ζ)⊙A.
+		a2q, a2dq := c.logisticCurvature(l)
+		return c.zetaVJP(l, b.hadamard(a2dq, b.rowDot(diag, d))), b.rowScale(a2q, diag)
+	case kernel.SoftmaxGate:
+		// docs/math.md, "Second" under "Vector-Jacobian products": with S[a][b] = G[a][b] +
+		// G[b][a], T[a] = Σ_b S[a][b]·ζ_b, M[a] = G[a][a] − T[a], μ = ζᵀM, e = D − ẑ and
+		// Y[k] = Σ_a ζ_a·e[a]⊙S[a][k],
+		//	dD[k] = s²·ζ_k·(M[k] − μ),   dℓ = the pull-back of s²·Z,
+		//	Z_k = ⟨e[k], M[k] − μ⟩ − Σ_c Y[k][c].
+		s2 := c.f.g.floats[0] * c.f.g.floats[0]
+		zeta := c.gate(l)
+		zr := b.reshapeCopy(zeta, N, 1, K)
+		ones := b.constant(N*K, func(int) float64 { return 1 }, N, K, 1)
+		spread := func(x *gorgonia.Node) *gorgonia.Node { return b.batchedMatMul(ones, x) } // [n,1,P] → [n,K,P]
+		sym := b.add(g, b.reshapeCopy(b.permute(g, 0, 2, 1, 3), N, K, K, P))
+		// S is symmetric in (a, b): Σ_b S[a][b]·ζ_b is ζᵀ times S as [n, K(b), K(a)·P].
+		T := b.reshapeCopy(b.batchedMatMul(zr, b.reshapeCopy(sym, N, K, K*P)), N, K, P)
+		M := b.sub(diag, T)
+		mc := b.sub(M, spread(b.batchedMatMul(zr, M)))
+		e := b.sub(d, spread(b.batchedMatMul(zr, d)))
+		// Y[k][c] = Σ_a (ζ⊙e)[a][c]·S[a][k][c]: per (n, c), a row of K times a K×K matrix.
+		ze := b.reshapeCopy(b.permute(b.rowScale(zeta, e), 0, 2, 1), N*P, 1, K)
+		sc := b.reshapeCopy(b.permute(sym, 0, 3, 1, 2), N*P, K, K)
+		y := b.reshapeCopy(b.permute(b.reshapeCopy(b.batchedMatMul(ze, sc), N, P, K), 0, 2, 1), N, K, P)
+		onesP := b.constant(N*K*P, func(int) float64 { return 1 }, N*K, P, 1)
+		ySum := b.reshapeCopy(b.batchedMatMul(b.reshapeCopy(y, N*K, 1, P), onesP), N, K) // Σ_c Y[k][c]
+		Z := b.sub(b.rowDot(e, mc), ySum)
+		return c.zetaVJP(l, b.scale(Z, s2)), b.scale(b.rowScale(zeta, mc), s2)
+	}
+	return c.vjp(kernel.Second, P, 0, l, d, g), c.vjp(kernel.Second, P, 1, l, d, g)
 }
 
 // sub is the elementwise difference of two nodes of one shape.

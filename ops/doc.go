@@ -102,10 +102,10 @@
 //   - A coordinate jet's gradient is composed of the row-jet ops: the channel over d0, the
 //     gate ζ and its Jacobian (the value and first channels over identity decoded rows, P = K)
 //     and Gorgonia's slices, concatenations and batched products (ops/coordvjp.go). A loss on
-//     the coordinate first channel, HVP or Gauss-Newton slabs of a built-in gate can be
-//     differentiated twice with graphs.Grad (the HVP's row term through the gate's closed
-//     form); a loss on the coordinate second channel once, its second gradient refused as
-//     the row second channel's is. DoDiff runs that gradient on a graph of its own.
+//     any coordinate jet of a built-in gate can be differentiated twice with graphs.Grad (the
+//     second channel's and HVP's row terms through the gate's closed forms, polynomials in
+//     ζ); for another gate, a loss on its coordinate second channel or HVP once, the second
+//     gradient refused as the row jets' is. DoDiff runs the gradient on a graph of its own.
 //   - Softmax and LogSoftmax have SoftmaxBackward and LogSoftmaxBackward of their output as
 //     gradient, so a graph through them can be differentiated twice.
 //   - SoftmaxBackward and LogSoftmaxBackward are differentiable in both y and dy (double
