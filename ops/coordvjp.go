@@ -259,7 +259,7 @@ func (c *coordCtx) rowHVPVJP(l, d, v, g *gorgonia.Node) (dl, dd, dv *gorgonia.No
 	return c.vjp(kernel.HVP, P, 0, l, d, v, g), c.vjp(kernel.HVP, P, 1, l, d, v, g), c.vjp(kernel.HVP, P, 2, l, d, v, g)
 }
 
-// softmaxHVPVJP is the softmax gate's (docs/math.md, "HVP" under "Vector-Jacobian
+// softmaxHVPVJP is the softmax gate's (its HVP's VJP in docs/math.md, "Vector-Jacobian
 // products"): with e = D − ẑ, u = v − ⟨ζ, v⟩, A_k = ⟨G[k], e[k]⟩, γ = ζᵀG, Γ_k = ⟨γ, e[k]⟩,
 // β = (ζ⊙u)ᵀG, w = (ζ⊙u)ᵀe and T = A − ⟨ζ, A⟩ − Γ,
 //
@@ -339,9 +339,9 @@ func (c *coordCtx) rowSecondVJP(l, d, g *gorgonia.Node) (dl, dd *gorgonia.Node) 
 		a2q, a2dq := c.logisticCurvature(l)
 		return c.zetaVJP(l, b.hadamard(a2dq, b.rowDot(diag, d))), b.rowScale(a2q, diag)
 	case kernel.SoftmaxGate:
-		// docs/math.md, "Second" under "Vector-Jacobian products": with S[a][b] = G[a][b] +
-		// G[b][a], T[a] = Σ_b S[a][b]·ζ_b, M[a] = G[a][a] − T[a], μ = ζᵀM, e = D − ẑ and
-		// Y[k] = Σ_a ζ_a·e[a]⊙S[a][k],
+		// The second channel's VJP of docs/math.md, "Vector-Jacobian products": with
+		// S[a][b] = G[a][b] + G[b][a], T[a] = Σ_b S[a][b]·ζ_b, M[a] = G[a][a] − T[a],
+		// μ = ζᵀM, e = D − ẑ and Y[k] = Σ_a ζ_a·e[a]⊙S[a][k],
 		//	dD[k] = s²·ζ_k·(M[k] − μ),   dℓ = the pull-back of s²·Z,
 		//	Z_k = ⟨e[k], M[k] − μ⟩ − Σ_c Y[k][c].
 		s2 := c.f.g.floats[0] * c.f.g.floats[0]
