@@ -691,7 +691,7 @@ func TestGramRowBits(t *testing.T) {
 				for b := 0; b < K; b++ {
 					dot := 0.0
 					for c := 0; c < P; c++ {
-						dot += e[a*P+c] * e[b*P+c]
+						dot += float64(e[a*P+c] * e[b*P+c])
 					}
 					lo, hi := min(a, b), max(a, b)
 					require.True(t, sameBits(f[lo]*f[hi]*dot, got[a*K+b]), "K=%d P=%d (%d,%d)", K, P, a, b)
