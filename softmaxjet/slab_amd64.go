@@ -19,6 +19,9 @@ import (
 // type; rowAVX64/rowAVX32 then write the blocks with the same operations in the same order
 // as rowT, four float64 or eight float32 lanes at a time, so the results are the same bits;
 // with nt, the stores bypass the caches (non-temporal), for outputs much larger than them.
+// The blocks of a row of blocks are os apart: K, or 2K for the ℓℓ blocks of the coordinate
+// second channel, whose other blocks scaleAVX64/scaleAVX32 write (scaled rows of d1 and d2,
+// zeros), and whose HVP's rows coordHVPlAVX64/32 and coordHVPtAVX64/32 write (coord.go).
 
 //go:noescape
 func coefAVX64(c, nsz, diag, z []float64, s2 float64, K, Kp int) (zmin float64, ok bool)
