@@ -68,3 +68,81 @@ func scaleRows(e elem) {
 	JMP(LabelRef(l("row")))
 	done(l)
 }
+
+// coordHVP generates coordHVPlAVX64/32 and coordHVPtAVX64/32, the softmax coordinate HVP's
+// rows (coordHVPlGo, coordHVPtGo): products and sums in float64, each rounded as Go rounds
+// them (no FMA), the result rounded once to the element type.
+func coordHVP(e elem) {
+	e.routine("coordHVPl", []string{
+		"o[a·P+c] = g[a]·((su[a]·e[a·P+c] + vt[a]·d1[a·P+c]) − q[c]) for a < K, c < P, four lanes at",
+		"a time, then one.",
+	}, []string{"coordHVPlAVX64 on float32 d1 and o, widened to float64 and rounded once."})
+	l := e.labels("hl")
+	loadArgs(arg{"o", RDI}, arg{"e", RSI}, arg{"d1", RDX}, arg{"q", R11}, arg{"g", R8}, arg{"su", R9},
+		arg{"vt", R14}, arg{"K", RBX}, arg{"P", R10})
+	roundDown(R10, R13, 4)
+	overRows(l, func() {
+		VBROADCASTSD(mem(R8, 0), Y0)
+		VBROADCASTSD(mem(R9, 0), Y2)
+		VBROADCASTSD(mem(R14, 0), Y3)
+	}, vectors4(l, func() {
+		VMOVUPD(f64.at(RSI, RCX), Y1)
+		VMULPD(Y2, Y1, Y1)
+		e.load(e.at(RDX, RCX), Y4)
+		VMULPD(Y3, Y4, Y4)
+		VADDPD(Y4, Y1, Y1)
+		VSUBPD(f64.at(R11, RCX), Y1, Y1)
+		VMULPD(Y0, Y1, Y1)
+		e.store(Y1, e.at(RDI, RCX))
+	}), func() {
+		VMOVSD(f64.at(RSI, RCX), X1)
+		VMULSD(X2, X1, X1)
+		e.loadScalar(e.at(RDX, RCX), X4)
+		VMULSD(X3, X4, X4)
+		VADDSD(X4, X1, X1)
+		VSUBSD(f64.at(R11, RCX), X1, X1)
+		VMULSD(X0, X1, X1)
+		e.storeScalar(X1, e.at(RDI, RCX))
+	}, func() {
+		LEAQ(e.at(RDI, R10), RDI)
+		LEAQ(f64.at(RSI, R10), RSI)
+		LEAQ(e.at(RDX, R10), RDX)
+		ADDQ(U8(8), R8)
+		ADDQ(U8(8), R9)
+		ADDQ(U8(8), R14)
+	})
+	done(l)
+
+	e.routine("coordHVPt", []string{
+		"o[k·P+c] = f[k]·x[k·P+c] + h[k]·y[k·P+c] for k < K, c < P, four lanes at a time, then one.",
+	}, []string{"coordHVPtAVX64 on float32 data, widened to float64 and rounded once."})
+	l = e.labels("ht")
+	loadArgs(arg{"o", RDI}, arg{"x", RSI}, arg{"y", RDX}, arg{"f", R8}, arg{"h", R9},
+		arg{"K", RBX}, arg{"P", R10})
+	roundDown(R10, R13, 4)
+	overRows(l, func() {
+		VBROADCASTSD(mem(R8, 0), Y0)
+		VBROADCASTSD(mem(R9, 0), Y2)
+	}, vectors4(l, func() {
+		e.load(e.at(RSI, RCX), Y1)
+		VMULPD(Y0, Y1, Y1)
+		e.load(e.at(RDX, RCX), Y4)
+		VMULPD(Y2, Y4, Y4)
+		VADDPD(Y4, Y1, Y1)
+		e.store(Y1, e.at(RDI, RCX))
+	}), func() {
+		e.loadScalar(e.at(RSI, RCX), X1)
+		VMULSD(X0, X1, X1)
+		e.loadScalar(e.at(RDX, RCX), X4)
+		VMULSD(X2, X4, X4)
+		VADDSD(X4, X1, X1)
+		e.storeScalar(X1, e.at(RDI, RCX))
+	}, func() {
+		LEAQ(e.at(RDI, R10), RDI)
+		LEAQ(e.at(RSI, R10), RSI)
+		LEAQ(e.at(RDX, R10), RDX)
+		ADDQ(U8(8), R8)
+		ADDQ(U8(8), R9)
+	})
+	done(l)
+}

@@ -19,6 +19,8 @@ func softmaxjet() {
 	hvpOut(f32)
 	scaleRows(f64)
 	scaleRows(f32)
+	coordHVP(f64)
+	coordHVP(f32)
 	sfence()
 	g := gateData()
 	gate(f64, g)

@@ -352,13 +352,15 @@ func (k coordGNRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 // coordHVPRows writes the softmax coordinate HVP (docs/math.md):
 //
 //	hvp[a][c]   = s²·ζ_a·(e[a][c]·u_a − w_c) + s·ζ_a·(v_ta·d1[a][c] − m_c)
+//	            = s·ζ_a·((s·u_a·e[a][c] + v_ta·d1[a][c]) − q_c),   q_c = s·w_c + m_c
 //	hvp[K+k][c] = s·ζ_k·u_k·d1[k][c] + ζ_k·v_tk·d2[k][c]
 //
-// with u, w as for HVP and m_c = Σ_k ζ_k·v_tk·d1[k][c].
+// with u, w as for HVP and m_c = Σ_k ζ_k·v_tk·d1[k][c]: five operations an element of the
+// logit rows, three of the coordinate rows (coordHVPlVec, coordHVPtVec).
 type coordHVPRows[T gatejet.Float] struct{}
 
-func (coordHVPRows[T]) carve(c *carver, K, P int) (u, w, zu, m, zv []float64) {
-	return c.f64(K, 1), c.f64(P, 1), c.f64(K, 1), c.f64(P, 1), c.f64(K, 1)
+func (coordHVPRows[T]) carve(c *carver, K, P int) (u, w, zu, q, zv, g, su, vt []float64) {
+	return c.f64(K, 1), c.f64(P, 1), c.f64(K, 1), c.f64(P, 1), c.f64(K, 1), c.f64(K, 1), c.f64(K, 1), c.f64(K, 1)
 }
 
 func (k coordHVPRows[T]) count(c carver, K, P int) carver {
@@ -369,33 +371,54 @@ func (k coordHVPRows[T]) count(c carver, K, P int) carver {
 func (k coordHVPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P, s, z := j.K, j.P, j.s, r.z
 	cut := r.rest
-	u, w, zu, m, zv := k.carve(&cut, K, P)
+	u, w, zu, q, zv, g, su, vt := k.carve(&cut, K, P)
 	v := j.v[n*2*K : (n+1)*2*K]
-	vt := v[K:]
 	centredDirection(u, w, zu, z, r.e, v[:K], K, P)
-	for k := range zv {
-		zv[k] = z[k] * float64(vt[k])
+	for k, x := range v[K:] {
+		vt[k] = float64(x)
+		zv[k] = z[k] * vt[k]
+		g[k] = s * z[k]
+		su[k] = s * u[k]
 	}
 	d1, d2 := j.d1[n*K*P:(n+1)*K*P], j.d2[n*K*P:(n+1)*K*P]
-	meanVec(m, zv, d1, K, P)
-	s2 := s * s
+	meanVec(q, zv, d1, K, P)
+	w = w[:len(q)]
+	for c := range q {
+		q[c] += float64(s * w[c])
+	}
 	out := j.o0[n*2*K*P : (n+1)*2*K*P]
+	for k := range u {
+		u[k] *= g[k] // s·ζ_k·u_k, the coordinate rows' factor of d1
+	}
+	coordHVPlVec(out[:K*P], r.e, d1, q, g, su, vt, K, P)
+	coordHVPtVec(out[K*P:], d1, d2, u, zv, K, P)
+}
+
+// coordHVPlGo writes o[a][c] = T(g_a·((su_a·e[a][c] + vt_a·d1[a][c]) − q_c)), each product
+// rounded before the sum (float64(x*y): no FMA, as the AVX loop).
+func coordHVPlGo[T gatejet.Float](o []T, e []float64, d1 []T, q, g, su, vt []float64, K, P int) {
 	for a := 0; a < K; a++ {
-		fa, ga, ua, vta := s2*z[a], s*z[a], u[a], float64(vt[a])
-		oa := out[a*P : a*P+P]
-		ea, d1a := r.e[a*P:a*P+P], d1[a*P:a*P+P]
-		ea, d1a, wa, ma := ea[:len(oa)], d1a[:len(oa)], w[:len(oa)], m[:len(oa)]
+		ga, sa, va := g[a], su[a], vt[a]
+		oa := o[a*P : a*P+P]
+		ea, da := e[a*P:a*P+P], d1[a*P:a*P+P]
+		ea, da, qa := ea[:len(oa)], da[:len(oa)], q[:len(oa)]
 		for c := range oa {
-			oa[c] = T(fa*(ea[c]*ua-wa[c]) + ga*(vta*float64(d1a[c])-ma[c]))
+			x := float64(sa*ea[c]) + float64(va*float64(da[c]))
+			oa[c] = T(ga * (x - qa[c]))
 		}
 	}
+}
+
+// coordHVPtGo writes o[k][c] = T(f_k·x[k][c] + h_k·y[k][c]), each product rounded before the
+// sum.
+func coordHVPtGo[T gatejet.Float](o, x, y []T, f, h []float64, K, P int) {
 	for k := 0; k < K; k++ {
-		f1, f2 := s*z[k]*u[k], zv[k]
-		ok := out[(K+k)*P : (K+k+1)*P]
-		d1k, d2k := d1[k*P:k*P+P], d2[k*P:k*P+P]
-		d1k, d2k = d1k[:len(ok)], d2k[:len(ok)]
+		fk, hk := f[k], h[k]
+		ok := o[k*P : k*P+P]
+		xk, yk := x[k*P:k*P+P], y[k*P:k*P+P]
+		xk, yk = xk[:len(ok)], yk[:len(ok)]
 		for c := range ok {
-			ok[c] = T(f1*float64(d1k[c]) + f2*float64(d2k[c]))
+			ok[c] = T(float64(fk*float64(xk[c])) + float64(hk*float64(yk[c])))
 		}
 	}
 }

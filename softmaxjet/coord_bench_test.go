@@ -25,12 +25,12 @@ func benchCoord[T gatejet.Float](b *testing.B, name string) {
 		copy(vv, v)
 		copy(vv[len(v):], v)
 		K2 := 2 * sh.K
-		sm := Softmax[T]{InvTau: 1}
+		var sm Gate[T] = Softmax[T]{InvTau: 1} // held as a Gate: no allocation a call
 		alpha, beta := make([]float64, sh.K), make([]float64, sh.K)
 		for k := range alpha {
 			alpha[k], beta[k] = 1+0.01*float64(k), 0.1
 		}
-		lg := Logistic[T]{Alpha: alpha, Beta: beta}
+		var lg Gate[T] = Logistic[T]{Alpha: alpha, Beta: beta}
 		run := func(kernel string, outLen int, f func(out []T) error) {
 			benchOutput(b, benchName(kernel, name, sh), outLen, f)
 		}

@@ -691,7 +691,7 @@ func TestGramRowBits(t *testing.T) {
 				for b := 0; b < K; b++ {
 					dot := 0.0
 					for c := 0; c < P; c++ {
-						dot += e[a*P+c] * e[b*P+c]
+						dot += float64(e[a*P+c] * e[b*P+c])
 					}
 					lo, hi := min(a, b), max(a, b)
 					require.True(t, sameBits(f[lo]*f[hi]*dot, got[a*K+b]), "K=%d P=%d (%d,%d)", K, P, a, b)
@@ -794,4 +794,65 @@ func FuzzCoordKernels(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCoordHVPVecEqualsGo: the AVX loops of the coordinate HVP's rows give the Go loops'
+// bits for K up to 5 and every P up to 20, ordinary, extreme and non-finite values, and
+// write nothing outside their rows.
+func TestCoordHVPVecEqualsGo(t *testing.T) {
+	testkit.RequireAVX(t, "loops", hasAVX, &useAVX)
+	t.Run("f64", func(t *testing.T) { coordHVPVecEqualsGo[float64](t) })
+	t.Run("f32", func(t *testing.T) { coordHVPVecEqualsGo[float32](t) })
+}
+
+func coordHVPVecEqualsGo[T gatejet.Float](t *testing.T) {
+	var zero T
+	rng := rand.New(rand.NewPCG(25, uint64(unsafe.Sizeof(zero))))
+	sentinel := T(math.Float32frombits(0x7fc0beef))
+	wild := func(n int) []float64 {
+		x := randn(rng, n, 1)
+		for i := range x {
+			x[i] *= math.Pow(10, float64(rng.IntN(40)-20))
+		}
+		if n > 0 {
+			x[rng.IntN(n)] = []float64{math.NaN(), math.Inf(1), 5e-324, 1e300}[rng.IntN(4)]
+		}
+		return x
+	}
+	for K := 1; K <= 5; K++ {
+		for P := 1; P <= 20; P++ {
+			e, q, g, su, vt, f, h := wild(K*P), wild(P), wild(K), wild(K), wild(K), wild(K), wild(K)
+			x, y := conv[T](wild(K*P)), conv[T](wild(K*P))
+			for _, which := range []string{"l", "t"} {
+				want := make([]T, K*P)
+				run := func(o []T) {
+					if which == "l" {
+						coordHVPlVec(o, e, x, q, g, su, vt, K, P)
+					} else {
+						coordHVPtVec(o, x, y, f, h, K, P)
+					}
+				}
+				useAVX = false
+				run(want)
+				useAVX = true
+				buf := make([]T, K*P+9)
+				for i := range buf {
+					buf[i] = sentinel
+				}
+				o := buf[1+rng.IntN(4) : K*P+5]
+				o = o[:K*P]
+				run(o)
+				for i := range want {
+					require.True(t, sameBits(want[i], o[i]), "%s K=%d P=%d [%d]: AVX %v, Go %v", which, K, P, i, o[i], want[i])
+				}
+				n := 0
+				for _, v := range buf {
+					if sameBits(v, sentinel) {
+						n++
+					}
+				}
+				require.Equal(t, len(buf)-K*P, n, "%s K=%d P=%d: written outside the rows", which, K, P)
+			}
+		}
+	}
 }

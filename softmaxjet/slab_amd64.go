@@ -19,6 +19,9 @@ import (
 // type; rowAVX64/rowAVX32 then write the blocks with the same operations in the same order
 // as rowT, four float64 or eight float32 lanes at a time, so the results are the same bits;
 // with nt, the stores bypass the caches (non-temporal), for outputs much larger than them.
+// The blocks of a row of blocks are os apart: K, or 2K for the ℓℓ blocks of the coordinate
+// second channel, whose other blocks scaleAVX64/scaleAVX32 write (scaled rows of d1 and d2,
+// zeros), and whose HVP's rows coordHVPlAVX64/32 and coordHVPtAVX64/32 write (coord.go).
 
 //go:noescape
 func coefAVX64(c, nsz, diag, z []float64, s2 float64, K, Kp int) (zmin float64, ok bool)
@@ -37,6 +40,18 @@ func scaleAVX64(o, x, f []float64, n, P, xs int, nt bool)
 
 //go:noescape
 func scaleAVX32(o, x []float32, f []float64, n, P, xs int, nt bool)
+
+//go:noescape
+func coordHVPlAVX64(o, e, d1, q, g, su, vt []float64, K, P int)
+
+//go:noescape
+func coordHVPlAVX32(o []float32, e []float64, d1 []float32, q, g, su, vt []float64, K, P int)
+
+//go:noescape
+func coordHVPtAVX64(o, x, y, f, h []float64, K, P int)
+
+//go:noescape
+func coordHVPtAVX32(o, x, y []float32, f, h []float64, K, P int)
 
 //go:noescape
 func centreAVX32(e, d []float32, m []float64, K, P int) (big bool)
@@ -144,6 +159,36 @@ func scaleVec[T gatejet.Float](o, x []T, f []float64, n, P, xs int, nt bool) boo
 		scaleAVX32(f32s(o), f32s(x), f, n, P, xs, nt)
 	}
 	return nt
+}
+
+// coordHVPlVec writes the coordinate HVP's logit rows as coordHVPlGo does (same bits), with
+// the AVX loop when it can.
+func coordHVPlVec[T gatejet.Float](o []T, e []float64, d1 []T, q, g, su, vt []float64, K, P int) {
+	if !useAVX || len(o) < K*P || len(e) < K*P || len(d1) < K*P || len(q) < P || len(g) < K || len(su) < K || len(vt) < K {
+		coordHVPlGo(o, e, d1, q, g, su, vt, K, P)
+		return
+	}
+	var zero T
+	if unsafe.Sizeof(zero) == 8 {
+		coordHVPlAVX64(f64s(o), e, f64s(d1), q, g, su, vt, K, P)
+	} else {
+		coordHVPlAVX32(f32s(o), e, f32s(d1), q, g, su, vt, K, P)
+	}
+}
+
+// coordHVPtVec writes the coordinate HVP's coordinate rows as coordHVPtGo does (same bits),
+// with the AVX loop when it can.
+func coordHVPtVec[T gatejet.Float](o, x, y []T, f, h []float64, K, P int) {
+	if !useAVX || len(o) < K*P || len(x) < K*P || len(y) < K*P || len(f) < K || len(h) < K {
+		coordHVPtGo(o, x, y, f, h, K, P)
+		return
+	}
+	var zero T
+	if unsafe.Sizeof(zero) == 8 {
+		coordHVPtAVX64(f64s(o), f64s(x), f64s(y), f, h, K, P)
+	} else {
+		coordHVPtAVX32(f32s(o), f32s(x), f32s(y), f, h, K, P)
+	}
 }
 
 // meanVec computes m_c = Σ_k z_k·D[k][c] as meanGo does (same operations, same order, same

@@ -33,4 +33,12 @@ func centreVec[E, T gatejet.Float](e []E, d []T, m []float64, K, P int, check bo
 
 func hvpOutVec[T gatejet.Float](o []T, e, w, f, u []float64, K, P int) { hvpOutGo(o, e, w, f, u, K, P) }
 
+func coordHVPlVec[T gatejet.Float](o []T, e []float64, d1 []T, q, g, su, vt []float64, K, P int) {
+	coordHVPlGo(o, e, d1, q, g, su, vt, K, P)
+}
+
+func coordHVPtVec[T gatejet.Float](o, x, y []T, f, h []float64, K, P int) {
+	coordHVPtGo(o, x, y, f, h, K, P)
+}
+
 func sfence() {}

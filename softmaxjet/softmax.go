@@ -503,7 +503,9 @@ func (gaussNewtonRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 
 // gramRow writes H[a][b] = f_a f_b Σ_c e[a][c] e[b][c] for a ≤ b and mirrors it. Four
 // columns b at a time, each dot product its own sum over c in order (the same bits as one
-// at a time): four independent chains of additions where one would wait on each add.
+// at a time): four independent chains of additions where one would wait on each add. Each
+// product is rounded before it is added (float64(x*y)), so that no build fuses some of them
+// into FMAs and not others.
 func gramRow[T gatejet.Float](out []T, f, e []float64, K, P int) {
 	put := func(a, b int, dot float64) {
 		h := T(f[a] * f[b] * dot)
@@ -518,10 +520,10 @@ func gramRow[T gatejet.Float](out []T, f, e []float64, K, P int) {
 			e0, e1, e2, e3 = e0[:len(ea)], e1[:len(ea)], e2[:len(ea)], e3[:len(ea)]
 			d0, d1, d2, d3 := 0.0, 0.0, 0.0, 0.0
 			for c, x := range ea {
-				d0 += x * e0[c]
-				d1 += x * e1[c]
-				d2 += x * e2[c]
-				d3 += x * e3[c]
+				d0 += float64(x * e0[c])
+				d1 += float64(x * e1[c])
+				d2 += float64(x * e2[c])
+				d3 += float64(x * e3[c])
 			}
 			put(a, b, d0)
 			put(a, b+1, d1)
@@ -533,7 +535,7 @@ func gramRow[T gatejet.Float](out []T, f, e []float64, K, P int) {
 			eb = eb[:len(ea)]
 			dot := 0.0
 			for c := range ea {
-				dot += ea[c] * eb[c]
+				dot += float64(ea[c] * eb[c])
 			}
 			put(a, b, dot)
 		}
