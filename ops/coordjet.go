@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/softmaxjet"
 )
@@ -303,7 +304,9 @@ func (op *coordOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (
 }
 
 // DoDiff is the LispMachine's reverse step: it builds the gradient of SymDiff on a graph of
-// its own over the values, runs it, and adds the results into the inputs' gradients.
+// its own over the values, runs it, and adds the results into the inputs' gradients. Its
+// path (LastDiffPath) is that graph's: a fallback if an op of it fell back, the GPU if one
+// ran there, the CPU otherwise.
 func (op *coordOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
 	return reverse(ctx, op.name(), op.dt, op.Arity(), inputs, output, inputs, coordArgs, func(vals []gorgonia.Value) ([]*tensor.Dense, error) {
 		ts, err := op.inputs(vals, true)
@@ -313,7 +316,12 @@ func (op *coordOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, 
 		g := gorgonia.NewGraph()
 		nodes := make(gorgonia.Nodes, len(ts))
 		for i, t := range ts {
-			nodes[i] = gorgonia.NewTensor(g, op.dt, t.Dims(), gorgonia.WithShape(t.Shape().Clone()...), gorgonia.WithValue(t))
+			// Named apart: Gorgonia merges unnamed inputs of one shape into one node.
+			name := "grad"
+			if i < op.Arity() {
+				name = coordArgs[i]
+			}
+			nodes[i] = gorgonia.NewTensor(g, op.dt, t.Dims(), gorgonia.WithShape(t.Shape().Clone()...), gorgonia.WithName(name), gorgonia.WithValue(t.Clone()))
 		}
 		b := nodeBuilder{op: op.name(), dt: op.dt}
 		grads := coordVJP(&b, op, nodes[:op.Arity()], nodes[op.Arity()])
@@ -325,6 +333,7 @@ func (op *coordOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, 
 		if err := m.RunAll(); err != nil {
 			return nil, err
 		}
+		op.diffRun.record(innerPath(g))
 		out := make([]*tensor.Dense, len(grads))
 		for i, n := range grads {
 			d, err := dense(op.name(), coordArgs[i]+".grad", n.Value(), op.dt, op.in[i])
@@ -341,4 +350,23 @@ func (op *coordOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, 
 		}
 		return out, nil
 	})
+}
+
+// innerPath is the path of a gradient graph that has run: PathCPUFallback if an op of this
+// package in it fell back, PathGPU if one ran on the device, PathCPU otherwise.
+func innerPath(g *gorgonia.ExprGraph) dispatch.Path {
+	p := dispatch.PathCPU
+	for _, n := range g.AllNodes() {
+		r, ok := n.Op().(dispatch.PathReporter)
+		if !ok {
+			continue
+		}
+		switch q, _ := r.LastPath(); q {
+		case dispatch.PathCPUFallback:
+			return q
+		case dispatch.PathGPU:
+			p = q
+		}
+	}
+	return p
 }
