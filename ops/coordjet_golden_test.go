@@ -19,8 +19,8 @@ import (
 // The coordinate-jet ops against PyTorch: testdata/golden/coord_jet_*.json.gz (written by
 // make_coord_golden.py with torch's autograd in float64). Per file and channel, a graph with
 // the op on the file's inputs and the cost Σ G⊙out for the file's upstream gradient G; the
-// output and the gradients of the cost in every input (graphs.Grad on a TapeMachine: the ops'
-// VJPs) are compared with torch at normwise relative error 1e-12 in float64 and 1e-5 in
+// output and the gradients of the cost in every input (graphs.Grad on a TapeMachine, and a
+// LispMachine's reverse pass: the ops' VJPs) are compared with torch at normwise relative error 1e-12 in float64 and 1e-5 in
 // float32 (inputs rounded to float32, compared with the float64 answer).
 
 const coordGoldenDir = "../testdata/golden"
@@ -68,7 +68,9 @@ func float64sOf(v G.Value) []float64 {
 	return slices.Clone(d.Float64s())
 }
 
-func (c coordGraph) run(t *testing.T, dt tensor.Dtype) ([]float64, [][]float64) {
+// run builds the graph and returns the op's output and the cost's gradient in every input:
+// from graphs.Grad on a TapeMachine (lisp false) or the LispMachine's reverse pass (DoDiff).
+func (c coordGraph) run(t *testing.T, dt tensor.Dtype, lisp bool) ([]float64, [][]float64) {
 	t.Helper()
 	g := G.NewGraph()
 	nodes := make([]*G.Node, len(c.inputs))
@@ -80,12 +82,23 @@ func (c coordGraph) run(t *testing.T, dt tensor.Dtype) ([]float64, [][]float64) 
 	w := coordInput{"w", out.Shape().Clone(), c.w}.node(g, dt)
 	cost, err := G.Sum(G.Must(G.HadamardProd(out, w)))
 	require.NoError(t, err)
+	got := make([][]float64, len(nodes))
+	if lisp {
+		vm := G.NewLispMachine(g)
+		defer vm.Close()
+		require.NoError(t, vm.RunAll(), "%s %s", c.file, c.op)
+		for i, n := range nodes {
+			gv, err := n.Grad()
+			require.NoError(t, err, "%s %s: gradient in %s", c.file, c.op, c.inputs[i].name)
+			got[i] = float64sOf(gv)
+		}
+		return float64sOf(out.Value()), got
+	}
 	grads, err := graphs.Grad(cost, nodes...)
 	require.NoError(t, err, "%s %s", c.file, c.op)
 	vm := G.NewTapeMachine(g)
 	defer vm.Close()
 	require.NoError(t, vm.RunAll(), "%s %s", c.file, c.op)
-	got := make([][]float64, len(grads))
 	for i, gr := range grads {
 		got[i] = float64sOf(gr.Value())
 	}
@@ -146,16 +159,19 @@ func TestCoordJetGoldenPyTorch(t *testing.T) {
 				dt  tensor.Dtype
 				tol float64
 			}{{tensor.Float64, golden.Tol}, {tensor.Float32, 1e-5}} {
-				got, grads := c.run(t, p.dt)
-				check := func(what string, got, want []float64) {
-					e := golden.RelErr(got, want)
-					assert.LessOrEqual(t, e, p.tol, "%s %s %v %s: normwise relative error %.3g against torch", c.file, c.op, p.dt, what, e)
-					key := fmt.Sprintf("%s %v %s", c.op, p.dt, what)
-					worst[key] = max(worst[key], e)
-				}
-				check("output", got, c.want)
-				for i, want := range c.wantGrads {
-					check("d/d"+c.inputs[i].name, grads[i], want)
+				for _, lisp := range []bool{false, true} {
+					vm := map[bool]string{false: "tape", true: "lisp"}[lisp]
+					got, grads := c.run(t, p.dt, lisp)
+					check := func(what string, got, want []float64) {
+						e := golden.RelErr(got, want)
+						assert.LessOrEqual(t, e, p.tol, "%s %s %v %s %s: normwise relative error %.3g against torch", c.file, c.op, p.dt, vm, what, e)
+						key := fmt.Sprintf("%s %v %s", c.op, p.dt, what)
+						worst[key] = max(worst[key], e)
+					}
+					check("output", got, c.want)
+					for i, want := range c.wantGrads {
+						check("d/d"+c.inputs[i].name, grads[i], want)
+					}
 				}
 			}
 		}
