@@ -101,16 +101,6 @@ func (c *evidenceCase) direct() []float64 {
 func (c *evidenceCase) graph(t testing.TB, dt tensor.Dtype) (ld *gorgonia.Node, in gorgonia.Nodes) {
 	t.Helper()
 	g := gorgonia.NewGraph()
-	dense := func(x []float64, shape ...int) *tensor.Dense {
-		if dt == tensor.Float32 {
-			f := make([]float32, len(x))
-			for i, v := range x {
-				f[i] = float32(v)
-			}
-			return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(f))
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), x...)))
-	}
 	scalar := func(name string, x float64) *gorgonia.Node {
 		var v any = x
 		if dt == tensor.Float32 {
@@ -118,9 +108,9 @@ func (c *evidenceCase) graph(t testing.TB, dt tensor.Dtype) (ld *gorgonia.Node, 
 		}
 		return gorgonia.NewScalar(g, dt, gorgonia.WithName(name), gorgonia.WithValue(v))
 	}
-	logits := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(c.N, c.K), gorgonia.WithName("logits"), gorgonia.WithValue(dense(c.logits, c.N, c.K)))
-	tn := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(c.N, c.K), gorgonia.WithName("t"), gorgonia.WithValue(dense(c.t, c.N, c.K)))
-	B := gorgonia.NewTensor(g, dt, 3, gorgonia.WithShape(c.K, c.nb, c.P), gorgonia.WithName("B"), gorgonia.WithValue(dense(c.B, c.K, c.nb, c.P)))
+	logits := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(c.N, c.K), gorgonia.WithName("logits"), gorgonia.WithValue(denseOf(dt, []int{c.N, c.K}, c.logits)))
+	tn := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(c.N, c.K), gorgonia.WithName("t"), gorgonia.WithValue(denseOf(dt, []int{c.N, c.K}, c.t)))
+	B := gorgonia.NewTensor(g, dt, 3, gorgonia.WithShape(c.K, c.nb, c.P), gorgonia.WithName("B"), gorgonia.WithValue(denseOf(dt, []int{c.K, c.nb, c.P}, c.B)))
 	s, ls, ll := scalar("invTau", c.s), scalar("logSigma", c.logSigma), scalar("logLambda", c.logLambda)
 	d0, d1, _, err := MonomialJets(tn, B)
 	require.NoError(t, err)

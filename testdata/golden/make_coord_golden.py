@@ -63,6 +63,8 @@ import os
 
 import torch
 
+from make_golden import flat, jacobian, vjp  # the same autograd helpers as the row jets' files
+
 # (gate, tag, N, K, P, inv_tau, logit kind)
 CASES = [
     ("softmax", "unit", 3, 1, 2, 1.0, "normal"),
@@ -76,29 +78,6 @@ CASES = [
     ("logistic", "mixed", 2, 4, 3, None, "normal"),
     ("logistic", "wide", 1, 6, 4, None, "normal"),
 ]
-
-
-def jacobian(y, x):
-    """J[i..., j...] = d y[i...] / d x[j...], one reverse pass per element of y, keeping the
-    graph so that J can be differentiated again."""
-    flat = y.reshape(-1)
-    rows = []
-    for i in range(flat.numel()):
-        if flat[i].requires_grad:
-            (g,) = torch.autograd.grad(flat[i], x, retain_graph=True, create_graph=True, allow_unused=True)
-        else:
-            g = None
-        rows.append(torch.zeros_like(x) if g is None else g)
-    return torch.stack(rows).reshape(*y.shape, *x.shape)
-
-
-def vjp(y, xs, g):
-    gs = torch.autograd.grad(y, xs, grad_outputs=g, retain_graph=True, allow_unused=True)
-    return [torch.zeros_like(x) if d is None else d for x, d in zip(xs, gs)]
-
-
-def flat(t):
-    return t.detach().flatten().tolist()
 
 
 def coord_row(l0, d00, d10, d20, v0, gs, gate):
