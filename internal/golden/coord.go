@@ -14,6 +14,23 @@ type CoordVJP struct {
 	DV      []float64 `json:"d_v,omitempty"`
 }
 
+// CoordEvidence is the evidence term of graphs.CoordGaussNewtonLogDet on a softmax file's
+// rows: LogDet[n] = log det(H_n/σ² + λI) with H the file's Gauss-Newton slabs, σ = exp(LogSigma),
+// λ = exp(LogLambda), and the gradients of Σ_n W[n]·LogDet[n] in the logits, d0, d1, the
+// inverse temperature, log σ and log λ.
+type CoordEvidence struct {
+	LogSigma   float64   `json:"log_sigma"`
+	LogLambda  float64   `json:"log_lambda"`
+	W          []float64 `json:"w"`
+	LogDet     []float64 `json:"logdet"`
+	DLogits    []float64 `json:"d_logits"`
+	DD0        []float64 `json:"d_d0"`
+	DD1        []float64 `json:"d_d1"`
+	DInvTau    float64   `json:"d_inv_tau"`
+	DLogSigma  float64   `json:"d_log_sigma"`
+	DLogLambda float64   `json:"d_log_lambda"`
+}
+
 // CoordJet is one coord_jet_*.json.gz file: N rows of the coordinate jet over the 2K primaries
 // (K logits, then K latent coordinates) of a softmax gate (Gate "softmax", InvTau) or a
 // logistic one (Gate "logistic", Alpha and Beta), with every channel and its VJPs, in the
@@ -45,6 +62,8 @@ type CoordJet struct {
 	SecondVJP      CoordVJP `json:"second_vjp"`
 	HVPVJP         CoordVJP `json:"hvp_vjp"`
 	GaussNewtonVJP CoordVJP `json:"gauss_newton_vjp"`
+
+	Evidence *CoordEvidence `json:"evidence,omitempty"` // softmax files only
 }
 
 // CoordJets reads every coord_jet_*.json.gz of dir.
@@ -57,12 +76,16 @@ func (j *CoordJet) check() error {
 	var gate []field
 	switch j.Gate {
 	case "softmax":
-		if !(j.InvTau > 0) || j.Alpha != nil || j.Beta != nil {
-			return fmt.Errorf("softmax gate: want inv_tau > 0 and no alpha, beta; got %v, %v, %v", j.InvTau, j.Alpha, j.Beta)
+		if !(j.InvTau > 0) || j.Alpha != nil || j.Beta != nil || j.Evidence == nil {
+			return fmt.Errorf("softmax gate: want inv_tau > 0, no alpha, beta and an evidence; got %v, %v, %v, %v", j.InvTau, j.Alpha, j.Beta, j.Evidence != nil)
 		}
+		e := j.Evidence
+		gate = []field{{"evidence.w", e.W, j.N}, {"evidence.logdet", e.LogDet, j.N}, {"evidence.d_logits", e.DLogits, j.N * j.K},
+			{"evidence.d_d0", e.DD0, j.N * j.K * j.P}, {"evidence.d_d1", e.DD1, j.N * j.K * j.P},
+			{"evidence scalars", []float64{e.LogSigma, e.LogLambda, e.DInvTau, e.DLogSigma, e.DLogLambda}, 5}}
 	case "logistic":
-		if j.InvTau != 0 {
-			return fmt.Errorf("logistic gate with inv_tau %v", j.InvTau)
+		if j.InvTau != 0 || j.Evidence != nil {
+			return fmt.Errorf("logistic gate with inv_tau %v or an evidence (%v)", j.InvTau, j.Evidence != nil)
 		}
 		gate = []field{{"alpha", j.Alpha, j.K}, {"beta", j.Beta, j.K}}
 	default:

@@ -53,6 +53,12 @@ func TestLoadCoordRefuses(t *testing.T) {
 		"inv_tau, logistic": func(m map[string]any) { m["inv_tau"] = 1.0 },
 		"short alpha":       func(m map[string]any) { m["alpha"] = []float64{} },
 		"softmax with beta": func(m map[string]any) { m["gate"], m["inv_tau"] = "softmax", 1.0 },
+		"softmax, no evidence": func(m map[string]any) {
+			m["gate"], m["inv_tau"] = "softmax", 1.0
+			delete(m, "alpha")
+			delete(m, "beta")
+		},
+		"logistic evidence": func(m map[string]any) { m["evidence"] = map[string]any{"log_sigma": 0} },
 	} {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(data, &m))

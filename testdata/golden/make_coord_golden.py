@@ -50,6 +50,11 @@ layouts of softmaxjet.CoordFirst and its siblings):
          "d_v" [N*2K] for hvp}
         the gradients of sum(g * channel) in the logits, d0, d1 (d2, v). first and
         gauss_newton do not depend on d2: they have no "d_d2".
+    "evidence" (softmax only): {"log_sigma", "log_lambda", "w" [N],
+        "logdet" [N]      logdet[n] = log det(H_n/sigma^2 + lambda·I), H_n the gauss_newton slab,
+        "d_logits" [N*K], "d_d0", "d_d1" [N*K*P], "d_inv_tau", "d_log_sigma", "d_log_lambda"}
+        the gradients of sum_n w[n]·logdet[n], with the temperature, sigma and lambda as
+        variables (graphs.CoordGaussNewtonLogDet).
 
 The cases: both gates, K = 1 and larger, P = 1 and larger; softmax at inv_tau 1e-3 (nearly
 uniform gate, logit rows scaled down), 1e3 with logits of order 1e-3 and an exact tie (a cold
@@ -110,6 +115,35 @@ def coord_row(l0, d00, d10, d20, v0, gs, gate):
     dl, dd0, dd1, dd2, dv = vjp(hvp, [l, d0, d1, d2, v], gs["hvp"])
     vjps["hvp"] = {"d_logits": dl, "d_d0": dd0, "d_d1": dd1, "d_d2": dd2, "d_v": dv}
     return out, vjps
+
+
+def evidence(l0, d00, d10, inv_tau, log_sigma, log_lambda, w):
+    """The evidence term of graphs.CoordGaussNewtonLogDet, out[r] = log det(H_r/sigma^2 +
+    lambda·I) with H_r = J_r^T J_r over the primaries (l, tau) of the softmax gate, and the
+    gradients of sum_r w_r·out[r] in the logits, d0, d1, the inverse temperature, log sigma
+    and log lambda: autograd through the Jacobian (create_graph) and torch.logdet, the
+    temperature a tensor like the others."""
+    n, k = l0.shape
+    l = l0.clone().requires_grad_(True)
+    d0 = d00.clone().requires_grad_(True)
+    d1 = d10.clone().requires_grad_(True)
+    s = torch.tensor(inv_tau, requires_grad=True)
+    ls = torch.tensor(log_sigma, requires_grad=True)
+    ll = torch.tensor(log_lambda, requires_grad=True)
+    out = []
+    for r in range(n):
+        tau = torch.zeros(k, requires_grad=True)
+        p = torch.cat([l[r], tau])
+        value = torch.softmax(s * p[:k], dim=0) @ (d0[r] + d1[r] * p[k:, None])
+        J = jacobian(value, p)  # [P, 2K]
+        A = J.transpose(0, 1) @ J / torch.exp(2 * ls) + torch.exp(ll) * torch.eye(2 * k)
+        out.append(torch.logdet(A))
+    out = torch.stack(out)
+    grads = torch.autograd.grad((w * out).sum(), [l, d0, d1, s, ls, ll])
+    rec = {"log_sigma": log_sigma, "log_lambda": log_lambda, "w": flat(w), "logdet": flat(out)}
+    for name, g in zip(["d_logits", "d_d0", "d_d1", "d_inv_tau", "d_log_sigma", "d_log_lambda"], grads):
+        rec[name] = g.item() if g.dim() == 0 else flat(g)
+    return rec
 
 
 def make_logits(gen, kind, n, k):
@@ -177,6 +211,13 @@ def main():
             for key in rows[0][1][ch]:
                 entry[key] = flat(torch.stack([r[1][ch][key] for r in rows]))
             record[ch + "_vjp"] = entry
+        if gate_name == "softmax":
+            # From a generator of its own, so that the other fields do not depend on it.
+            egen = torch.Generator().manual_seed(n * 1000 + k * 10 + p)
+            log_sigma = float(0.5 * torch.randn(1, generator=egen)) - 1.0
+            log_lambda = float(torch.randn(1, generator=egen)) - 1.0
+            w = 0.5 + torch.rand(n, generator=egen)
+            record["evidence"] = evidence(logits, d0, d1, inv_tau, log_sigma, log_lambda, w)
         write(here, f"coord_jet_{gate_name}_{tag}_N{n}_K{k}_P{p}.json.gz", record)
 
 
