@@ -25,14 +25,14 @@ import (
 
 const coordGoldenDir = "../testdata/golden"
 
-// coordInput is an input of a golden graph.
-type coordInput struct {
+// goldenCoordInput is an input of a golden graph.
+type goldenCoordInput struct {
 	name  string
 	shape []int
 	vals  []float64
 }
 
-func (in coordInput) node(g *G.ExprGraph, dt tensor.Dtype) *G.Node {
+func (in goldenCoordInput) node(g *G.ExprGraph, dt tensor.Dtype) *G.Node {
 	var back any = slices.Clone(in.vals)
 	if dt == tensor.Float32 {
 		f := make([]float32, len(in.vals))
@@ -45,17 +45,17 @@ func (in coordInput) node(g *G.ExprGraph, dt tensor.Dtype) *G.Node {
 		G.WithValue(tensor.New(tensor.WithShape(in.shape...), tensor.WithBacking(back))))
 }
 
-// coordGraph is one coordinate-jet op on a file's inputs.
-type coordGraph struct {
+// goldenCoordGraph is one coordinate-jet op on a file's inputs.
+type goldenCoordGraph struct {
 	file, op  string
-	inputs    []coordInput
+	inputs    []goldenCoordInput
 	build     func(in []*G.Node) (*G.Node, error)
 	w         []float64   // upstream gradient on the output
 	want      []float64   // expected output
 	wantGrads [][]float64 // expected gradient of Σ w⊙out per input
 }
 
-func float64sOf(v G.Value) []float64 {
+func goldenFloat64s(v G.Value) []float64 {
 	d := v.(*tensor.Dense)
 	if d.Dtype() == tensor.Float32 {
 		f := d.Float32s()
@@ -70,7 +70,7 @@ func float64sOf(v G.Value) []float64 {
 
 // run builds the graph and returns the op's output and the cost's gradient in every input:
 // from graphs.Grad on a TapeMachine (lisp false) or the LispMachine's reverse pass (DoDiff).
-func (c coordGraph) run(t *testing.T, dt tensor.Dtype, lisp bool) ([]float64, [][]float64) {
+func (c goldenCoordGraph) run(t *testing.T, dt tensor.Dtype, lisp bool) ([]float64, [][]float64) {
 	t.Helper()
 	g := G.NewGraph()
 	nodes := make([]*G.Node, len(c.inputs))
@@ -79,7 +79,7 @@ func (c coordGraph) run(t *testing.T, dt tensor.Dtype, lisp bool) ([]float64, []
 	}
 	out, err := c.build(nodes)
 	require.NoError(t, err, "%s %s", c.file, c.op)
-	w := coordInput{"w", out.Shape().Clone(), c.w}.node(g, dt)
+	w := goldenCoordInput{"w", out.Shape().Clone(), c.w}.node(g, dt)
 	cost, err := G.Sum(G.Must(G.HadamardProd(out, w)))
 	require.NoError(t, err)
 	got := make([][]float64, len(nodes))
@@ -90,9 +90,9 @@ func (c coordGraph) run(t *testing.T, dt tensor.Dtype, lisp bool) ([]float64, []
 		for i, n := range nodes {
 			gv, err := n.Grad()
 			require.NoError(t, err, "%s %s: gradient in %s", c.file, c.op, c.inputs[i].name)
-			got[i] = float64sOf(gv)
+			got[i] = goldenFloat64s(gv)
 		}
-		return float64sOf(out.Value()), got
+		return goldenFloat64s(out.Value()), got
 	}
 	grads, err := graphs.Grad(cost, nodes...)
 	require.NoError(t, err, "%s %s", c.file, c.op)
@@ -100,18 +100,18 @@ func (c coordGraph) run(t *testing.T, dt tensor.Dtype, lisp bool) ([]float64, []
 	defer vm.Close()
 	require.NoError(t, vm.RunAll(), "%s %s", c.file, c.op)
 	for i, gr := range grads {
-		got[i] = float64sOf(gr.Value())
+		got[i] = goldenFloat64s(gr.Value())
 	}
-	return float64sOf(out.Value()), got
+	return goldenFloat64s(out.Value()), got
 }
 
-func coordGraphs(j *golden.CoordJet) []coordGraph {
+func goldenCoordGraphs(j *golden.CoordJet) []goldenCoordGraph {
 	N, K, P := j.N, j.K, j.P
-	l := coordInput{"logits", []int{N, K}, j.Logits}
-	d0 := coordInput{"d0", []int{N, K, P}, j.D0}
-	d1 := coordInput{"d1", []int{N, K, P}, j.D1}
-	d2 := coordInput{"d2", []int{N, K, P}, j.D2}
-	v := coordInput{"v", []int{N, 2 * K}, j.V}
+	l := goldenCoordInput{"logits", []int{N, K}, j.Logits}
+	d0 := goldenCoordInput{"d0", []int{N, K, P}, j.D0}
+	d1 := goldenCoordInput{"d1", []int{N, K, P}, j.D1}
+	d2 := goldenCoordInput{"d2", []int{N, K, P}, j.D2}
+	v := goldenCoordInput{"v", []int{N, 2 * K}, j.V}
 	var first, gn func(l, d0, d1 *G.Node) (*G.Node, error)
 	var second func(l, d0, d1, d2 *G.Node) (*G.Node, error)
 	var hvp func(l, d0, d1, d2, v *G.Node) (*G.Node, error)
@@ -132,18 +132,18 @@ func coordGraphs(j *golden.CoordJet) []coordGraph {
 			return ops.LogisticCoordJetHVP(l, d0, d1, d2, v, a, b)
 		}
 	}
-	three := []coordInput{l, d0, d1}
-	return []coordGraph{
+	three := []goldenCoordInput{l, d0, d1}
+	return []goldenCoordGraph{
 		{file: j.File, op: gate + "CoordJetFirst", inputs: three, w: j.FirstVJP.G, want: j.First,
 			wantGrads: [][]float64{j.FirstVJP.DLogits, j.FirstVJP.DD0, j.FirstVJP.DD1},
 			build:     func(in []*G.Node) (*G.Node, error) { return first(in[0], in[1], in[2]) }},
 		{file: j.File, op: gate + "CoordJetGaussNewton", inputs: three, w: j.GaussNewtonVJP.G, want: j.GaussNewton,
 			wantGrads: [][]float64{j.GaussNewtonVJP.DLogits, j.GaussNewtonVJP.DD0, j.GaussNewtonVJP.DD1},
 			build:     func(in []*G.Node) (*G.Node, error) { return gn(in[0], in[1], in[2]) }},
-		{file: j.File, op: gate + "CoordJetSecond", inputs: []coordInput{l, d0, d1, d2}, w: j.SecondVJP.G, want: j.Second,
+		{file: j.File, op: gate + "CoordJetSecond", inputs: []goldenCoordInput{l, d0, d1, d2}, w: j.SecondVJP.G, want: j.Second,
 			wantGrads: [][]float64{j.SecondVJP.DLogits, j.SecondVJP.DD0, j.SecondVJP.DD1, j.SecondVJP.DD2},
 			build:     func(in []*G.Node) (*G.Node, error) { return second(in[0], in[1], in[2], in[3]) }},
-		{file: j.File, op: gate + "CoordJetHVP", inputs: []coordInput{l, d0, d1, d2, v}, w: j.HVPVJP.G, want: j.HVP,
+		{file: j.File, op: gate + "CoordJetHVP", inputs: []goldenCoordInput{l, d0, d1, d2, v}, w: j.HVPVJP.G, want: j.HVP,
 			wantGrads: [][]float64{j.HVPVJP.DLogits, j.HVPVJP.DD0, j.HVPVJP.DD1, j.HVPVJP.DD2, j.HVPVJP.DV},
 			build:     func(in []*G.Node) (*G.Node, error) { return hvp(in[0], in[1], in[2], in[3], in[4]) }},
 	}
@@ -154,7 +154,7 @@ func TestCoordJetGoldenPyTorch(t *testing.T) {
 	require.NoError(t, err)
 	worst := map[string]float64{}
 	for _, j := range jets {
-		for _, c := range coordGraphs(j) {
+		for _, c := range goldenCoordGraphs(j) {
 			for _, p := range []struct {
 				dt  tensor.Dtype
 				tol float64
