@@ -267,3 +267,29 @@ func TestCoordGaussNewtonLogDetSecondOrder(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCoordGaussNewtonLogDet: the evidence term and its gradient in every argument, at a
+// size of the digits example's (N rows of P = 64 columns, K = 8 atoms, cubic monomials).
+func BenchmarkCoordGaussNewtonLogDet(b *testing.B) {
+	for _, grad := range []bool{false, true} {
+		b.Run(map[bool]string{false: "value", true: "value+grad"}[grad], func(b *testing.B) {
+			c := newEvidenceCase(1, 512, 8, 64, 4, 1.3, math.Log(0.3), math.Log(0.1))
+			ld, in := c.graph(b, tensor.Float64)
+			cost := gorgonia.Must(gorgonia.Sum(ld))
+			if grad {
+				if _, err := Grad(cost, in...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			m := gorgonia.NewTapeMachine(ld.Graph())
+			defer m.Close()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := m.RunAll(); err != nil {
+					b.Fatal(err)
+				}
+				m.Reset()
+			}
+		})
+	}
+}
