@@ -1,0 +1,607 @@
+package softmaxjet
+
+import (
+	"unsafe"
+
+	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/internal/check"
+)
+
+// The coordinate jets: the row's primaries are p = (ℓ_1..ℓ_K, t_1..t_K), the gate logits and
+// one latent coordinate per atom, and atom k's decoded row d_k(t_k) comes with its first and
+// second derivatives in t_k: d0, d1, d2, each [N,K,P]. With ζ = ζ(ℓ) the gate and
+// J[a][k] = ∂ζ_k/∂ℓ_a its Jacobian,
+//
+//	first[a][c]   = the gate's first channel over d0    first[K+k][c] = ζ_k·d1[k][c]
+//	second: ℓℓ block the gate's second channel over d0, ℓt and tℓ blocks J[a][k]·d1[k][c],
+//	        tt block δ_kj·ζ_k·d2[k][c]
+//
+// (docs/math.md, "Latent coordinates"). The built-in gates have their own rows; any other
+// Gate runs through its methods (coordGeneric).
+
+// Coordinate layouts, per row: first and HVP [2K,P], second [2K,2K,P], Gauss-Newton [2K,2K],
+// v [2K].
+
+// coordCheck checks the shape of a coordinate-jet call: Shape.Check, and that the outputs'
+// N·2K·2K·P elements fit in an int.
+func coordCheck(op string, sh Shape) error {
+	if err := sh.Check(op); err != nil {
+		return err
+	}
+	if _, ok := check.Elems(sh.N, sh.K, sh.K, sh.P, 4); !ok {
+		return check.Errorf(gatejet.ErrSize, op, "shape", "N·2K·2K·P overflows int (N=%d K=%d P=%d)", sh.N, sh.K, sh.P)
+	}
+	return nil
+}
+
+// coordKind names the four coordinate channels.
+type coordKind int
+
+const (
+	coordFirst coordKind = iota
+	coordSecond
+	coordGN
+	coordHVP
+)
+
+var coordOps = [...]string{
+	coordFirst:  "softmaxjet.CoordFirst",
+	coordSecond: "softmaxjet.CoordSecond",
+	coordGN:     "softmaxjet.CoordGaussNewton",
+	coordHVP:    "softmaxjet.CoordHVP",
+}
+
+// dstLen is the length of the channel's output.
+func (k coordKind) dstLen(sh Shape) int {
+	K2 := 2 * sh.K
+	switch k {
+	case coordSecond:
+		return sh.N * K2 * K2 * sh.P
+	case coordGN:
+		return sh.N * K2 * K2
+	}
+	return sh.N * K2 * sh.P
+}
+
+// rowWork is a row's work for par.For: the elements it writes, or reads for Gauss-Newton.
+func (k coordKind) rowWork(sh Shape) int {
+	if k == coordFirst || k == coordHVP {
+		return 2 * sh.K * sh.P
+	}
+	return 4 * sh.K * sh.K * sh.P
+}
+
+// CoordFirst writes the first channel over the primaries p = (ℓ, t) of gate g into dst
+// [N,2K,P]: row a < K is ∂ẑ/∂ℓ_a, the gate's first channel over d0; row K+k is
+// ∂ẑ/∂t_k = ζ_k·d1[k]. d0 and d1 [N,K,P] are the decoded rows and their derivatives in t;
+// logits is [N,K]. Cost O(K·P) per row for the built-in gates.
+func CoordFirst[T gatejet.Float](g Gate[T], dst, logits, d0, d1 []T, sh Shape) error {
+	return coordRun(coordFirst, g, dst, logits, d0, d1, nil, nil, sh)
+}
+
+// CoordSecond writes the second channel over the primaries p = (ℓ, t) of gate g into dst
+// [N,2K,2K,P], second[(a·2K+b)·P+c] per row: the ℓℓ block (a, b < K) is the gate's second
+// channel over d0, the ℓt block second[a][K+k] = ∂ζ_k/∂ℓ_a·d1[k] and the tℓ block its mirror,
+// the tt block δ_kj·ζ_k·d2[k]. It is exactly symmetric in (a, b). d0, d1, d2 [N,K,P] are the
+// decoded rows and their first and second derivatives in t. Cost O(K²·P) per row, one
+// multiply or less per element written for the built-in gates.
+func CoordSecond[T gatejet.Float](g Gate[T], dst, logits, d0, d1, d2 []T, sh Shape) error {
+	return coordRun(coordSecond, g, dst, logits, d0, d1, d2, nil, sh)
+}
+
+// CoordGaussNewton writes the Gauss-Newton slabs over the primaries p = (ℓ, t) of gate g,
+// H = first·firstᵀ contracted over the P columns, into dst [N,2K,2K], without building first.
+// The ℓℓ block is the gate's own slab over d0. Each slab is computed on a ≤ b and mirrored,
+// so it is exactly symmetric. Cost O(K²·P) per row.
+func CoordGaussNewton[T gatejet.Float](g Gate[T], dst, logits, d0, d1 []T, sh Shape) error {
+	return coordRun(coordGN, g, dst, logits, d0, d1, nil, nil, sh)
+}
+
+// CoordHVP writes the Hessian-vector product over the primaries p = (ℓ, t) of gate g,
+// hvp[a][c] = Σ_b second[a][b][c]·v_b, into dst [N,2K,P] for v [N,2K] (v_ℓ then v_t in each
+// row), without building second. Cost O(K·P) per row for the built-in gates, O(K²·P)
+// through another gate's methods.
+func CoordHVP[T gatejet.Float](g Gate[T], dst, logits, d0, d1, d2, v []T, sh Shape) error {
+	return coordRun(coordHVP, g, dst, logits, d0, d1, d2, v, sh)
+}
+
+// coordRun checks a coordinate-jet call and runs it with the gate's own rows, or through
+// its methods.
+func coordRun[T gatejet.Float](kind coordKind, g Gate[T], dst, logits, d0, d1, d2, v []T, sh Shape) error {
+	op := coordOps[kind]
+	if err := coordCheck(op, sh); err != nil {
+		return err
+	}
+	a := args[T]{o0: dst, l: logits, d: d0, d1: d1, d2: d2, v: v}
+	// A fixed array, not an appended slice: the checks' arguments stay on the stack.
+	all := [...]check.Arg{check.Out("dst", dst, kind.dstLen(sh)), check.In("logits", logits, sh.LogitsLen()),
+		check.In("d0", d0, sh.DecodedLen()), check.In("d1", d1, sh.DecodedLen()),
+		check.In("d2", d2, sh.DecodedLen()), check.In("v", v, 2*sh.LogitsLen())}
+	cargs := all[:4]
+	switch kind {
+	case coordSecond:
+		cargs = all[:5]
+	case coordHVP:
+		cargs = all[:6]
+	}
+	w := kind.rowWork(sh)
+	switch gt := g.(type) {
+	case Softmax[T]:
+		return runKernel(op, sh, softmaxParam(gt.InvTau), softmaxCoordKernel[T](kind), w, a, cargs...)
+	case *Softmax[T]:
+		if gt != nil {
+			return runKernel(op, sh, softmaxParam(gt.InvTau), softmaxCoordKernel[T](kind), w, a, cargs...)
+		}
+	case Logistic[T]:
+		return runKernel(op, sh, logisticParams(gt.Alpha, gt.Beta), logisticCoordKernel[T](kind), w, a, cargs...)
+	case *Logistic[T]:
+		if gt != nil {
+			return runKernel(op, sh, logisticParams(gt.Alpha, gt.Beta), logisticCoordKernel[T](kind), w, a, cargs...)
+		}
+	}
+	if g == nil || isNilGate(g) {
+		return check.Errorf(gatejet.ErrParam, op, "g", "nil gate")
+	}
+	if err := validate(op, sh, &gate{&anyGateKind, gateParams{}}, cargs...); err != nil {
+		return err
+	}
+	return coordGeneric(kind, g, a, sh)
+}
+
+// isNilGate reports a nil pointer to a built-in gate (other nil pointers are their
+// methods' to handle).
+func isNilGate[T gatejet.Float](g Gate[T]) bool {
+	switch gt := g.(type) {
+	case *Softmax[T]:
+		return gt == nil
+	case *Logistic[T]:
+		return gt == nil
+	}
+	return false
+}
+
+// anyGateKind stands for a gate whose parameters its own methods check.
+var anyGateKind = gateKind{check: func(string, int, float64, []float64, []float64) error { return nil }}
+
+func softmaxCoordKernel[T gatejet.Float](kind coordKind) kernel[T] {
+	switch kind {
+	case coordFirst:
+		return softmaxRows[T, coordFirstRows[T]]{}
+	case coordSecond:
+		return coordSecondRows[T]{}
+	case coordGN:
+		return softmaxRows[T, coordGNRows[T]]{}
+	}
+	return softmaxRows[T, coordHVPRows[T]]{}
+}
+
+func logisticCoordKernel[T gatejet.Float](kind coordKind) kernel[T] {
+	switch kind {
+	case coordFirst:
+		return logisticRows[T, logisticCoordFirstRows[T]]{}
+	case coordSecond:
+		return logisticRows[T, logisticCoordSecondRows[T]]{}
+	case coordGN:
+		return logisticRows[T, logisticCoordGNRows[T]]{}
+	}
+	return logisticRows[T, logisticCoordHVPRows[T]]{}
+}
+
+// coordTRows writes the t rows of the first channel, out[k][c] = ζ_k·d1[k][c], rows of
+// out stride elements apart (P for a row of [2K,P]).
+func coordTRows[T gatejet.Float](out []T, z []float64, d1 []T, K, P int) {
+	scaledRows(out, P, d1, z[:K], P)
+}
+
+// ---- softmax ----
+
+type coordFirstRows[T gatejet.Float] struct{ noPieces }
+
+func (coordFirstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+	K, P := j.K, j.P
+	out := j.o0[n*2*K*P : (n+1)*2*K*P]
+	firstInto(out[:K*P], r, j.s, K, P)
+	coordTRows(out[K*P:], r.z, j.d1[n*K*P:(n+1)*K*P], K, P)
+}
+
+// firstInto writes the softmax first channel of the row r into out [K,P], as firstRows.
+func firstInto[T gatejet.Float](out []T, r *rowSoftmax, s float64, K, P int) {
+	z, e := r.z, r.e
+	for a := 0; a < K; a++ {
+		f := s * z[a]
+		oa := out[a*P : a*P+P]
+		ea := e[a*P : a*P+P]
+		ea = ea[:len(oa)]
+		for c := range oa {
+			oa[c] = T(f * ea[c])
+		}
+	}
+}
+
+// coordSecondRows writes rows of the softmax coordinate second channel: the ℓℓ blocks as
+// secondRows writes the second channel (the same bits), then the blocks of the coordinates,
+// each a scaled copy of a row of d1 or d2, or zero.
+type coordSecondRows[T gatejet.Float] struct{}
+
+func (coordSecondRows[T]) count(c carver, K, P int) carver {
+	var r coordSecondRow[T]
+	c = r.rowSoftmax.count(c, K, P)
+	r.secondRow.carve(&c, K, P)
+	r.carveCoord(&c, K, P)
+	return c
+}
+
+// coordSecondRow is secondRow with the Jacobian J [K,K] of the gate and the ℓℓ blocks [K,K,P]
+// as the second channel writes them.
+type coordSecondRow[T gatejet.Float] struct {
+	secondRow[T]
+	J   []float64
+	blk []T
+}
+
+func (r *coordSecondRow[T]) carveCoord(c *carver, K, P int) {
+	r.J = c.f64(K, K)
+	r.blk = carveT[T](c, K*K, P)
+}
+
+func (coordSecondRows[T]) rows(j *job[T], lo, hi int) {
+	K, P := j.K, j.P
+	r := coordSecondRow[T]{secondRow: newSecondRow[T](j.scratch, K, P, j.s)}
+	defer r.sc.release()
+	c := r.rest
+	r.secondRow.carve(&c, K, P)
+	r.carveCoord(&c, K, P)
+	K2 := 2 * K
+	for n := lo; n < hi; n++ {
+		d := j.d[n*K*P : (n+1)*K*P]
+		fast := r.prep(j.l[n*K:n*K+K], d)
+		out := j.o0[n*K2*K2*P : (n+1)*K2*K2*P]
+		if fast || r.size == 8 {
+			rowVec(r.blk, r.c, r.nsz, r.z, r.diag, r.et, K, P, false)
+		} else {
+			centre(r.e, d, r.m, K, P, false)
+			rowGo(r.blk, r.nsz, r.z, r.diag, r.e, K, P)
+		}
+		for a := 0; a < K; a++ {
+			copy(out[a*K2*P:a*K2*P+K*P], r.blk[a*K*P:(a+1)*K*P])
+		}
+		softmaxJacobian(r.J, r.z, j.s, K)
+		coordSecondRest(out, r.J, r.z, j.d1[n*K*P:(n+1)*K*P], j.d2[n*K*P:(n+1)*K*P], K, P)
+	}
+}
+
+// softmaxJacobian writes J[a][k] = ∂ζ_k/∂ℓ_a = s·ζ_k·(δ_ak − ζ_a).
+func softmaxJacobian(J, z []float64, s float64, K int) {
+	for a := 0; a < K; a++ {
+		ja := J[a*K : a*K+K]
+		sa := s * z[a]
+		for k := range ja {
+			ja[k] = -(sa * z[k])
+		}
+		ja[a] = sa * (1 - z[a])
+	}
+}
+
+// coordSecondRest writes every block of a coordinate second-channel row [2K,2K,P] but the ℓℓ
+// blocks: block (a, K+k) and its mirror (K+k, a) are J[a][k]·d1[k], the same products, so the
+// channel is exactly symmetric; the tt blocks are ζ_k·d2[k] on the diagonal and zero off it.
+func coordSecondRest[T gatejet.Float](out []T, J, z []float64, d1, d2 []T, K, P int) {
+	K2 := 2 * K
+	for a := 0; a < K; a++ {
+		o := out[(a*K2+K)*P : (a*K2+K2)*P]
+		scaledRows(o, P, d1, J[a*K:a*K+K], P)
+	}
+	for k := 0; k < K; k++ {
+		o := out[(K+k)*K2*P : (K+k+1)*K2*P]
+		d1k := d1[k*P : k*P+P]
+		for a := 0; a < K; a++ {
+			oa := o[a*P : a*P+P]
+			f := J[a*K+k]
+			for c := range oa {
+				oa[c] = T(f * float64(d1k[c]))
+			}
+		}
+		tt := o[K*P:]
+		clear(tt)
+		ok := tt[k*P : k*P+P]
+		zk := z[k]
+		d2k := d2[k*P : k*P+P]
+		for c := range ok {
+			ok[c] = T(zk * float64(d2k[c]))
+		}
+	}
+}
+
+// coordGNRows writes the softmax Gauss-Newton slab over (ℓ, t): the Gram matrix of the 2K
+// rows of first, f_a·E[a] with E = (e; d1) and f = (s·ζ; ζ), as gaussNewtonRows does for
+// the K logit rows (the same bits on the ℓℓ block).
+type coordGNRows[T gatejet.Float] struct{}
+
+func (coordGNRows[T]) carve(c *carver, K, P int) (E, f []float64) {
+	return c.f64(2*K, P), c.f64(2*K, 1)
+}
+
+func (k coordGNRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k coordGNRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+	K, P := j.K, j.P
+	cut := r.rest
+	E, f := k.carve(&cut, K, P)
+	copy(E, r.e)
+	for i, x := range j.d1[n*K*P : (n+1)*K*P] {
+		E[K*P+i] = float64(x)
+	}
+	for a, za := range r.z {
+		f[a], f[K+a] = za*j.s, za
+	}
+	gramRow(j.o0[n*4*K*K:(n+1)*4*K*K], f, E, 2*K, P)
+}
+
+// coordHVPRows writes the softmax coordinate HVP (docs/math.md):
+//
+//	hvp[a][c]   = s²·ζ_a·(e[a][c]·u_a − w_c) + s·ζ_a·(v_ta·d1[a][c] − m_c)
+//	hvp[K+k][c] = s·ζ_k·u_k·d1[k][c] + ζ_k·v_tk·d2[k][c]
+//
+// with u, w as for HVP and m_c = Σ_k ζ_k·v_tk·d1[k][c].
+type coordHVPRows[T gatejet.Float] struct{}
+
+func (coordHVPRows[T]) carve(c *carver, K, P int) (u, w, zu, m, zv []float64) {
+	return c.f64(K, 1), c.f64(P, 1), c.f64(K, 1), c.f64(P, 1), c.f64(K, 1)
+}
+
+func (k coordHVPRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k coordHVPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
+	K, P, s, z := j.K, j.P, j.s, r.z
+	cut := r.rest
+	u, w, zu, m, zv := k.carve(&cut, K, P)
+	v := j.v[n*2*K : (n+1)*2*K]
+	vt := v[K:]
+	centredDirection(u, w, zu, z, r.e, v[:K], K, P)
+	for k := range zv {
+		zv[k] = z[k] * float64(vt[k])
+	}
+	d1, d2 := j.d1[n*K*P:(n+1)*K*P], j.d2[n*K*P:(n+1)*K*P]
+	meanVec(m, zv, d1, K, P)
+	s2 := s * s
+	out := j.o0[n*2*K*P : (n+1)*2*K*P]
+	for a := 0; a < K; a++ {
+		fa, ga, ua, vta := s2*z[a], s*z[a], u[a], float64(vt[a])
+		oa := out[a*P : a*P+P]
+		ea, d1a := r.e[a*P:a*P+P], d1[a*P:a*P+P]
+		for c := range oa {
+			oa[c] = T(fa*(ea[c]*ua-w[c]) + ga*(vta*float64(d1a[c])-m[c]))
+		}
+	}
+	for k := 0; k < K; k++ {
+		f1, f2 := s*z[k]*u[k], zv[k]
+		ok := out[(K+k)*P : (K+k+1)*P]
+		d1k, d2k := d1[k*P:k*P+P], d2[k*P:k*P+P]
+		for c := range ok {
+			ok[c] = T(f1*float64(d1k[c]) + f2*float64(d2k[c]))
+		}
+	}
+}
+
+// ---- logistic: J is diagonal, J[k][k] = α_k·σ'_k (the row state's d1) ----
+
+type logisticCoordFirstRows[T gatejet.Float] struct{ noPieces }
+
+func (logisticCoordFirstRows[T]) row(j *job[T], r *rowLogistic, n int) {
+	K, P := j.K, j.P
+	out := j.o0[n*2*K*P : (n+1)*2*K*P]
+	scaledRows(out, P, j.d[n*K*P:(n+1)*K*P], r.d1, P)
+	coordTRows(out[K*P:], r.z, j.d1[n*K*P:(n+1)*K*P], K, P)
+}
+
+type logisticCoordSecondRows[T gatejet.Float] struct{ noPieces }
+
+func (logisticCoordSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
+	K, P := j.K, j.P
+	K2 := 2 * K
+	out := j.o0[n*K2*K2*P : (n+1)*K2*K2*P]
+	clear(out)
+	rows := n * K * P
+	d0, d1, d2 := j.d[rows:rows+K*P], j.d1[rows:rows+K*P], j.d2[rows:rows+K*P]
+	// Block (i, i) of the row starts at i·(2K+1)·P; (a, K+a) at a·(2K+1)·P + K·P and its
+	// mirror (K+a, a) at a·(2K+1)·P + 2K²·P.
+	st := (K2 + 1) * P
+	scaledRows(out, st, d0, r.d2, P)
+	scaledRows(out[K*P:], st, d1, r.d1, P)
+	scaledRows(out[K2*K*P:], st, d1, r.d1, P)
+	scaledRows(out[K*st:], st, d2, r.z, P)
+}
+
+type logisticCoordGNRows[T gatejet.Float] struct{}
+
+func (logisticCoordGNRows[T]) carve(c *carver, K, P int) (E, f []float64) {
+	return c.f64(2*K, P), c.f64(2*K, 1)
+}
+
+func (k logisticCoordGNRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k logisticCoordGNRows[T]) row(j *job[T], r *rowLogistic, n int) {
+	K, P := j.K, j.P
+	cut := r.rest
+	E, f := k.carve(&cut, K, P)
+	rows := n * K * P
+	for i, x := range j.d[rows : rows+K*P] {
+		E[i] = float64(x)
+	}
+	for i, x := range j.d1[rows : rows+K*P] {
+		E[K*P+i] = float64(x)
+	}
+	copy(f, r.d1)
+	copy(f[K:], r.z)
+	gramRow(j.o0[n*4*K*K:(n+1)*4*K*K], f, E, 2*K, P)
+}
+
+// logisticCoordHVPRows: hvp[a] = α_a²σ”_a·v_ℓa·d0[a] + α_aσ'_a·v_ta·d1[a],
+// hvp[K+k] = α_kσ'_k·v_ℓk·d1[k] + ζ_k·v_tk·d2[k].
+type logisticCoordHVPRows[T gatejet.Float] struct{ noPieces }
+
+func (logisticCoordHVPRows[T]) row(j *job[T], r *rowLogistic, n int) {
+	K, P := j.K, j.P
+	rows := n * K * P
+	d0, d1, d2 := j.d[rows:rows+K*P], j.d1[rows:rows+K*P], j.d2[rows:rows+K*P]
+	v := j.v[n*2*K : (n+1)*2*K]
+	out := j.o0[n*2*K*P : (n+1)*2*K*P]
+	for a := 0; a < K; a++ {
+		vl, vt := float64(v[a]), float64(v[K+a])
+		axpby(out[a*P:a*P+P], r.d2[a]*vl, d0[a*P:a*P+P], r.d1[a]*vt, d1[a*P:a*P+P])
+		axpby(out[(K+a)*P:(K+a+1)*P], r.d1[a]*vl, d1[a*P:a*P+P], r.z[a]*vt, d2[a*P:a*P+P])
+	}
+}
+
+// axpby writes o[c] = T(f·x[c] + g·y[c]).
+func axpby[T gatejet.Float](o []T, f float64, x []T, g float64, y []T) {
+	x, y = x[:len(o)], y[:len(o)]
+	for c := range o {
+		o[c] = T(f*float64(x[c]) + g*float64(y[c]))
+	}
+}
+
+// ---- any other gate, through its methods ----
+
+// genericChunk is the number of elements of the largest buffer coordGeneric takes for a chunk
+// of rows (one row's worth if that is more).
+const genericChunk = 1 << 16
+
+// coordGeneric runs a coordinate channel for a gate other than the built-in ones through its
+// methods, on chunks of rows: ζ and J are its Value and First on identity decoded rows
+// (P = K: ẑ_c = ζ_c, first[a][c] = ∂ζ_c/∂ℓ_a), the ℓ blocks its First, Second or HVP over d0;
+// the rest is assembled here in float64 and rounded once. The call's arguments are checked;
+// the gate's methods check its parameters and report their own errors.
+func coordGeneric[T gatejet.Float](kind coordKind, g Gate[T], a args[T], sh Shape) error {
+	op := coordOps[kind]
+	N, K, P := sh.N, sh.K, sh.P
+	if N == 0 {
+		return nil
+	}
+	blk := max(K*K, K*P) // a row of the gate's channel
+	if kind == coordSecond {
+		blk = K * K * P
+	}
+	nc := max(1, min(N, genericChunk/blk))
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	for _, dims := range [][]int{{nc, blk}, {2 * K, P}} {
+		if _, err := check.Alloc(op, "shape", max(size, 8), dims...); err != nil {
+			return err
+		}
+	}
+	id, z, J, ch := make([]T, nc*K*K), make([]T, nc*K), make([]T, nc*K*K), make([]T, nc*blk)
+	var vl []T
+	if kind == coordHVP {
+		vl = make([]T, nc*K)
+	}
+	for r := 0; r < nc; r++ {
+		for k := 0; k < K; k++ {
+			id[(r*K+k)*K+k] = 1
+		}
+	}
+	zf, Jf, E, f, acc := make([]float64, K), make([]float64, K*K), make([]float64, 2*K*P), make([]float64, 2*K), make([]float64, P)
+	K2 := 2 * K
+	for n0 := 0; n0 < N; n0 += nc {
+		m := min(nc, N-n0)
+		l := a.l[n0*K : (n0+m)*K]
+		d0 := a.d[n0*K*P : (n0+m)*K*P]
+		idsh, sub := Shape{N: m, K: K, P: K}, Shape{N: m, K: K, P: P}
+		if err := g.Value(z[:m*K], l, id[:m*K*K], idsh); err != nil {
+			return err
+		}
+		if err := g.First(J[:m*K*K], l, id[:m*K*K], idsh); err != nil {
+			return err
+		}
+		var err error
+		switch kind {
+		case coordFirst, coordGN:
+			err = g.First(ch[:m*K*P], l, d0, sub)
+		case coordSecond:
+			err = g.Second(ch[:m*K*K*P], l, d0, sub)
+		case coordHVP:
+			for r := 0; r < m; r++ {
+				copy(vl[r*K:r*K+K], a.v[(n0+r)*K2:(n0+r)*K2+K])
+			}
+			err = g.HVP(ch[:m*K*P], l, d0, vl[:m*K], sub)
+		}
+		if err != nil {
+			return err
+		}
+		for r := 0; r < m; r++ {
+			n := n0 + r
+			for k := range zf {
+				zf[k] = float64(z[r*K+k])
+			}
+			for i := range Jf {
+				Jf[i] = float64(J[r*K*K+i])
+			}
+			d1 := a.d1[n*K*P : (n+1)*K*P]
+			switch kind {
+			case coordFirst:
+				out := a.o0[n*K2*P : (n+1)*K2*P]
+				copy(out, ch[r*K*P:(r+1)*K*P])
+				coordTRows(out[K*P:], zf, d1, K, P)
+			case coordSecond:
+				out := a.o0[n*K2*K2*P : (n+1)*K2*K2*P]
+				for i := 0; i < K; i++ {
+					copy(out[i*K2*P:i*K2*P+K*P], ch[(r*K+i)*K*P:(r*K+i+1)*K*P])
+				}
+				coordSecondRest(out, Jf, zf, d1, a.d2[n*K*P:(n+1)*K*P], K, P)
+			case coordGN:
+				for i, x := range ch[r*K*P : (r+1)*K*P] {
+					E[i] = float64(x)
+				}
+				for i, x := range d1 {
+					E[K*P+i] = float64(x)
+				}
+				for k := 0; k < K; k++ {
+					f[k], f[K+k] = 1, zf[k]
+				}
+				gramRow(a.o0[n*K2*K2:(n+1)*K2*K2], f, E, K2, P)
+			case coordHVP:
+				coordHVPGeneric(a.o0[n*K2*P:(n+1)*K2*P], ch[r*K*P:(r+1)*K*P], Jf, zf, a.v[n*K2:(n+1)*K2], d1, a.d2[n*K*P:(n+1)*K*P], acc, K, P)
+			}
+		}
+	}
+	return nil
+}
+
+// coordHVPGeneric writes one row of the coordinate HVP from the gate's HVP h [K,P] over d0:
+//
+//	hvp[a][c]   = h[a][c] + Σ_k J[a][k]·v_tk·d1[k][c]
+//	hvp[K+k][c] = (Σ_a J[a][k]·v_ℓa)·d1[k][c] + ζ_k·v_tk·d2[k][c]
+func coordHVPGeneric[T gatejet.Float](out, h []T, J, z []float64, v, d1, d2 []T, acc []float64, K, P int) {
+	for a := 0; a < K; a++ {
+		for c := range acc {
+			acc[c] = float64(h[a*P+c])
+		}
+		for k := 0; k < K; k++ {
+			f := J[a*K+k] * float64(v[K+k])
+			d1k := d1[k*P : k*P+P]
+			for c := range acc {
+				acc[c] += f * float64(d1k[c])
+			}
+		}
+		oa := out[a*P : a*P+P]
+		for c := range oa {
+			oa[c] = T(acc[c])
+		}
+	}
+	for k := 0; k < K; k++ {
+		f1 := 0.0
+		for a := 0; a < K; a++ {
+			f1 += J[a*K+k] * float64(v[a])
+		}
+		axpby(out[(K+k)*P:(K+k+1)*P], f1, d1[k*P:k*P+P], z[k]*float64(v[K+k]), d2[k*P:k*P+P])
+	}
+}
