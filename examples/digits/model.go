@@ -105,8 +105,7 @@ func newWork(m *model, n int) *work {
 		trial: codes{n: n, l: make([]float64, n*K), t: make([]float64, n*K)},
 		obj:   make([]float64, n), trialObj: make([]float64, n),
 		sse: make([]float64, n), trialSSE: make([]float64, n),
-		mu:      make([]float64, n),
-		lmFirst: make([]float64, n*K*P),
+		mu: make([]float64, n),
 	}
 	for i := range w.mu {
 		w.mu[i] = 1e-3
@@ -163,57 +162,13 @@ func (m *model) priorSq(c codes, r int) float64 {
 
 // jets writes the coordinate jet's first channel w.first [n,2K,P] (row a < K: ∂ẑ/∂ℓ_a; row
 // K+k: ∂ẑ/∂t_k) and the Gauss-Newton slabs w.gn [n,2K,2K] = first·firstᵀ over the pixels, at
-// codes c with w.d0 and w.d1 decoded for them.
+// codes c with w.d0 and w.d1 decoded for them (softmaxjet.CoordFirst, CoordGaussNewton).
 func (m *model) jets(w *work, c codes) error {
-	K, P := m.K, m.P
-	sh := softmaxjet.Shape{N: c.n, K: K, P: P}
-	if err := m.gate.First(w.lmFirst, c.l, w.d0, sh); err != nil {
+	sh := softmaxjet.Shape{N: c.n, K: m.K, P: m.P}
+	if err := softmaxjet.CoordFirst[float64](m.gate, w.first, c.l, w.d0, w.d1, sh); err != nil {
 		return err
 	}
-	D := 2 * K
-	parallelRows(c.n, m.parallel, func(_, lo, hi int) {
-		zeta := make([]float64, K)
-		for r := lo; r < hi; r++ {
-			softmax(zeta, c.l[r*K:(r+1)*K], m.s)
-			f := w.first[r*D*P : (r+1)*D*P]
-			copy(f[:K*P], w.lmFirst[r*K*P:(r+1)*K*P])
-			for k := 0; k < K; k++ {
-				dst, d1 := f[(K+k)*P:(K+k+1)*P], w.d1[(r*K+k)*P:(r*K+k+1)*P]
-				for j, v := range d1 {
-					dst[j] = zeta[k] * v
-				}
-			}
-			h := w.gn[r*D*D : (r+1)*D*D]
-			for a := 0; a < D; a++ {
-				fa := f[a*P : (a+1)*P]
-				for b := a; b < D; b++ {
-					fb := f[b*P : (b+1)*P]
-					var s float64
-					for j, v := range fa {
-						s += v * fb[j]
-					}
-					h[a*D+b], h[b*D+a] = s, s
-				}
-			}
-		}
-	})
-	return nil
-}
-
-// softmax writes softmax(s·l) into dst.
-func softmax(dst, l []float64, s float64) {
-	mx := math.Inf(-1)
-	for _, v := range l {
-		mx = max(mx, s*v)
-	}
-	var sum float64
-	for k, v := range l {
-		dst[k] = math.Exp(s*v - mx)
-		sum += dst[k]
-	}
-	for k := range dst {
-		dst[k] /= sum
-	}
+	return softmaxjet.CoordGaussNewton[float64](m.gate, w.gn, c.l, w.d0, w.d1, sh)
 }
 
 // rowSolver solves one row's damped Gauss-Newton system.
