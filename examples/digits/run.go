@@ -38,7 +38,7 @@ func defaultConfig() Config {
 	return Config{
 		K: 8, Basis: 6, Iters: 30, AdamIters: 300, GridIters: 12,
 		Taus: []float64{0.25, 0.5, 1, 2}, Lambdas: []float64{0.3, 3},
-		Noise: 0.1, LR: 0.01, CodeLR: 0.05,
+		Noise: 0.1, LR: 0.05, CodeLR: 0.05,
 		Test: 300, Val: 200, Seed: 1, Out: filepath.Join("out", "digits"),
 	}
 }
