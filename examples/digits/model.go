@@ -6,7 +6,9 @@ import (
 	"runtime"
 	"sync"
 
-	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 
 	"github.com/gatejet/gatejet/internal/basis"
 	"github.com/gatejet/gatejet/softmaxjet"
@@ -119,17 +121,20 @@ func newWork(m *model, n int) *work {
 // decode writes the decoded rows d0 = d(t) [n,K,P], and d1 = ∂d/∂t unless withD1 is false,
 // from the coordinates t [n,K] and the coefficients B [K,L,P].
 func (m *model) decode(w *work, t, B []float64, withD1 bool) {
-	K, L, P, n := m.K, m.L, m.P, w.n
-	for i, ti := range t {
-		m.spline.Eval(w.phi0[i*L:(i+1)*L], ti, 0)
-		if withD1 {
-			m.spline.Eval(w.phi1[i*L:(i+1)*L], ti, 1)
+	K, L, P := m.K, m.L, m.P
+	parallelRows(w.n, m.parallel, func(_, lo, hi int) {
+		for i := lo * K; i < hi*K; i++ {
+			m.spline.Eval(w.phi0[i*L:(i+1)*L], t[i], 0)
+			if withD1 {
+				m.spline.Eval(w.phi1[i*L:(i+1)*L], t[i], 1)
+			}
 		}
-	}
-	basis.Decode(w.d0, w.phi0, B, n, K, L, P)
-	if withD1 {
-		basis.Decode(w.d1, w.phi1, B, n, K, L, P)
-	}
+		n := hi - lo
+		basis.Decode(w.d0[lo*K*P:hi*K*P], w.phi0[lo*K*L:hi*K*L], B, n, K, L, P)
+		if withD1 {
+			basis.Decode(w.d1[lo*K*P:hi*K*P], w.phi1[lo*K*L:hi*K*L], B, n, K, L, P)
+		}
+	})
 }
 
 // objectives writes each row's squared error ‖ẑ − x‖² into sse and its objective
@@ -171,15 +176,42 @@ func (m *model) jets(w *work, c codes) error {
 	return softmaxjet.CoordGaussNewton[float64](m.gate, w.gn, c.l, w.d0, w.d1, sh)
 }
 
-// rowSolver solves one row's damped Gauss-Newton system.
+// rowSolver factors and solves one row's 2K×2K symmetric positive definite system with
+// LAPACK's Cholesky routines (gonum's lapack64: no condition estimate, which the step does
+// not need).
 type rowSolver struct {
-	a    *mat.SymDense
-	chol mat.Cholesky
-	b, x *mat.VecDense
+	D   int
+	a   []float64 // D×D, upper triangle used; the factor U after factor
+	b   []float64 // right-hand side, then the solution
+	tri blas64.Triangular
+	sym blas64.Symmetric
+	rhs blas64.General
 }
 
 func newRowSolver(D int) *rowSolver {
-	return &rowSolver{a: mat.NewSymDense(D, nil), b: mat.NewVecDense(D, nil), x: mat.NewVecDense(D, nil)}
+	rs := &rowSolver{D: D, a: make([]float64, D*D), b: make([]float64, D)}
+	rs.sym = blas64.Symmetric{Uplo: blas.Upper, N: D, Stride: D, Data: rs.a}
+	rs.rhs = blas64.General{Rows: D, Cols: 1, Stride: 1, Data: rs.b}
+	return rs
+}
+
+// factor computes A = UᵀU, reporting false when A is not positive definite in float64.
+func (rs *rowSolver) factor() bool {
+	var ok bool
+	rs.tri, ok = lapack64.Potrf(rs.sym)
+	return ok
+}
+
+// solve overwrites b with A⁻¹b.
+func (rs *rowSolver) solve() { lapack64.Potrs(rs.tri, rs.rhs) }
+
+// logDet is log det A from the factor.
+func (rs *rowSolver) logDet() float64 {
+	var s float64
+	for i := 0; i < rs.D; i++ {
+		s += math.Log(rs.a[i*rs.D+i])
+	}
+	return 2 * s
 }
 
 // parallelRows runs fn over [0, n) split into one contiguous range per worker.
@@ -240,23 +272,18 @@ func (m *model) lmStep(w *work, x []float64, c codes, B []float64) (float64, err
 				if a >= K {
 					p = c.t[n*K+a-K] - m.tCentre
 				}
-				rs.b.SetVec(a, -(g + rho*p))
-				for b := a; b < D; b++ {
-					v := h[a*D+b]
-					if a == b {
-						v += rho + w.mu[n]
-					}
-					rs.a.SetSym(a, b, v)
-				}
+				rs.b[a] = -(g + rho*p)
+				copy(rs.a[a*D+a:(a+1)*D], h[a*D+a:(a+1)*D])
+				rs.a[a*D+a] += rho + w.mu[n]
 			}
-			ok := rs.chol.Factorize(rs.a)
+			ok := rs.factor()
 			if ok {
-				ok = rs.chol.SolveVecTo(rs.x, rs.b) == nil
+				rs.solve()
 			}
 			for k := 0; k < K; k++ {
 				dl, dt := 0.0, 0.0
 				if ok {
-					dl, dt = rs.x.AtVec(k), rs.x.AtVec(K+k)
+					dl, dt = rs.b[k], rs.b[K+k]
 				}
 				w.trial.l[n*K+k] = c.l[n*K+k] + dl
 				w.trial.t[n*K+k] = min(max(c.t[n*K+k]+dt, 0), 1)
@@ -322,18 +349,15 @@ func (m *model) evidence(w *work, x []float64, c codes, B []float64) (logZ, occa
 			h := w.gn[n*D*D : (n+1)*D*D]
 			for a := 0; a < D; a++ {
 				for b := a; b < D; b++ {
-					v := h[a*D+b] / m.sigma2
-					if a == b {
-						v += m.lambda
-					}
-					rs.a.SetSym(a, b, v)
+					rs.a[a*D+b] = h[a*D+b] / m.sigma2
 				}
+				rs.a[a*D+a] += m.lambda
 			}
-			if !rs.chol.Factorize(rs.a) {
+			if !rs.factor() {
 				bad[n] = true
 				continue
 			}
-			logdet[n] = rs.chol.LogDet()
+			logdet[n] = rs.logDet()
 		}
 	})
 	constant := -0.5*float64(P)*math.Log(2*math.Pi*m.sigma2) + float64(K)*math.Log(m.lambda)
