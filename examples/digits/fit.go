@@ -23,7 +23,7 @@ type point struct {
 // the fit, which the graph computes, and the curve's error is the graph's (codes after the
 // step, B before its own); without, B stays fixed and the error is the step's. tick is called
 // after every iteration.
-func fitGN(m *model, x []float64, c codes, B []float64, iters int, lr float64, learnB bool, tick func()) ([]point, error) {
+func fitGN(m *model, x []float64, c codes, B []float64, iters, bSteps int, lr float64, learnB bool, tick func()) ([]point, error) {
 	w := newWork(m, c.n)
 	var gr *graph
 	var solver G.Solver
@@ -46,11 +46,17 @@ func fitGN(m *model, x []float64, c codes, B []float64, iters int, lr float64, l
 		if learnB {
 			syncValue(gr.l, c.l)
 			syncValue(gr.t, c.t)
-			if mse, err = gr.run(m.P); err != nil {
-				return curve, fmt.Errorf("Gauss-Newton iteration %d: decoder gradient: %w", i, err)
-			}
-			if err := solver.Step(G.NodesToValueGrads(G.Nodes{gr.B})); err != nil {
-				return curve, fmt.Errorf("Gauss-Newton iteration %d: decoder step: %v", i, err)
+			for j := 0; j < bSteps; j++ {
+				e, err := gr.run(m.P)
+				if err != nil {
+					return curve, fmt.Errorf("Gauss-Newton iteration %d: decoder gradient: %w", i, err)
+				}
+				if j == 0 {
+					mse = e
+				}
+				if err := solver.Step(G.NodesToValueGrads(G.Nodes{gr.B})); err != nil {
+					return curve, fmt.Errorf("Gauss-Newton iteration %d: decoder step: %v", i, err)
+				}
 			}
 			copy(B, data(gr.B))
 		}

@@ -21,7 +21,7 @@ func tinyConfig(t testing.TB) Config {
 	cfg := defaultConfig()
 	cfg.Rows, cfg.Test, cfg.Val = 300, 60, 40
 	cfg.K, cfg.Basis = 4, 5
-	cfg.Iters, cfg.AdamIters, cfg.GridIters = 4, 8, 2
+	cfg.Iters, cfg.AdamIters, cfg.GridIters = 6, 12, 2
 	cfg.Taus, cfg.Lambdas = []float64{0.5, 2}, []float64{1}
 	cfg.Out = t.TempDir()
 	return cfg
@@ -37,7 +37,7 @@ func TestRunTiny(t *testing.T) {
 	require.Len(t, res.Grid, len(cfg.Taus)*len(cfg.Lambdas))
 	require.Len(t, res.GN, cfg.Iters)
 	require.Len(t, res.Adam, cfg.AdamIters)
-	require.Len(t, res.Methods, 3)
+	require.Len(t, res.Methods, 4)
 	gn, adamEqual := res.Methods[0], res.Methods[1]
 	require.Equal(t, gn.Iters, adamEqual.Iters)
 	// At equal iterations the Gauss-Newton steps, which solve each row's codes to the
@@ -270,6 +270,8 @@ func TestBadConfig(t *testing.T) {
 		"lr=NaN":          func(c *Config) { c.LR = math.NaN() },
 		"target<0":        func(c *Config) { c.Target = -1 },
 		"no out":          func(c *Config) { c.Out = "" },
+		"init=x":          func(c *Config) { c.Init = "x" },
+		"decoder-steps=0": func(c *Config) { c.DecoderSteps = 0 },
 		"rows>file":       func(c *Config) { c.Rows = 1798 },
 		"test+val≥rows":   func(c *Config) { c.Test, c.Val = 250, 50 },
 		"huge k":          func(c *Config) { c.K, c.Rows = 1024, 1<<20 },

@@ -370,3 +370,58 @@ func (m *model) evidence(w *work, x []float64, c codes, B []float64) (logZ, occa
 	}
 	return logZ / float64(c.n), occam / float64(c.n), nil
 }
+
+// initGrid is the number of coordinates at which initCodes tries each atom.
+const initGrid = 9
+
+// initCodes starts every row's codes from its best match per atom: t_k the coordinate on a
+// grid of initGrid points in [0, 1] at which atom k's decoded image is nearest the row, and the
+// logits the atoms' standardised distances at those points, negated, so that the gate
+// starts on the atoms that match. Both ways of fitting start from these codes.
+func (m *model) initCodes(x []float64, c codes, B []float64) {
+	K, L, P := m.K, m.L, m.P
+	// The atoms' images at the grid points: [K, initGrid, P].
+	phi := make([]float64, initGrid*K*L)
+	for j := 0; j < initGrid; j++ {
+		for k := 0; k < K; k++ {
+			m.spline.Eval(phi[(j*K+k)*L:(j*K+k+1)*L], float64(j)/(initGrid-1), 0)
+		}
+	}
+	atoms := make([]float64, initGrid*K*P) // [initGrid, K, P]
+	basis.Decode(atoms, phi, B, initGrid, K, L, P)
+	parallelRows(c.n, m.parallel, func(_, lo, hi int) {
+		dist := make([]float64, K)
+		for r := lo; r < hi; r++ {
+			xr := x[r*P : (r+1)*P]
+			for k := 0; k < K; k++ {
+				best := math.Inf(1)
+				for j := 0; j < initGrid; j++ {
+					var e float64
+					for i, v := range atoms[(j*K+k)*P : (j*K+k+1)*P] {
+						d := v - xr[i]
+						e += d * d
+					}
+					if e < best {
+						best, c.t[r*K+k] = e, float64(j)/(initGrid-1)
+					}
+				}
+				dist[k] = best
+			}
+			var mean, sq float64
+			for _, d := range dist {
+				mean += d / float64(K)
+			}
+			for _, d := range dist {
+				sq += (d - mean) * (d - mean) / float64(K)
+			}
+			sd := math.Sqrt(sq)
+			for k, d := range dist {
+				l := 0.0
+				if sd > 0 {
+					l = -(d - mean) / sd
+				}
+				c.l[r*K+k] = l
+			}
+		}
+	})
+}

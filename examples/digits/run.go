@@ -22,6 +22,7 @@ type Config struct {
 	K, Basis         int       // atoms, B-spline basis functions per atom
 	Iters, AdamIters int       // Gauss-Newton and Adam iterations of the comparison
 	GridIters        int       // Gauss-Newton iterations of each grid fit
+	DecoderSteps     int       // Adam steps on the decoder per Gauss-Newton iteration
 	Taus, Lambdas    []float64 // the grid of temperatures and prior precisions
 	Noise            float64   // σ
 	LR, CodeLR       float64   // Adam's learning rates: decoder, codes
@@ -29,6 +30,7 @@ type Config struct {
 	Target           float64   // target training MSE (0: automatic)
 	Seed             int64
 	Out, Data        string
+	Init             string // initial codes: "match" (initCodes) or "plain" (logits near 0, coordinates ½)
 
 	Stdout   io.Writer // the tables (nil: discarded)
 	Progress io.Writer // the progress bar, drawn when it is a terminal (nil: none)
@@ -36,10 +38,10 @@ type Config struct {
 
 func defaultConfig() Config {
 	return Config{
-		K: 8, Basis: 6, Iters: 30, AdamIters: 300, GridIters: 12,
+		K: 8, Basis: 6, Iters: 30, AdamIters: 300, GridIters: 12, DecoderSteps: 1,
 		Taus: []float64{0.25, 0.5, 1, 2}, Lambdas: []float64{0.3, 3},
 		Noise: 0.1, LR: 0.05, CodeLR: 0.05,
-		Test: 300, Val: 200, Seed: 1, Out: filepath.Join("out", "digits"),
+		Test: 300, Val: 200, Seed: 1, Init: "match", Out: filepath.Join("out", "digits"),
 	}
 }
 
@@ -71,6 +73,7 @@ func (c Config) validate() error {
 		{"-iters", c.Iters, 1, maxIters, "iterations"},
 		{"-adam-iters", c.AdamIters, 1, maxIters, "iterations"},
 		{"-grid-iters", c.GridIters, 1, maxIters, "iterations"},
+		{"-decoder-steps", c.DecoderSteps, 1, 1000, "decoder steps per Gauss-Newton iteration"},
 		{"-rows", c.Rows, 0, 1 << 20, "images (0: all)"},
 		{"-test", c.Test, 1, 1 << 20, "held-out images"},
 		{"-val", c.Val, 1, 1 << 20, "validation images"},
@@ -115,6 +118,8 @@ func (c Config) validate() error {
 		return badFlag("-target", "want 0 ≤ -target < +Inf, got %v", c.Target)
 	case c.Out == "":
 		return badFlag("-out", "want an -out directory")
+	case c.Init != "match" && c.Init != "plain":
+		return badFlag("-init", "want match or plain, got %q", c.Init)
 	}
 	// The largest buffers, for the most images the file may hold: the Gauss-Newton channel
 	// [n,2K,P] and slabs [n,2K,2K], and the decoder.
@@ -296,12 +301,20 @@ func run(cfg Config) (Result, error) {
 		}
 	}
 	fitCodes, valCodes := newCodes(fit.n, K, rng), newCodes(val.n, K, rng)
+	if cfg.Init == "match" {
+		m0, err := newModel(K, L, P, 1, 1, cfg.Noise)
+		if err != nil {
+			return res, err
+		}
+		m0.initCodes(fit.x, fitCodes, B0)
+		m0.initCodes(val.x, valCodes, B0)
+	}
 	trainCodes := codes{n: train.n, l: append(append([]float64(nil), fitCodes.l...), valCodes.l...),
 		t: append(append([]float64(nil), fitCodes.t...), valCodes.t...)}
 	testCodes := newCodes(test.n, K, rng)
 
 	bar := newProgress(cfg.Progress)
-	bar.total = len(cfg.Taus)*len(cfg.Lambdas)*2*cfg.GridIters + 2*cfg.Iters + 2*cfg.AdamIters + cfg.Iters
+	bar.total = len(cfg.Taus)*len(cfg.Lambdas)*2*cfg.GridIters + 2*cfg.Iters + 2*cfg.AdamIters + 2*cfg.Iters
 	tick := bar.tick
 	defer bar.clear()
 
@@ -317,7 +330,7 @@ func run(cfg Config) (Result, error) {
 				return res, err
 			}
 			c, B := fitCodes.clone(), append([]float64(nil), B0...)
-			curve, err := fitGN(m, fit.x, c, B, cfg.GridIters, cfg.LR, true, tick)
+			curve, err := fitGN(m, fit.x, c, B, cfg.GridIters, cfg.DecoderSteps, cfg.LR, true, tick)
 			if err != nil {
 				return res, fmt.Errorf("grid τ=%g λ=%g: %w", tau, lambda, err)
 			}
@@ -326,7 +339,10 @@ func run(cfg Config) (Result, error) {
 				return res, fmt.Errorf("grid τ=%g λ=%g: evidence: %w", tau, lambda, err)
 			}
 			cv := valCodes.clone()
-			vcurve, err := fitGN(m, val.x, cv, B, cfg.GridIters, cfg.LR, false, tick)
+			if cfg.Init == "match" {
+				m.initCodes(val.x, cv, B)
+			}
+			vcurve, err := fitGN(m, val.x, cv, B, cfg.GridIters, 0, cfg.LR, false, tick)
 			if err != nil {
 				return res, fmt.Errorf("grid τ=%g λ=%g: validation: %w", tau, lambda, err)
 			}
@@ -353,12 +369,15 @@ func run(cfg Config) (Result, error) {
 	}
 	bar.stage = "Gauss-Newton"
 	gnCodes, gnB := trainCodes.clone(), append([]float64(nil), B0...)
-	if res.GN, err = fitGN(m, train.x, gnCodes, gnB, cfg.Iters, cfg.LR, true, tick); err != nil {
+	if res.GN, err = fitGN(m, train.x, gnCodes, gnB, cfg.Iters, cfg.DecoderSteps, cfg.LR, true, tick); err != nil {
 		return res, err
 	}
 	bar.stage = "Gauss-Newton, held-out codes"
 	gnTest := testCodes.clone()
-	tcurve, err := fitGN(m, test.x, gnTest, gnB, cfg.Iters, cfg.LR, false, tick)
+	if cfg.Init == "match" {
+		m.initCodes(test.x, gnTest, gnB)
+	}
+	tcurve, err := fitGN(m, test.x, gnTest, gnB, cfg.Iters, 0, cfg.LR, false, tick)
 	if err != nil {
 		return res, err
 	}
@@ -375,6 +394,9 @@ func run(cfg Config) (Result, error) {
 	}
 	bar.stage = "Adam, held-out codes"
 	adamEqual := testCodes.clone()
+	if cfg.Init == "match" {
+		m.initCodes(test.x, adamEqual, snapB)
+	}
 	ecurve, err := fitAdam(m, test.x, adamEqual, snapB, cfg.Iters, cfg.CodeLR, cfg.LR, false, 0, nil, tick)
 	if err != nil {
 		return res, err
@@ -384,11 +406,29 @@ func run(cfg Config) (Result, error) {
 		return res, err
 	}
 	adamTest := testCodes.clone()
+	if cfg.Init == "match" {
+		m.initCodes(test.x, adamTest, adamB)
+	}
 	acurve, err := fitAdam(m, test.x, adamTest, adamB, cfg.AdamIters, cfg.CodeLR, cfg.LR, false, 0, nil, tick)
 	if err != nil {
 		return res, err
 	}
 	adamRecon, adamTestMSE, err := m.reconstruct(test.x, adamTest, adamB)
+	if err != nil {
+		return res, err
+	}
+	// The same decoder with the held-out codes fitted by Gauss-Newton steps: the two ways of
+	// fitting codes compared on one decoder.
+	bar.stage = "Adam's decoder, Gauss-Newton held-out codes"
+	crossTest := testCodes.clone()
+	if cfg.Init == "match" {
+		m.initCodes(test.x, crossTest, adamB)
+	}
+	xcurve, err := fitGN(m, test.x, crossTest, adamB, cfg.Iters, 0, cfg.LR, false, tick)
+	if err != nil {
+		return res, err
+	}
+	_, crossMSE, err := m.reconstruct(test.x, crossTest, adamB)
 	if err != nil {
 		return res, err
 	}
@@ -406,6 +446,8 @@ func run(cfg Config) (Result, error) {
 			ToTarget: toTarget(res.Adam[:cfg.Iters], res.Target), Seconds: res.Adam[cfg.Iters-1].Seconds, TestSeconds: last(ecurve).Seconds},
 		{Name: "Adam", Iters: cfg.AdamIters, TrainMSE: last(res.Adam).MSE, TestMSE: adamTestMSE,
 			ToTarget: toTarget(res.Adam, res.Target), Seconds: last(res.Adam).Seconds, TestSeconds: last(acurve).Seconds},
+		{Name: "Adam, GN held-out", Iters: cfg.AdamIters, TrainMSE: last(res.Adam).MSE, TestMSE: crossMSE,
+			ToTarget: toTarget(res.Adam, res.Target), Seconds: last(res.Adam).Seconds, TestSeconds: last(xcurve).Seconds},
 	}
 	printComparison(out, res, best)
 
