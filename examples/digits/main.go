@@ -24,18 +24,23 @@
 // # The two ways of fitting it
 //
 // Gauss-Newton: each iteration takes one Levenberg–Marquardt step on every row's codes: the
-// coordinate jet's first channel F = ∂ẑ/∂p [2K,P] (a softmaxjet kernel for the logit rows,
-// ζ_k·∂d_k/∂t for the coordinate rows), the Gauss-Newton slab H = F·Fᵀ [2K,2K], and the
-// 2K×2K system (H + (σ²λ + μ)I)·δ = −(F·r + σ²λ(p − p₀)) solved by a gonum Cholesky
-// factorisation, the damping μ adapted per row; then one Adam step on the decoder B along the
-// gradient of the fit, which a Gorgonia graph computes (graphs.BSplineJets for the decoded
-// rows, ops.SoftmaxJetValue for ẑ, gorgonia.Grad).
+// coordinate jet's first channel F = ∂ẑ/∂p [2K,P] and Gauss-Newton slab H = F·Fᵀ [2K,2K]
+// (softmaxjet.CoordFirst and softmaxjet.CoordGaussNewton), and the 2K×2K system
+// (H + (σ²λ + μ)I)·δ = −(F·r + σ²λ(p − p₀)) solved by a Cholesky factorisation (gonum's
+// lapack64), the damping μ adapted per row and a step kept only where it lowers the row's
+// objective; then -decoder-steps Adam steps on the decoder B along the gradient of the fit,
+// which a Gorgonia graph computes (graphs.BSplineJets for the decoded rows,
+// ops.SoftmaxJetValue for ẑ, gorgonia.Grad).
 //
 // Adam: the same graph with the codes learned too, one Adam step on codes and decoder per
 // iteration: the first-order baseline.
 //
-// Held-out images keep the decoder fixed and fit only their codes, each method with its own
-// steps, as many as it trained with.
+// Both start from the same decoder (each atom's spline through random training images) and
+// the same codes (-init match: each atom at the grid coordinate whose image is nearest the
+// row, the logits its standardised distances, negated). Held-out images keep the decoder
+// fixed and fit only their codes, from the same start, each method with its own steps, as many
+// as it trained with; the last row of the table fits them by Gauss-Newton steps on Adam's
+// decoder, which separates the two code fits from the two decoders.
 //
 // # Choosing τ and λ by the evidence
 //
