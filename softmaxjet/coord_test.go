@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -584,5 +585,117 @@ func TestCoordSteadyAllocs(t *testing.T) {
 		}
 		run()
 		require.Zero(t, testing.AllocsPerRun(20, run), g.name)
+	}
+}
+
+// TestScaleVecEqualsGo: the AVX writer of the coordinate blocks gives scaleGo's bits, with
+// and without non-temporal stores, on aligned and unaligned rows, for every P up to 40,
+// ordinary, extreme and non-finite values, and writes nothing outside its rows.
+func TestScaleVecEqualsGo(t *testing.T) {
+	testkit.RequireAVX(t, "loops", hasAVX, &useAVX)
+	t.Run("f64", func(t *testing.T) { scaleVecEqualsGo[float64](t) })
+	t.Run("f32", func(t *testing.T) { scaleVecEqualsGo[float32](t) })
+}
+
+func scaleVecEqualsGo[T gatejet.Float](t *testing.T) {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	rng := rand.New(rand.NewPCG(25, uint64(size)))
+	const guard = 40
+	sentinel := T(math.Float32frombits(0x7fc0beef))
+	for P := 1; P <= 40; P++ {
+		for _, n := range []int{0, 1, 3, 16} {
+			for _, xs := range []int{0, P} {
+				f := randn(rng, n, 1)
+				x := make([]T, max(1, n)*P)
+				for i := range x {
+					x[i] = T(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(60)-30)))
+				}
+				if n > 0 {
+					f[rng.IntN(n)] = []float64{math.NaN(), math.Inf(-1), 1e300, 0}[rng.IntN(4)]
+					x[rng.IntN(len(x))] = T([]float64{math.NaN(), math.Inf(1), 5e-324}[rng.IntN(3)])
+				}
+				want := make([]T, n*P)
+				useAVX = false
+				scaleVec(want, x, f, n, P, xs, false)
+				useAVX = true
+				for _, nt := range []bool{false, true} {
+					for _, shift := range []int{0, 1} {
+						buf := make([]T, n*P+2*guard+64)
+						for i := range buf {
+							buf[i] = sentinel
+						}
+						start := guard + (64-int(uintptr(unsafe.Pointer(&buf[guard])))%64)%64/size + shift
+						o := buf[start : start+n*P]
+						used := scaleVec(o, x, f, n, P, xs, nt)
+						what := fmt.Sprintf("P=%d n=%d xs=%d nt=%v shift=%d", P, n, xs, nt, shift)
+						require.Equal(t, nt && n > 0 && shift == 0 && P*size%(4*size) == 0, used, "non-temporal stores %s", what)
+						for i := range want {
+							require.True(t, sameBits(want[i], o[i]), "%s [%d]: AVX %v, Go %v", what, i, o[i], want[i])
+						}
+						for i := range buf {
+							if (i < start || i >= start+len(o)) && !sameBits(sentinel, buf[i]) {
+								t.Fatalf("%s: written outside the rows at %d", what, i)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCoordSecondNonTemporal: the coordinate second channel gives the same bits with
+// non-temporal stores as without, with the AVX loops and the Go loops, for both gates and
+// both element types (the float32 rows that leave float32's safe range included).
+func TestCoordSecondNonTemporal(t *testing.T) {
+	defer func(n int, u bool) { ntMin, useAVX = n, u }(ntMin, useAVX)
+	rng := rand.New(rand.NewPCG(25, 9))
+	for _, sh := range []Shape{{N: 5, K: 4, P: 8}, {N: 3, K: 5, P: 6}, {N: 4, K: 16, P: 16}} {
+		for _, g := range coordGates(sh.K, 1.3, rng) {
+			c := newCoordCase(rng, sh, 1.5)
+			c.d0[3] = 1e35 // a float32 row outside the fast range
+			K2 := 2 * sh.K
+			var ref64 []float64
+			var ref32 []float32
+			for _, avx := range []bool{false, true} {
+				for _, nt := range []int{1 << 62, 0} {
+					useAVX, ntMin = avx && hasAVX, nt
+					g64, g32 := make([]float64, sh.N*K2*K2*sh.P), make([]float32, sh.N*K2*K2*sh.P)
+					require.NoError(t, CoordSecond(g.f64, g64, c.l, c.d0, c.d1, c.d2, sh))
+					require.NoError(t, CoordSecond(g.f32, g32, conv[float32](c.l), conv[float32](c.d0), conv[float32](c.d1), conv[float32](c.d2), sh))
+					if ref64 == nil {
+						ref64, ref32 = g64, g32
+						continue
+					}
+					what := fmt.Sprintf("%s %+v avx=%v ntMin=%d", g.name, sh, avx, nt)
+					requireSameBits(t, what+" f64", g64, ref64)
+					requireSameBits(t, what+" f32", g32, ref32)
+				}
+			}
+		}
+	}
+}
+
+// TestGramRowBits: the Gram writer, four columns at a time, gives the bits of one dot
+// product at a time, each summed over c in order.
+func TestGramRowBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 10))
+	for K := 1; K <= 11; K++ {
+		for _, P := range []int{1, 3, 16} {
+			f, e := randn(rng, K, 1), randn(rng, K*P, 1)
+			got := make([]float64, K*K)
+			gramRow(got, f, e, K, P)
+			for a := 0; a < K; a++ {
+				for b := 0; b < K; b++ {
+					dot := 0.0
+					for c := 0; c < P; c++ {
+						dot += e[a*P+c] * e[b*P+c]
+					}
+					lo, hi := min(a, b), max(a, b)
+					require.True(t, sameBits(f[lo]*f[hi]*dot, got[a*K+b]), "K=%d P=%d (%d,%d)", K, P, a, b)
+				}
+			}
+		}
 	}
 }

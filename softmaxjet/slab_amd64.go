@@ -27,10 +27,16 @@ func coefAVX64(c, nsz, diag, z []float64, s2 float64, K, Kp int) (zmin float64, 
 func coefAVX32(c []float32, nsz, diag, z []float64, s2 float64, K, Kp int) (zmin float64, ok bool)
 
 //go:noescape
-func rowAVX64(o, c, e []float64, K, P, Kp int, nt bool)
+func rowAVX64(o, c, e []float64, K, P, Kp, os int, nt bool)
 
 //go:noescape
-func rowAVX32(o, c, e []float32, K, P, Kp int, nt bool)
+func rowAVX32(o, c, e []float32, K, P, Kp, os int, nt bool)
+
+//go:noescape
+func scaleAVX64(o, x, f []float64, n, P, xs int, nt bool)
+
+//go:noescape
+func scaleAVX32(o, x []float32, f []float64, n, P, xs int, nt bool)
 
 //go:noescape
 func centreAVX32(e, d []float32, m []float64, K, P int) (big bool)
@@ -96,23 +102,46 @@ func secondCoefsVec[T gatejet.Float](c []T, nsz, diag, z []float64, s2 float64, 
 
 // rowVec writes a row like rowT, with the AVX loop when it can, from the coefficients that
 // secondCoefsVec put in c; nt asks for non-temporal stores, which it uses only where the
-// alignment allows. It reports whether it used them.
-func rowVec[T gatejet.Float](o, c []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
+// alignment allows. It reports whether it used them. Block (a,b) is at o[(a·os+b)·P].
+func rowVec[T gatejet.Float](o, c []T, nsz, z, diag []float64, e []T, K, P, os int, nt bool) bool {
 	if !useAVX {
-		rowT(o, nsz, z, diag, e, K, P)
+		rowT(o, nsz, z, diag, e, K, P, os)
 		return false
 	}
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	Kp := padK(K)
-	if K < 1 || P < 1 || len(o) < K*K*P || len(c) < K*Kp || len(e) < K*P {
+	if K < 1 || P < 1 || os < K || len(o) < ((K-1)*os+K)*P || len(c) < K*Kp || len(e) < K*P {
 		panic("softmaxjet: row buffers too short")
 	}
 	nt = nt && uintptr(unsafe.Pointer(unsafe.SliceData(o)))%32 == 0 && P*size%32 == 0
 	if size == 8 {
-		rowAVX64(f64s(o), f64s(c), f64s(e), K, P, Kp, nt)
+		rowAVX64(f64s(o), f64s(c), f64s(e), K, P, Kp, os, nt)
 	} else {
-		rowAVX32(f32s(o), f32s(c), f32s(e), K, P, Kp, nt)
+		rowAVX32(f32s(o), f32s(c), f32s(e), K, P, Kp, os, nt)
+	}
+	return nt
+}
+
+// scaleVec writes n rows of P, o[i·P+c] = T(f[i]·x[i·xs+c]), as scaleGo does (same bits),
+// with the AVX loop when it can; nt asks for non-temporal stores, which it uses only where
+// the alignment allows. It reports whether it used them.
+func scaleVec[T gatejet.Float](o, x []T, f []float64, n, P, xs int, nt bool) bool {
+	if n == 0 {
+		return false
+	}
+	if !useAVX || len(o) < n*P || len(f) < n || len(x) < (n-1)*xs+P {
+		scaleGo(o, x, f, n, P, xs)
+		return false
+	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	al := 4 * size // a non-temporal store: 32 bytes of float64, 16 of float32
+	nt = nt && uintptr(unsafe.Pointer(unsafe.SliceData(o)))%uintptr(al) == 0 && P*size%al == 0
+	if size == 8 {
+		scaleAVX64(f64s(o), f64s(x), f, n, P, xs, nt)
+	} else {
+		scaleAVX32(f32s(o), f32s(x), f, n, P, xs, nt)
 	}
 	return nt
 }

@@ -288,10 +288,10 @@ c32_done:
 	VZEROUPPER
 	RET
 
-// func rowAVX32(o []float32, c []float32, e []float32, K int, P int, Kp int, nt bool)
+// func rowAVX32(o []float32, c []float32, e []float32, K int, P int, Kp int, os int, nt bool)
 // Requires: AVX
-TEXT ·rowAVX32(SB), NOSPLIT, $0-97
-	// One float32 row of the second channel, as rowT: block (a,b) is o[(a·K+b)·P+c] = f·(e[a·P+c]
+TEXT ·rowAVX32(SB), NOSPLIT, $0-105
+	// One float32 row of the second channel, as rowT: block (a,b) is o[(a·os+b)·P+c] = f·(e[a·P+c]
 	// + e[b·P+c]) with f = c[min(a,b)·Kp + max(a,b)] (coefAVX32), eight lanes at a time, then
 	// one. With nt the vector stores are non-temporal (the caller guarantees that o and P·4 are
 	// multiples of 32 bytes). Kp ≥ 4.
@@ -310,7 +310,7 @@ TEXT ·rowAVX32(SB), NOSPLIT, $0-97
 	SHRQ $0x05, R15
 
 r32_variant:
-	MOVBLZX nt+96(FP), AX
+	MOVBLZX nt+104(FP), AX
 	SHLQ    $0x03, AX
 	ORQ     AX, R15
 	MOVQ    R11, R14
@@ -383,9 +383,13 @@ r32_rundone:
 
 r32_nexta:
 	ADDQ R10, R14
-	ADDQ R12, DI
-	INCQ BX
-	JMP  r32_a
+
+	// on to block (a+1, 0): os blocks of P further
+	MOVQ  os+96(FP), AX
+	IMULQ R10, AX
+	ADDQ  AX, DI
+	INCQ  BX
+	JMP   r32_a
 
 r32_v1:
 	VBROADCASTSS (R8), Y0
@@ -571,9 +575,9 @@ r32_done:
 	VZEROUPPER
 	RET
 
-// func rowAVX64(o []float64, c []float64, e []float64, K int, P int, Kp int, nt bool)
+// func rowAVX64(o []float64, c []float64, e []float64, K int, P int, Kp int, os int, nt bool)
 // Requires: AVX
-TEXT ·rowAVX64(SB), NOSPLIT, $0-97
+TEXT ·rowAVX64(SB), NOSPLIT, $0-105
 	// rowAVX32 for float64: four lanes at a time, then one (P·8 a multiple of 32 bytes for nt).
 	MOVQ o_base+0(FP), DI
 	MOVQ e_base+48(FP), R11
@@ -590,7 +594,7 @@ TEXT ·rowAVX64(SB), NOSPLIT, $0-97
 	SHRQ $0x05, R15
 
 r64_variant:
-	MOVBLZX nt+96(FP), AX
+	MOVBLZX nt+104(FP), AX
 	SHLQ    $0x03, AX
 	ORQ     AX, R15
 	MOVQ    R11, R14
@@ -663,9 +667,13 @@ r64_rundone:
 
 r64_nexta:
 	ADDQ R10, R14
-	ADDQ R12, DI
-	INCQ BX
-	JMP  r64_a
+
+	// on to block (a+1, 0): os blocks of P further
+	MOVQ  os+96(FP), AX
+	IMULQ R10, AX
+	ADDQ  AX, DI
+	INCQ  BX
+	JMP   r64_a
 
 r64_v1:
 	VBROADCASTSD (R8), Y0
@@ -1322,10 +1330,145 @@ h32_done:
 	VZEROUPPER
 	RET
 
+// func scaleAVX64(o []float64, x []float64, f []float64, n int, P int, xs int, nt bool)
+// Requires: AVX
+TEXT ·scaleAVX64(SB), NOSPLIT, $0-97
+	// o[i·P+c] = f[i]·x[i·xs+c] for i < n, c < P, four lanes at a time, then one; with nt the
+	// stores are non-temporal (o and P·8 multiples of 32 bytes).
+	MOVQ    o_base+0(FP), DI
+	MOVQ    x_base+24(FP), SI
+	MOVQ    f_base+48(FP), R8
+	MOVQ    n+72(FP), BX
+	MOVQ    P+80(FP), R10
+	MOVQ    xs+88(FP), R9
+	SHLQ    $0x03, R9
+	MOVQ    R10, R12
+	SHLQ    $0x03, R12
+	MOVQ    R10, R13
+	ANDQ    $-4, R13
+	MOVBLZX nt+96(FP), R11
+
+s64_row:
+	TESTQ        BX, BX
+	JZ           s64_done
+	VBROADCASTSD (R8), Y0
+	XORQ         CX, CX
+	TESTQ        R11, R11
+	JNZ          s64_nt
+	TESTQ        R13, R13
+	JZ           s64_tail
+
+s64_vec:
+	VMOVUPD (SI)(CX*8), Y1
+	VMULPD  Y0, Y1, Y1
+	VMOVUPD Y1, (DI)(CX*8)
+	ADDQ    $0x04, CX
+	CMPQ    CX, R13
+	JB      s64_vec
+
+s64_tail:
+	CMPQ   CX, R10
+	JAE    s64_next
+	VMOVSD (SI)(CX*8), X1
+	VMULSD X0, X1, X1
+	VMOVSD X1, (DI)(CX*8)
+	INCQ   CX
+	JMP    s64_tail
+
+s64_nt:
+	// P a multiple of 4: whole vectors, non-temporal
+s64_ntvec:
+	VMOVUPD  (SI)(CX*8), Y1
+	VMULPD   Y0, Y1, Y1
+	VMOVNTPD Y1, (DI)(CX*8)
+	ADDQ     $0x04, CX
+	CMPQ     CX, R10
+	JB       s64_ntvec
+
+s64_next:
+	ADDQ R12, DI
+	ADDQ R9, SI
+	ADDQ $0x08, R8
+	DECQ BX
+	JMP  s64_row
+
+s64_done:
+	VZEROUPPER
+	RET
+
+// func scaleAVX32(o []float32, x []float32, f []float64, n int, P int, xs int, nt bool)
+// Requires: AVX
+TEXT ·scaleAVX32(SB), NOSPLIT, $0-97
+	// scaleAVX64 on float32 data, each product rounded once to float32; with nt o and P·4
+	// are multiples of 16 bytes.
+	MOVQ    o_base+0(FP), DI
+	MOVQ    x_base+24(FP), SI
+	MOVQ    f_base+48(FP), R8
+	MOVQ    n+72(FP), BX
+	MOVQ    P+80(FP), R10
+	MOVQ    xs+88(FP), R9
+	SHLQ    $0x02, R9
+	MOVQ    R10, R12
+	SHLQ    $0x02, R12
+	MOVQ    R10, R13
+	ANDQ    $-4, R13
+	MOVBLZX nt+96(FP), R11
+
+s32_row:
+	TESTQ        BX, BX
+	JZ           s32_done
+	VBROADCASTSD (R8), Y0
+	XORQ         CX, CX
+	TESTQ        R11, R11
+	JNZ          s32_nt
+	TESTQ        R13, R13
+	JZ           s32_tail
+
+s32_vec:
+	VCVTPS2PD  (SI)(CX*4), Y1
+	VMULPD     Y0, Y1, Y1
+	VCVTPD2PSY Y1, X1
+	VMOVUPS    X1, (DI)(CX*4)
+	ADDQ       $0x04, CX
+	CMPQ       CX, R13
+	JB         s32_vec
+
+s32_tail:
+	CMPQ      CX, R10
+	JAE       s32_next
+	VCVTSS2SD (SI)(CX*4), X1, X1
+	VMULSD    X0, X1, X1
+	VCVTSD2SS X1, X1, X1
+	VMOVSS    X1, (DI)(CX*4)
+	INCQ      CX
+	JMP       s32_tail
+
+s32_nt:
+	// P a multiple of 4: whole vectors, non-temporal
+s32_ntvec:
+	VCVTPS2PD  (SI)(CX*4), Y1
+	VMULPD     Y0, Y1, Y1
+	VCVTPD2PSY Y1, X1
+	VMOVNTPS   X1, (DI)(CX*4)
+	ADDQ       $0x04, CX
+	CMPQ       CX, R10
+	JB         s32_ntvec
+
+s32_next:
+	ADDQ R12, DI
+	ADDQ R9, SI
+	ADDQ $0x08, R8
+	DECQ BX
+	JMP  s32_row
+
+s32_done:
+	VZEROUPPER
+	RET
+
 // func sfence()
 // Requires: MMX+
 TEXT ·sfence(SB), NOSPLIT, $0
-	// The store fence after the non-temporal stores of rowAVX64 and rowAVX32.
+	// The store fence after the non-temporal stores of rowAVX64, rowAVX32, scaleAVX64 and scaleAVX32.
 	SFENCE
 	RET
 

@@ -13,8 +13,13 @@ func secondCoefsVec[T gatejet.Float](c []T, nsz, diag, z []float64, s2 float64, 
 	return secondCoefs(nsz[:K], diag[:K], z[:K], s2)
 }
 
-func rowVec[T gatejet.Float](o, c []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
-	rowT(o, nsz, z, diag, e, K, P)
+func rowVec[T gatejet.Float](o, c []T, nsz, z, diag []float64, e []T, K, P, os int, nt bool) bool {
+	rowT(o, nsz, z, diag, e, K, P, os)
+	return false
+}
+
+func scaleVec[T gatejet.Float](o, x []T, f []float64, n, P, xs int, nt bool) bool {
+	scaleGo(o, x, f, n, P, xs)
 	return false
 }
 

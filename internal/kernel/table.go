@@ -8,8 +8,8 @@ import (
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
-// The built-in kernels. A gate's ten kernels follow its Gate.Kernel order: the five channels'
-// forward kernels, then their VJPs.
+// The built-in kernels. A gate's fourteen kernels follow its Gate.Kernel order: the five
+// channels' forward kernels, then their VJPs, then (Gate.CoordKernel) its coordinate jets.
 const (
 	JetValue ID = iota + 1 // the softmax gate's kernels (SoftmaxGate)
 	JetFirst
@@ -21,6 +21,10 @@ const (
 	JetSecondVJP
 	JetHVPVJP
 	JetGaussNewtonVJP
+	JetCoordFirst // the softmax gate's coordinate jets, CPU only
+	JetCoordSecond
+	JetCoordHVP
+	JetCoordGaussNewton
 	LogisticValue // the logistic gate's kernels (LogisticGate)
 	LogisticFirst
 	LogisticSecond
@@ -31,6 +35,10 @@ const (
 	LogisticSecondVJP
 	LogisticHVPVJP
 	LogisticGaussNewtonVJP
+	LogisticCoordFirst
+	LogisticCoordSecond
+	LogisticCoordHVP
+	LogisticCoordGaussNewton
 	SoftmaxBackward // axis kernels, declared in axisKernels
 	LogSoftmaxBackward
 	SoftmaxBackwardGrad
