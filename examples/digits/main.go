@@ -50,13 +50,17 @@
 //
 //	log Z_n = −‖r_n‖²/2σ² − (P/2)·log 2πσ² − ½λ‖p_n − p₀‖² + K·log λ − ½·log det(H_n/σ² + λI),
 //
-// the last term (the Occam factor) from each row's Gauss-Newton slab, its log-determinant by a
-// Cholesky factorisation. It is printed beside the validation error of the same fit (codes
-// fitted on the validation images, decoder fixed), the choice a grid search on held-out data
-// would make. The comparison then uses the evidence's choice. The temperature is a
-// hyperparameter here, not trained by gradient: with free per-row logits, ℓ/τ is what the
-// fit sees, so τ matters only through the prior on ℓ, which the evidence weighs and the fit
-// does not. σ is fixed (-noise).
+// the last term (the Occam factor) from each row's Gauss-Newton slab over the 2K codes
+// (graphs.CoordGaussNewtonLogDet in a Gorgonia graph; the test holds it to a per-row Cholesky
+// factorisation). It is printed beside the validation error of the same fit (codes fitted on
+// the validation images, decoder fixed), the choice a grid search on held-out data would make.
+// Then -tune rounds of gradient ascent of the evidence in log(1/τ) and log λ (the graph's
+// gradient, exact, with the codes refitted by three Gauss-Newton steps after each move, the
+// decoder that of the grid's fit) refine the evidence's choice, and the comparison uses it.
+// The temperature is learned from the evidence and not from the fit: with free per-row
+// logits, ℓ/τ is what the fit sees, so τ matters only through the prior on ℓ, which the
+// evidence weighs and the fit alone does not (a lower fit error always wants a weaker prior).
+// σ is fixed (-noise).
 //
 // # Output
 //
@@ -66,8 +70,8 @@
 // Gauss-Newton and the Adam reconstructions, one digit of each class), curves.png (training
 // error against iterations, left, and against seconds, right, on a log scale: Gauss-Newton
 // blue, Adam orange, the target grey), curves.csv (the same numbers) and grid.csv (the
-// evidence and validation error of each τ, λ). A progress bar is drawn while stdout is a
-// terminal.
+// evidence and validation error of each τ, λ, and of the ascent's end). A progress bar is
+// drawn while stdout is a terminal.
 package main
 
 import (
@@ -104,6 +108,7 @@ func parseFlags(args []string, errOut io.Writer) (Config, error) {
 	fs.IntVar(&cfg.AdamIters, "adam-iters", cfg.AdamIters, "Adam iterations of the first-order run (≥ -iters)")
 	fs.IntVar(&cfg.GridIters, "grid-iters", cfg.GridIters, "Gauss-Newton iterations of each fit of the τ, λ grid")
 	fs.IntVar(&cfg.DecoderSteps, "decoder-steps", cfg.DecoderSteps, "Adam steps on the decoder per Gauss-Newton iteration")
+	fs.IntVar(&cfg.Tune, "tune", cfg.Tune, "rounds of gradient ascent of the evidence in τ and λ from the grid's choice (0: the grid's choice)")
 	fs.Var(floatList(&cfg.Taus), "taus", "temperatures `τ,...` of the grid")
 	fs.Var(floatList(&cfg.Lambdas), "lambdas", "prior precisions `λ,...` of the codes in the grid")
 	fs.Var(exampleutil.FloatFlag(&cfg.Noise), "noise", "pixel noise `σ` (pixels scaled to [0, 1])")
@@ -131,6 +136,7 @@ func parseFlags(args []string, errOut io.Writer) (Config, error) {
 			"grid-iters": func() { cfg.GridIters = q.GridIters },
 			"taus":       func() { cfg.Taus = q.Taus },
 			"lambdas":    func() { cfg.Lambdas = q.Lambdas },
+			"tune":       func() { cfg.Tune = q.Tune },
 		} {
 			if !set[name] {
 				apply()

@@ -23,6 +23,7 @@ func tinyConfig(t testing.TB) Config {
 	cfg.K, cfg.Basis = 4, 5
 	cfg.Iters, cfg.AdamIters, cfg.GridIters = 6, 12, 2
 	cfg.Taus, cfg.Lambdas = []float64{0.5, 2}, []float64{1}
+	cfg.Tune = 2
 	cfg.Out = t.TempDir()
 	return cfg
 }
@@ -69,9 +70,12 @@ func TestRunTiny(t *testing.T) {
 	records := readCSV(t, res.CurvesCSV)
 	require.Equal(t, curvesHeader, records[0])
 	require.Len(t, records, 1+cfg.Iters+cfg.AdamIters)
+	require.NotNil(t, res.Tuned)
+	require.GreaterOrEqual(t, res.Tuned.LogEvidence, res.Grid[res.ByEvidence].LogEvidence,
+		"the ascent starts at the grid's choice and keeps only moves that raise the evidence")
 	records = readCSV(t, res.GridCSV)
 	require.Equal(t, gridHeader, records[0])
-	require.Len(t, records, 1+len(res.Grid))
+	require.Len(t, records, 1+len(res.Grid)+1, "the grid and the ascent's end")
 }
 
 func readCSV(t *testing.T, path string) [][]string {
@@ -272,6 +276,7 @@ func TestBadConfig(t *testing.T) {
 		"no out":          func(c *Config) { c.Out = "" },
 		"init=x":          func(c *Config) { c.Init = "x" },
 		"decoder-steps=0": func(c *Config) { c.DecoderSteps = 0 },
+		"tune<0":          func(c *Config) { c.Tune = -1 },
 		"rows>file":       func(c *Config) { c.Rows = 1798 },
 		"test+val≥rows":   func(c *Config) { c.Test, c.Val = 250, 50 },
 		"huge k":          func(c *Config) { c.K, c.Rows = 1024, 1<<20 },
@@ -401,4 +406,35 @@ func parseShape(s string) (n, K, P, L int, err error) {
 		}
 	}
 	return int(v[0]), int(v[1]), int(v[2]), int(v[3]), nil
+}
+
+// TestEvidenceGraph: the evidence of the graph (graphs.CoordGaussNewtonLogDet, the gradient
+// through Gorgonia) agrees with the per-row Cholesky route (model.evidence), and its gradient
+// in log s and log λ with central differences of that route.
+func TestEvidenceGraph(t *testing.T) {
+	const n, K, L = 5, 3, 5
+	m, c, B, x := smallProblem(t, n, K, L)
+	eg, err := newEvidenceGraph(m, x, c, B)
+	require.NoError(t, err)
+	defer eg.close()
+	logZ, occam, dS, dL, err := eg.run()
+	require.NoError(t, err)
+	want, wantOccam, err := m.evidence(newWork(m, n), x, c, B)
+	require.NoError(t, err)
+	require.InDelta(t, want, logZ, 1e-10*math.Abs(want))
+	require.InDelta(t, wantOccam, occam, 1e-10*math.Abs(wantOccam))
+
+	at := func(logS, logLambda float64) float64 {
+		mm, err := newModel(K, L, 64, math.Exp(-logS), math.Exp(logLambda), math.Sqrt(m.sigma2))
+		require.NoError(t, err)
+		v, _, err := mm.evidence(newWork(mm, n), x, c, B)
+		require.NoError(t, err)
+		return v
+	}
+	ls, ll := math.Log(m.s), math.Log(m.lambda)
+	const h = 1e-5
+	fdS := (at(ls+h, ll) - at(ls-h, ll)) / (2 * h)
+	fdL := (at(ls, ll+h) - at(ls, ll-h)) / (2 * h)
+	require.InDelta(t, fdS, dS, 1e-6*(1+math.Abs(fdS)))
+	require.InDelta(t, fdL, dL, 1e-6*(1+math.Abs(fdL)))
 }

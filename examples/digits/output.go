@@ -101,6 +101,9 @@ func writeGridCSV(path string, res Result) error {
 		}
 		rows[i] = []string{g10(gp.Tau), g10(gp.Lambda), g10(gp.LogEvidence), g10(gp.Occam), g10(gp.TrainMSE), g10(gp.ValMSE), strings.Join(by, "+")}
 	}
+	if t := res.Tuned; t != nil {
+		rows = append(rows, []string{g10(t.Tau), g10(t.Lambda), g10(t.LogEvidence), g10(t.Occam), g10(t.TrainMSE), g10(t.ValMSE), "evidence-ascent"})
+	}
 	return exampleutil.WriteCSV(path, gridHeader, rows)
 }
 

@@ -23,6 +23,7 @@ type Config struct {
 	Iters, AdamIters int       // Gauss-Newton and Adam iterations of the comparison
 	GridIters        int       // Gauss-Newton iterations of each grid fit
 	DecoderSteps     int       // Adam steps on the decoder per Gauss-Newton iteration
+	Tune             int       // rounds of evidence ascent in τ and λ after the grid
 	Taus, Lambdas    []float64 // the grid of temperatures and prior precisions
 	Noise            float64   // σ
 	LR, CodeLR       float64   // Adam's learning rates: decoder, codes
@@ -38,7 +39,7 @@ type Config struct {
 
 func defaultConfig() Config {
 	return Config{
-		K: 8, Basis: 6, Iters: 30, AdamIters: 300, GridIters: 12, DecoderSteps: 1,
+		K: 8, Basis: 6, Iters: 30, AdamIters: 300, GridIters: 12, DecoderSteps: 1, Tune: 8,
 		Taus: []float64{0.25, 0.5, 1, 2}, Lambdas: []float64{0.3, 3},
 		Noise: 0.1, LR: 0.05, CodeLR: 0.05,
 		Test: 300, Val: 200, Seed: 1, Init: "match", Out: filepath.Join("out", "digits"),
@@ -47,7 +48,7 @@ func defaultConfig() Config {
 
 // quickConfig holds the values -quick sets.
 func quickConfig() Config {
-	return Config{Iters: 12, AdamIters: 120, GridIters: 6, Taus: []float64{0.5, 2}, Lambdas: []float64{1}}
+	return Config{Iters: 12, AdamIters: 120, GridIters: 6, Taus: []float64{0.5, 2}, Lambdas: []float64{1}, Tune: 4}
 }
 
 // op names the command in its *gatejet.Error values.
@@ -74,6 +75,7 @@ func (c Config) validate() error {
 		{"-adam-iters", c.AdamIters, 1, maxIters, "iterations"},
 		{"-grid-iters", c.GridIters, 1, maxIters, "iterations"},
 		{"-decoder-steps", c.DecoderSteps, 1, 1000, "decoder steps per Gauss-Newton iteration"},
+		{"-tune", c.Tune, 0, maxIters, "rounds of evidence ascent (0: none)"},
 		{"-rows", c.Rows, 0, 1 << 20, "images (0: all)"},
 		{"-test", c.Test, 1, 1 << 20, "held-out images"},
 		{"-val", c.Val, 1, 1 << 20, "validation images"},
@@ -189,7 +191,8 @@ type Result struct {
 	Grid                     []GridPoint
 	ByEvidence, ByValidation int // indexes into Grid
 	GN, Adam                 []point
-	Methods                  []Method // Gauss-Newton, Adam at -iters, Adam at -adam-iters
+	Tuned                    *GridPoint // the evidence ascent's τ, λ (nil without -tune)
+	Methods                  []Method   // Gauss-Newton, Adam at -iters, Adam at -adam-iters, Adam's decoder with GN held-out codes
 	Target                   float64
 	Train, Test              int // images
 	ImagesPath, CurvesPath   string
@@ -314,7 +317,7 @@ func run(cfg Config) (Result, error) {
 	testCodes := newCodes(test.n, K, rng)
 
 	bar := newProgress(cfg.Progress)
-	bar.total = len(cfg.Taus)*len(cfg.Lambdas)*2*cfg.GridIters + 2*cfg.Iters + 2*cfg.AdamIters + 2*cfg.Iters
+	bar.total = len(cfg.Taus)*len(cfg.Lambdas)*2*cfg.GridIters + cfg.Tune + cfg.GridIters + 2*cfg.Iters + 2*cfg.AdamIters + 2*cfg.Iters
 	tick := bar.tick
 	defer bar.clear()
 
@@ -322,6 +325,11 @@ func run(cfg Config) (Result, error) {
 		train.n, fit.n, val.n, test.n, K, L, cfg.Noise)
 
 	// The grid: a Gauss-Newton fit per (τ, λ), its evidence and its validation error.
+	type gridFit struct {
+		c codes
+		B []float64
+	}
+	var gridFits []gridFit
 	for _, tau := range cfg.Taus {
 		for _, lambda := range cfg.Lambdas {
 			bar.stage = fmt.Sprintf("grid τ=%g λ=%g", tau, lambda)
@@ -334,7 +342,7 @@ func run(cfg Config) (Result, error) {
 			if err != nil {
 				return res, fmt.Errorf("grid τ=%g λ=%g: %w", tau, lambda, err)
 			}
-			logZ, occam, err := m.evidence(newWork(m, c.n), fit.x, c, B)
+			logZ, occam, _, _, err := evidenceOf(m, fit.x, c, B)
 			if err != nil {
 				return res, fmt.Errorf("grid τ=%g λ=%g: evidence: %w", tau, lambda, err)
 			}
@@ -348,6 +356,7 @@ func run(cfg Config) (Result, error) {
 			}
 			res.Grid = append(res.Grid, GridPoint{Tau: tau, Lambda: lambda, LogEvidence: logZ, Occam: occam,
 				TrainMSE: curve[len(curve)-1].MSE, ValMSE: vcurve[len(vcurve)-1].MSE})
+			gridFits = append(gridFits, gridFit{c, B})
 		}
 	}
 	for i, g := range res.Grid {
@@ -361,8 +370,36 @@ func run(cfg Config) (Result, error) {
 	bar.clear()
 	printGrid(out, res, cfg)
 
-	// The comparison at the evidence's choice.
+	// The evidence's gradient in log(1/τ) and log λ, from the grid's choice.
 	best := res.Grid[res.ByEvidence]
+	if cfg.Tune > 0 {
+		bar.stage = "evidence ascent"
+		gf := gridFits[res.ByEvidence]
+		tuned, err := tune(K, L, P, best, cfg, fit.x, gf.c, gf.B, tick)
+		if err != nil {
+			return res, fmt.Errorf("evidence ascent: %w", err)
+		}
+		m, err := newModel(K, L, P, tuned.Tau, tuned.Lambda, cfg.Noise)
+		if err != nil {
+			return res, err
+		}
+		cv := valCodes.clone()
+		if cfg.Init == "match" {
+			m.initCodes(val.x, cv, gf.B)
+		}
+		vcurve, err := fitGN(m, val.x, cv, gf.B, cfg.GridIters, 0, cfg.LR, false, tick)
+		if err != nil {
+			return res, fmt.Errorf("evidence ascent: validation: %w", err)
+		}
+		tuned.ValMSE = vcurve[len(vcurve)-1].MSE
+		res.Tuned = &tuned
+		bar.clear()
+		fmt.Fprintf(out, "evidence ascent in log(1/τ) and log λ (%d rounds, decoder of the grid's fit): τ=%.4g, λ=%.4g, log evidence %.3f (grid %.3f), validation MSE %.5f\n",
+			cfg.Tune, tuned.Tau, tuned.Lambda, tuned.LogEvidence, best.LogEvidence, tuned.ValMSE)
+		best = tuned
+	}
+
+	// The comparison at the evidence's choice.
 	m, err := newModel(K, L, P, best.Tau, best.Lambda, cfg.Noise)
 	if err != nil {
 		return res, err
@@ -500,7 +537,7 @@ func printGrid(w io.Writer, res Result, cfg Config) {
 }
 
 func printComparison(w io.Writer, res Result, best GridPoint) {
-	fmt.Fprintf(w, "\ncomparison at τ=%g, λ=%g: %d training images, %d held out (decoder fixed, codes fitted); target training MSE %.5f\n",
+	fmt.Fprintf(w, "\ncomparison at τ=%.4g, λ=%.4g: %d training images, %d held out (decoder fixed, codes fitted); target training MSE %.5f\n",
 		best.Tau, best.Lambda, res.Train, res.Test, res.Target)
 	fmt.Fprintf(w, "%-18s %6s %11s %13s %15s %11s %12s\n", "method", "iters", "train MSE", "held-out MSE", "time to target", "train time", "held-out fit")
 	for _, m := range res.Methods {
