@@ -122,7 +122,8 @@ var (
 // iteration (left panel) and against the wall time (right panel): Gauss-Newton blue, Adam
 // orange, the target a grey dashed line; grid lines at 1, 2 and 5 times each power of ten.
 func writeCurvesPNG(path string, gn, adam []point, target float64) error {
-	const W, H, pw, ph, margin = 1040, 420, 460, 360, 30
+	const pw, ph, left, gap, top = 460, 360, 56, 76, 20
+	const W, H = left + 2*pw + gap + 24, top + ph + 40
 	img := image.NewRGBA(image.Rect(0, 0, W, H))
 	draw.Draw(img, img.Bounds(), image.NewUniform(white), image.Point{}, draw.Src)
 
@@ -149,7 +150,7 @@ func writeCurvesPNG(path string, gn, adam []point, target float64) error {
 		func(p point) float64 { return float64(p.Iter) / maxIter },
 		func(p point) float64 { return p.Seconds / maxSec },
 	} {
-		x0, y0 := margin+panel*(pw+2*margin), margin
+		x0, y0 := left+panel*(pw+gap), top
 		px := func(fx float64) float64 { return float64(x0) + fx*float64(pw) }
 		py := func(v float64) float64 { return float64(y0+ph) - (math.Log10(v)-ly0)/(ly1-ly0)*float64(ph) }
 		for e := math.Floor(ly0); e <= math.Ceil(ly1); e++ {
@@ -158,6 +159,8 @@ func writeCurvesPNG(path string, gn, adam []point, target float64) error {
 				if l := math.Log10(v); l >= ly0 && l <= ly1 {
 					y := int(math.Round(py(v)))
 					hline(img, x0, x0+pw, y, grid, 0)
+					label := strconv.FormatFloat(v, 'g', 3, 64)
+					text(img, x0-6-textWidth(label), y-5, label, frame)
 				}
 			}
 		}
@@ -177,6 +180,13 @@ func writeCurvesPNG(path string, gn, adam []point, target float64) error {
 			}
 		}
 		rect(img, x0, y0, x0+pw, y0+ph, frame)
+		// The x axis runs from 0 to the last iteration (left) or the last second (right).
+		end := strconv.Itoa(int(maxIter))
+		if panel == 1 {
+			end = strconv.FormatFloat(maxSec, 'f', 2, 64) + "s"
+		}
+		text(img, x0, y0+ph+8, "0", frame)
+		text(img, x0+pw-textWidth(end), y0+ph+8, end, frame)
 	}
 	return writePNG(path, img)
 }
@@ -280,6 +290,48 @@ func disc(img *image.RGBA, x, y, r float64, c color.RGBA) {
 				if (image.Point{px, py}).In(img.Rect) {
 					img.SetRGBA(px, py, c)
 				}
+			}
+		}
+	}
+}
+
+// glyphs is a 3×5 pixel font for the axis labels: digits, '.', '-', 'e' and 's'.
+var glyphs = map[rune][5]string{
+	'0': {"111", "101", "101", "101", "111"},
+	'1': {"010", "110", "010", "010", "111"},
+	'2': {"111", "001", "111", "100", "111"},
+	'3': {"111", "001", "111", "001", "111"},
+	'4': {"101", "101", "111", "001", "001"},
+	'5': {"111", "100", "111", "001", "111"},
+	'6': {"111", "100", "111", "101", "111"},
+	'7': {"111", "001", "001", "001", "001"},
+	'8': {"111", "101", "111", "101", "111"},
+	'9': {"111", "101", "111", "001", "111"},
+	'.': {"000", "000", "000", "000", "010"},
+	'-': {"000", "000", "111", "000", "000"},
+	'e': {"000", "111", "111", "100", "111"},
+	's': {"000", "111", "110", "011", "111"},
+}
+
+// glyphScale is the size of a font pixel in image pixels.
+const glyphScale = 2
+
+func textWidth(s string) int { return len(s) * 4 * glyphScale }
+
+// text draws s with its top-left corner at (x, y); characters outside the font are skipped.
+func text(img *image.RGBA, x, y int, s string, c color.RGBA) {
+	for i, r := range s {
+		g, ok := glyphs[r]
+		if !ok {
+			continue
+		}
+		for row, bits := range g {
+			for col, b := range bits {
+				if b != '1' {
+					continue
+				}
+				px, py := x+(4*i+col)*glyphScale, y+row*glyphScale
+				draw.Draw(img, image.Rect(px, py, px+glyphScale, py+glyphScale), image.NewUniform(c), image.Point{}, draw.Src)
 			}
 		}
 	}
