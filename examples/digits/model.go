@@ -59,6 +59,8 @@ type codes struct {
 	l, t []float64
 }
 
+// newCodes returns n rows of codes: logits drawn from N(0, 0.1²), coordinates ½ (-init plain;
+// initCodes overwrites them for -init match).
 func newCodes(n, K int, rng interface{ NormFloat64() float64 }) codes {
 	c := codes{n: n, l: make([]float64, n*K), t: make([]float64, n*K)}
 	for i := range c.l {

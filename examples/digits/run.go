@@ -34,7 +34,7 @@ type Config struct {
 	Init             string // initial codes: "match" (initCodes) or "plain" (logits near 0, coordinates ½)
 
 	Stdout   io.Writer // the tables (nil: discarded)
-	Progress io.Writer // the progress bar, drawn when it is a terminal (nil: none)
+	Progress io.Writer // the progress bar (nil: none; main gives it the standard output when that is a terminal)
 }
 
 func defaultConfig() Config {
