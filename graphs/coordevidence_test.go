@@ -218,6 +218,48 @@ func TestCoordGaussNewtonLogDetConstantTemperature(t *testing.T) {
 	}
 }
 
+// TestCoordGaussNewtonLogDetConstants: the scalars and the decoder may be constants
+// (gorgonia.NewConstant, which belong to no graph): the values are the gonum reference's, the
+// gradient in the logits and t still runs, and arguments that are all constants are refused.
+func TestCoordGaussNewtonLogDetConstants(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		c := newEvidenceCase(6, 2, 3, 4, 3, 1.7, math.Log(0.3), math.Log(2))
+		want := c.direct()
+		cst := func(x float64) *gorgonia.Node {
+			if dt == tensor.Float32 {
+				return gorgonia.NewConstant(float32(x))
+			}
+			return gorgonia.NewConstant(x)
+		}
+		g := gorgonia.NewGraph()
+		logits := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(c.N, c.K), gorgonia.WithName("logits"), gorgonia.WithValue(denseOf(dt, []int{c.N, c.K}, c.logits)))
+		tn := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(c.N, c.K), gorgonia.WithName("t"), gorgonia.WithValue(denseOf(dt, []int{c.N, c.K}, c.t)))
+		B := gorgonia.NewConstant(denseOf(dt, []int{c.K, c.nb, c.P}, c.B), gorgonia.WithName("B"))
+		d0, d1, _, err := MonomialJets(tn, B)
+		require.NoError(t, err, "%v: a constant decoder", dt)
+		ld, err := CoordGaussNewtonLogDet(logits, d0, d1, cst(c.s), cst(c.logSigma), cst(c.logLambda))
+		require.NoError(t, err, "%v: constant scalars", dt)
+		grads, err := Grad(gorgonia.Must(gorgonia.Sum(ld)), logits, tn)
+		require.NoError(t, err)
+		m := gorgonia.NewTapeMachine(g)
+		require.NoError(t, m.RunAll())
+		m.Close()
+		got := denseFloat64s(ld.Value().(*tensor.Dense))
+		tol := map[tensor.Dtype]float64{tensor.Float64: 1e-12, tensor.Float32: 1e-4}[dt]
+		for r := range want {
+			require.InDelta(t, want[r], got[r], tol*math.Max(1, math.Abs(want[r])), "%v row %d", dt, r)
+		}
+		for _, gr := range grads {
+			require.NotNil(t, gr.Value())
+		}
+
+		_, err = CoordGaussNewtonLogDet(cst(1), cst(1), cst(1), cst(1), cst(1), cst(1))
+		requireCoordErr(t, err, gatejet.ErrParam, "logits")
+		_, _, _, err = MonomialJets(gorgonia.NewConstant(denseOf(dt, []int{c.N, c.K}, c.t)), B)
+		requireCoordErr(t, err, gatejet.ErrParam, "t")
+	}
+}
+
 func TestCoordGaussNewtonLogDetArgErrors(t *testing.T) {
 	c := newEvidenceCase(4, 2, 3, 2, 2, 1, 0, 0)
 	_, in := c.graph(t, tensor.Float64)
