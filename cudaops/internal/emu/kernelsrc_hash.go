@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "8b5f70a9b0eea7df56887618d5ae5cca7b9359c73c7b3bc5306c5eaae31a2890"
+const kernelSourceSHA256 = "7405050676a45449cf52661913f79a8101c79f24f76cd2b5aefc5f5bb6d2f663"
