@@ -60,7 +60,7 @@ func requireParity(t *testing.T, c *dispatch.Call, what string) {
 
 func shapeFor(k dispatch.Kernel) []int {
 	switch k.Family() {
-	case dispatch.FamilyRowJet:
+	case dispatch.FamilyRowJet, dispatch.FamilyCoordJet:
 		return []int{257, 16, 16}
 	case dispatch.FamilyAxis:
 		return []int{64, 1000, 3}

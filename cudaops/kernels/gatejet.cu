@@ -1298,15 +1298,16 @@ GJ_ACT_BODIES(silu, 2)
 // z when z is not null (softmax), d0 itself otherwise (logistic). X is a 2K×st tile. Each
 // thread owns one (a, b) per chunk of the block's threads and sums over c in order, so the slab
 // is bitwise symmetric; the tiles are loaded once a row when one tile covers P, otherwise once
-// a chunk. Ends synchronised.
+// a chunk. The slab's indices are 32-bit: the 2K×st tile in shared memory keeps K below 3100.
+// Ends synchronised.
 template <typename Grp, typename T>
 GJ_DEV void gj_coord_gram(T* out, const T* D0, const T* Dt, const double* z, double sl, const double* fl,
                           const double* ft, double* X, gj_ll K, gj_ll P, gj_ll CT, gj_ll st) {
-  const gj_ll t = Grp::t(), nt = Grp::nt(), K2 = 2 * K, n2 = K2 * K2;
+  const gj_u K2 = (gj_u)(2 * K), n2 = K2 * K2, nt = Grp::ntu();
   const bool one = CT >= P;
-  for (gj_ll base = 0; base < n2; base += nt) {
-    const gj_ll j = base + t;
-    const gj_ll a = j / K2, b = j - (j / K2) * K2;
+  for (gj_u base = 0; base < n2; base += nt) {
+    const gj_u j = base + Grp::tu();
+    const gj_u a = j / K2, b = j - (j / K2) * K2;
     double acc = 0.0;
     GJ_TILES {
       if (!one || base == 0) {

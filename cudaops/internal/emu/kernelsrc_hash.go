@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "7405050676a45449cf52661913f79a8101c79f24f76cd2b5aefc5f5bb6d2f663"
+const kernelSourceSHA256 = "50fd94c3056ed41c08f0a75e74e4cbe4e4a793e85ad95c950f8e63050da99da7"
