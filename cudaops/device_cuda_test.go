@@ -158,6 +158,9 @@ func TestCUDAParityLarge(t *testing.T) {
 		{dispatch.KernelJetGaussNewton, dispatch.Float64, []int{64, 128, 200}},
 		{dispatch.KernelSoftmaxBackward, dispatch.Float32, []int{8192, 4096, 1}},
 		{dispatch.KernelLogSoftmaxBackwardGrad, dispatch.Float64, []int{16, 4096, 33}},
+		{dispatch.Kernel(kernel.JetCoordSecond), dispatch.Float64, []int{1024, 16, 16}},
+		{dispatch.Kernel(kernel.JetCoordHVP), dispatch.Float32, []int{64, 128, 200}},
+		{dispatch.Kernel(kernel.LogisticCoordGaussNewton), dispatch.Float64, []int{64, 128, 200}},
 	} {
 		c := testcase.New(tc.k, tc.dt, tc.ints, rng)
 		poison(c)
