@@ -257,9 +257,12 @@ func (op *coordOp) WriteHash(h hash.Hash) {
 // String names the op and its gate parameters.
 func (op *coordOp) String() string { return fmt.Sprintf("%s{%v}", op.name(), op.g) }
 
-// inputs checks the values of the op's inputs and, when up is not nil, of an upstream
-// gradient of the channel's shape after them.
-func (op *coordOp) inputs(vals []gorgonia.Value, withUp bool) ([]*tensor.Dense, error) {
+// coordValues holds the checked values of a coordinate jet's inputs and an upstream gradient.
+type coordValues [kernel.MaxIn + 1]*tensor.Dense
+
+// inputs checks the values of the op's inputs and, withUp, of an upstream gradient of the
+// channel's shape after them, into ts, and returns them as a slice of ts.
+func (op *coordOp) inputs(ts *coordValues, vals []gorgonia.Value, withUp bool) ([]*tensor.Dense, error) {
 	want := op.Arity()
 	if withUp {
 		want++
@@ -267,7 +270,6 @@ func (op *coordOp) inputs(vals []gorgonia.Value, withUp bool) ([]*tensor.Dense, 
 	if len(vals) != want {
 		return nil, check.Errorf(gatejet.ErrParam, op.name(), "", "want %d inputs, got %d", want, len(vals))
 	}
-	ts := make([]*tensor.Dense, want)
 	for i, v := range vals {
 		name, shape := "grad", op.outShape
 		if i < op.Arity() {
@@ -279,11 +281,12 @@ func (op *coordOp) inputs(vals []gorgonia.Value, withUp bool) ([]*tensor.Dense, 
 		}
 		ts[i] = t
 	}
-	return ts, nil
+	return ts[:want], nil
 }
 
 func (op *coordOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
-	ts, err := op.inputs(vals, false)
+	var buf coordValues
+	ts, err := op.inputs(&buf, vals, false)
 	if err != nil {
 		return err
 	}
@@ -310,7 +313,8 @@ func (op *coordOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (
 // ran there, the CPU otherwise.
 func (op *coordOp) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, output *gorgonia.Node) error {
 	return reverse(ctx, op.name(), op.dt, op.Arity(), inputs, output, inputs, coordArgs, func(vals []gorgonia.Value) ([]*tensor.Dense, error) {
-		ts, err := op.inputs(vals, true)
+		var buf coordValues
+		ts, err := op.inputs(&buf, vals, true)
 		if err != nil {
 			return nil, err
 		}

@@ -115,3 +115,34 @@ func TestCoordJetDevice(t *testing.T) {
 	}
 	require.Empty(t, f.bad, "every launch passed the kernel's convention")
 }
+
+// TestCoordUsePreallocDoAllocs: UsePreallocDo of a coordinate jet with a preallocated output
+// allocates nothing once warm, for both gates (the gate the kernel is called with is pooled).
+func TestCoordUsePreallocDoAllocs(t *testing.T) {
+	if testing.CoverMode() != "" || raceEnabled {
+		t.Skip("allocation counts are not meaningful under -cover or -race")
+	}
+	const n, k, p = 64, 8, 16
+	for _, dt := range dtypes {
+		for _, g := range []*kernel.Gate{kernel.SoftmaxGate, kernel.LogisticGate} {
+			for c := kernel.First; c < kernel.NumChannels; c++ {
+				cc := newCoordCase(g, c, n, k, p)
+				_, nodes, out := buildCase(t, cc, dt)
+				vals := make([]G.Value, len(nodes))
+				for i, nd := range nodes {
+					vals[i] = nd.Value()
+				}
+				pre := tensor.New(tensor.WithShape(out.Shape()...), tensor.Of(dt))
+				op := out.Op().(G.UsePreallocDoer)
+				_, err := op.UsePreallocDo(pre, vals...)
+				require.NoError(t, err)
+				allocs := testing.AllocsPerRun(20, func() {
+					if _, err := op.UsePreallocDo(pre, vals...); err != nil {
+						panic(err)
+					}
+				})
+				require.Zero(t, allocs, "%s %v", cc.name, dt)
+			}
+		}
+	}
+}

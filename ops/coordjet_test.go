@@ -216,12 +216,12 @@ func (cg *coordGraph) direction(t *testing.T, seed uint64) *G.Node {
 	return dir
 }
 
-// TestCoordJetSecondOrder: a loss on the first channel or the Gauss-Newton slabs of either
-// gate is twice differentiable: graphs.GradCheck of ⟨∇c, v⟩ (the Hessian-vector product of
+// TestCoordJetSecondOrder: a loss on any coordinate jet (first, second, HVP, Gauss-Newton)
+// of either built-in gate is twice differentiable: graphs.GradCheck of ⟨∇c, v⟩ (the Hessian-vector product of
 // c) against central differences, in every input, float64 with tight tolerances and float32
 // with GradCheck's.
 func TestCoordJetSecondOrder(t *testing.T) {
-	for _, c := range []kernel.Channel{kernel.First, kernel.GaussNewton} {
+	for _, c := range coordChannels {
 		for _, gate := range coordGates {
 			for i, sh := range [][3]int{{2, 3, 2}, {1, 1, 2}, {2, 2, 1}} {
 				for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
@@ -244,20 +244,37 @@ func TestCoordJetSecondOrder(t *testing.T) {
 	}
 }
 
-// TestCoordJetOnceDifferentiable: the gradients of the second channel and the HVP are
-// composed of the row second channel's and HVP's VJPs, which are not differentiable: a second
-// gradient through them fails with ErrNotDifferentiable rather than dropping a term, while
-// their first gradient is checked above (TestCoordJetGradients).
+// TestCoordJetOnceDifferentiable: for a gate without closed forms of its own (a gate of the
+// table other than the built-in ones), the gradients of the second channel and the HVP use
+// the row second channel's and HVP's VJP ops, which are not differentiable: a second gradient
+// through them fails with ErrNotDifferentiable rather than dropping a term, while their first
+// gradient is checked (TestCoordJetGradients covers every gate of the table).
 func TestCoordJetOnceDifferentiable(t *testing.T) {
-	for _, c := range []kernel.Channel{kernel.Second, kernel.HVP} {
-		for _, gate := range coordGates {
-			cg := newCoordGraph(t, tensor.Float64, gate, c, [3]int{2, 2, 2}, 3)
-			grads, err := graphs.Grad(cg.c, cg.in...)
+	others := 0
+	for _, gate := range kernel.Gates() {
+		if gate == kernel.SoftmaxGate || gate == kernel.LogisticGate {
+			continue
+		}
+		others++
+		for _, c := range []kernel.Channel{kernel.Second, kernel.HVP} {
+			const n, k, p = 2, 2, 2
+			rng := rand.New(rand.NewPCG(3, 4))
+			g := G.NewGraph()
+			in := []*G.Node{variable(g, tensor.Float64, "l", []int{n, k}, normals(rng, n*k)),
+				variable(g, tensor.Float64, "d0", []int{n, k, p}, normals(rng, n*k*p)),
+				variable(g, tensor.Float64, "d1", []int{n, k, p}, normals(rng, n*k*p)),
+				variable(g, tensor.Float64, "d2", []int{n, k, p}, normals(rng, n*k*p)),
+				variable(g, tensor.Float64, "v", []int{n, 2 * k}, normals(rng, 2*n*k))}[:c.CoordIn()]
+			f, err := ops.CoordOp(c, gate, in, ops.SampleFloats(gate, k))
 			require.NoError(t, err)
-			_, err = graphs.Grad(G.Must(G.Sum(grads[0])), cg.in[0])
+			cost := G.Must(G.Sum(G.Must(G.Tanh(f))))
+			grads, err := graphs.Grad(cost, in...)
+			require.NoError(t, err)
+			_, err = graphs.Grad(G.Must(G.Sum(grads[0])), in[0])
 			require.ErrorIs(t, err, graphs.ErrNotDifferentiable, "%v %s", c, gateName(gate))
 		}
 	}
+	require.Positive(t, others, "the tests register a gate of their own")
 }
 
 // TestCoordJetErrors: every refusal of the coordinate-jet constructors, for each channel and
@@ -364,8 +381,11 @@ func TestCoordJetHugeShapes(t *testing.T) {
 	d := G.NewTensor(g, tensor.Float64, 3, G.WithShape(1<<20, k, 4), G.WithName("d"))
 	_, err := ops.SoftmaxCoordJetSecond(l, d, d, d, 1)
 	require.ErrorIs(t, err, gatejet.ErrSize)
-	_, err = ops.LogisticCoordJetGaussNewton(l, d, d, make([]float64, k/(1<<20)), nil)
-	require.Error(t, err)
+	_, err = ops.LogisticCoordJetGaussNewton(l, d, d, nil, nil)
+	require.ErrorIs(t, err, gatejet.ErrSize, "the sizes are checked before the gate's parameters")
+	v := G.NewTensor(g, tensor.Float64, 2, G.WithShape(1<<20, 2*k), G.WithName("v"))
+	_, err = ops.SoftmaxCoordJetHVP(l, d, d, d, v, 1)
+	require.ErrorIs(t, err, gatejet.ErrSize)
 }
 
 // TestCoordJetDo: the op's Do refuses values of the wrong shape or dtype, UsePreallocDo

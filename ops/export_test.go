@@ -15,3 +15,7 @@ var SampleFloats = sampleFloats
 
 // launchKernel is the kernel of the op's launch (TestEveryOpRunsOnTheBackend).
 func (s *seam) launchKernel() kernel.ID { return s.plan.k }
+
+// CoordOp builds gate g's coordinate jet of channel c on the inputs in, called with floats as
+// they are (coordWith).
+var CoordOp = coordWith

@@ -16,11 +16,9 @@ import (
 //	second: ℓℓ block the gate's second channel over d0, ℓt and tℓ blocks J[a][k]·d1[k][c],
 //	        tt block δ_kj·ζ_k·d2[k][c]
 //
-// (docs/math.md, "Latent coordinates"). The built-in gates have their own rows; any other
+// (docs/math.md, "Latent coordinates"). Per row, first and the HVP are [2K,P], second
+// [2K,2K,P], the slab [2K,2K] and v [2K]. The built-in gates have their own rows; any other
 // Gate runs through its methods (coordGeneric).
-
-// Coordinate layouts, per row: first and HVP [2K,P], second [2K,2K,P], Gauss-Newton [2K,2K],
-// v [2K].
 
 // coordCheck checks the shape of a coordinate-jet call: Shape.Check, and that the outputs'
 // N·2K·2K·P elements fit in an int.
@@ -82,9 +80,10 @@ func CoordFirst[T gatejet.Float](g Gate[T], dst, logits, d0, d1 []T, sh Shape) e
 // CoordSecond writes the second channel over the primaries p = (ℓ, t) of gate g into dst
 // [N,2K,2K,P], second[(a·2K+b)·P+c] per row: the ℓℓ block (a, b < K) is the gate's second
 // channel over d0, the ℓt block second[a][K+k] = ∂ζ_k/∂ℓ_a·d1[k] and the tℓ block its mirror,
-// the tt block δ_kj·ζ_k·d2[k]. It is exactly symmetric in (a, b). d0, d1, d2 [N,K,P] are the
-// decoded rows and their first and second derivatives in t. Cost O(K²·P) per row, one
-// multiply or less per element written for the built-in gates.
+// the tt block δ_kj·ζ_k·d2[k]. The blocks beyond ℓℓ are mirrored bit for bit, so the channel
+// is exactly symmetric in (a, b) when the gate's is (the built-in gates'). d0, d1, d2 [N,K,P]
+// are the decoded rows and their first and second derivatives in t. Cost O(K²·P) per row,
+// one multiply or less per element written for the built-in gates.
 func CoordSecond[T gatejet.Float](g Gate[T], dst, logits, d0, d1, d2 []T, sh Shape) error {
 	return coordRun(coordSecond, g, dst, logits, d0, d1, d2, nil, sh)
 }
@@ -219,8 +218,9 @@ func firstInto[T gatejet.Float](out []T, r *rowSoftmax, s float64, K, P int) {
 }
 
 // coordSecondRows writes rows of the softmax coordinate second channel: the ℓℓ blocks as
-// secondRows writes the second channel (the same bits), then the blocks of the coordinates,
-// each a scaled copy of a row of d1 or d2, or zero.
+// secondRows writes the second channel (the same bits, the same row writer with the blocks
+// 2K apart), then the blocks of the coordinates, each a scaled copy of a row of d1 or d2, or
+// zero (coordSecondRest). Both write with non-temporal stores where secondRows would.
 type coordSecondRows[T gatejet.Float] struct{}
 
 func (coordSecondRows[T]) count(c carver, K, P int) carver {
@@ -231,17 +231,22 @@ func (coordSecondRows[T]) count(c carver, K, P int) carver {
 	return c
 }
 
-// coordSecondRow is secondRow with the Jacobian J [K,K] of the gate and the ℓℓ blocks [K,K,P]
-// as the second channel writes them.
+// coordSecondRow is secondRow with the pieces of coordSecondRest.
 type coordSecondRow[T gatejet.Float] struct {
 	secondRow[T]
-	J   []float64
-	blk []T
+	coordRest[T]
 }
 
-func (r *coordSecondRow[T]) carveCoord(c *carver, K, P int) {
-	r.J = c.f64(K, K)
-	r.blk = carveT[T](c, K*K, P)
+// coordRest is the workspace of coordSecondRest: the gate's Jacobian J [K,K] (filled by the
+// caller) and its transpose, K zero coefficients and a zero row of P.
+type coordRest[T gatejet.Float] struct {
+	J, Jt, zf []float64
+	zeros     []T
+}
+
+func (r *coordRest[T]) carveCoord(c *carver, K, P int) {
+	r.J, r.Jt, r.zf = c.f64(K, K), c.f64(K, K), c.f64(K, 1)
+	r.zeros = carveT[T](c, P, 1)
 }
 
 func (coordSecondRows[T]) rows(j *job[T], lo, hi int) {
@@ -251,22 +256,26 @@ func (coordSecondRows[T]) rows(j *job[T], lo, hi int) {
 	c := r.rest
 	r.secondRow.carve(&c, K, P)
 	r.carveCoord(&c, K, P)
+	clear(r.zf)
+	clear(r.zeros)
 	K2 := 2 * K
+	nt := len(j.o0)*r.size >= ntMin
+	usedNT := false
 	for n := lo; n < hi; n++ {
 		d := j.d[n*K*P : (n+1)*K*P]
 		fast := r.prep(j.l[n*K:n*K+K], d)
 		out := j.o0[n*K2*K2*P : (n+1)*K2*K2*P]
 		if fast || r.size == 8 {
-			rowVec(r.blk, r.c, r.nsz, r.z, r.diag, r.et, K, P, false)
+			usedNT = rowVec(out, r.c, r.nsz, r.z, r.diag, r.et, K, P, K2, nt) || usedNT
 		} else {
 			centre(r.e, d, r.m, K, P, false)
-			rowGo(r.blk, r.nsz, r.z, r.diag, r.e, K, P)
-		}
-		for a := 0; a < K; a++ {
-			copy(out[a*K2*P:a*K2*P+K*P], r.blk[a*K*P:(a+1)*K*P])
+			rowGo(out, r.nsz, r.z, r.diag, r.e, K, P, K2)
 		}
 		softmaxJacobian(r.J, r.z, j.s, K)
-		coordSecondRest(out, r.J, r.z, j.d1[n*K*P:(n+1)*K*P], j.d2[n*K*P:(n+1)*K*P], K, P)
+		usedNT = r.coordSecondRest(out, r.z, j.d1[n*K*P:(n+1)*K*P], j.d2[n*K*P:(n+1)*K*P], K, P, nt) || usedNT
+	}
+	if usedNT {
+		sfence() // order the non-temporal stores before par.For reports the rows done
 	}
 }
 
@@ -283,33 +292,33 @@ func softmaxJacobian(J, z []float64, s float64, K int) {
 }
 
 // coordSecondRest writes every block of a coordinate second-channel row [2K,2K,P] but the ℓℓ
-// blocks: block (a, K+k) and its mirror (K+k, a) are J[a][k]·d1[k], the same products, so the
-// channel is exactly symmetric; the tt blocks are ζ_k·d2[k] on the diagonal and zero off it.
-func coordSecondRest[T gatejet.Float](out []T, J, z []float64, d1, d2 []T, K, P int) {
+// blocks, from the Jacobian r.J: block (a, K+k) is J[a][k]·d1[k] and its mirror (K+k, a)
+// the same products (from the transpose of J, the same values), so the channel is exactly
+// symmetric; the tt blocks are ζ_k·d2[k] on the diagonal and zero off it. Each product is
+// computed in float64 and rounded once (scaleVec). It reports whether it used non-temporal
+// stores (asked for with nt).
+func (r *coordRest[T]) coordSecondRest(out []T, z []float64, d1, d2 []T, K, P int, nt bool) bool {
 	K2 := 2 * K
+	J, Jt := r.J[:K*K], r.Jt[:K*K]
 	for a := 0; a < K; a++ {
-		o := out[(a*K2+K)*P : (a*K2+K2)*P]
-		scaledRows(o, P, d1, J[a*K:a*K+K], P)
+		for k := 0; k < K; k++ {
+			Jt[k*K+a] = J[a*K+k]
+		}
+	}
+	used := false
+	for a := 0; a < K; a++ {
+		used = scaleVec(out[(a*K2+K)*P:(a*K2+K2)*P], d1, J[a*K:a*K+K], K, P, P, nt) || used
 	}
 	for k := 0; k < K; k++ {
 		o := out[(K+k)*K2*P : (K+k+1)*K2*P]
 		d1k := d1[k*P : k*P+P]
-		for a := 0; a < K; a++ {
-			oa := o[a*P : a*P+P]
-			f := J[a*K+k]
-			for c := range oa {
-				oa[c] = T(f * float64(d1k[c]))
-			}
-		}
+		used = scaleVec(o, d1k, Jt[k*K:k*K+K], K, P, 0, nt) || used
 		tt := o[K*P:]
-		clear(tt)
-		ok := tt[k*P : k*P+P]
-		zk := z[k]
-		d2k := d2[k*P : k*P+P]
-		for c := range ok {
-			ok[c] = T(zk * float64(d2k[c]))
-		}
+		scaleVec(tt, r.zeros, r.zf, k, P, 0, nt)
+		scaleVec(tt[k*P:], d2[k*P:k*P+P], z[k:k+1], 1, P, 0, nt)
+		scaleVec(tt[(k+1)*P:], r.zeros, r.zf, K-k-1, P, 0, nt)
 	}
+	return used
 }
 
 // coordGNRows writes the softmax Gauss-Newton slab over (ℓ, t): the Gram matrix of the 2K
@@ -343,13 +352,15 @@ func (k coordGNRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 // coordHVPRows writes the softmax coordinate HVP (docs/math.md):
 //
 //	hvp[a][c]   = s²·ζ_a·(e[a][c]·u_a − w_c) + s·ζ_a·(v_ta·d1[a][c] − m_c)
+//	            = s·ζ_a·((s·u_a·e[a][c] + v_ta·d1[a][c]) − q_c),   q_c = s·w_c + m_c
 //	hvp[K+k][c] = s·ζ_k·u_k·d1[k][c] + ζ_k·v_tk·d2[k][c]
 //
-// with u, w as for HVP and m_c = Σ_k ζ_k·v_tk·d1[k][c].
+// with u, w as for HVP and m_c = Σ_k ζ_k·v_tk·d1[k][c]: five operations an element of the
+// logit rows, three of the coordinate rows (coordHVPlVec, coordHVPtVec).
 type coordHVPRows[T gatejet.Float] struct{}
 
-func (coordHVPRows[T]) carve(c *carver, K, P int) (u, w, zu, m, zv []float64) {
-	return c.f64(K, 1), c.f64(P, 1), c.f64(K, 1), c.f64(P, 1), c.f64(K, 1)
+func (coordHVPRows[T]) carve(c *carver, K, P int) (u, w, zu, q, zv, g, su, vt []float64) {
+	return c.f64(K, 1), c.f64(P, 1), c.f64(K, 1), c.f64(P, 1), c.f64(K, 1), c.f64(K, 1), c.f64(K, 1), c.f64(K, 1)
 }
 
 func (k coordHVPRows[T]) count(c carver, K, P int) carver {
@@ -360,31 +371,54 @@ func (k coordHVPRows[T]) count(c carver, K, P int) carver {
 func (k coordHVPRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	K, P, s, z := j.K, j.P, j.s, r.z
 	cut := r.rest
-	u, w, zu, m, zv := k.carve(&cut, K, P)
+	u, w, zu, q, zv, g, su, vt := k.carve(&cut, K, P)
 	v := j.v[n*2*K : (n+1)*2*K]
-	vt := v[K:]
 	centredDirection(u, w, zu, z, r.e, v[:K], K, P)
-	for k := range zv {
-		zv[k] = z[k] * float64(vt[k])
+	for k, x := range v[K:] {
+		vt[k] = float64(x)
+		zv[k] = z[k] * vt[k]
+		g[k] = s * z[k]
+		su[k] = s * u[k]
 	}
 	d1, d2 := j.d1[n*K*P:(n+1)*K*P], j.d2[n*K*P:(n+1)*K*P]
-	meanVec(m, zv, d1, K, P)
-	s2 := s * s
+	meanVec(q, zv, d1, K, P)
+	w = w[:len(q)]
+	for c := range q {
+		q[c] += float64(s * w[c])
+	}
 	out := j.o0[n*2*K*P : (n+1)*2*K*P]
+	for k := range u {
+		u[k] *= g[k] // s·ζ_k·u_k, the coordinate rows' factor of d1
+	}
+	coordHVPlVec(out[:K*P], r.e, d1, q, g, su, vt, K, P)
+	coordHVPtVec(out[K*P:], d1, d2, u, zv, K, P)
+}
+
+// coordHVPlGo writes o[a][c] = T(g_a·((su_a·e[a][c] + vt_a·d1[a][c]) − q_c)), each product
+// rounded before the sum (float64(x*y): no FMA, as the AVX loop).
+func coordHVPlGo[T gatejet.Float](o []T, e []float64, d1 []T, q, g, su, vt []float64, K, P int) {
 	for a := 0; a < K; a++ {
-		fa, ga, ua, vta := s2*z[a], s*z[a], u[a], float64(vt[a])
-		oa := out[a*P : a*P+P]
-		ea, d1a := r.e[a*P:a*P+P], d1[a*P:a*P+P]
+		ga, sa, va := g[a], su[a], vt[a]
+		oa := o[a*P : a*P+P]
+		ea, da := e[a*P:a*P+P], d1[a*P:a*P+P]
+		ea, da, qa := ea[:len(oa)], da[:len(oa)], q[:len(oa)]
 		for c := range oa {
-			oa[c] = T(fa*(ea[c]*ua-w[c]) + ga*(vta*float64(d1a[c])-m[c]))
+			x := float64(sa*ea[c]) + float64(va*float64(da[c]))
+			oa[c] = T(ga * (x - qa[c]))
 		}
 	}
+}
+
+// coordHVPtGo writes o[k][c] = T(f_k·x[k][c] + h_k·y[k][c]), each product rounded before the
+// sum.
+func coordHVPtGo[T gatejet.Float](o, x, y []T, f, h []float64, K, P int) {
 	for k := 0; k < K; k++ {
-		f1, f2 := s*z[k]*u[k], zv[k]
-		ok := out[(K+k)*P : (K+k+1)*P]
-		d1k, d2k := d1[k*P:k*P+P], d2[k*P:k*P+P]
+		fk, hk := f[k], h[k]
+		ok := o[k*P : k*P+P]
+		xk, yk := x[k*P:k*P+P], y[k*P:k*P+P]
+		xk, yk = xk[:len(ok)], yk[:len(ok)]
 		for c := range ok {
-			ok[c] = T(f1*float64(d1k[c]) + f2*float64(d2k[c]))
+			ok[c] = T(float64(fk*float64(xk[c])) + float64(hk*float64(yk[c])))
 		}
 	}
 }
@@ -400,22 +434,55 @@ func (logisticCoordFirstRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	coordTRows(out[K*P:], r.z, j.d1[n*K*P:(n+1)*K*P], K, P)
 }
 
-type logisticCoordSecondRows[T gatejet.Float] struct{ noPieces }
+// logisticCoordSecondRows writes the logistic coordinate second channel, whose blocks are
+// zero but for four diagonals: (a, a) = α_a²σ”_a·d0[a], (a, K+a) = (K+a, a) = α_aσ'_a·d1[a]
+// and (K+a, K+a) = ζ_a·d2[a]. Each of the 2K rows of blocks is a run of zero blocks, a
+// scaled block, zeros, a scaled block, zeros, written by scaleVec (a zero block is a zero
+// row times 0), with non-temporal stores where the softmax rows use them.
+type logisticCoordSecondRows[T gatejet.Float] struct{}
 
-func (logisticCoordSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
+func (logisticCoordSecondRows[T]) carve(c *carver, K, P int) (zf []float64, zeros []T) {
+	return c.f64(K, 1), carveT[T](c, P, 1)
+}
+
+func (k logisticCoordSecondRows[T]) count(c carver, K, P int) carver {
+	k.carve(&c, K, P)
+	return c
+}
+
+func (k logisticCoordSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
 	K2 := 2 * K
+	cut := r.rest
+	zf, zeros := k.carve(&cut, K, P)
+	clear(zf)
+	clear(zeros)
+	nt := len(j.o0)*int(unsafe.Sizeof(zeros[0])) >= ntMin
 	out := j.o0[n*K2*K2*P : (n+1)*K2*K2*P]
-	clear(out)
 	rows := n * K * P
 	d0, d1, d2 := j.d[rows:rows+K*P], j.d1[rows:rows+K*P], j.d2[rows:rows+K*P]
-	// Block (i, i) of the row starts at i·(2K+1)·P; (a, K+a) at a·(2K+1)·P + K·P and its
-	// mirror (K+a, a) at a·(2K+1)·P + 2K²·P.
-	st := (K2 + 1) * P
-	scaledRows(out, st, d0, r.d2, P)
-	scaledRows(out[K*P:], st, d1, r.d1, P)
-	scaledRows(out[K2*K*P:], st, d1, r.d1, P)
-	scaledRows(out[K*st:], st, d2, r.z, P)
+	used := false
+	// put writes blocks [from, at) of the row of blocks o as zeros and block at as f·x.
+	put := func(o []T, from, at int, f []float64, x []T) {
+		used = scaleVec(o[from*P:at*P], zeros, zf, at-from, P, 0, nt) || used
+		used = scaleVec(o[at*P:(at+1)*P], x, f, 1, P, 0, nt) || used
+	}
+	for i := 0; i < K2; i++ {
+		a := i % K
+		o := out[i*K2*P : (i+1)*K2*P]
+		xa := func(d []T) []T { return d[a*P : a*P+P] }
+		if i < K {
+			put(o, 0, a, r.d2[a:a+1], xa(d0))
+			put(o, a+1, K+a, r.d1[a:a+1], xa(d1))
+		} else {
+			put(o, 0, a, r.d1[a:a+1], xa(d1))
+			put(o, a+1, K+a, r.z[a:a+1], xa(d2))
+		}
+		used = scaleVec(o[(K+a+1)*P:], zeros, zf, K-a-1, P, 0, nt) || used
+	}
+	if used {
+		sfence()
+	}
 }
 
 type logisticCoordGNRows[T gatejet.Float] struct{}
@@ -462,6 +529,19 @@ func (logisticCoordHVPRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	}
 }
 
+// scaleGo writes n rows of P, o[i·P+c] = T(f[i]·x[i·xs+c]): xs = P scales n rows of x, xs = 0
+// one row n times.
+func scaleGo[T gatejet.Float](o, x []T, f []float64, n, P, xs int) {
+	for i, fi := range f[:n] {
+		oi := o[i*P : i*P+P]
+		xi := x[i*xs : i*xs+P]
+		xi = xi[:len(oi)]
+		for c := range oi {
+			oi[c] = T(fi * float64(xi[c]))
+		}
+	}
+}
+
 // axpby writes o[c] = T(f·x[c] + g·y[c]).
 func axpby[T gatejet.Float](o []T, f float64, x []T, g float64, y []T) {
 	x, y = x[:len(o)], y[:len(o)]
@@ -484,8 +564,8 @@ const genericChunk = 1 << 16
 func coordGeneric[T gatejet.Float](kind coordKind, g Gate[T], a args[T], sh Shape) error {
 	op := coordOps[kind]
 	N, K, P := sh.N, sh.K, sh.P
-	if N == 0 {
-		return nil
+	if N == 0 { // no row, but the gate's parameters are checked as by the gate's own kernels
+		return g.Value(nil, nil, nil, Shape{N: 0, K: K, P: K})
 	}
 	blk := max(K*K, K*P) // a row of the gate's channel
 	if kind == coordSecond {
@@ -509,7 +589,9 @@ func coordGeneric[T gatejet.Float](kind coordKind, g Gate[T], a args[T], sh Shap
 			id[(r*K+k)*K+k] = 1
 		}
 	}
-	zf, Jf, E, f, acc := make([]float64, K), make([]float64, K*K), make([]float64, 2*K*P), make([]float64, 2*K), make([]float64, P)
+	zf, E, f, acc := make([]float64, K), make([]float64, 2*K*P), make([]float64, 2*K), make([]float64, P)
+	rest := coordRest[T]{J: make([]float64, K*K), Jt: make([]float64, K*K), zf: make([]float64, K), zeros: make([]T, P)}
+	Jf := rest.J
 	K2 := 2 * K
 	for n0 := 0; n0 < N; n0 += nc {
 		m := min(nc, N-n0)
@@ -556,7 +638,7 @@ func coordGeneric[T gatejet.Float](kind coordKind, g Gate[T], a args[T], sh Shap
 				for i := 0; i < K; i++ {
 					copy(out[i*K2*P:i*K2*P+K*P], ch[(r*K+i)*K*P:(r*K+i+1)*K*P])
 				}
-				coordSecondRest(out, Jf, zf, d1, a.d2[n*K*P:(n+1)*K*P], K, P)
+				rest.coordSecondRest(out, zf, d1, a.d2[n*K*P:(n+1)*K*P], K, P, false)
 			case coordGN:
 				for i, x := range ch[r*K*P : (r+1)*K*P] {
 					E[i] = float64(x)

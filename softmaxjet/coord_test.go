@@ -6,11 +6,13 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/basis"
+	"github.com/gatejet/gatejet/internal/check"
 	"github.com/gatejet/gatejet/internal/par"
 	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/gatejet/gatejet/internal/tower"
@@ -584,5 +586,273 @@ func TestCoordSteadyAllocs(t *testing.T) {
 		}
 		run()
 		require.Zero(t, testing.AllocsPerRun(20, run), g.name)
+	}
+}
+
+// TestScaleVecEqualsGo: the AVX writer of the coordinate blocks gives scaleGo's bits, with
+// and without non-temporal stores, on aligned and unaligned rows, for every P up to 40,
+// ordinary, extreme and non-finite values, and writes nothing outside its rows.
+func TestScaleVecEqualsGo(t *testing.T) {
+	testkit.RequireAVX(t, "loops", hasAVX, &useAVX)
+	t.Run("f64", func(t *testing.T) { scaleVecEqualsGo[float64](t) })
+	t.Run("f32", func(t *testing.T) { scaleVecEqualsGo[float32](t) })
+}
+
+func scaleVecEqualsGo[T gatejet.Float](t *testing.T) {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	rng := rand.New(rand.NewPCG(25, uint64(size)))
+	const guard = 40
+	sentinel := T(math.Float32frombits(0x7fc0beef))
+	for P := 1; P <= 40; P++ {
+		for _, n := range []int{0, 1, 3, 16} {
+			for _, xs := range []int{0, P} {
+				f := randn(rng, n, 1)
+				x := make([]T, max(1, n)*P)
+				for i := range x {
+					x[i] = T(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(60)-30)))
+				}
+				if n > 0 {
+					f[rng.IntN(n)] = []float64{math.NaN(), math.Inf(-1), 1e300, 0}[rng.IntN(4)]
+					x[rng.IntN(len(x))] = T([]float64{math.NaN(), math.Inf(1), 5e-324}[rng.IntN(3)])
+				}
+				want := make([]T, n*P)
+				useAVX = false
+				scaleVec(want, x, f, n, P, xs, false)
+				useAVX = true
+				for _, nt := range []bool{false, true} {
+					for _, shift := range []int{0, 1} {
+						buf := make([]T, n*P+2*guard+64)
+						for i := range buf {
+							buf[i] = sentinel
+						}
+						start := guard + (64-int(uintptr(unsafe.Pointer(&buf[guard])))%64)%64/size + shift
+						o := buf[start : start+n*P]
+						used := scaleVec(o, x, f, n, P, xs, nt)
+						what := fmt.Sprintf("P=%d n=%d xs=%d nt=%v shift=%d", P, n, xs, nt, shift)
+						require.Equal(t, nt && n > 0 && shift == 0 && P*size%(4*size) == 0, used, "non-temporal stores %s", what)
+						for i := range want {
+							require.True(t, sameBits(want[i], o[i]), "%s [%d]: AVX %v, Go %v", what, i, o[i], want[i])
+						}
+						for i := range buf {
+							if (i < start || i >= start+len(o)) && !sameBits(sentinel, buf[i]) {
+								t.Fatalf("%s: written outside the rows at %d", what, i)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCoordSecondNonTemporal: the coordinate second channel gives the same bits with
+// non-temporal stores as without, with the AVX loops and the Go loops, for both gates and
+// both element types (the float32 rows that leave float32's safe range included).
+func TestCoordSecondNonTemporal(t *testing.T) {
+	defer func(n int, u bool) { ntMin, useAVX = n, u }(ntMin, useAVX)
+	rng := rand.New(rand.NewPCG(25, 9))
+	for _, sh := range []Shape{{N: 5, K: 4, P: 8}, {N: 3, K: 5, P: 6}, {N: 4, K: 16, P: 16}} {
+		for _, g := range coordGates(sh.K, 1.3, rng) {
+			c := newCoordCase(rng, sh, 1.5)
+			c.d0[3] = 1e35 // a float32 row outside the fast range
+			K2 := 2 * sh.K
+			var ref64 []float64
+			var ref32 []float32
+			for _, avx := range []bool{false, true} {
+				for _, nt := range []int{1 << 62, 0} {
+					useAVX, ntMin = avx && hasAVX, nt
+					g64, g32 := make([]float64, sh.N*K2*K2*sh.P), make([]float32, sh.N*K2*K2*sh.P)
+					require.NoError(t, CoordSecond(g.f64, g64, c.l, c.d0, c.d1, c.d2, sh))
+					require.NoError(t, CoordSecond(g.f32, g32, conv[float32](c.l), conv[float32](c.d0), conv[float32](c.d1), conv[float32](c.d2), sh))
+					if ref64 == nil {
+						ref64, ref32 = g64, g32
+						continue
+					}
+					what := fmt.Sprintf("%s %+v avx=%v ntMin=%d", g.name, sh, avx, nt)
+					requireSameBits(t, what+" f64", g64, ref64)
+					requireSameBits(t, what+" f32", g32, ref32)
+				}
+			}
+		}
+	}
+}
+
+// TestGramRowBits: the Gram writer, four columns at a time, gives the bits of one dot
+// product at a time, each summed over c in order.
+func TestGramRowBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 10))
+	for K := 1; K <= 11; K++ {
+		for _, P := range []int{1, 3, 16} {
+			f, e := randn(rng, K, 1), randn(rng, K*P, 1)
+			got := make([]float64, K*K)
+			gramRow(got, f, e, K, P)
+			for a := 0; a < K; a++ {
+				for b := 0; b < K; b++ {
+					dot := 0.0
+					for c := 0; c < P; c++ {
+						dot += float64(e[a*P+c] * e[b*P+c])
+					}
+					lo, hi := min(a, b), max(a, b)
+					require.True(t, sameBits(f[lo]*f[hi]*dot, got[a*K+b]), "K=%d P=%d (%d,%d)", K, P, a, b)
+				}
+			}
+		}
+	}
+}
+
+// FuzzCoordKernels: arbitrary shapes, gates and values never panic; invalid shapes and
+// parameters are errors; each row is what the row alone gives (non-finite values stay in
+// their row); second and the slab are exactly symmetric; on finite inputs of moderate size
+// the outputs are finite.
+func FuzzCoordKernels(f *testing.F) {
+	f.Add([]byte{2, 3, 4, 100, 7, 9, 200, 13, 40, 50, 60, 70, 80, 90})
+	f.Add([]byte{0, 1, 1, 0})
+	f.Add([]byte{1, 17, 2, 255, 0, 1, 2, 3, 4, 5, 6})
+	f.Add([]byte{3, 2, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := &fuzzReader{b: data}
+		sh := Shape{N: int(r.byte() % 5), K: int(r.byte() % 9), P: int(r.byte() % 6)}
+		kind := r.byte()
+		s := []float64{0, math.NaN(), 1e3, 1e-3, 0.7, gatejet.MaxInvTau, 1e200, 2}[kind%8]
+		var g Gate[float64] = Softmax[float64]{InvTau: s}
+		validGate := check.InvTau("", s) == nil
+		if kind&8 != 0 {
+			alpha, beta := make([]float64, max(sh.K, 0)), make([]float64, max(sh.K, 0))
+			for k := range alpha {
+				alpha[k], beta[k] = s*float64(1-2*(k%2)), r.float()
+			}
+			g = Logistic[float64]{Alpha: alpha, Beta: beta}
+			validGate = check.LogisticGate("", sh.K, alpha, beta) == nil
+		}
+		if kind&16 != 0 {
+			g = opaque[float64]{g}
+		}
+		shapeErr := coordCheck("fuzz", sh)
+		if shapeErr != nil {
+			require.Error(t, CoordSecond(g, nil, nil, nil, nil, nil, sh), "invalid shape %+v", sh)
+			return
+		}
+		K2, P := 2*sh.K, sh.P
+		in := func(n int) []float64 {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = r.float()
+			}
+			return x
+		}
+		l, d0, d1, d2, v := in(sh.LogitsLen()), in(sh.DecodedLen()), in(sh.DecodedLen()), in(sh.DecodedLen()), in(2*sh.LogitsLen())
+		run := func(sh Shape, l, d0, d1, d2, v []float64) (o [4][]float64, err error) {
+			o = [4][]float64{make([]float64, sh.N*K2*P), make([]float64, sh.N*K2*K2*P), make([]float64, sh.N*K2*K2), make([]float64, sh.N*K2*P)}
+			for i, e := range []error{CoordFirst(g, o[0], l, d0, d1, sh), CoordSecond(g, o[1], l, d0, d1, d2, sh),
+				CoordGaussNewton(g, o[2], l, d0, d1, sh), CoordHVP(g, o[3], l, d0, d1, d2, v, sh)} {
+				if (e == nil) != (err == nil) && i > 0 {
+					t.Fatalf("kernels disagree on the call: %v, %v", err, e)
+				}
+				err = e
+			}
+			return
+		}
+		o, err := run(sh, l, d0, d1, d2, v)
+		if validGate != (err == nil) {
+			t.Fatalf("s=%v: err=%v", s, err)
+		}
+		if err != nil {
+			return
+		}
+		w := [4]int{K2 * P, K2 * K2 * P, K2 * K2, K2 * P}
+		K := sh.K
+		for n := 0; n < sh.N; n++ {
+			row := func(x []float64, m int) []float64 { return x[n*m : (n+1)*m] }
+			one, err := run(Shape{N: 1, K: K, P: P}, row(l, K), row(d0, K*P), row(d1, K*P), row(d2, K*P), row(v, K2))
+			require.NoError(t, err)
+			for i := range o {
+				requireSameBits(t, fmt.Sprintf("channel %d row %d alone", i, n), row(o[i], w[i]), one[i])
+			}
+		}
+		for n := 0; n < sh.N; n++ {
+			for a := 0; a < K2; a++ {
+				for b := 0; b < K2; b++ {
+					require.True(t, sameBitsOrNaN(o[2][(n*K2+a)*K2+b], o[2][(n*K2+b)*K2+a]), "slab symmetric")
+					for c := 0; c < P; c++ {
+						require.True(t, sameBitsOrNaN(o[1][((n*K2+a)*K2+b)*P+c], o[1][((n*K2+b)*K2+a)*P+c]), "second symmetric")
+					}
+				}
+			}
+		}
+		for _, x := range [][]float64{l, d0, d1, d2, v} {
+			if m := testkit.MaxAbs(x); !(m <= 8) {
+				return
+			}
+		}
+		if kind&8 != 0 && s > 1e3 {
+			return // a saturated logistic atom at |α| = 1e100: exact zeros, checked in limits
+		}
+		for i := range o {
+			for j, x := range o[i] {
+				require.False(t, math.IsNaN(x) || math.IsInf(x, 0), "channel %d [%d] = %v from finite input (s=%g)", i, j, x, s)
+			}
+		}
+	})
+}
+
+// TestCoordHVPVecEqualsGo: the AVX loops of the coordinate HVP's rows give the Go loops'
+// bits for K up to 5 and every P up to 20, ordinary, extreme and non-finite values, and
+// write nothing outside their rows.
+func TestCoordHVPVecEqualsGo(t *testing.T) {
+	testkit.RequireAVX(t, "loops", hasAVX, &useAVX)
+	t.Run("f64", func(t *testing.T) { coordHVPVecEqualsGo[float64](t) })
+	t.Run("f32", func(t *testing.T) { coordHVPVecEqualsGo[float32](t) })
+}
+
+func coordHVPVecEqualsGo[T gatejet.Float](t *testing.T) {
+	var zero T
+	rng := rand.New(rand.NewPCG(25, uint64(unsafe.Sizeof(zero))))
+	sentinel := T(math.Float32frombits(0x7fc0beef))
+	wild := func(n int) []float64 {
+		x := randn(rng, n, 1)
+		for i := range x {
+			x[i] *= math.Pow(10, float64(rng.IntN(40)-20))
+		}
+		if n > 0 {
+			x[rng.IntN(n)] = []float64{math.NaN(), math.Inf(1), 5e-324, 1e300}[rng.IntN(4)]
+		}
+		return x
+	}
+	for K := 1; K <= 5; K++ {
+		for P := 1; P <= 20; P++ {
+			e, q, g, su, vt, f, h := wild(K*P), wild(P), wild(K), wild(K), wild(K), wild(K), wild(K)
+			x, y := conv[T](wild(K*P)), conv[T](wild(K*P))
+			for _, which := range []string{"l", "t"} {
+				want := make([]T, K*P)
+				run := func(o []T) {
+					if which == "l" {
+						coordHVPlVec(o, e, x, q, g, su, vt, K, P)
+					} else {
+						coordHVPtVec(o, x, y, f, h, K, P)
+					}
+				}
+				useAVX = false
+				run(want)
+				useAVX = true
+				buf := make([]T, K*P+9)
+				for i := range buf {
+					buf[i] = sentinel
+				}
+				o := buf[1+rng.IntN(4) : K*P+5]
+				o = o[:K*P]
+				run(o)
+				for i := range want {
+					require.True(t, sameBits(want[i], o[i]), "%s K=%d P=%d [%d]: AVX %v, Go %v", which, K, P, i, o[i], want[i])
+				}
+				n := 0
+				for _, v := range buf {
+					if sameBits(v, sentinel) {
+						n++
+					}
+				}
+				require.Equal(t, len(buf)-K*P, n, "%s K=%d P=%d: written outside the rows", which, K, P)
+			}
+		}
 	}
 }

@@ -50,7 +50,8 @@
 //
 // and run the built-in gates' own rows, at the cost per output element of their channels;
 // any other Gate runs through its methods (ζ and ∂ζ/∂ℓ from Value and First on identity
-// decoded rows), chunk by chunk.
+// decoded rows), chunk by chunk. Converting a gate value to Gate[T] stores it on the heap:
+// a gate held in a Gate[T] variable is used call after call without allocating.
 //
 // The seed algorithm builds the same channels from K exp-jets each carrying a K×K Hessian,
 // O(K³·P) per row. gatejet keeps it, outside its API, as an independent order-2 Taylor tower

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/softmaxjet"
@@ -248,21 +249,42 @@ func GateCPU[G64 softmaxjet.Gate[float64], G32 softmaxjet.Gate[float32]](
 }
 
 // coordCPU returns the CPU functions of a gate's coordinate jets (First, Second, HVP,
-// GaussNewton) for the gate made by mk.
+// GaussNewton) for the gate made by mk. The coordinate jets take the gate as a
+// softmaxjet.Gate[T]: a value converted to it would be stored on the heap each call, so the
+// gate is made in a pooled *G, whose pointer the interface holds.
 func coordCPU[T gatejet.Float, G softmaxjet.Gate[T]](mk func([]float64, int) G) [NumCoord]CPU[T] {
 	sh := func(ints []int) softmaxjet.Shape { return softmaxjet.Shape{N: ints[0], K: ints[1], P: ints[2]} }
+	pool := sync.Pool{New: func() any { return new(G) }}
+	// with runs f with the call's gate.
+	with := func(f []float64, K int, run func(g softmaxjet.Gate[T]) error) error {
+		p := pool.Get().(*G)
+		*p = mk(f, K)
+		err := run(any(p).(softmaxjet.Gate[T]))
+		var zero G
+		*p = zero // drop the call's parameters
+		pool.Put(p)
+		return err
+	}
 	return [NumCoord]CPU[T]{
 		func(o *Operands[T], n []int, f []float64) error {
-			return softmaxjet.CoordFirst[T](mk(f, n[1]), o.Out[0], o.In[0], o.In[1], o.In[2], sh(n))
+			return with(f, n[1], func(g softmaxjet.Gate[T]) error {
+				return softmaxjet.CoordFirst(g, o.Out[0], o.In[0], o.In[1], o.In[2], sh(n))
+			})
 		},
 		func(o *Operands[T], n []int, f []float64) error {
-			return softmaxjet.CoordSecond[T](mk(f, n[1]), o.Out[0], o.In[0], o.In[1], o.In[2], o.In[3], sh(n))
+			return with(f, n[1], func(g softmaxjet.Gate[T]) error {
+				return softmaxjet.CoordSecond(g, o.Out[0], o.In[0], o.In[1], o.In[2], o.In[3], sh(n))
+			})
 		},
 		func(o *Operands[T], n []int, f []float64) error {
-			return softmaxjet.CoordHVP[T](mk(f, n[1]), o.Out[0], o.In[0], o.In[1], o.In[2], o.In[3], o.In[4], sh(n))
+			return with(f, n[1], func(g softmaxjet.Gate[T]) error {
+				return softmaxjet.CoordHVP(g, o.Out[0], o.In[0], o.In[1], o.In[2], o.In[3], o.In[4], sh(n))
+			})
 		},
 		func(o *Operands[T], n []int, f []float64) error {
-			return softmaxjet.CoordGaussNewton[T](mk(f, n[1]), o.Out[0], o.In[0], o.In[1], o.In[2], sh(n))
+			return with(f, n[1], func(g softmaxjet.Gate[T]) error {
+				return softmaxjet.CoordGaussNewton(g, o.Out[0], o.In[0], o.In[1], o.In[2], sh(n))
+			})
 		},
 	}
 }
