@@ -1333,16 +1333,18 @@ GJ_DEV void gj_coord_gram(T* out, const T* D0, const T* Dt, const double* z, dou
   GJ_SYNC();
 }
 
-#define GJ_COORD_INPUTS                       \
-  const T* Dt = (const T*)A.in[2];            \
-  const T* Dtt = (const T*)A.in[3];           \
-  (void)Dt; (void)Dtt;                        \
-  const gj_ll K2 = 2 * K;                     \
+// A coordinate jet's inputs after the logits (L) and d0 (D, from the gate's prologue): d1 (Dt)
+// and d2 (Dtt, null for first and Gauss-Newton); K2 = 2K primaries.
+#define GJ_COORD_INPUTS                \
+  const T* Dt = (const T*)A.in[2];     \
+  const T* Dtt = (const T*)A.in[3];    \
+  (void)Dt; (void)Dtt;                 \
+  const gj_ll K2 = 2 * K;              \
   (void)K2;
-// The row's inputs: d0 (Dr), d1 (Dtr) and d2 (Dttr), each [K,P].
-#define GJ_COORD_ROW                          \
-  const T* Dr = D + row * K * P;              \
-  const T* Dtr = Dt + row * K * P;            \
+// The row's inputs: d0 (Dr), d1 (Dtr) and d2 (Dttr, or null), each [K,P].
+#define GJ_COORD_ROW                                     \
+  const T* Dr = D + row * K * P;                         \
+  const T* Dtr = Dt + row * K * P;                       \
   const T* Dttr = Dtt ? Dtt + row * K * P : (const T*)0; \
   (void)Dttr;
 

@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "50fd94c3056ed41c08f0a75e74e4cbe4e4a793e85ad95c950f8e63050da99da7"
+const kernelSourceSHA256 = "fcb7178b4082e3e24ac0e692fef831f8e3211d3fd1a5c87bb80fb4b17a751227"
