@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math/rand"
 	"slices"
 	"testing"
 
@@ -144,5 +145,51 @@ func TestCoordUsePreallocDoAllocs(t *testing.T) {
 				require.Zero(t, allocs, "%s %v", cc.name, dt)
 			}
 		}
+	}
+}
+
+// rowCases are the row contractions of the coordinate jets' gradients as graph cases.
+func rowCases() []graphCase {
+	rng := rand.New(rand.NewSource(31))
+	const n, k, p = 2, 3, 4
+	x := randInput(rng, "x", tensor.Shape{n, k}, -1, 1)
+	y := randInput(rng, "y", tensor.Shape{n, k, p}, -1, 1)
+	z := randInput(rng, "z", tensor.Shape{n, k, p}, -1, 1)
+	build := func(dot bool) func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		return func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+			b := nodeBuilder{op: "test", dt: in[0].Dtype()}
+			if dot {
+				return b.rowDot(in[0], in[1]), b.err
+			}
+			return b.rowScale(in[0], in[1]), b.err
+		}
+	}
+	return []graphCase{
+		{name: "rowScale", inputs: []input{x, y}, build: build(false), cpuOnly: true},
+		{name: "rowDot", inputs: []input{y, z}, build: build(true), cpuOnly: true},
+	}
+}
+
+// TestRowOps: the row contractions agree with their definitions and their gradients with
+// central differences on both machines (the LispMachine runs their DoDiff).
+func TestRowOps(t *testing.T) {
+	for _, c := range rowCases() {
+		t.Run(c.name, func(t *testing.T) {
+			got := forwardValue(t, c, tensor.Float64, tape)
+			a, b := c.inputs[0].vals, c.inputs[1].vals
+			const p = 4
+			for i := range got {
+				want := 0.0
+				if c.name == "rowDot" {
+					for j := range p {
+						want += a[i*p+j] * b[i*p+j]
+					}
+				} else {
+					want = a[i/p] * b[i]
+				}
+				require.InDelta(t, want, got[i], 1e-15, "element %d", i)
+			}
+			checkGradients(t, c)
+		})
 	}
 }

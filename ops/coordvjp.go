@@ -224,26 +224,6 @@ func (b *nodeBuilder) permute(n *gorgonia.Node, axes ...int) *gorgonia.Node {
 	return b.build(fmt.Sprintf("transpose by %v", axes), func() (*gorgonia.Node, error) { return gorgonia.Transpose(n, axes...) }, n)
 }
 
-// rowScale returns x_k·Y[k][c] for x [n,K] and Y [n,K,P]: a batched product of 1×1 by 1×P.
-func (b *nodeBuilder) rowScale(x, y *gorgonia.Node) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	s := y.Shape()
-	nk := s[0] * s[1]
-	return b.reshapeCopy(b.batchedMatMul(b.reshapeCopy(x, nk, 1, 1), b.reshapeCopy(y, nk, 1, s[2])), s...)
-}
-
-// rowDot returns Σ_c Y[k][c]·Z[k][c] [n,K] for Y, Z [n,K,P]: a batched product of 1×P by P×1.
-func (b *nodeBuilder) rowDot(y, z *gorgonia.Node) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	s := y.Shape()
-	nk := s[0] * s[1]
-	return b.reshapeCopy(b.batchedMatMul(b.reshapeCopy(y, nk, 1, s[2]), b.reshapeCopy(z, nk, s[2], 1)), s[0], s[1])
-}
-
 // rowHVPVJP returns the gradients in ℓ, D and v of ⟨G, hvp(ℓ, D, v)⟩, the row jet's HVP. For
 // the built-in gates they are built from ζ (the value op over identity rows, differentiable
 // twice) by the closed forms of docs/math.md, polynomials in ζ, D, v and G, so that they are

@@ -266,7 +266,7 @@ func TestCUDADoerEveryOp(t *testing.T) {
 		}
 		// docs/gpu.md ("CUDADoer ops") lists these as staged through host.
 		slices.Sort(staged)
-		require.Equal(t, []string{"*ops.logDetGradOp", "*ops.logDetOp", "*ops.softArgminOp"}, slices.Compact(staged), "%v", dt)
+		require.Equal(t, []string{"*ops.logDetGradOp", "*ops.logDetOp", "*ops.rowOp", "*ops.softArgminOp"}, slices.Compact(staged), "%v", dt)
 	}
 }
 

@@ -40,7 +40,8 @@ const (
 	// Elementwise kernels take sizes [len]; every slice has len elements.
 	Elementwise
 	// Batch kernels take sizes [N, K]: N rows of K elements, or N matrices K×K. They run on
-	// the CPU only (the soft-argmin and the log-determinant of package graphs).
+	// the CPU only (the soft-argmin and the log-determinant of package graphs, the row
+	// contractions of the coordinate jets' gradients).
 	Batch
 	// CoordJet kernels take the row jets' sizes [N, K, P]: the jets over the 2K primaries
 	// (logits and latent coordinates) of a gate, whose decoded rows d0 and their derivatives
