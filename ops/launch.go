@@ -66,6 +66,16 @@ func runLaunchOf[T gatejet.Float](name string, rec *pathRecord, l *launch, in []
 	if l.err != nil {
 		return l.err
 	}
+	b := &l.bound
+	if b.Kernel() == 0 {
+		// A launch made for one call rather than an op's plan (which seam.init binds): bound,
+		// and so checked, on this call.
+		lb, err := dispatch.Bind(name, dispatch.Kernel(l.k), l.ints, l.floats)
+		if err != nil {
+			return err
+		}
+		b = &lb
+	}
 	var o dispatch.Operands[T]
 	dst := data[T](out, out.Shape().TotalSize())
 	for i, t := range in {
@@ -75,5 +85,5 @@ func runLaunchOf[T gatejet.Float](name string, rec *pathRecord, l *launch, in []
 		}
 	}
 	o.Out[l.out] = dst
-	return rec.ran(dispatch.RunBound(&l.bound, o))
+	return rec.ran(dispatch.RunBound(b, o))
 }

@@ -46,3 +46,20 @@ func TestLaunchBindRefusesADisagreement(t *testing.T) {
 	ok.bind("test", four)
 	require.NoError(t, ok.err)
 }
+
+// TestLaunchUnboundRunsChecked: a launch made for one call, not bound by an op's seam, is
+// bound (and checked) by the run itself.
+func TestLaunchUnboundRunsChecked(t *testing.T) {
+	x := tensor.New(tensor.WithShape(4), tensor.WithBacking([]float64{-1, 2, -3, 4}))
+	y := tensor.New(tensor.WithShape(4), tensor.WithBacking(make([]float64, 4)))
+	var rec pathRecord
+	l := launch{k: kernel.ReLUForward, ints: []int{4}, in: []tensor.Shape{{4}}}
+	require.NoError(t, runLaunch("test", &rec, tensor.Float64, &l, []*tensor.Dense{x}, y))
+	require.Equal(t, []float64{0, 2, 0, 4}, y.Data())
+	_, ran := rec.get()
+	require.True(t, ran)
+
+	bad := launch{k: kernel.ReLUForward, ints: []int{4, 1}, in: []tensor.Shape{{4}}}
+	err := runLaunch("test", &rec, tensor.Float64, &bad, []*tensor.Dense{x}, y)
+	require.True(t, errors.Is(err, gatejet.ErrParam), "%v", err)
+}
