@@ -1,7 +1,7 @@
 // Command _asm generates the AVX/AVX2 assembly of two packages with avo
 // (github.com/mmcloughlin/avo): softmaxjet/slab_amd64.s, the loops of the second channel
-// (coef, row, centre, mean, hvpOut) and of the softmax gate (softmaxjet.go and the files it
-// names), and backward/vec_amd64.s, the loops of the stride-1 softmax backward (backward.go)
+// (coef, row, centre, mean, hvpOut), of the softmax gate and of the coordinate jets
+// (coordscale.go) (softmaxjet.go and the files it names), and backward/vec_amd64.s, the loops of the stride-1 softmax backward (backward.go)
 // and forward, its exponential included (forward.go).
 // Each loop is written once as a Go function of its element type (elem below) and generated
 // for float64 and for float32 data; the arithmetic is the Go loops' (slab_other.go and

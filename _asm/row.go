@@ -8,7 +8,8 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The row writers. Registers: BX = a, DI = the row's output at block (a,0), R11 = e, R14 =
+// The row writers, block (a,b) at o[(a·os+b)·P]: os = K for the second channel, 2K for the
+// ℓℓ blocks of the coordinate second channel. Registers: BX = a, DI = the row's output at block (a,0), R11 = e, R14 =
 // e[a], R10 = P in bytes (a block), R13 = its whole vectors in bytes, CX = the offset of
 // block b in the output row and of e[b] in e, R12 = where the run of blocks ends, R8 = the
 // coefficient of block b and R9 = the step to the next one (Kp elements for b < a, down a
@@ -78,7 +79,7 @@ func row(e elem) {
 	e.routine("row", []string{
 		"rowAVX32 for float64: four lanes at a time, then one (P·8 a multiple of 32 bytes for nt).",
 	}, []string{
-		"One float32 row of the second channel, as rowT: block (a,b) is o[(a·K+b)·P+c] = f·(e[a·P+c]",
+		"One float32 row of the second channel, as rowT: block (a,b) is o[(a·os+b)·P+c] = f·(e[a·P+c]",
 		"+ e[b·P+c]) with f = c[min(a,b)·Kp + max(a,b)] (coefAVX32), eight lanes at a time, then",
 		"one. With nt the vector stores are non-temporal (the caller guarantees that o and P·4 are",
 		"multiples of 32 bytes). Kp ≥ 4.",
@@ -150,7 +151,10 @@ func row(e elem) {
 
 		Label(l("nexta"))
 		ADDQ(R10, R14)
-		ADDQ(R12, RDI)
+		Comment("on to block (a+1, 0): os blocks of P further")
+		Load(Param("os"), RAX)
+		IMULQ(R10, RAX)
+		ADDQ(RAX, RDI)
 	})
 
 	for _, nt := range []int{0, 8} {

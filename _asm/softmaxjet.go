@@ -17,6 +17,10 @@ func softmaxjet() {
 	mean(f64)
 	hvpOut(f64)
 	hvpOut(f32)
+	scaleRows(f64)
+	scaleRows(f32)
+	coordHVP(f64)
+	coordHVP(f32)
 	sfence()
 	g := gateData()
 	gate(f64, g)
@@ -24,7 +28,7 @@ func softmaxjet() {
 }
 
 func sfence() {
-	routine("sfence", "The store fence after the non-temporal stores of rowAVX64 and rowAVX32.")
+	routine("sfence", "The store fence after the non-temporal stores of rowAVX64, rowAVX32, scaleAVX64 and scaleAVX32.")
 	SFENCE()
 	RET()
 }

@@ -80,6 +80,28 @@ var cudaConstructors = map[string]func(in cudaInputs) (*G.Node, error){
 	"LogisticJetGaussNewton": func(in cudaInputs) (*G.Node, error) {
 		return LogisticJetGaussNewton(in.l, in.d, cudaAlpha, cudaBeta)
 	},
+	"SoftmaxCoordJetFirst": func(in cudaInputs) (*G.Node, error) { return SoftmaxCoordJetFirst(in.l, in.d, in.d1, 0.7) },
+	"SoftmaxCoordJetSecond": func(in cudaInputs) (*G.Node, error) {
+		return SoftmaxCoordJetSecond(in.l, in.d, in.d1, in.d2, 0.7)
+	},
+	"SoftmaxCoordJetHVP": func(in cudaInputs) (*G.Node, error) {
+		return SoftmaxCoordJetHVP(in.l, in.d, in.d1, in.d2, in.v2, 0.7)
+	},
+	"SoftmaxCoordJetGaussNewton": func(in cudaInputs) (*G.Node, error) {
+		return SoftmaxCoordJetGaussNewton(in.l, in.d, in.d1, 0.7)
+	},
+	"LogisticCoordJetFirst": func(in cudaInputs) (*G.Node, error) {
+		return LogisticCoordJetFirst(in.l, in.d, in.d1, cudaAlpha, cudaBeta)
+	},
+	"LogisticCoordJetSecond": func(in cudaInputs) (*G.Node, error) {
+		return LogisticCoordJetSecond(in.l, in.d, in.d1, in.d2, cudaAlpha, cudaBeta)
+	},
+	"LogisticCoordJetHVP": func(in cudaInputs) (*G.Node, error) {
+		return LogisticCoordJetHVP(in.l, in.d, in.d1, in.d2, in.v2, cudaAlpha, cudaBeta)
+	},
+	"LogisticCoordJetGaussNewton": func(in cudaInputs) (*G.Node, error) {
+		return LogisticCoordJetGaussNewton(in.l, in.d, in.d1, cudaAlpha, cudaBeta)
+	},
 	"Softmax":            func(in cudaInputs) (*G.Node, error) { return Softmax(in.x, -1) },
 	"LogSoftmax":         func(in cudaInputs) (*G.Node, error) { return LogSoftmax(in.x, 0) },
 	"SoftmaxBackward":    func(in cudaInputs) (*G.Node, error) { return SoftmaxBackward(in.y, in.dy, 1) },
@@ -102,6 +124,7 @@ var (
 type cudaInputs struct {
 	g                    *G.ExprGraph
 	l, d, v, x, y, dy, h *G.Node
+	d1, d2, v2           *G.Node // the coordinate jets' derivatives of d and direction [n,2K]
 }
 
 // newCUDAInputs makes the input nodes of dtype dt in a new graph, bound to values.
@@ -130,6 +153,9 @@ func newCUDAInputs(dt tensor.Dtype) cudaInputs {
 		l:  node("l", -1, 1, cudaN, cudaK),
 		d:  node("d", -1, 1, cudaN, cudaK, cudaP),
 		v:  node("v", -1, 1, cudaN, cudaK),
+		d1: node("d1", -1, 1, cudaN, cudaK, cudaP),
+		d2: node("d2", -1, 1, cudaN, cudaK, cudaP),
+		v2: node("v2", -1, 1, cudaN, 2*cudaK),
 		x:  node("x", -1.5, 1.5, cudaN, cudaM),
 		y:  node("y", 0.05, 0.5, cudaN, cudaM),
 		dy: node("dy", -1, 1, cudaN, cudaM),
@@ -235,12 +261,12 @@ func TestCUDADoerEveryOp(t *testing.T) {
 			}
 		}
 		for _, want := range []string{"*ops.jetOp", "*ops.jetVJPOp", "*ops.softmaxOp", "*ops.axisOp", "*ops.axisGradOp",
-			"*ops.actOp", "*ops.softArgminOp", "*ops.logDetOp", "*ops.logDetGradOp"} {
+			"*ops.actOp", "*ops.softArgminOp", "*ops.logDetOp", "*ops.logDetGradOp", "*ops.coordOp"} {
 			require.True(t, types[want], "%v: no node of op type %s was built", dt, want)
 		}
 		// docs/gpu.md ("CUDADoer ops") lists these as staged through host.
 		slices.Sort(staged)
-		require.Equal(t, []string{"*ops.logDetGradOp", "*ops.logDetOp", "*ops.softArgminOp"}, slices.Compact(staged), "%v", dt)
+		require.Equal(t, []string{"*ops.coordOp", "*ops.logDetGradOp", "*ops.logDetOp", "*ops.rowOp", "*ops.softArgminOp"}, slices.Compact(staged), "%v", dt)
 	}
 }
 

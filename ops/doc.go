@@ -52,6 +52,19 @@
 //	    softmax / log-softmax along axis from its saved output y (any rank 1 to 8)
 //	ReLU(x), GELU(x), SiLU(x) and ReLUBackward, GELUBackward, SiLUBackward(x, dy)
 //
+// With each atom's decoded row a function of a latent coordinate t_k, the coordinate jets
+// differentiate over the 2K primaries p = (l, t): they take the decoded rows d0 and their
+// first and second derivatives in t, d1 and d2, each [n,K,P] (graphs.MonomialJets and
+// graphs.BSplineJets build them from t and a basis's coefficients), and v [n,2K]:
+//
+//	SoftmaxCoordJetFirst(l, d0, d1, invTau)               [n,2K,P]     ∂ẑ/∂p (rows l, then t)
+//	SoftmaxCoordJetSecond(l, d0, d1, d2, invTau)          [n,2K,2K,P]  ∂²ẑ/∂p²
+//	SoftmaxCoordJetHVP(l, d0, d1, d2, v, invTau)          [n,2K,P]     Σ_b second[·][·][b][·]·v_b
+//	SoftmaxCoordJetGaussNewton(l, d0, d1, invTau)         [n,2K,2K]    first·firstᵀ per row
+//	LogisticCoordJet{First,Second,HVP,GaussNewton}(…, alpha, beta): the logistic gate's
+//
+// Their kernels run on the CPU only (under cudaops.ModeRequired they fail with ErrDevice).
+//
 // Package graphs builds on them: a differentiable soft argmin and a log-determinant, among
 // others.
 //
@@ -86,6 +99,13 @@
 //     slabs, whose gradient op is differentiable too) has exact Hessian-vector products
 //     through graphs.Grad. The second channel's and the HVP's VJP ops are not
 //     differentiable (they would need the fourth order of the jet): graphs.Grad names them.
+//   - A coordinate jet's gradient is composed of the row-jet ops: the channel over d0, the
+//     gate ζ and its Jacobian (the value and first channels over identity decoded rows, P = K)
+//     and Gorgonia's slices, concatenations and batched products (ops/coordvjp.go). A loss on
+//     any coordinate jet of a built-in gate can be differentiated twice with graphs.Grad (the
+//     second channel's and HVP's row terms through the gate's closed forms, polynomials in
+//     ζ); for another gate, a loss on its coordinate second channel or HVP once, the second
+//     gradient refused as the row jets' is. DoDiff runs the gradient on a graph of its own.
 //   - Softmax and LogSoftmax have SoftmaxBackward and LogSoftmaxBackward of their output as
 //     gradient, so a graph through them can be differentiated twice.
 //   - SoftmaxBackward and LogSoftmaxBackward are differentiable in both y and dy (double
@@ -118,8 +138,8 @@
 // Under Gorgonia's build tag cuda every op is also a gorgonia.CUDADoer, so Gorgonia's CUDA
 // machine keeps a graph that mixes these ops and Gorgonia's on the device: CUDADo runs the
 // op's kernel on the device values the machine hands it and writes its preallocated device
-// output, except the ops of graphs.SoftArgmin, graphs.LogDetPlusRidge and the latter's
-// gradient, whose kernels run on the CPU only and which are staged through host (inputs
+// output, except the coordinate jets, the ops of graphs.SoftArgmin, graphs.LogDetPlusRidge and
+// the latter's gradient, whose kernels run on the CPU only and which are staged through host (inputs
 // copied to host, host path, output copied back). A LispMachine's reverse pass still calls DoDiff, which
 // then waits for the machine's queued device work and reads and accumulates device values
 // through host copies. See docs/gpu.md, "CUDADoer ops".

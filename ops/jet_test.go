@@ -36,6 +36,19 @@ func jetInputsFor(seed int64, n, k, p int) []input {
 	}
 }
 
+// coordInputsFor returns logits [n,K], d0, d1, d2 [n,K,P] and v [n,2K] test inputs of the
+// coordinate jets.
+func coordInputsFor(seed int64, n, k, p int) []input {
+	rng := rand.New(rand.NewSource(seed))
+	return []input{
+		randInput(rng, "logits", tensor.Shape{n, k}, -1.5, 1.5),
+		randInput(rng, "d0", tensor.Shape{n, k, p}, -2, 2),
+		randInput(rng, "d1", tensor.Shape{n, k, p}, -2, 2),
+		randInput(rng, "d2", tensor.Shape{n, k, p}, -2, 2),
+		randInput(rng, "v", tensor.Shape{n, 2 * k}, -1, 1),
+	}
+}
+
 // jetFloats returns the floats the jet cases call gate g with: the built-in gates' fixed
 // parameters (tInvTau; tAlpha, tBeta), and for any other gate its sampleFloats for tK atoms.
 func jetFloats(g *kernel.Gate) []float64 {

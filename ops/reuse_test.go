@@ -24,6 +24,7 @@ type reuseCtor struct {
 
 func reuseCtors() []reuseCtor {
 	jet := func() []input { return jetInputsFor(5, 3, 4, 2) }
+	coord := func() []input { return coordInputsFor(8, 3, 4, 2) }
 	xy := func() []input { return jetInputsFor(6, 3, 4, 2)[:1] }
 	xdy := func() []input {
 		in := jetInputsFor(7, 3, 4, 2)
@@ -69,6 +70,31 @@ func reuseCtors() []reuseCtor {
 		{"ReLUBackward", xdy, func(in []*G.Node, o ...Option) (*G.Node, error) { return ReLUBackward(in[0], in[1], o...) }},
 		{"GELUBackward", xdy, func(in []*G.Node, o ...Option) (*G.Node, error) { return GELUBackward(in[0], in[1], o...) }},
 		{"SiLUBackward", xdy, func(in []*G.Node, o ...Option) (*G.Node, error) { return SiLUBackward(in[0], in[1], o...) }},
+		// Coordinate jets (coordjet.go).
+		{"SoftmaxCoordJetFirst", coord, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return SoftmaxCoordJetFirst(in[0], in[1], in[2], 1.3, o...)
+		}},
+		{"SoftmaxCoordJetSecond", coord, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return SoftmaxCoordJetSecond(in[0], in[1], in[2], in[3], 1.3, o...)
+		}},
+		{"SoftmaxCoordJetHVP", coord, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return SoftmaxCoordJetHVP(in[0], in[1], in[2], in[3], in[4], 1.3, o...)
+		}},
+		{"SoftmaxCoordJetGaussNewton", coord, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return SoftmaxCoordJetGaussNewton(in[0], in[1], in[2], 1.3, o...)
+		}},
+		{"LogisticCoordJetFirst", coord, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return LogisticCoordJetFirst(in[0], in[1], in[2], reuseAlpha, reuseBeta, o...)
+		}},
+		{"LogisticCoordJetSecond", coord, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return LogisticCoordJetSecond(in[0], in[1], in[2], in[3], reuseAlpha, reuseBeta, o...)
+		}},
+		{"LogisticCoordJetHVP", coord, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return LogisticCoordJetHVP(in[0], in[1], in[2], in[3], in[4], reuseAlpha, reuseBeta, o...)
+		}},
+		{"LogisticCoordJetGaussNewton", coord, func(in []*G.Node, o ...Option) (*G.Node, error) {
+			return LogisticCoordJetGaussNewton(in[0], in[1], in[2], reuseAlpha, reuseBeta, o...)
+		}},
 		// Softmax-family forward (softmax.go).
 		{"Softmax", xy, func(in []*G.Node, o ...Option) (*G.Node, error) { return Softmax(in[0], -1, o...) }},
 		{"LogSoftmax", xy, func(in []*G.Node, o ...Option) (*G.Node, error) { return LogSoftmax(in[0], 0, o...) }},

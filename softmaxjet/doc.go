@@ -35,6 +35,24 @@
 // channel for any gate (the ops, gatejet's kernel table) is written once; a new gate
 // implements it (docs/adding-a-gate.md).
 //
+// # Latent coordinates
+//
+// When each atom k also has a latent coordinate t_k and its decoded row is a function of it,
+// the row's primaries are p = (ℓ_1..ℓ_K, t_1..t_K). CoordFirst, CoordSecond,
+// CoordGaussNewton and CoordHVP take the decoded rows d0 and their first and second
+// derivatives in t, d1 and d2 (each [N,K,P], from any basis), and write the same channels
+// over the 2K primaries: first [N,2K,P], second [N,2K,2K,P], the slabs [N,2K,2K] and the HVP
+// [N,2K,P] for v [N,2K]. The ℓ blocks are the gate's own channels over d0 (the same bits);
+// the mixed blocks are ∂ζ_k/∂ℓ_a·d1[k] and the tt block is diagonal, ζ_k·d2[k]. They take the
+// gate as an argument, for example
+//
+//	err := softmaxjet.CoordSecond[float64](softmaxjet.Softmax[float64]{InvTau: s}, second, logits, d0, d1, d2, sh)
+//
+// and run the built-in gates' own rows, at the cost per output element of their channels;
+// any other Gate runs through its methods (ζ and ∂ζ/∂ℓ from Value and First on identity
+// decoded rows), chunk by chunk. Converting a gate value to Gate[T] stores it on the heap:
+// a gate held in a Gate[T] variable is used call after call without allocating.
+//
 // The seed algorithm builds the same channels from K exp-jets each carrying a K×K Hessian,
 // O(K³·P) per row. gatejet keeps it, outside its API, as an independent order-2 Taylor tower
 // that the tests hold the closed forms to at 1e-13.

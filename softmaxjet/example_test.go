@@ -51,3 +51,36 @@ func ExampleSoftmax_Second_errors() {
 	// softmaxjet.Softmax.Second: logits: wrong or too large a size: want 6 elements for N=2 K=3 P=4, got 5
 	// softmaxjet.Softmax.Second: invTau: inverse temperature out of range: want 0 < invTau < +Inf, got 0
 }
+
+// Two atoms, each decoded from a latent coordinate as d_k(t) = (t, t²), at t = (1, 2): the
+// Gauss-Newton matrix over the four primaries (ℓ_0, ℓ_1, t_0, t_1), and the curvature along
+// a direction in them.
+func ExampleCoordGaussNewton() {
+	sh := softmaxjet.Shape{N: 1, K: 2, P: 2}
+	logits := []float64{0.5, -0.5}
+	d0 := []float64{1, 1, 2, 4} // d_k(t_k)
+	d1 := []float64{1, 2, 1, 4} // ∂d_k/∂t
+	d2 := []float64{0, 2, 0, 2} // ∂²d_k/∂t²
+	// A gate converted to the interface once is used call after call without allocating.
+	var gate softmaxjet.Gate[float64] = softmaxjet.Softmax[float64]{InvTau: 1}
+
+	H := make([]float64, 4*4) // [N, 2K, 2K]
+	if err := softmaxjet.CoordGaussNewton(gate, H, logits, d0, d1, sh); err != nil {
+		panic(err)
+	}
+	for a := 0; a < 4; a++ {
+		fmt.Printf("%7.4f\n", H[a*4:a*4+4])
+	}
+	v := []float64{0, 0, 1, 0}  // move t_0
+	hvp := make([]float64, 4*2) // [N, 2K, P]
+	if err := softmaxjet.CoordHVP(gate, hvp, logits, d0, d1, d2, v, sh); err != nil {
+		panic(err)
+	}
+	fmt.Printf("%7.4f\n", hvp)
+	// Output:
+	// [ 0.3866 -0.3866 -1.0061 -0.6874]
+	// [-0.3866  0.3866  1.0061  0.6874]
+	// [-1.0061  1.0061  2.6722  1.7695]
+	// [-0.6874  0.6874  1.7695  1.2296]
+	// [ 0.1966  0.3932 -0.1966 -0.3932  0.0000  1.4621  0.0000  0.0000]
+}

@@ -191,6 +191,7 @@ func asT[T gatejet.Float](b []float64, n int) []T {
 type args[T gatejet.Float] struct {
 	o0, o1, o2 []T // outputs: dst, or dLogits, dDecoded, dV (nil: skipped)
 	l, d, v, g []T // logits, decoded, direction, upstream gradient
+	d1, d2     []T // the coordinate jets' derivatives of decoded in t (coord.go)
 }
 
 // gateKind is a gate as the machinery sees it, declared once in the gate's own file: the names

@@ -225,14 +225,14 @@ func rowVecEqualRowT[T gatejet.Float](t *testing.T) {
 
 				want := make([]T, K*K*P)
 				useAVX = false
-				rowT(want, nsz, z, diag, e, K, P)
+				rowT(want, nsz, z, diag, e, K, P, K)
 				if size == 8 {
 					ew := make([]float64, len(e))
 					for i, v := range e {
 						ew[i] = float64(v)
 					}
 					alt := make([]T, K*K*P)
-					rowGo(alt, nsz, z, diag, ew, K, P)
+					rowGo(alt, nsz, z, diag, ew, K, P, K)
 					for i := range want {
 						if !sameBits(want[i], alt[i]) {
 							t.Fatalf("K=%d P=%d %s: rowGo [%d] = %v, rowT %v", K, P, kind, i, alt[i], want[i])
@@ -243,25 +243,29 @@ func rowVecEqualRowT[T gatejet.Float](t *testing.T) {
 				useAVX = true
 				for _, nt := range []bool{false, true} {
 					for _, shift := range []int{0, 1} {
-						buf := make([]T, K*K*P+2*guard+64)
-						for i := range buf {
-							buf[i] = sentinel
-						}
-						start := guard + (64-int(uintptr(unsafe.Pointer(&buf[guard])))%64)%64/size + shift
-						o := buf[start : start+K*K*P]
-						used := rowVec(o, c, nsz, z, diag, e, K, P, nt)
-						wantNT := nt && shift == 0 && P*size%32 == 0
-						what := fmt.Sprintf("K=%d P=%d %s nt=%v shift=%d", K, P, kind, nt, shift)
-						require.Equal(t, wantNT, used, "non-temporal stores %s", what)
-						for i := range want {
-							if !sameBits(want[i], o[i]) {
-								a, b, cc := i/(K*P), i/P%K, i%P
-								t.Fatalf("%s: block (%d,%d) [%d]: AVX %v, rowT %v", what, a, b, cc, o[i], want[i])
+						for _, os := range []int{K, 2 * K} { // the second channel; the ℓℓ blocks of the coordinate one
+							L := ((K-1)*os + K) * P
+							buf := make([]T, L+2*guard+64)
+							for i := range buf {
+								buf[i] = sentinel
 							}
-						}
-						for i := range buf {
-							if (i < start || i >= start+len(o)) && !sameBits(sentinel, buf[i]) {
-								t.Fatalf("%s: written outside the row at %d (row at %d..%d)", what, i, start, start+len(o))
+							start := guard + (64-int(uintptr(unsafe.Pointer(&buf[guard])))%64)%64/size + shift
+							o := buf[start : start+L]
+							used := rowVec(o, c, nsz, z, diag, e, K, P, os, nt)
+							wantNT := nt && shift == 0 && P*size%32 == 0
+							what := fmt.Sprintf("K=%d P=%d os=%d %s nt=%v shift=%d", K, P, os, kind, nt, shift)
+							require.Equal(t, wantNT, used, "non-temporal stores %s", what)
+							for i := range want {
+								a, b, cc := i/(K*P), i/P%K, i%P
+								if got := o[(a*os+b)*P+cc]; !sameBits(want[i], got) {
+									t.Fatalf("%s: block (%d,%d) [%d]: AVX %v, rowT %v", what, a, b, cc, got, want[i])
+								}
+							}
+							for i := range buf {
+								inBlock := i >= start && i < start+L && (i-start)/P%os < K
+								if !inBlock && !sameBits(sentinel, buf[i]) {
+									t.Fatalf("%s: written outside the row's blocks at %d (row at %d..%d)", what, i, start, start+L)
+								}
 							}
 						}
 					}

@@ -19,6 +19,9 @@ import (
 // type; rowAVX64/rowAVX32 then write the blocks with the same operations in the same order
 // as rowT, four float64 or eight float32 lanes at a time, so the results are the same bits;
 // with nt, the stores bypass the caches (non-temporal), for outputs much larger than them.
+// The blocks of a row of blocks are os apart: K, or 2K for the ℓℓ blocks of the coordinate
+// second channel, whose other blocks scaleAVX64/scaleAVX32 write (scaled rows of d1 and d2,
+// zeros), and whose HVP's rows coordHVPlAVX64/32 and coordHVPtAVX64/32 write (coord.go).
 
 //go:noescape
 func coefAVX64(c, nsz, diag, z []float64, s2 float64, K, Kp int) (zmin float64, ok bool)
@@ -27,10 +30,28 @@ func coefAVX64(c, nsz, diag, z []float64, s2 float64, K, Kp int) (zmin float64, 
 func coefAVX32(c []float32, nsz, diag, z []float64, s2 float64, K, Kp int) (zmin float64, ok bool)
 
 //go:noescape
-func rowAVX64(o, c, e []float64, K, P, Kp int, nt bool)
+func rowAVX64(o, c, e []float64, K, P, Kp, os int, nt bool)
 
 //go:noescape
-func rowAVX32(o, c, e []float32, K, P, Kp int, nt bool)
+func rowAVX32(o, c, e []float32, K, P, Kp, os int, nt bool)
+
+//go:noescape
+func scaleAVX64(o, x, f []float64, n, P, xs int, nt bool)
+
+//go:noescape
+func scaleAVX32(o, x []float32, f []float64, n, P, xs int, nt bool)
+
+//go:noescape
+func coordHVPlAVX64(o, e, d1, q, g, su, vt []float64, K, P int)
+
+//go:noescape
+func coordHVPlAVX32(o []float32, e []float64, d1 []float32, q, g, su, vt []float64, K, P int)
+
+//go:noescape
+func coordHVPtAVX64(o, x, y, f, h []float64, K, P int)
+
+//go:noescape
+func coordHVPtAVX32(o, x, y []float32, f, h []float64, K, P int)
 
 //go:noescape
 func centreAVX32(e, d []float32, m []float64, K, P int) (big bool)
@@ -96,25 +117,78 @@ func secondCoefsVec[T gatejet.Float](c []T, nsz, diag, z []float64, s2 float64, 
 
 // rowVec writes a row like rowT, with the AVX loop when it can, from the coefficients that
 // secondCoefsVec put in c; nt asks for non-temporal stores, which it uses only where the
-// alignment allows. It reports whether it used them.
-func rowVec[T gatejet.Float](o, c []T, nsz, z, diag []float64, e []T, K, P int, nt bool) bool {
+// alignment allows. It reports whether it used them. Block (a,b) is at o[(a·os+b)·P].
+func rowVec[T gatejet.Float](o, c []T, nsz, z, diag []float64, e []T, K, P, os int, nt bool) bool {
 	if !useAVX {
-		rowT(o, nsz, z, diag, e, K, P)
+		rowT(o, nsz, z, diag, e, K, P, os)
 		return false
 	}
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	Kp := padK(K)
-	if K < 1 || P < 1 || len(o) < K*K*P || len(c) < K*Kp || len(e) < K*P {
+	if K < 1 || P < 1 || os < K || len(o) < ((K-1)*os+K)*P || len(c) < K*Kp || len(e) < K*P {
 		panic("softmaxjet: row buffers too short")
 	}
 	nt = nt && uintptr(unsafe.Pointer(unsafe.SliceData(o)))%32 == 0 && P*size%32 == 0
 	if size == 8 {
-		rowAVX64(f64s(o), f64s(c), f64s(e), K, P, Kp, nt)
+		rowAVX64(f64s(o), f64s(c), f64s(e), K, P, Kp, os, nt)
 	} else {
-		rowAVX32(f32s(o), f32s(c), f32s(e), K, P, Kp, nt)
+		rowAVX32(f32s(o), f32s(c), f32s(e), K, P, Kp, os, nt)
 	}
 	return nt
+}
+
+// scaleVec writes n rows of P, o[i·P+c] = T(f[i]·x[i·xs+c]), as scaleGo does (same bits),
+// with the AVX loop when it can; nt asks for non-temporal stores, which it uses only where
+// the alignment allows. It reports whether it used them.
+func scaleVec[T gatejet.Float](o, x []T, f []float64, n, P, xs int, nt bool) bool {
+	if n == 0 {
+		return false
+	}
+	if !useAVX || len(o) < n*P || len(f) < n || len(x) < (n-1)*xs+P {
+		scaleGo(o, x, f, n, P, xs)
+		return false
+	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	al := 4 * size // a non-temporal store: 32 bytes of float64, 16 of float32
+	nt = nt && uintptr(unsafe.Pointer(unsafe.SliceData(o)))%uintptr(al) == 0 && P*size%al == 0
+	if size == 8 {
+		scaleAVX64(f64s(o), f64s(x), f, n, P, xs, nt)
+	} else {
+		scaleAVX32(f32s(o), f32s(x), f, n, P, xs, nt)
+	}
+	return nt
+}
+
+// coordHVPlVec writes the coordinate HVP's logit rows as coordHVPlGo does (same bits), with
+// the AVX loop when it can.
+func coordHVPlVec[T gatejet.Float](o []T, e []float64, d1 []T, q, g, su, vt []float64, K, P int) {
+	if !useAVX || len(o) < K*P || len(e) < K*P || len(d1) < K*P || len(q) < P || len(g) < K || len(su) < K || len(vt) < K {
+		coordHVPlGo(o, e, d1, q, g, su, vt, K, P)
+		return
+	}
+	var zero T
+	if unsafe.Sizeof(zero) == 8 {
+		coordHVPlAVX64(f64s(o), e, f64s(d1), q, g, su, vt, K, P)
+	} else {
+		coordHVPlAVX32(f32s(o), e, f32s(d1), q, g, su, vt, K, P)
+	}
+}
+
+// coordHVPtVec writes the coordinate HVP's coordinate rows as coordHVPtGo does (same bits),
+// with the AVX loop when it can.
+func coordHVPtVec[T gatejet.Float](o, x, y []T, f, h []float64, K, P int) {
+	if !useAVX || len(o) < K*P || len(x) < K*P || len(y) < K*P || len(f) < K || len(h) < K {
+		coordHVPtGo(o, x, y, f, h, K, P)
+		return
+	}
+	var zero T
+	if unsafe.Sizeof(zero) == 8 {
+		coordHVPtAVX64(f64s(o), f64s(x), f64s(y), f, h, K, P)
+	} else {
+		coordHVPtAVX32(f32s(o), f32s(x), f32s(y), f, h, K, P)
+	}
 }
 
 // meanVec computes m_c = Σ_k z_k·D[k][c] as meanGo does (same operations, same order, same

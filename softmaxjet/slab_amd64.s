@@ -288,10 +288,10 @@ c32_done:
 	VZEROUPPER
 	RET
 
-// func rowAVX32(o []float32, c []float32, e []float32, K int, P int, Kp int, nt bool)
+// func rowAVX32(o []float32, c []float32, e []float32, K int, P int, Kp int, os int, nt bool)
 // Requires: AVX
-TEXT ·rowAVX32(SB), NOSPLIT, $0-97
-	// One float32 row of the second channel, as rowT: block (a,b) is o[(a·K+b)·P+c] = f·(e[a·P+c]
+TEXT ·rowAVX32(SB), NOSPLIT, $0-105
+	// One float32 row of the second channel, as rowT: block (a,b) is o[(a·os+b)·P+c] = f·(e[a·P+c]
 	// + e[b·P+c]) with f = c[min(a,b)·Kp + max(a,b)] (coefAVX32), eight lanes at a time, then
 	// one. With nt the vector stores are non-temporal (the caller guarantees that o and P·4 are
 	// multiples of 32 bytes). Kp ≥ 4.
@@ -310,7 +310,7 @@ TEXT ·rowAVX32(SB), NOSPLIT, $0-97
 	SHRQ $0x05, R15
 
 r32_variant:
-	MOVBLZX nt+96(FP), AX
+	MOVBLZX nt+104(FP), AX
 	SHLQ    $0x03, AX
 	ORQ     AX, R15
 	MOVQ    R11, R14
@@ -383,9 +383,13 @@ r32_rundone:
 
 r32_nexta:
 	ADDQ R10, R14
-	ADDQ R12, DI
-	INCQ BX
-	JMP  r32_a
+
+	// on to block (a+1, 0): os blocks of P further
+	MOVQ  os+96(FP), AX
+	IMULQ R10, AX
+	ADDQ  AX, DI
+	INCQ  BX
+	JMP   r32_a
 
 r32_v1:
 	VBROADCASTSS (R8), Y0
@@ -571,9 +575,9 @@ r32_done:
 	VZEROUPPER
 	RET
 
-// func rowAVX64(o []float64, c []float64, e []float64, K int, P int, Kp int, nt bool)
+// func rowAVX64(o []float64, c []float64, e []float64, K int, P int, Kp int, os int, nt bool)
 // Requires: AVX
-TEXT ·rowAVX64(SB), NOSPLIT, $0-97
+TEXT ·rowAVX64(SB), NOSPLIT, $0-105
 	// rowAVX32 for float64: four lanes at a time, then one (P·8 a multiple of 32 bytes for nt).
 	MOVQ o_base+0(FP), DI
 	MOVQ e_base+48(FP), R11
@@ -590,7 +594,7 @@ TEXT ·rowAVX64(SB), NOSPLIT, $0-97
 	SHRQ $0x05, R15
 
 r64_variant:
-	MOVBLZX nt+96(FP), AX
+	MOVBLZX nt+104(FP), AX
 	SHLQ    $0x03, AX
 	ORQ     AX, R15
 	MOVQ    R11, R14
@@ -663,9 +667,13 @@ r64_rundone:
 
 r64_nexta:
 	ADDQ R10, R14
-	ADDQ R12, DI
-	INCQ BX
-	JMP  r64_a
+
+	// on to block (a+1, 0): os blocks of P further
+	MOVQ  os+96(FP), AX
+	IMULQ R10, AX
+	ADDQ  AX, DI
+	INCQ  BX
+	JMP   r64_a
 
 r64_v1:
 	VBROADCASTSD (R8), Y0
@@ -1322,10 +1330,402 @@ h32_done:
 	VZEROUPPER
 	RET
 
+// func scaleAVX64(o []float64, x []float64, f []float64, n int, P int, xs int, nt bool)
+// Requires: AVX
+TEXT ·scaleAVX64(SB), NOSPLIT, $0-97
+	// o[i·P+c] = f[i]·x[i·xs+c] for i < n, c < P, four lanes at a time, then one; with nt the
+	// stores are non-temporal (o and P·8 multiples of 32 bytes).
+	MOVQ    o_base+0(FP), DI
+	MOVQ    x_base+24(FP), SI
+	MOVQ    f_base+48(FP), R8
+	MOVQ    n+72(FP), BX
+	MOVQ    P+80(FP), R10
+	MOVQ    xs+88(FP), R9
+	SHLQ    $0x03, R9
+	MOVQ    R10, R12
+	SHLQ    $0x03, R12
+	MOVQ    R10, R13
+	ANDQ    $-4, R13
+	MOVBLZX nt+96(FP), R11
+
+s64_row:
+	TESTQ        BX, BX
+	JZ           s64_done
+	VBROADCASTSD (R8), Y0
+	XORQ         CX, CX
+	TESTQ        R11, R11
+	JNZ          s64_nt
+	TESTQ        R13, R13
+	JZ           s64_tail
+
+s64_vec:
+	VMOVUPD (SI)(CX*8), Y1
+	VMULPD  Y0, Y1, Y1
+	VMOVUPD Y1, (DI)(CX*8)
+	ADDQ    $0x04, CX
+	CMPQ    CX, R13
+	JB      s64_vec
+
+s64_tail:
+	CMPQ   CX, R10
+	JAE    s64_next
+	VMOVSD (SI)(CX*8), X1
+	VMULSD X0, X1, X1
+	VMOVSD X1, (DI)(CX*8)
+	INCQ   CX
+	JMP    s64_tail
+
+s64_nt:
+	// P a multiple of 4: whole vectors, non-temporal
+s64_ntvec:
+	VMOVUPD  (SI)(CX*8), Y1
+	VMULPD   Y0, Y1, Y1
+	VMOVNTPD Y1, (DI)(CX*8)
+	ADDQ     $0x04, CX
+	CMPQ     CX, R10
+	JB       s64_ntvec
+
+s64_next:
+	ADDQ R12, DI
+	ADDQ R9, SI
+	ADDQ $0x08, R8
+	DECQ BX
+	JMP  s64_row
+
+s64_done:
+	VZEROUPPER
+	RET
+
+// func scaleAVX32(o []float32, x []float32, f []float64, n int, P int, xs int, nt bool)
+// Requires: AVX
+TEXT ·scaleAVX32(SB), NOSPLIT, $0-97
+	// scaleAVX64 on float32 data, each product rounded once to float32; with nt o and P·4
+	// are multiples of 16 bytes.
+	MOVQ    o_base+0(FP), DI
+	MOVQ    x_base+24(FP), SI
+	MOVQ    f_base+48(FP), R8
+	MOVQ    n+72(FP), BX
+	MOVQ    P+80(FP), R10
+	MOVQ    xs+88(FP), R9
+	SHLQ    $0x02, R9
+	MOVQ    R10, R12
+	SHLQ    $0x02, R12
+	MOVQ    R10, R13
+	ANDQ    $-4, R13
+	MOVBLZX nt+96(FP), R11
+
+s32_row:
+	TESTQ        BX, BX
+	JZ           s32_done
+	VBROADCASTSD (R8), Y0
+	XORQ         CX, CX
+	TESTQ        R11, R11
+	JNZ          s32_nt
+	TESTQ        R13, R13
+	JZ           s32_tail
+
+s32_vec:
+	VCVTPS2PD  (SI)(CX*4), Y1
+	VMULPD     Y0, Y1, Y1
+	VCVTPD2PSY Y1, X1
+	VMOVUPS    X1, (DI)(CX*4)
+	ADDQ       $0x04, CX
+	CMPQ       CX, R13
+	JB         s32_vec
+
+s32_tail:
+	CMPQ      CX, R10
+	JAE       s32_next
+	VCVTSS2SD (SI)(CX*4), X1, X1
+	VMULSD    X0, X1, X1
+	VCVTSD2SS X1, X1, X1
+	VMOVSS    X1, (DI)(CX*4)
+	INCQ      CX
+	JMP       s32_tail
+
+s32_nt:
+	// P a multiple of 4: whole vectors, non-temporal
+s32_ntvec:
+	VCVTPS2PD  (SI)(CX*4), Y1
+	VMULPD     Y0, Y1, Y1
+	VCVTPD2PSY Y1, X1
+	VMOVNTPS   X1, (DI)(CX*4)
+	ADDQ       $0x04, CX
+	CMPQ       CX, R10
+	JB         s32_ntvec
+
+s32_next:
+	ADDQ R12, DI
+	ADDQ R9, SI
+	ADDQ $0x08, R8
+	DECQ BX
+	JMP  s32_row
+
+s32_done:
+	VZEROUPPER
+	RET
+
+// func coordHVPlAVX64(o []float64, e []float64, d1 []float64, q []float64, g []float64, su []float64, vt []float64, K int, P int)
+// Requires: AVX
+TEXT ·coordHVPlAVX64(SB), NOSPLIT, $0-184
+	// o[a·P+c] = g[a]·((su[a]·e[a·P+c] + vt[a]·d1[a·P+c]) − q[c]) for a < K, c < P, four lanes at
+	// a time, then one.
+	MOVQ o_base+0(FP), DI
+	MOVQ e_base+24(FP), SI
+	MOVQ d1_base+48(FP), DX
+	MOVQ q_base+72(FP), R11
+	MOVQ g_base+96(FP), R8
+	MOVQ su_base+120(FP), R9
+	MOVQ vt_base+144(FP), R14
+	MOVQ K+168(FP), BX
+	MOVQ P+176(FP), R10
+	MOVQ R10, R13
+	ANDQ $-4, R13
+
+hl64_a:
+	TESTQ        BX, BX
+	JZ           hl64_done
+	VBROADCASTSD (R8), Y0
+	VBROADCASTSD (R9), Y2
+	VBROADCASTSD (R14), Y3
+	XORQ         CX, CX
+	TESTQ        R13, R13
+	JZ           hl64_tail
+
+hl64_vec:
+	VMOVUPD (SI)(CX*8), Y1
+	VMULPD  Y2, Y1, Y1
+	VMOVUPD (DX)(CX*8), Y4
+	VMULPD  Y3, Y4, Y4
+	VADDPD  Y4, Y1, Y1
+	VSUBPD  (R11)(CX*8), Y1, Y1
+	VMULPD  Y0, Y1, Y1
+	VMOVUPD Y1, (DI)(CX*8)
+	ADDQ    $0x04, CX
+	CMPQ    CX, R13
+	JB      hl64_vec
+
+hl64_tail:
+	CMPQ   CX, R10
+	JAE    hl64_next
+	VMOVSD (SI)(CX*8), X1
+	VMULSD X2, X1, X1
+	VMOVSD (DX)(CX*8), X4
+	VMULSD X3, X4, X4
+	VADDSD X4, X1, X1
+	VSUBSD (R11)(CX*8), X1, X1
+	VMULSD X0, X1, X1
+	VMOVSD X1, (DI)(CX*8)
+	INCQ   CX
+	JMP    hl64_tail
+
+hl64_next:
+	LEAQ (DI)(R10*8), DI
+	LEAQ (SI)(R10*8), SI
+	LEAQ (DX)(R10*8), DX
+	ADDQ $0x08, R8
+	ADDQ $0x08, R9
+	ADDQ $0x08, R14
+	DECQ BX
+	JMP  hl64_a
+
+hl64_done:
+	VZEROUPPER
+	RET
+
+// func coordHVPtAVX64(o []float64, x []float64, y []float64, f []float64, h []float64, K int, P int)
+// Requires: AVX
+TEXT ·coordHVPtAVX64(SB), NOSPLIT, $0-136
+	// o[k·P+c] = f[k]·x[k·P+c] + h[k]·y[k·P+c] for k < K, c < P, four lanes at a time, then one.
+	MOVQ o_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	MOVQ f_base+72(FP), R8
+	MOVQ h_base+96(FP), R9
+	MOVQ K+120(FP), BX
+	MOVQ P+128(FP), R10
+	MOVQ R10, R13
+	ANDQ $-4, R13
+
+ht64_a:
+	TESTQ        BX, BX
+	JZ           ht64_done
+	VBROADCASTSD (R8), Y0
+	VBROADCASTSD (R9), Y2
+	XORQ         CX, CX
+	TESTQ        R13, R13
+	JZ           ht64_tail
+
+ht64_vec:
+	VMOVUPD (SI)(CX*8), Y1
+	VMULPD  Y0, Y1, Y1
+	VMOVUPD (DX)(CX*8), Y4
+	VMULPD  Y2, Y4, Y4
+	VADDPD  Y4, Y1, Y1
+	VMOVUPD Y1, (DI)(CX*8)
+	ADDQ    $0x04, CX
+	CMPQ    CX, R13
+	JB      ht64_vec
+
+ht64_tail:
+	CMPQ   CX, R10
+	JAE    ht64_next
+	VMOVSD (SI)(CX*8), X1
+	VMULSD X0, X1, X1
+	VMOVSD (DX)(CX*8), X4
+	VMULSD X2, X4, X4
+	VADDSD X4, X1, X1
+	VMOVSD X1, (DI)(CX*8)
+	INCQ   CX
+	JMP    ht64_tail
+
+ht64_next:
+	LEAQ (DI)(R10*8), DI
+	LEAQ (SI)(R10*8), SI
+	LEAQ (DX)(R10*8), DX
+	ADDQ $0x08, R8
+	ADDQ $0x08, R9
+	DECQ BX
+	JMP  ht64_a
+
+ht64_done:
+	VZEROUPPER
+	RET
+
+// func coordHVPlAVX32(o []float32, e []float64, d1 []float32, q []float64, g []float64, su []float64, vt []float64, K int, P int)
+// Requires: AVX
+TEXT ·coordHVPlAVX32(SB), NOSPLIT, $0-184
+	// coordHVPlAVX64 on float32 d1 and o, widened to float64 and rounded once.
+	MOVQ o_base+0(FP), DI
+	MOVQ e_base+24(FP), SI
+	MOVQ d1_base+48(FP), DX
+	MOVQ q_base+72(FP), R11
+	MOVQ g_base+96(FP), R8
+	MOVQ su_base+120(FP), R9
+	MOVQ vt_base+144(FP), R14
+	MOVQ K+168(FP), BX
+	MOVQ P+176(FP), R10
+	MOVQ R10, R13
+	ANDQ $-4, R13
+
+hl32_a:
+	TESTQ        BX, BX
+	JZ           hl32_done
+	VBROADCASTSD (R8), Y0
+	VBROADCASTSD (R9), Y2
+	VBROADCASTSD (R14), Y3
+	XORQ         CX, CX
+	TESTQ        R13, R13
+	JZ           hl32_tail
+
+hl32_vec:
+	VMOVUPD    (SI)(CX*8), Y1
+	VMULPD     Y2, Y1, Y1
+	VCVTPS2PD  (DX)(CX*4), Y4
+	VMULPD     Y3, Y4, Y4
+	VADDPD     Y4, Y1, Y1
+	VSUBPD     (R11)(CX*8), Y1, Y1
+	VMULPD     Y0, Y1, Y1
+	VCVTPD2PSY Y1, X1
+	VMOVUPS    X1, (DI)(CX*4)
+	ADDQ       $0x04, CX
+	CMPQ       CX, R13
+	JB         hl32_vec
+
+hl32_tail:
+	CMPQ      CX, R10
+	JAE       hl32_next
+	VMOVSD    (SI)(CX*8), X1
+	VMULSD    X2, X1, X1
+	VCVTSS2SD (DX)(CX*4), X4, X4
+	VMULSD    X3, X4, X4
+	VADDSD    X4, X1, X1
+	VSUBSD    (R11)(CX*8), X1, X1
+	VMULSD    X0, X1, X1
+	VCVTSD2SS X1, X1, X1
+	VMOVSS    X1, (DI)(CX*4)
+	INCQ      CX
+	JMP       hl32_tail
+
+hl32_next:
+	LEAQ (DI)(R10*4), DI
+	LEAQ (SI)(R10*8), SI
+	LEAQ (DX)(R10*4), DX
+	ADDQ $0x08, R8
+	ADDQ $0x08, R9
+	ADDQ $0x08, R14
+	DECQ BX
+	JMP  hl32_a
+
+hl32_done:
+	VZEROUPPER
+	RET
+
+// func coordHVPtAVX32(o []float32, x []float32, y []float32, f []float64, h []float64, K int, P int)
+// Requires: AVX
+TEXT ·coordHVPtAVX32(SB), NOSPLIT, $0-136
+	// coordHVPtAVX64 on float32 data, widened to float64 and rounded once.
+	MOVQ o_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	MOVQ f_base+72(FP), R8
+	MOVQ h_base+96(FP), R9
+	MOVQ K+120(FP), BX
+	MOVQ P+128(FP), R10
+	MOVQ R10, R13
+	ANDQ $-4, R13
+
+ht32_a:
+	TESTQ        BX, BX
+	JZ           ht32_done
+	VBROADCASTSD (R8), Y0
+	VBROADCASTSD (R9), Y2
+	XORQ         CX, CX
+	TESTQ        R13, R13
+	JZ           ht32_tail
+
+ht32_vec:
+	VCVTPS2PD  (SI)(CX*4), Y1
+	VMULPD     Y0, Y1, Y1
+	VCVTPS2PD  (DX)(CX*4), Y4
+	VMULPD     Y2, Y4, Y4
+	VADDPD     Y4, Y1, Y1
+	VCVTPD2PSY Y1, X1
+	VMOVUPS    X1, (DI)(CX*4)
+	ADDQ       $0x04, CX
+	CMPQ       CX, R13
+	JB         ht32_vec
+
+ht32_tail:
+	CMPQ      CX, R10
+	JAE       ht32_next
+	VCVTSS2SD (SI)(CX*4), X1, X1
+	VMULSD    X0, X1, X1
+	VCVTSS2SD (DX)(CX*4), X4, X4
+	VMULSD    X2, X4, X4
+	VADDSD    X4, X1, X1
+	VCVTSD2SS X1, X1, X1
+	VMOVSS    X1, (DI)(CX*4)
+	INCQ      CX
+	JMP       ht32_tail
+
+ht32_next:
+	LEAQ (DI)(R10*4), DI
+	LEAQ (SI)(R10*4), SI
+	LEAQ (DX)(R10*4), DX
+	ADDQ $0x08, R8
+	ADDQ $0x08, R9
+	DECQ BX
+	JMP  ht32_a
+
+ht32_done:
+	VZEROUPPER
+	RET
+
 // func sfence()
 // Requires: MMX+
 TEXT ·sfence(SB), NOSPLIT, $0
-	// The store fence after the non-temporal stores of rowAVX64 and rowAVX32.
+	// The store fence after the non-temporal stores of rowAVX64, rowAVX32, scaleAVX64 and scaleAVX32.
 	SFENCE
 	RET
 

@@ -233,13 +233,13 @@ func (secondRows[T]) rows(j *job[T], lo, hi int) {
 		fast := r.prep(j.l[n*K:n*K+K], d)
 		out := j.o0[n*K*K*P : (n+1)*K*K*P]
 		if fast || r.size == 8 { // in float64 the element-type loop is the float64 loop
-			if rowVec(out, r.c, r.nsz, r.z, r.diag, r.et, K, P, nt) {
+			if rowVec(out, r.c, r.nsz, r.z, r.diag, r.et, K, P, K, nt) {
 				usedNT = true
 			}
 			continue
 		}
 		centre(r.e, d, r.m, K, P, false)
-		rowGo(out, r.nsz, r.z, r.diag, r.e, K, P)
+		rowGo(out, r.nsz, r.z, r.diag, r.e, K, P, K)
 	}
 	if usedNT {
 		sfence() // order the non-temporal stores before par.For reports the rows done
@@ -374,17 +374,18 @@ func pairCoef(nsz, z, diag []float64, a, b int) float64 {
 	return diag[a]
 }
 
-// rowT writes one row of the second channel, K×K blocks of P, in the element type: exact for
-// float64, a few float32 ulps of the terms for float32. It is a leaf function, with its inner
-// loop unrolled by four, so that the loops keep their registers.
+// rowT writes one row of the second channel, K×K blocks of P, block (a,b) at o[(a·os+b)·P]
+// (os = K for the second channel), in the element type: exact for float64, a few float32
+// ulps of the terms for float32. It is a leaf function, with its inner loop unrolled by four,
+// so that the loops keep their registers.
 //
 //go:noinline
-func rowT[T gatejet.Float](o []T, nsz, z, diag []float64, e []T, K, P int) {
+func rowT[T gatejet.Float](o []T, nsz, z, diag []float64, e []T, K, P, os int) {
 	for a := 0; a < K; a++ {
 		ea := e[a*P : a*P+P]
 		for b := 0; b < K; b++ {
 			f := T(pairCoef(nsz, z, diag, a, b))
-			ob := o[(a*K+b)*P : (a*K+b)*P+P]
+			ob := o[(a*os+b)*P : (a*os+b)*P+P]
 			eb := e[b*P : b*P+P]
 			eb, ea := eb[:len(ob)], ea[:len(ob)]
 			c := 0
@@ -406,12 +407,12 @@ func rowT[T gatejet.Float](o []T, nsz, z, diag []float64, e []T, K, P int) {
 // are not well inside float32's range.
 //
 //go:noinline
-func rowGo[T gatejet.Float](o []T, nsz, z, diag, e []float64, K, P int) {
+func rowGo[T gatejet.Float](o []T, nsz, z, diag, e []float64, K, P, os int) {
 	for a := 0; a < K; a++ {
 		ea := e[a*P : a*P+P]
 		for b := 0; b < K; b++ {
 			f := pairCoef(nsz, z, diag, a, b)
-			ob := o[(a*K+b)*P : (a*K+b)*P+P]
+			ob := o[(a*os+b)*P : (a*os+b)*P+P]
 			eb := e[b*P : b*P+P]
 			eb, ea := eb[:len(ob)], ea[:len(ob)]
 			for c := range ob {
@@ -500,20 +501,43 @@ func (gaussNewtonRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	gramRow(j.o0[n*K*K:(n+1)*K*K], z, r.e, K, j.P)
 }
 
-// gramRow writes H[a][b] = f_a f_b Σ_c e[a][c] e[b][c] for a ≤ b and mirrors it.
+// gramRow writes H[a][b] = f_a f_b Σ_c e[a][c] e[b][c] for a ≤ b and mirrors it. Four
+// columns b at a time, each dot product its own sum over c in order (the same bits as one
+// at a time): four independent chains of additions where one would wait on each add. Each
+// product is rounded before it is added (float64(x*y)), so that no build fuses some of them
+// into FMAs and not others.
 func gramRow[T gatejet.Float](out []T, f, e []float64, K, P int) {
+	put := func(a, b int, dot float64) {
+		h := T(f[a] * f[b] * dot)
+		out[a*K+b] = h
+		out[b*K+a] = h
+	}
 	for a := 0; a < K; a++ {
 		ea := e[a*P : a*P+P]
-		for b := a; b < K; b++ {
+		b := a
+		for ; b+4 <= K; b += 4 {
+			e0, e1, e2, e3 := e[b*P:b*P+P], e[(b+1)*P:(b+1)*P+P], e[(b+2)*P:(b+2)*P+P], e[(b+3)*P:(b+3)*P+P]
+			e0, e1, e2, e3 = e0[:len(ea)], e1[:len(ea)], e2[:len(ea)], e3[:len(ea)]
+			d0, d1, d2, d3 := 0.0, 0.0, 0.0, 0.0
+			for c, x := range ea {
+				d0 += float64(x * e0[c])
+				d1 += float64(x * e1[c])
+				d2 += float64(x * e2[c])
+				d3 += float64(x * e3[c])
+			}
+			put(a, b, d0)
+			put(a, b+1, d1)
+			put(a, b+2, d2)
+			put(a, b+3, d3)
+		}
+		for ; b < K; b++ {
 			eb := e[b*P : b*P+P]
 			eb = eb[:len(ea)]
 			dot := 0.0
 			for c := range ea {
-				dot += ea[c] * eb[c]
+				dot += float64(ea[c] * eb[c])
 			}
-			h := T(f[a] * f[b] * dot)
-			out[a*K+b] = h
-			out[b*K+a] = h
+			put(a, b, dot)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -167,6 +168,32 @@ func jetExpect(out jetChannel, hasV, logistic bool) func(a []argSpec, p ctorPara
 	}
 }
 
+// The coordinate jets' output shapes.
+var (
+	chCoordFirst jetChannel = func(n, k, p int) []int { return []int{n, 2 * k, p} }
+	chCoordGN    jetChannel = func(n, k, p int) []int { return []int{n, 2 * k, 2 * k} }
+)
+
+// coordExpect is the oracle of a coordinate jet of arguments logits, d0, d1: the row jet's
+// rules for logits and d0, every argument's common ones, and d1 of d0's shape.
+func coordExpect(out jetChannel, logistic bool) func(a []argSpec, p ctorParams) ([]error, []int) {
+	return func(a []argSpec, p ctorParams) ([]error, []int) {
+		ks, shape := jetExpect(chValue, false, logistic)(a[:2], p)
+		ks = append(ks, commonKinds(a)...)
+		if d1 := a[2]; !d1.isNil {
+			if len(d1.shape) != 3 {
+				ks, shape = append(ks, gatejet.ErrRank), nil
+			} else if !a[1].isNil && !slices.Equal(d1.shape, a[1].shape) {
+				ks, shape = append(ks, gatejet.ErrShape), nil
+			}
+		}
+		if shape != nil {
+			shape = out(a[0].shape[0], a[0].shape[1], a[1].shape[2])
+		}
+		return ks, shape
+	}
+}
+
 // axisExpect is the oracle of ops.SoftmaxBackward and ops.LogSoftmaxBackward.
 func axisExpect(a []argSpec, p ctorParams) ([]error, []int) {
 	ks := commonKinds(a)
@@ -321,6 +348,19 @@ var ctors = []ctor{
 		}
 		return ks, s
 	}},
+	// The coordinate jets of three arguments: logits [n,K], d0 and d1 [n,K,P].
+	{"ops.SoftmaxCoordJetFirst", 3, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
+		return ops.SoftmaxCoordJetFirst(a[0], a[1], a[2], p.param)
+	}, coordExpect(chCoordFirst, false)},
+	{"ops.SoftmaxCoordJetGaussNewton", 3, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
+		return ops.SoftmaxCoordJetGaussNewton(a[0], a[1], a[2], p.param)
+	}, coordExpect(chCoordGN, false)},
+	{"ops.LogisticCoordJetFirst", 3, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
+		return ops.LogisticCoordJetFirst(a[0], a[1], a[2], p.alpha, p.beta)
+	}, coordExpect(chCoordFirst, true)},
+	{"ops.LogisticCoordJetGaussNewton", 3, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
+		return ops.LogisticCoordJetGaussNewton(a[0], a[1], a[2], p.alpha, p.beta)
+	}, coordExpect(chCoordGN, true)},
 }
 
 // dtypeOf decodes three bits of a fuzz input into a dtype (float64 is the most likely).
@@ -376,6 +416,8 @@ func decodeCtorInput(sel uint8, dts, ranks uint16, dims []byte, flags uint8, axi
 		for i := 1; i < len(specs); i++ {
 			if c.jet && i == 1 { // decoded [n,K,P] after logits [n,K]
 				copy(specs[i].shape, l[:min(len(l), 2)])
+			} else if c.nargs == 3 && strings.Contains(c.name, "CoordJet") { // d1 like d0
+				specs[i].shape = slices.Clone(specs[1].shape)
 			} else {
 				specs[i].shape = slices.Clone(l)
 			}
@@ -451,6 +493,11 @@ func FuzzOpConstructors(f *testing.F) {
 	f.Add(uint8(5), uint16(0), uint16(0x232), dims, uint8(1<<6), 1, 0.0)            // alpha short
 	f.Add(uint8(6), uint16(0), uint16(0x232), dims, uint8(1<<6), 1<<4, math.Inf(1)) // beta +Inf
 	f.Add(uint8(19), uint16(0), uint16(3), []byte{2, 3, 3}, uint8(0), 0, 0.0)       // LogDetPlusRidge, λ = 0
+	for sel := range len(ctors) {
+		if strings.Contains(ctors[sel].name, "CoordJet") { // logits, d0, d1 of ranks 2, 3, 3
+			f.Add(uint8(sel), uint16(0), uint16(0x332), dims, uint8(1<<6), 1<<4, 0.75)
+		}
+	}
 
 	f.Fuzz(func(t *testing.T, sel uint8, dts, ranks uint16, dims []byte, flags uint8, axis int, param float64) {
 		if len(dims) > 64 {

@@ -277,7 +277,7 @@ func allFinite(v []float64) bool {
 // other values are dropped, which Check reports as a missing operand.
 func anyCall(k dispatch.Kernel, ints []int, floats []float64, in, out []any) *dispatch.Call {
 	c := &dispatch.Call{Kernel: k, Ints: ints, Floats: floats}
-	put := func(i int, s any, f64 *[4][]float64, f32 *[4][]float32) {
+	put := func(i int, s any, f64 [][]float64, f32 [][]float32) {
 		switch v := s.(type) {
 		case []float64:
 			f64[i] = v
@@ -292,12 +292,12 @@ func anyCall(k dispatch.Kernel, ints []int, floats []float64, in, out []any) *di
 		}
 	}
 	for i, s := range in {
-		put(i, s, &c.F64.In, &c.F32.In)
+		put(i, s, c.F64.In[:], c.F32.In[:])
 	}
 	for i, s := range out {
-		var f64 [4][]float64
-		var f32 [4][]float32
-		put(0, s, &f64, &f32)
+		var f64 [1][]float64
+		var f32 [1][]float32
+		put(0, s, f64[:], f32[:])
 		c.F64.Out[i], c.F32.Out[i] = f64[0], f32[0]
 	}
 	return c

@@ -41,7 +41,13 @@ const (
 //     soft_argmin takes [costs] and writes [p] along rows of K, soft_argmin_vjp takes
 //     [p, dp] and writes [dcosts], Floats = [invTau]; log_det_plus_ridge takes N matrices
 //     K×K [H] and writes [logdet] (N), log_det_plus_ridge_grad takes [H, g] and writes [dH],
-//     Floats = [lambda].
+//     Floats = [lambda]; row_scale takes [x (N), Y] and writes [x_r·Y[r]], row_dot takes
+//     [Y, Z] and writes [⟨Y[r], Z[r]⟩] (N), no Floats (the coordinate jets' gradients, over
+//     N = n·K rows of P).
+//   - Coordinate jets ([N, K, P], CPU only), each gate's first, second, HVP and Gauss-Newton
+//     channels over the 2K primaries (logits, then latent coordinates): they take [logits,
+//     d0, d1] (second and HVP: and d2; HVP: and v [N,2K]) and write [N,2K,P], [N,2K,2K,P],
+//     [N,2K,P] or [N,2K,2K]; Floats as the gate's row jets.
 //
 // The formulas are in docs/math.md.
 type Kernel kernel.ID

@@ -9,6 +9,8 @@
 //     second·v and a difference of first along v, Gauss-Newton against first·firstᵀ;
 //   - every VJP against central differences of ⟨g, channel⟩ in the logits, the decoded values
 //     and v;
+//   - the coordinate jets (softmaxjet.CoordFirst …, the gate's own rows and its methods)
+//     against the row program with latent coordinates as primaries;
 //   - float32 against float64, the kernels run through the table (kernel.Run, from a call's
 //     floats) against the gate's methods, bit for bit;
 //   - outputs: every element written, nil VJP outputs skipped without changing the others,
@@ -68,6 +70,7 @@ func Run(t *testing.T, g Gate) {
 	t.Run("Oracle", func(t *testing.T) { testOracle(t, g) })
 	t.Run("FiniteDifferences", func(t *testing.T) { testChannelsFD(t, g) })
 	t.Run("VJPs", func(t *testing.T) { testVJPsFD(t, g) })
+	t.Run("Coordinates", func(t *testing.T) { testCoordinates(t, g) })
 	t.Run("Float32", func(t *testing.T) { testFloat32(t, g) })
 	t.Run("Table", func(t *testing.T) {
 		testTable[float64](t, g, g.F64)

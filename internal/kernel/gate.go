@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/softmaxjet"
@@ -57,9 +58,39 @@ func (c Channel) in() []Dim {
 	return []Dim{NK, NKP}
 }
 
+// NumCoord is the number of a gate's coordinate jets: the first, second, HVP and
+// Gauss-Newton channels over the 2K primaries (logits and latent coordinates).
+const NumCoord = int(NumChannels) - 1
+
+// coordChannels declares what each coordinate jet takes and writes: logits [N,K], the decoded
+// rows d0 and their derivatives d1 (and, for second and HVP, d2) in the coordinates, each
+// [N,K,P], and for HVP a direction v [N,2K] over the primaries.
+var coordChannels = [NumChannels]struct {
+	in  []Dim
+	out Dim
+}{
+	First:       {[]Dim{NK, NKP, NKP}, N2KP},
+	Second:      {[]Dim{NK, NKP, NKP, NKP}, N2K2KP},
+	HVP:         {[]Dim{NK, NKP, NKP, NKP, N2K}, N2KP},
+	GaussNewton: {[]Dim{NK, NKP, NKP}, N2K2K},
+}
+
+// CoordIn is the number of inputs of channel c's coordinate jet: logits, d0, d1 [, d2] [, v]
+// (0 for the value channel, which has none).
+func (c Channel) CoordIn() int {
+	if c == Value || c >= NumChannels {
+		return 0
+	}
+	return len(coordChannels[c].in)
+}
+
+// CoordOut is the length of channel c's coordinate jet output.
+func (c Channel) CoordOut() Dim { return coordChannels[c].out }
+
 // Gate declares a row-jet gating function: the parameters its kernels take and how to make the
 // softmaxjet.Gate that computes them on the CPU. Registering a Gate (Register) adds its ten
-// kernels to the table, named <Name>_<channel> and <Name>_<channel>_vjp.
+// kernels to the table, named <Name>_<channel> and <Name>_<channel>_vjp, then its four
+// coordinate jets (CPU only), named <Name>_coord_<channel>.
 type Gate struct {
 	// Name is the stem of the gate's kernel names ("jet" for softmax, "logistic").
 	Name string
@@ -119,10 +150,20 @@ func (g *Gate) Kernel(c Channel, vjp bool) ID {
 	return id
 }
 
-// Register adds the gate's ten kernels to the table. It panics if the gate is incomplete or
-// registered twice (a programming error, reached at package initialisation).
+// CoordKernel returns the ID of the gate's coordinate jet of channel c (First, Second, HVP or
+// GaussNewton), and 0 for the value channel, which has none.
+func (g *Gate) CoordKernel(c Channel) ID {
+	if c == Value || c >= NumChannels {
+		return 0
+	}
+	return g.first + ID(2*NumChannels) + ID(c-1)
+}
+
+// Register adds the gate's ten row-jet kernels and four coordinate jets to the table. It
+// panics if the gate is incomplete or registered twice (a programming error, reached at
+// package initialisation).
 func Register(g *Gate) {
-	if g.CPU.f64[0] == nil || g.Check == nil || g.Sample == nil || g.Name == "" || g.Title == "" {
+	if g.CPU.f64[0] == nil || g.CPU.coord64[0] == nil || g.Check == nil || g.Sample == nil || g.Name == "" || g.Title == "" {
 		panic("kernel: incomplete gate " + g.Name)
 	}
 	regMu.Lock()
@@ -138,7 +179,7 @@ func Register(g *Gate) {
 		}
 	}
 	f64, f32 := g.CPU.f64, g.CPU.f32
-	ss := make([]Spec, 0, 2*NumChannels)
+	ss := make([]Spec, 0, 2*int(NumChannels)+NumCoord)
 	for i := range 2 * int(NumChannels) {
 		c, vjp := Channel(i%int(NumChannels)), i >= int(NumChannels)
 		s := Spec{Name: g.Name + "_" + channels[c].suffix, Family: RowJet, Gate: g, Channel: c, VJP: vjp,
@@ -153,6 +194,10 @@ func Register(g *Gate) {
 			s.Device = &Device{Module: d.Module, Shared: d.Shared[i], Floats: d.Floats, Warp: d.Warp[i]}
 		}
 		ss = append(ss, s)
+	}
+	for c := First; c < NumChannels; c++ {
+		ss = append(ss, Spec{Name: g.Name + "_coord_" + channels[c].suffix, Family: CoordJet, Gate: g, Channel: c,
+			In: coordChannels[c].in, Out: []Dim{coordChannels[c].out}, F64: g.CPU.coord64[c-1], F32: g.CPU.coord32[c-1]})
 	}
 	// g.first is set before registerLocked publishes the kernels: a reader that finds g in the
 	// table (Gates, Spec().Gate) may at once ask it for its kernels (Kernel), without the lock.
@@ -179,10 +224,12 @@ func Gates() []*Gate {
 	return gs
 }
 
-// GateFuncs are the CPU functions of a gate's ten kernels.
+// GateFuncs are the CPU functions of a gate's ten row-jet kernels and four coordinate jets.
 type GateFuncs struct {
-	f64 [2 * NumChannels]CPU[float64]
-	f32 [2 * NumChannels]CPU[float32]
+	f64     [2 * NumChannels]CPU[float64]
+	f32     [2 * NumChannels]CPU[float32]
+	coord64 [NumCoord]CPU[float64]
+	coord32 [NumCoord]CPU[float32]
 }
 
 // GateCPU returns the CPU functions of a gate whose softmaxjet.Gate, for a call's floats
@@ -190,7 +237,48 @@ type GateFuncs struct {
 // nothing.
 func GateCPU[G64 softmaxjet.Gate[float64], G32 softmaxjet.Gate[float32]](
 	mk64 func(floats []float64, K int) G64, mk32 func(floats []float64, K int) G32) GateFuncs {
-	return GateFuncs{channelCPU(mk64), channelCPU(mk32)}
+	return GateFuncs{channelCPU(mk64), channelCPU(mk32), coordCPU(mk64), coordCPU(mk32)}
+}
+
+// coordCPU returns the CPU functions of a gate's coordinate jets (First, Second, HVP,
+// GaussNewton) for the gate made by mk. The coordinate jets take the gate as a
+// softmaxjet.Gate[T]: a value converted to it would be stored on the heap each call, so the
+// gate is made in a pooled *G, whose pointer the interface holds.
+func coordCPU[T gatejet.Float, G softmaxjet.Gate[T]](mk func([]float64, int) G) [NumCoord]CPU[T] {
+	sh := func(ints []int) softmaxjet.Shape { return softmaxjet.Shape{N: ints[0], K: ints[1], P: ints[2]} }
+	pool := sync.Pool{New: func() any { return new(G) }}
+	// with runs f with the call's gate.
+	with := func(f []float64, K int, run func(g softmaxjet.Gate[T]) error) error {
+		p := pool.Get().(*G)
+		*p = mk(f, K)
+		err := run(any(p).(softmaxjet.Gate[T]))
+		var zero G
+		*p = zero // drop the call's parameters
+		pool.Put(p)
+		return err
+	}
+	return [NumCoord]CPU[T]{
+		func(o *Operands[T], n []int, f []float64) error {
+			return with(f, n[1], func(g softmaxjet.Gate[T]) error {
+				return softmaxjet.CoordFirst(g, o.Out[0], o.In[0], o.In[1], o.In[2], sh(n))
+			})
+		},
+		func(o *Operands[T], n []int, f []float64) error {
+			return with(f, n[1], func(g softmaxjet.Gate[T]) error {
+				return softmaxjet.CoordSecond(g, o.Out[0], o.In[0], o.In[1], o.In[2], o.In[3], sh(n))
+			})
+		},
+		func(o *Operands[T], n []int, f []float64) error {
+			return with(f, n[1], func(g softmaxjet.Gate[T]) error {
+				return softmaxjet.CoordHVP(g, o.Out[0], o.In[0], o.In[1], o.In[2], o.In[3], o.In[4], sh(n))
+			})
+		},
+		func(o *Operands[T], n []int, f []float64) error {
+			return with(f, n[1], func(g softmaxjet.Gate[T]) error {
+				return softmaxjet.CoordGaussNewton(g, o.Out[0], o.In[0], o.In[1], o.In[2], sh(n))
+			})
+		},
+	}
 }
 
 // channelCPU returns the CPU functions of a gate's ten kernels, in ID order, for the gate made

@@ -5,8 +5,8 @@
 // has device kernels. ops, cudaops, the launch planner, the emulator, cpuref and gpubench all
 // read this table; none of them lists the kernels again.
 //
-// A gate's ten row-jet kernels (five channels, forward and VJP) are declared together by one
-// Gate value (gate.go); the kernels of the built-in gates, the softmax-family axis kernels,
+// A gate's ten row-jet kernels (five channels, forward and VJP) and its four coordinate jets
+// are declared together by one Gate value (gate.go); the kernels of the built-in gates, the softmax-family axis kernels,
 // the activations and the batch kernels of graphs' ops are in table.go. A kernel with a nil
 // Device (the batch kernels) runs on the CPU only.
 package kernel
@@ -40,11 +40,16 @@ const (
 	// Elementwise kernels take sizes [len]; every slice has len elements.
 	Elementwise
 	// Batch kernels take sizes [N, K]: N rows of K elements, or N matrices K×K. They run on
-	// the CPU only (the soft-argmin and the log-determinant of package graphs).
+	// the CPU only (the soft-argmin and the log-determinant of package graphs, the row
+	// contractions of the coordinate jets' gradients).
 	Batch
+	// CoordJet kernels take the row jets' sizes [N, K, P]: the jets over the 2K primaries
+	// (logits and latent coordinates) of a gate, whose decoded rows d0 and their derivatives
+	// d1, d2 in the coordinates are [N,K,P] inputs. They run on the CPU only.
+	CoordJet
 )
 
-var familyNames = [...]string{NoFamily: "unknown", RowJet: "row_jet", Axis: "axis", Elementwise: "elementwise", Batch: "batch"}
+var familyNames = [...]string{NoFamily: "unknown", RowJet: "row_jet", Axis: "axis", Elementwise: "elementwise", Batch: "batch", CoordJet: "coord_jet"}
 
 func (f Family) String() string {
 	if int(f) < len(familyNames) {
@@ -56,7 +61,7 @@ func (f Family) String() string {
 // NumInts is the number of sizes the family takes (0 for NoFamily).
 func (f Family) NumInts() int {
 	switch f {
-	case RowJet, Axis:
+	case RowJet, Axis, CoordJet:
 		return 3
 	case Elementwise:
 		return 1
@@ -70,13 +75,17 @@ func (f Family) NumInts() int {
 type Dim uint8
 
 const (
-	NK    Dim = iota + 1 // N·K: logits, a direction v, dLogits, dV
-	NKP                  // N·K·P: decoded, first, hvp, dDecoded
-	NP                   // N·P: value
-	NKKP                 // N·K·K·P: second
-	NKK                  // N·K·K: a Gauss-Newton slab
-	Whole                // the product of every size: axis, elementwise and batch tensors
-	N                    // N: one value per row or matrix of a batch
+	NK     Dim = iota + 1 // N·K: logits, a direction v, dLogits, dV
+	NKP                   // N·K·P: decoded, first, hvp, dDecoded
+	NP                    // N·P: value
+	NKKP                  // N·K·K·P: second
+	NKK                   // N·K·K: a Gauss-Newton slab
+	Whole                 // the product of every size: axis, elementwise and batch tensors
+	N                     // N: one value per row or matrix of a batch
+	N2K                   // N·2K: a direction over the primaries (coordinate jets)
+	N2KP                  // N·2K·P: a coordinate jet's first channel and HVP
+	N2K2KP                // N·2K·2K·P: a coordinate jet's second channel
+	N2K2K                 // N·2K·2K: a coordinate jet's Gauss-Newton slab
 )
 
 // Len evaluates d for the sizes ints (the family's count, all ≥ 0); ok is false when the
@@ -95,13 +104,30 @@ func (d Dim) Len(ints []int) (n int, ok bool) {
 		return mul(ints[0], ints[1], ints[1])
 	case N:
 		return ints[0], true
+	case N2K:
+		return mul(ints[0], 2, ints[1])
+	case N2KP:
+		return mul(ints[0], 2, ints[1], ints[2])
+	case N2K2KP:
+		return mul(ints[0], 2, ints[1], 2, ints[1], ints[2])
+	case N2K2K:
+		return mul(ints[0], 2, ints[1], 2, ints[1])
 	}
 	return mul(ints...)
 }
 
-// Shape is the tensor shape of an operand of length d for sizes [N, K, P] (row jets only).
+// Shape is the tensor shape of an operand of length d for sizes [N, K, P] (row and
+// coordinate jets only).
 func (d Dim) Shape(N, K, P int) []int {
 	switch d {
+	case N2K:
+		return []int{N, 2 * K}
+	case N2KP:
+		return []int{N, 2 * K, P}
+	case N2K2KP:
+		return []int{N, 2 * K, 2 * K, P}
+	case N2K2K:
+		return []int{N, 2 * K, 2 * K}
 	case NK:
 		return []int{N, K}
 	case NP:
@@ -127,7 +153,7 @@ func mul(xs ...int) (int, bool) {
 
 // Limits of the operand counts of any kernel.
 const (
-	MaxIn  = 4
+	MaxIn  = 5
 	MaxOut = 3
 )
 
@@ -148,7 +174,8 @@ type Spec struct {
 	// gj_<Name>_f32 and gj_<Name>_f64.
 	Name   string
 	Family Family
-	// Gate, Channel and VJP place a row-jet kernel in its gate's ten (nil Gate otherwise).
+	// Gate, Channel and VJP place a row-jet kernel in its gate's ten, Gate and Channel a
+	// coordinate jet among its gate's four (nil Gate otherwise).
 	Gate    *Gate
 	Channel Channel
 	VJP     bool
@@ -264,8 +291,8 @@ func mustValid(s *Spec) {
 		panic("kernel: " + s.Name + ": no CPU function for both element types")
 	case len(s.In) == 0 || len(s.In) > MaxIn || len(s.Out) == 0 || len(s.Out) > MaxOut:
 		panic("kernel: " + s.Name + ": operand counts out of range")
-	case (s.Family == RowJet) != (s.Gate != nil):
-		panic("kernel: " + s.Name + ": a row jet needs its gate, and only a row jet has one")
+	case (s.Family == RowJet || s.Family == CoordJet) != (s.Gate != nil):
+		panic("kernel: " + s.Name + ": a row or coordinate jet needs its gate, and only they have one")
 	}
 	for _, t := range All() {
 		if t.Spec().Name == s.Name {
@@ -329,8 +356,8 @@ func ByName(name string) (ID, bool) {
 }
 
 // Sizes checks a call's sizes against the kernel's declaration and returns the declaration:
-// a known kernel and the family's count of sizes (ErrParam), sizes ≥ 0 and, for row jets,
-// K ≥ 1 and P ≥ 1 (ErrShape).
+// a known kernel and the family's count of sizes (ErrParam), sizes ≥ 0 and, for row and
+// coordinate jets, K ≥ 1 and P ≥ 1 (ErrShape).
 func (id ID) Sizes(op string, ints []int) (*Spec, error) {
 	sp := id.Spec()
 	if sp == nil {
@@ -344,7 +371,7 @@ func (id ID) Sizes(op string, ints []int) (*Spec, error) {
 			return nil, check.Errorf(gatejet.ErrShape, op, "Ints", "%v: negative size in %v", id, ints)
 		}
 	}
-	if sp.Family == RowJet && (ints[1] < 1 || ints[2] < 1) {
+	if (sp.Family == RowJet || sp.Family == CoordJet) && (ints[1] < 1 || ints[2] < 1) {
 		return nil, check.Errorf(gatejet.ErrShape, op, "Ints", "%v: want K ≥ 1 and P ≥ 1, got K=%d P=%d", id, ints[1], ints[2])
 	}
 	return sp, nil

@@ -34,9 +34,9 @@ func TestTable(t *testing.T) {
 		require.Equal(t, id, got)
 		require.NotNil(t, s.F64, s.Name)
 		require.NotNil(t, s.F32, s.Name)
-		// Every built-in kernel has device entry points but graphs' (the batch family), which
-		// run on the CPU only.
-		require.Equal(t, s.Family != Batch, s.Device != nil, "%s: device entry points", s.Name)
+		// Every built-in kernel has device entry points but graphs' (the batch family) and the
+		// coordinate jets, which run on the CPU only.
+		require.Equal(t, s.Family != Batch && s.Family != CoordJet, s.Device != nil, "%s: device entry points", s.Name)
 	}
 	for _, g := range []*Gate{SoftmaxGate, LogisticGate} {
 		for c := Value; c < NumChannels; c++ {
@@ -55,7 +55,19 @@ func TestTable(t *testing.T) {
 				require.Equal(t, want, s.Name)
 			}
 		}
+		require.Zero(t, g.CoordKernel(Value), "the value channel has no coordinate jet")
+		for c := First; c < NumChannels; c++ {
+			s := g.CoordKernel(c).Spec()
+			require.Same(t, g, s.Gate)
+			require.Equal(t, CoordJet, s.Family)
+			require.Equal(t, c, s.Channel)
+			require.False(t, s.VJP)
+			require.Equal(t, g.Name+"_coord_"+channels[c].suffix, s.Name)
+			require.Len(t, s.In, c.CoordIn())
+			require.Equal(t, []Dim{c.CoordOut()}, s.Out)
+		}
 	}
+	require.Equal(t, []ID{JetCoordFirst, LogisticCoordGaussNewton}, []ID{SoftmaxGate.CoordKernel(First), LogisticGate.CoordKernel(GaussNewton)})
 	require.Equal(t, []ID{JetValue, JetSecondVJP, LogisticHVP, SoftmaxForward, SiLUBackwardGrad},
 		[]ID{SoftmaxGate.Kernel(Value, false), SoftmaxGate.Kernel(Second, true), LogisticGate.Kernel(HVP, false),
 			mustByName(t, "softmax_forward"), Activations[2].Kernel(BackwardGrad)})
@@ -74,7 +86,7 @@ func mustByName(t *testing.T, name string) ID {
 
 func TestDims(t *testing.T) {
 	ints := []int{2, 3, 5}
-	for d, want := range map[Dim]int{NK: 6, NKP: 30, NP: 10, NKKP: 90, NKK: 18, Whole: 30} {
+	for d, want := range map[Dim]int{NK: 6, NKP: 30, NP: 10, NKKP: 90, NKK: 18, Whole: 30, N2K: 12, N2KP: 60, N2K2KP: 360, N2K2K: 72} {
 		n, ok := d.Len(ints)
 		require.True(t, ok)
 		require.Equal(t, want, n, "%d", d)
@@ -82,6 +94,14 @@ func TestDims(t *testing.T) {
 	_, ok := NKKP.Len([]int{math.MaxInt / 4, 3, 5})
 	require.False(t, ok)
 	require.Equal(t, []int{2, 3, 3, 5}, NKKP.Shape(2, 3, 5))
+	require.Equal(t, []int{2, 6, 6, 5}, N2K2KP.Shape(2, 3, 5))
+	require.Equal(t, []int{2, 6, 6}, N2K2K.Shape(2, 3, 5))
+	require.Equal(t, []int{2, 6, 5}, N2KP.Shape(2, 3, 5))
+	require.Equal(t, []int{2, 6}, N2K.Shape(2, 3, 5))
+	for _, d := range []Dim{N2K, N2KP, N2K2KP, N2K2K} {
+		_, ok := d.Len([]int{math.MaxInt/2 + 1, 1, 1})
+		require.False(t, ok, "%d: N·2K overflows", d)
+	}
 	require.Equal(t, 48, WidthKKP.Of(4, 3))
 }
 
@@ -99,6 +119,9 @@ func TestArgs(t *testing.T) {
 		{JetValue, []int{1, 2, 3}, nil, gatejet.ErrParam},
 		{LogisticValue, []int{1, 2, 3}, []float64{1, 2, 3}, gatejet.ErrParam},
 		{ReLUForward, []int{4}, []float64{1}, gatejet.ErrParam},
+		{JetCoordSecond, []int{1, 0, 3}, []float64{1}, gatejet.ErrShape},
+		{LogisticCoordHVP, []int{1, 2, 0}, []float64{1, 2, 3, 4}, gatejet.ErrShape},
+		{LogisticCoordFirst, []int{1, 2, 3}, []float64{1, 2, 3}, gatejet.ErrParam},
 	} {
 		_, err := tc.id.Args("op", tc.ints, tc.floats)
 		require.True(t, errors.Is(err, tc.kind), "%v %v %v: %v", tc.id, tc.ints, tc.floats, err)
@@ -205,7 +228,8 @@ func TestRegisterRefusesSameTitle(t *testing.T) {
 }
 
 // TestGates: Gates lists each registered gate once, the built-in ones first, and every row-jet
-// kernel of the table belongs to one of them as its gate's kernel of its channel.
+// and coordinate-jet kernel of the table belongs to one of them as its gate's kernel of its
+// channel.
 func TestGates(t *testing.T) {
 	gs := Gates()
 	require.GreaterOrEqual(t, len(gs), 2)
@@ -219,9 +243,13 @@ func TestGates(t *testing.T) {
 		}
 		n++
 		require.Contains(t, gs, s.Gate, "%v", id)
+		if s.Family == CoordJet {
+			require.Equal(t, id, s.Gate.CoordKernel(s.Channel), "%v", id)
+			continue
+		}
 		require.Equal(t, id, s.Gate.Kernel(s.Channel, s.VJP), "%v", id)
 	}
-	require.Equal(t, 2*int(NumChannels)*len(gs), n)
+	require.Equal(t, (2*int(NumChannels)+NumCoord)*len(gs), n)
 }
 
 var concurrentGates atomic.Int32

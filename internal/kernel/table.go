@@ -8,8 +8,8 @@ import (
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
-// The built-in kernels. A gate's ten kernels follow its Gate.Kernel order: the five channels'
-// forward kernels, then their VJPs.
+// The built-in kernels. A gate's fourteen kernels follow its Gate.Kernel order: the five
+// channels' forward kernels, then their VJPs, then (Gate.CoordKernel) its coordinate jets.
 const (
 	JetValue ID = iota + 1 // the softmax gate's kernels (SoftmaxGate)
 	JetFirst
@@ -21,6 +21,10 @@ const (
 	JetSecondVJP
 	JetHVPVJP
 	JetGaussNewtonVJP
+	JetCoordFirst // the softmax gate's coordinate jets, CPU only
+	JetCoordSecond
+	JetCoordHVP
+	JetCoordGaussNewton
 	LogisticValue // the logistic gate's kernels (LogisticGate)
 	LogisticFirst
 	LogisticSecond
@@ -31,6 +35,10 @@ const (
 	LogisticSecondVJP
 	LogisticHVPVJP
 	LogisticGaussNewtonVJP
+	LogisticCoordFirst
+	LogisticCoordSecond
+	LogisticCoordHVP
+	LogisticCoordGaussNewton
 	SoftmaxBackward // axis kernels, declared in axisKernels
 	LogSoftmaxBackward
 	SoftmaxBackwardGrad
@@ -50,6 +58,8 @@ const (
 	SoftArgminVJP
 	LogDetPlusRidge
 	LogDetPlusRidgeGrad
+	RowScale // the coordinate jets' gradients' row contractions, declared in rowKernels; CPU only
+	RowDot
 	numBuiltin
 )
 
@@ -285,6 +295,70 @@ func logDetGrad[T gatejet.Float](o *Operands[T], n []int, f []float64) error {
 	return nil
 }
 
+// The row contractions the gradients of the coordinate jets are built from (package ops),
+// CPU only, with sizes [rows, P]: row_scale takes [x (one value per row), Y] and writes
+// Z[r][c] = x[r]·Y[r][c]; row_dot takes [Y, Z] and writes [Σ_c Y[r][c]·Z[r][c]]. Each is the
+// other's gradient, so a graph of them is differentiable to any order.
+func rowKernels() []Spec {
+	return []Spec{
+		{Name: "row_scale", Family: Batch, In: []Dim{N, Whole}, Out: []Dim{Whole}, F64: rowScale[float64], F32: rowScale[float32]},
+		{Name: "row_dot", Family: Batch, In: []Dim{Whole, Whole}, Out: []Dim{N}, F64: rowDot[float64], F32: rowDot[float32]},
+	}
+}
+
+// rowLens checks the lengths of a row contraction's operands: rows·P for the wide ones
+// (Whole), rows for the narrow ones (N).
+func rowLens[T gatejet.Float](op string, n []int, wide, narrow [][]T) error {
+	rows, P := n[0], n[1]
+	size, ok := mul(rows, P)
+	if !ok {
+		return check.Errorf(gatejet.ErrSize, op, "Ints", "sizes %v overflow int", n)
+	}
+	for _, x := range wide {
+		if len(x) != size {
+			return check.Errorf(gatejet.ErrSize, op, "", "want %d elements, got %d", size, len(x))
+		}
+	}
+	for _, x := range narrow {
+		if len(x) != rows {
+			return check.Errorf(gatejet.ErrSize, op, "", "want %d elements, got %d", rows, len(x))
+		}
+	}
+	return nil
+}
+
+func rowScale[T gatejet.Float](o *Operands[T], n []int, _ []float64) error {
+	x, y, z := o.In[0], o.In[1], o.Out[0]
+	if err := rowLens("kernel.row_scale", n, [][]T{y, z}, [][]T{x}); err != nil {
+		return err
+	}
+	P := n[1]
+	for r, s := range x {
+		yr, zr := y[r*P:(r+1)*P], z[r*P:(r+1)*P]
+		for c := range zr {
+			zr[c] = s * yr[c]
+		}
+	}
+	return nil
+}
+
+func rowDot[T gatejet.Float](o *Operands[T], n []int, _ []float64) error {
+	y, z, out := o.In[0], o.In[1], o.Out[0]
+	if err := rowLens("kernel.row_dot", n, [][]T{y, z}, [][]T{out}); err != nil {
+		return err
+	}
+	P := n[1]
+	for r := range out {
+		yr, zr := y[r*P:(r+1)*P], z[r*P:(r+1)*P]
+		var acc T
+		for c := range yr {
+			acc += yr[c] * zr[c]
+		}
+		out[r] = acc
+	}
+	return nil
+}
+
 // float64s returns x as []float64: x itself when it is one, a converted copy otherwise.
 func float64s[T gatejet.Float](x []T) []float64 {
 	if d, ok := any(x).([]float64); ok {
@@ -335,6 +409,7 @@ func registerBuiltins() {
 		a.first = first + ID(3*i)
 	}
 	registerLocked(batchKernels())
+	registerLocked(rowKernels())
 	if SoftmaxGate.first != JetValue || LogisticGate.first != LogisticValue || len(*specs.Load()) != int(numBuiltin) {
 		panic("kernel: the built-in IDs do not follow the table's order")
 	}

@@ -32,7 +32,7 @@ func TestCPUWritesEveryOutput(t *testing.T) {
 func writtenShapes(f Family) [][]int {
 	var shapes [][]int
 	switch f {
-	case RowJet:
+	case RowJet, CoordJet:
 		for _, N := range []int{1, 5} {
 			for _, K := range []int{1, 2, 3, 5, 8, 17, 33} {
 				for _, P := range []int{1, 2, 3, 7, 8, 9, 33} {
