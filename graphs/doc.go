@@ -74,7 +74,10 @@
 // CurvaturePenalty the scalar weight·mean_r trace(H_r) = weight·mean_r ‖first_r‖²_F, and
 // GaussNewtonLogDet the [n] vector log det(H_r + λI) of a Laplace evidence term through
 // LogDetPlusRidge, a batched log-determinant Op (a Cholesky factorisation by gonum's
-// LAPACK) whose gradient is (sym(H) + λI)⁻¹.
+// LAPACK) whose gradient is (sym(H) + λI)⁻¹. CoordGaussNewtonLogDet is its sibling over the 2K
+// primaries (logits and latent coordinates) of a latent-coordinate model: log det(H_r/σ² + λI)
+// with the inverse temperature, log σ and log λ as graph nodes, so that a Laplace evidence can
+// be maximised in them by gradient.
 //
 // # Latent-coordinate decoders
 //

@@ -251,37 +251,42 @@ func (c *Call) Lengths() (in, out []int, err error) {
 // counts (ErrSize), and the count and
 // range of Floats (ErrParam, ErrTemperature, ErrNonFinite, as the gate's own check). Backends
 // call it before launching.
-func (c *Call) Check() error { return c.check("cudaops.Call", false) }
+func (c *Call) Check() error {
+	_, err := c.check("cudaops.Call", false)
+	return err
+}
 
-// check is Check; with skipNil, an output the kernel lets the CPU skip may be nil (Run's CPU
-// path, and its device path before it gives such outputs scratch). It allocates nothing when
-// the call is valid.
-func (c *Call) check(op string, skipNil bool) error {
+// check is Check, and returns the kernel's declaration; with skipNil, an output the kernel
+// lets the CPU skip may be nil (Run's CPU path, and its device path before it gives such
+// outputs scratch). It allocates nothing when the call is valid.
+func (c *Call) check(op string, skipNil bool) (*kernel.Spec, error) {
 	sp, err := c.spec(op)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch c.DType {
 	case Float64:
 		if !empty(&c.F32) {
-			return check.Errorf(gatejet.ErrDType, op, "F32", "%v: a Float64 call with float32 operands", c.Kernel)
+			return nil, check.Errorf(gatejet.ErrDType, op, "F32", "%v: a Float64 call with float32 operands", c.Kernel)
 		}
 		err = checkLens(op, c, sp, &c.F64, skipNil)
 	case Float32:
 		if !empty(&c.F64) {
-			return check.Errorf(gatejet.ErrDType, op, "F64", "%v: a Float32 call with float64 operands", c.Kernel)
+			return nil, check.Errorf(gatejet.ErrDType, op, "F64", "%v: a Float32 call with float64 operands", c.Kernel)
 		}
 		err = checkLens(op, c, sp, &c.F32, skipNil)
 	default:
-		return check.Errorf(gatejet.ErrDType, op, "DType", "%v: want Float64 or Float32, got %v", c.Kernel, c.DType)
+		return nil, check.Errorf(gatejet.ErrDType, op, "DType", "%v: want Float64 or Float32, got %v", c.Kernel, c.DType)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if g := sp.Gate; g != nil {
-		return g.Check(op, c.Ints[1], c.Floats)
+		if err := g.Check(op, c.Ints[1], c.Floats); err != nil {
+			return nil, err
+		}
 	}
-	return nil
+	return sp, nil
 }
 
 func empty[T gatejet.Float](o *Operands[T]) bool {

@@ -3,6 +3,8 @@
 // for the fields and for how to regenerate them), and turns them into dispatch.Calls with the
 // expected outputs. The tests of internal/conformance (softmaxjet, backward and the Gorgonia
 // ops) and of cudaops/internal/emu (the emulated device kernels) compare against them at Tol.
+// The coordinate-jet files (CoordJets), written by make_coord_golden.py beside it and
+// gzipped, are read by the tests of softmaxjet and ops.
 //
 // A missing directory, no files, an unknown field or an array of the wrong length is an
 // error, so a test that reads the files fails rather than passing on nothing.
@@ -10,12 +12,15 @@ package golden
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/gatejet/gatejet/internal/dispatch"
 )
@@ -108,11 +113,11 @@ func load[F any, PF file[F]](dir, pattern string) ([]PF, error) {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("golden: no %s in %s (regenerate with testdata/golden/make_golden.py)", pattern, dir)
+		return nil, fmt.Errorf("golden: no %s in %s (regenerate with the make_*golden.py generators of testdata/golden)", pattern, dir)
 	}
 	out := make([]PF, 0, len(files))
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := readFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -131,6 +136,30 @@ func load[F any, PF file[F]](dir, pattern string) ([]PF, error) {
 			return nil, fmt.Errorf("golden: %s: %w", f, err)
 		}
 		out = append(out, v)
+	}
+	return out, nil
+}
+
+// maxFile bounds a file's (decompressed) size: the files are small, and a corrupt gzip stream
+// must not fill the memory.
+const maxFile = 64 << 20
+
+// readFile reads a file, decompressing it when its name ends in .gz.
+func readFile(name string) ([]byte, error) {
+	data, err := os.ReadFile(name)
+	if err != nil || !strings.HasSuffix(name, ".gz") {
+		return data, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("golden: %s: %w", name, err)
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, maxFile+1))
+	if err == nil && len(out) > maxFile {
+		err = fmt.Errorf("more than %d bytes decompressed", maxFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("golden: %s: %w", name, err)
 	}
 	return out, nil
 }

@@ -403,10 +403,15 @@ func Run[T gatejet.Float](op string, id ID, o *Operands[T], ints []int, floats [
 	if err != nil {
 		return err
 	}
+	return CPUOf[T](sp)(o, ints, floats)
+}
+
+// CPUOf is the kernel's CPU function over element type T (sp.F64 or sp.F32).
+func CPUOf[T gatejet.Float](sp *Spec) CPU[T] {
 	if f, ok := any(sp.F64).(CPU[T]); ok {
-		return f(o, ints, floats)
+		return f
 	}
-	return any(sp.F32).(CPU[T])(o, ints, floats)
+	return any(sp.F32).(CPU[T])
 }
 
 // ModuleKernels returns the entry-point stems of device module m: the names of its kernels,
