@@ -97,11 +97,11 @@ func (g *gate) String() string {
 
 // runVJP runs the channel's VJP kernel with upstream gradient up: dl, dd and (HVP) dv, any of
 // which may be nil to skip it.
-func runVJP[T gatejet.Float](rec *pathRecord, g *gate, c channel, dl, dd, dv, l, d, v, up []T, sh softmaxjet.Shape) error {
+func runVJP[T gatejet.Float](name string, rec *pathRecord, g *gate, c channel, dl, dd, dv, l, d, v, up []T, sh softmaxjet.Shape) error {
 	ints := [3]int{sh.N, sh.K, sh.P}
 	in := [][]T{l, d, up}
 	if c.HasV() {
 		in = [][]T{l, d, v, up}
 	}
-	return run(rec, g.k.Kernel(c, true), ints[:], g.floats, in, [][]T{dl, dd, dv})
+	return run(name, rec, g.k.Kernel(c, true), ints[:], g.floats, in, [][]T{dl, dd, dv})
 }

@@ -157,6 +157,7 @@ func newLogDetOp(lambda float64, n, k int, dt tensor.Dtype, o options) *logDetOp
 	op.init(op, graphmath.OpLogDet, dt, tensor.Shape{n},
 		launch{k: kernel.LogDetPlusRidge, ints: op.sizes, floats: floats, in: []tensor.Shape{op.hShape}}, o)
 	op.grad = launch{k: kernel.LogDetPlusRidgeGrad, ints: op.sizes, floats: floats, in: []tensor.Shape{op.hShape, op.outShape}}
+	op.grad.bind(op.name(), op.hShape)
 	return op
 }
 
@@ -206,7 +207,8 @@ func (op *logDetOp) WriteHash(h hash.Hash) {
 func (op *logDetOp) String() string { return fmt.Sprintf("LogDetPlusRidge{λ=%g}", op.lambda) }
 
 func (op *logDetOp) compute(out *tensor.Dense, vals []gorgonia.Value) error {
-	ts, err := values(op.name(), op.outDT, op.hShape, vals, "H")
+	var buf [kernel.MaxIn]*tensor.Dense
+	ts, err := values(&buf, op.name(), op.outDT, op.hShape, vals, "H")
 	if err != nil {
 		return err
 	}

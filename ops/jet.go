@@ -364,7 +364,7 @@ func jetDiff[T gatejet.Float](op *jetOp, grads []*tensor.Dense, in jetInputs) er
 	if op.c.HasV() {
 		v, dv = data[T](in.v, sh.LogitsLen()), data[T](grads[2], sh.LogitsLen())
 	}
-	return runVJP(&op.diffRun, op.g, op.c, dl, dd, dv, l, d, v, up, sh)
+	return runVJP(op.name(), &op.diffRun, op.g, op.c, dl, dd, dv, l, d, v, up, sh)
 }
 
 // jetVJPOp is the gradient of a jetOp with respect to one of its inputs (wrt: 0 logits,

@@ -10,8 +10,10 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gatejet/gatejet/backward"
 	"github.com/gatejet/gatejet/internal/testkit"
 	"github.com/gatejet/gatejet/ops"
+	"github.com/gatejet/gatejet/softmaxjet"
 )
 
 // Benchmarks of every op of the package, usable with benchstat. Three ways of running an op:
@@ -353,4 +355,53 @@ func BenchmarkActivationOps(b *testing.B) {
 			}, []*tensor.Dense{xv, dyv})
 		}
 	}
+}
+
+// BenchmarkCallOverhead: an op's UsePreallocDo on a tiny input (one row of K = 4 atoms and
+// P = 4 columns; 16 elements) against the kernel it runs called directly on the same slices,
+// so that the difference is the cost of an op's call path (the checks, the dispatch and the
+// path record), not of its arithmetic.
+func BenchmarkCallOverhead(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	l, d := randDense(rng, tensor.Float64, 1, 1, 4), randDense(rng, tensor.Float64, 1, 1, 4, 4)
+	x := randDense(rng, tensor.Float64, 1, 16)
+	b.Run("SoftmaxJetFirst/op", func(b *testing.B) {
+		g := G.NewGraph()
+		ln := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 4), G.WithName("l"))
+		dn := G.NewTensor(g, tensor.Float64, 3, G.WithShape(1, 4, 4), G.WithName("d"))
+		out, err := ops.SoftmaxJetFirst(ln, dn, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchPrealloc(b, out.Op().(G.UsePreallocDoer), out, []*tensor.Dense{l, d}, 0)
+	})
+	b.Run("SoftmaxJetFirst/kernel", func(b *testing.B) {
+		dst := make([]float64, 16)
+		sm, sh := softmaxjet.Softmax[float64]{InvTau: 1}, softmaxjet.Shape{N: 1, K: 4, P: 4}
+		lv, dv := l.Data().([]float64), d.Data().([]float64)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := sm.First(dst, lv, dv, sh); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ReLU/op", func(b *testing.B) {
+		g := G.NewGraph()
+		xn := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 16), G.WithName("x"))
+		out, err := ops.ReLU(xn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchPrealloc(b, out.Op().(G.UsePreallocDoer), out, []*tensor.Dense{x}, 0)
+	})
+	b.Run("ReLU/kernel", func(b *testing.B) {
+		dst, xv := make([]float64, 16), x.Data().([]float64)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := backward.ReLU(dst, xv); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

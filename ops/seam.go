@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"sync"
 	"sync/atomic"
 
 	"gorgonia.org/gorgonia"
@@ -46,6 +45,15 @@ func (r *pathRecord) record(p dispatch.Path) {
 	r.last.Store(int32(p) + 1)
 }
 
+// ran records path p of a computation that returned err, and returns err: a failed
+// computation (a Required run with no device, say) ran on no path.
+func (r *pathRecord) ran(p dispatch.Path, err error) error {
+	if err == nil {
+		r.record(p)
+	}
+	return err
+}
+
 func (r *pathRecord) get() (dispatch.Path, bool) {
 	v := r.last.Load()
 	if v == 0 {
@@ -62,7 +70,8 @@ func (r *pathRecord) counts() dispatch.PathCounts {
 // of its output and the kernel call that computes it (plan), gives the op its Do,
 // UsePreallocDo and Hashcode, records the cudaops.Path of the op's computations (forward and
 // DoDiff) and holds the output buffer of an op built with ReuseOutput. Do and UsePreallocDo
-// run on host memory through dispatch.Run, which picks the CPU or a registered device backend;
+// run on host memory through dispatch.RunBound (the plan is bound, its sizes and scalars
+// checked, when the op is built), which picks the CPU or a registered device backend;
 // under Gorgonia's build tag cuda, cudado_cuda.go gives every op CUDADo, which runs the same
 // plan on the device values of Gorgonia's CUDA machine.
 type seam struct {
@@ -80,6 +89,7 @@ type seam struct {
 // shape, the kernel call that computes the output, and its options.
 func (s *seam) init(self computer, name string, dt tensor.Dtype, shape tensor.Shape, plan launch, o options) {
 	s.self, s.nm, s.outDT, s.outShape, s.plan = self, name, dt, shape, plan
+	s.plan.bind(name, shape)
 	if o.reuse {
 		s.out = new(outputBuf)
 	}
@@ -96,14 +106,42 @@ func (s *seam) resultShape() tensor.Shape { return s.outShape }
 // Do computes the output into a new tensor (for an op built with ReuseOutput, a new header
 // over the op's buffer).
 func (s *seam) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	return doNew(s.self, s.outDT, s.outShape, vals)
+	if b := s.out; b != nil {
+		out, ok, err := b.take(s.nm, s.outDT, s.outShape)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			err := s.self.compute(out, vals)
+			b.give()
+			if err != nil {
+				return nil, err
+			}
+			return out, nil
+		}
+	}
+	out, err := newOutput(s.nm, s.outDT, s.outShape)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.self.compute(out, vals); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // UsePreallocDo computes the output into prealloc, which must be a contiguous *tensor.Dense of
 // the output's dtype and shape that shares no memory with the inputs; it allocates nothing on
 // the CPU path.
 func (s *seam) UsePreallocDo(prealloc gorgonia.Value, vals ...gorgonia.Value) (gorgonia.Value, error) {
-	return doPrealloc(s.self, s.outDT, s.outShape, prealloc, vals)
+	out, err := output(s.nm, prealloc, s.outDT, s.outShape)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.self.compute(out, vals); err != nil {
+		return nil, err
+	}
+	return prealloc, nil
 }
 
 // Hashcode is the FNV-32a hash of the op's WriteHash.
@@ -124,7 +162,7 @@ func (s *seam) LastDiffPath() (dispatch.Path, bool) { return s.diffRun.get() }
 func (s *seam) DiffPathCounts() dispatch.PathCounts { return s.diffRun.counts() }
 
 // CallsExtern is false in the default build: the op computes on host memory (a device
-// backend copies in and out inside dispatch.Run). Under the build tag cuda it is true, so that
+// backend copies in and out inside dispatch.RunBound). Under the build tag cuda it is true, so that
 // Gorgonia's CUDA machine preallocates the op's output on the device for CUDADo.
 func (s *seam) CallsExtern() bool { return deviceOps }
 
@@ -137,33 +175,18 @@ func (s *seam) ReturnsPtr() bool { return deviceOps }
 // OverwritesInput is -1: no op overwrites an input.
 func (s *seam) OverwritesInput() int { return -1 }
 
-// callBuf is a pooled Call with room for its sizes, so that steady-state calls allocate
-// nothing.
-type callBuf struct {
-	call dispatch.Call
-	ints [3]int
-}
-
-var callPool = sync.Pool{New: func() any { return new(callBuf) }}
-
-// run runs kernel k through dispatch.Run on the operands in and out (in the kernel's order;
-// entries past the kernel's counts are ignored, a nil output is one the CPU may skip) with
-// sizes ints and scalars floats, and records the path taken in rec.
-func run[T gatejet.Float](rec *pathRecord, k kernel.ID, ints []int, floats []float64, in, out [][]T) error {
-	sp := k.Spec()
-	b := callPool.Get().(*callBuf)
-	c := &b.call
-	c.Kernel, c.DType, c.Ints, c.Floats = dispatch.Kernel(k), dispatch.DTypeOf[T](), b.ints[:copy(b.ints[:], ints)], floats
-	o := dispatch.Ops[T](c)
-	copy(o.In[:], in[:len(sp.In)])
-	copy(o.Out[:], out[:len(sp.Out)])
-	c.Work = c.OutputElements()
-	p, err := dispatch.Run(c)
-	*c = dispatch.Call{} // drop the references to the caller's memory
-	callPool.Put(b)
-	if err == nil {
-		// A failed computation (a Required run with no device, say) ran on no path.
-		rec.record(p)
+// run runs kernel k through dispatch.RunBound on the operands in and out (in the kernel's
+// order; a nil output is one the CPU may skip) with sizes ints and scalars floats, checked
+// against the kernel's declaration on this call (a launch is checked once, when bound), and
+// records the path taken in rec: the gradients of DoDiff, whose kernel differs from the
+// op's launch.
+func run[T gatejet.Float](name string, rec *pathRecord, k kernel.ID, ints []int, floats []float64, in, out [][]T) error {
+	b, err := dispatch.Bind(name, dispatch.Kernel(k), ints, floats)
+	if err != nil {
+		return err
 	}
-	return err
+	var o dispatch.Operands[T]
+	copy(o.In[:], in)
+	copy(o.Out[:], out)
+	return rec.ran(dispatch.RunBound(&b, o))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/internal/check"
+	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/internal/strided"
 	"github.com/gatejet/gatejet/internal/uninit"
 )
@@ -336,47 +337,6 @@ type computer interface {
 	WriteHash(h hash.Hash)
 }
 
-// doNew is every op's Do: the output in a new tensor, or for an op built with ReuseOutput in
-// a new header over the op's buffer (a new tensor when another Do holds the buffer).
-func doNew(c computer, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Value) (gorgonia.Value, error) {
-	if b := c.outBuf(); b != nil {
-		out, ok, err := b.take(c.name(), dt, shape)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			err := c.compute(out, vals)
-			b.give()
-			if err != nil {
-				return nil, err
-			}
-			return out, nil
-		}
-	}
-	out, err := newOutput(c.name(), dt, shape)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.compute(out, vals); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// doPrealloc is every op's UsePreallocDo: the output written into prealloc, which must be a
-// contiguous *tensor.Dense of the output's dtype and shape sharing no memory with the inputs;
-// nothing is allocated on the CPU path.
-func doPrealloc(c computer, dt tensor.Dtype, shape tensor.Shape, prealloc gorgonia.Value, vals []gorgonia.Value) (gorgonia.Value, error) {
-	out, err := output(c.name(), prealloc, dt, shape)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.compute(out, vals); err != nil {
-		return nil, err
-	}
-	return prealloc, nil
-}
-
 // reverse is the LispMachine's reverse step (DoDiff) of a differentiable op with arity inputs:
 // it checks the nodes, reads the output's gradient, lets grads compute one gradient per input
 // from the values of the nodes from (the inputs, or the output) followed by that gradient,
@@ -438,12 +398,12 @@ func newDenses(op string, dt tensor.Dtype, shapes ...tensor.Shape) ([]*tensor.De
 	return ts, nil
 }
 
-// values checks n values of the op's dtype and shape.
-func values(name string, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Value, names ...string) ([]*tensor.Dense, error) {
-	if len(vals) != len(names) {
+// values checks the values of the op's dtype and shape, one for each name, and returns them
+// in ts[:len(names)] (ts holds at most kernel.MaxIn).
+func values(ts *[kernel.MaxIn]*tensor.Dense, name string, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Value, names ...string) ([]*tensor.Dense, error) {
+	if len(vals) != len(names) || len(vals) > len(ts) {
 		return nil, check.Errorf(gatejet.ErrParam, name, "", "want %d inputs, got %d", len(names), len(vals))
 	}
-	ts := make([]*tensor.Dense, len(vals))
 	for i, v := range vals {
 		t, err := dense(name, names[i], v, dt, shape)
 		if err != nil {
@@ -451,7 +411,7 @@ func values(name string, dt tensor.Dtype, shape tensor.Shape, vals []gorgonia.Va
 		}
 		ts[i] = t
 	}
-	return ts, nil
+	return ts[:len(vals)], nil
 }
 
 // errOverlap is the error of an output buffer that overlaps an input.

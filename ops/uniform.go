@@ -76,7 +76,8 @@ func sameShapes(name string, shape tensor.Shape, ds []gorgonia.DimSizer, arity i
 }
 
 func (u *uniform) compute(out *tensor.Dense, vals []gorgonia.Value) error {
-	ts, err := values(u.nm, u.outDT, u.outShape, vals, u.args...)
+	var buf [kernel.MaxIn]*tensor.Dense
+	ts, err := values(&buf, u.nm, u.outDT, u.outShape, vals, u.args...)
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,8 @@ func (u *uniform) DoDiff(ctx gorgonia.ExecutionContext, inputs gorgonia.Nodes, o
 		from = gorgonia.Nodes{output}
 	}
 	return reverse(ctx, u.nm, u.outDT, u.Arity(), inputs, output, from, u.args, func(vals []gorgonia.Value) ([]*tensor.Dense, error) {
-		ts, err := values(u.nm, u.outDT, u.outShape, vals, u.diffArgs...)
+		var buf [kernel.MaxIn]*tensor.Dense
+		ts, err := values(&buf, u.nm, u.outDT, u.outShape, vals, u.diffArgs...)
 		if err != nil {
 			return nil, err
 		}
@@ -140,5 +142,5 @@ func diffUniform[T gatejet.Float](u *uniform, grads, ts []*tensor.Dense) error {
 	for i, g := range grads {
 		outs[i] = data[T](g, n)
 	}
-	return run(&u.diffRun, u.diff, u.sizes, u.floats, in[:len(ts)], outs[:len(grads)])
+	return run(u.nm, &u.diffRun, u.diff, u.sizes, u.floats, in[:len(ts)], outs[:len(grads)])
 }

@@ -292,12 +292,6 @@ func newJob[T gatejet.Float](op string, k kernel[T], sh Shape) (*job[T], error) 
 	return j, nil
 }
 
-// forRows runs the job over n rows of rowWork each, spread over the cores, and releases it.
-func (j *job[T]) forRows(n, rowWork int) {
-	par.For(n, rowWork, j.run)
-	j.release()
-}
-
 // release drops the job's references to the caller's buffers (the count kept) and returns
 // it to its pool.
 func (j *job[T]) release() {
@@ -309,7 +303,7 @@ func (j *job[T]) release() {
 
 // runKernel is the body of every kernel function: it checks the call (validate: the shape,
 // the lengths of args, the gate, overlaps), then runs kernel k over the batch's rows, at
-// rowWork a row, on the slices a and the gate g.
+// rowWork a row, spread over the cores, on the slices a and the gate g.
 func runKernel[T gatejet.Float](op string, sh Shape, g *gate, k kernel[T], rowWork int, a args[T], args ...check.Arg) error {
 	if err := validate(op, sh, g, args...); err != nil {
 		return err
@@ -320,7 +314,8 @@ func runKernel[T gatejet.Float](op string, sh Shape, g *gate, k kernel[T], rowWo
 	}
 	j.args = a
 	j.s, j.vecs[0], j.vecs[1] = g.s, g.vecs[0], g.vecs[1] // field by field: cheaper than j.gateParams = g.gateParams
-	j.forRows(sh.N, rowWork)
+	par.For(sh.N, rowWork, j.run)
+	j.release()
 	return nil
 }
 

@@ -307,19 +307,20 @@ func runCPU(c *Call) error {
 	if c == nil {
 		return check.Errorf(gatejet.ErrParam, runOp, "", "nil call")
 	}
-	if err := c.check(runOp, true); err != nil {
+	sp, err := c.check(runOp, true)
+	if err != nil {
 		return err
 	}
 	if c.DType == Float32 {
-		return kernel.Run(runOp, c.Kernel.id(), &c.F32, c.Ints, c.Floats)
+		return kernel.CPUOf[float32](sp)(&c.F32, c.Ints, c.Floats)
 	}
-	return kernel.Run(runOp, c.Kernel.id(), &c.F64, c.Ints, c.Floats)
+	return kernel.CPUOf[float64](sp)(&c.F64, c.Ints, c.Floats)
 }
 
 // launchOn checks c and launches it on b, with scratch for the outputs the caller left nil;
 // errors other than Check's are wrapped as device errors.
 func launchOn(b Backend, c *Call) error {
-	if err := c.check(runOp, true); err != nil {
+	if _, err := c.check(runOp, true); err != nil {
 		return err // before any scratch is allocated for a call that is refused anyway
 	}
 	if !c.Kernel.OnDevice() {

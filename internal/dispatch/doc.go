@@ -12,7 +12,9 @@
 //   - ModeRequired: the Backend or an ErrDevice error, never a silent CPU run.
 //
 // The initial mode comes from the GATEJET_GPU environment variable ("off", "auto",
-// "required"). Run reports the Path it took and keeps counters (Stats), so tests can prove a
+// "required"). An op's call, whose kernel, sizes and scalars are fixed when the op is built,
+// is bound and checked once (Bind) and run with its operands alone (RunBound), by the same
+// rules. Run reports the Path it took and keeps counters (Stats), so tests can prove a
 // kernel really ran on the device. A kernel without device entry points runs on the CPU in
 // ModeAuto and is refused with ErrDevice in ModeRequired.
 //

@@ -31,6 +31,10 @@ const (
 //     channel's shape) and writes [dLogits, dDecoded] (HVP: and dV), completely. Softmax-gate
 //     kernels (Jet*) take Floats = [invTau]; logistic-gate kernels (Logistic*) take
 //     Floats = [α_0 … α_{K-1}, β_0 … β_{K-1}], the gate ζ_k = σ(α_k·l_k + β_k).
+//   - Coordinate jets ([N, K, P] as row jets), the jets over a row's 2K primaries (logits and
+//     latent coordinates): they take [logits, d0, d1] (second and HVP: and d2; HVP: and v
+//     [N,2K]), each d [N,K,P], and write first or HVP [N,2K,P], second [N,2K,2K,P] or a
+//     Gauss-Newton slab [N,2K,2K]; the gate's Floats.
 //   - Axis kernels ([outer, n, inner], every tensor [outer,n,inner], reducing along n):
 //     SoftmaxForward and LogSoftmaxForward take [x] and write [y]; SoftmaxBackward and
 //     LogSoftmaxBackward take [y, dy] and write [dx]; their Grad kernels take [y, dy, G] and
@@ -44,10 +48,6 @@ const (
 //     Floats = [lambda]; row_scale takes [x (N), Y] and writes [x_r·Y[r]], row_dot takes
 //     [Y, Z] and writes [⟨Y[r], Z[r]⟩] (N), no Floats (the coordinate jets' gradients, over
 //     N = n·K rows of P).
-//   - Coordinate jets ([N, K, P], CPU only), each gate's first, second, HVP and Gauss-Newton
-//     channels over the 2K primaries (logits, then latent coordinates): they take [logits,
-//     d0, d1] (second and HVP: and d2; HVP: and v [N,2K]) and write [N,2K,P], [N,2K,2K,P],
-//     [N,2K,P] or [N,2K,2K]; Floats as the gate's row jets.
 //
 // The formulas are in docs/math.md.
 type Kernel kernel.ID
@@ -119,6 +119,7 @@ const (
 	FamilyAxis        = kernel.Axis
 	FamilyElementwise = kernel.Elementwise
 	FamilyBatch       = kernel.Batch
+	FamilyCoordJet    = kernel.CoordJet
 )
 
 // Modules returns the names of the device modules of KernelSource (the GJ_FAMILY_<name>
@@ -250,37 +251,42 @@ func (c *Call) Lengths() (in, out []int, err error) {
 // counts (ErrSize), and the count and
 // range of Floats (ErrParam, ErrTemperature, ErrNonFinite, as the gate's own check). Backends
 // call it before launching.
-func (c *Call) Check() error { return c.check("cudaops.Call", false) }
+func (c *Call) Check() error {
+	_, err := c.check("cudaops.Call", false)
+	return err
+}
 
-// check is Check; with skipNil, an output the kernel lets the CPU skip may be nil (Run's CPU
-// path, and its device path before it gives such outputs scratch). It allocates nothing when
-// the call is valid.
-func (c *Call) check(op string, skipNil bool) error {
+// check is Check, and returns the kernel's declaration; with skipNil, an output the kernel
+// lets the CPU skip may be nil (Run's CPU path, and its device path before it gives such
+// outputs scratch). It allocates nothing when the call is valid.
+func (c *Call) check(op string, skipNil bool) (*kernel.Spec, error) {
 	sp, err := c.spec(op)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch c.DType {
 	case Float64:
 		if !empty(&c.F32) {
-			return check.Errorf(gatejet.ErrDType, op, "F32", "%v: a Float64 call with float32 operands", c.Kernel)
+			return nil, check.Errorf(gatejet.ErrDType, op, "F32", "%v: a Float64 call with float32 operands", c.Kernel)
 		}
 		err = checkLens(op, c, sp, &c.F64, skipNil)
 	case Float32:
 		if !empty(&c.F64) {
-			return check.Errorf(gatejet.ErrDType, op, "F64", "%v: a Float32 call with float64 operands", c.Kernel)
+			return nil, check.Errorf(gatejet.ErrDType, op, "F64", "%v: a Float32 call with float64 operands", c.Kernel)
 		}
 		err = checkLens(op, c, sp, &c.F32, skipNil)
 	default:
-		return check.Errorf(gatejet.ErrDType, op, "DType", "%v: want Float64 or Float32, got %v", c.Kernel, c.DType)
+		return nil, check.Errorf(gatejet.ErrDType, op, "DType", "%v: want Float64 or Float32, got %v", c.Kernel, c.DType)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if g := sp.Gate; g != nil {
-		return g.Check(op, c.Ints[1], c.Floats)
+		if err := g.Check(op, c.Ints[1], c.Floats); err != nil {
+			return nil, err
+		}
 	}
-	return nil
+	return sp, nil
 }
 
 func empty[T gatejet.Float](o *Operands[T]) bool {

@@ -90,7 +90,7 @@ func (c Channel) CoordOut() Dim { return coordChannels[c].out }
 // Gate declares a row-jet gating function: the parameters its kernels take and how to make the
 // softmaxjet.Gate that computes them on the CPU. Registering a Gate (Register) adds its ten
 // kernels to the table, named <Name>_<channel> and <Name>_<channel>_vjp, then its four
-// coordinate jets (CPU only), named <Name>_coord_<channel>.
+// coordinate jets, named <Name>_coord_<channel>.
 type Gate struct {
 	// Name is the stem of the gate's kernel names ("jet" for softmax, "logistic").
 	Name string
@@ -126,6 +126,9 @@ type GateDevice struct {
 	Shared [2 * NumChannels]Shared
 	// Warp marks the kernels (same order) that also have a warp-per-row variant (Device.Warp).
 	Warp [2 * NumChannels]bool
+	// Coord is the shared-memory layout of each coordinate jet (First, Second, HVP,
+	// GaussNewton: Gate.CoordKernel's order), in the gate's module, without warp variants.
+	Coord [NumCoord]Shared
 }
 
 // NumFloats is the number of floats a call of the gate's kernels with K atoms takes.
@@ -159,7 +162,8 @@ func (g *Gate) CoordKernel(c Channel) ID {
 	return g.first + ID(2*NumChannels) + ID(c-1)
 }
 
-// Register adds the gate's ten row-jet kernels and four coordinate jets to the table. It
+// Register adds the gate's ten row-jet kernels and four coordinate jets to the table, with
+// device entry points in the gate's module when it has a Device. It
 // panics if the gate is incomplete or registered twice (a programming error, reached at
 // package initialisation).
 func Register(g *Gate) {
@@ -196,8 +200,12 @@ func Register(g *Gate) {
 		ss = append(ss, s)
 	}
 	for c := First; c < NumChannels; c++ {
-		ss = append(ss, Spec{Name: g.Name + "_coord_" + channels[c].suffix, Family: CoordJet, Gate: g, Channel: c,
-			In: coordChannels[c].in, Out: []Dim{coordChannels[c].out}, F64: g.CPU.coord64[c-1], F32: g.CPU.coord32[c-1]})
+		s := Spec{Name: g.Name + "_coord_" + channels[c].suffix, Family: CoordJet, Gate: g, Channel: c,
+			In: coordChannels[c].in, Out: []Dim{coordChannels[c].out}, F64: g.CPU.coord64[c-1], F32: g.CPU.coord32[c-1]}
+		if d := g.Device; d != nil {
+			s.Device = &Device{Module: d.Module, Shared: d.Coord[c-1], Floats: d.Floats}
+		}
+		ss = append(ss, s)
 	}
 	// g.first is set before registerLocked publishes the kernels: a reader that finds g in the
 	// table (Gates, Spec().Gate) may at once ask it for its kernels (Kernel), without the lock.

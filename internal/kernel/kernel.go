@@ -45,7 +45,7 @@ const (
 	Batch
 	// CoordJet kernels take the row jets' sizes [N, K, P]: the jets over the 2K primaries
 	// (logits and latent coordinates) of a gate, whose decoded rows d0 and their derivatives
-	// d1, d2 in the coordinates are [N,K,P] inputs. They run on the CPU only.
+	// d1, d2 in the coordinates are [N,K,P] inputs.
 	CoordJet
 )
 
@@ -198,7 +198,8 @@ type Device struct {
 	// Module names the GJ_FAMILY_<Module> macro that selects the kernel's module of
 	// cudaops/kernels/gatejet.cu.
 	Module string
-	// Shared is a row jet's dynamic shared memory and parallel width (the launch planner).
+	// Shared is a row or coordinate jet's dynamic shared memory and parallel width (the
+	// launch planner).
 	Shared Shared
 	// Floats is how the call's floats reach the kernel: the first one as the scalar s, or
 	// all of them as a device array.
@@ -248,7 +249,7 @@ func (w Width) Of(K, CT int) int {
 	return CT
 }
 
-// Shared is the dynamic shared memory of a row-jet kernel, in doubles:
+// Shared is the dynamic shared memory of a row or coordinate jet, in doubles:
 // K·K + Kp·pow2(K) + Tile·K·(CT|1) + Cols·CT + One, and its row width.
 type Shared struct {
 	K, Kp, Tile, Cols, One int
@@ -402,10 +403,15 @@ func Run[T gatejet.Float](op string, id ID, o *Operands[T], ints []int, floats [
 	if err != nil {
 		return err
 	}
+	return CPUOf[T](sp)(o, ints, floats)
+}
+
+// CPUOf is the kernel's CPU function over element type T (sp.F64 or sp.F32).
+func CPUOf[T gatejet.Float](sp *Spec) CPU[T] {
 	if f, ok := any(sp.F64).(CPU[T]); ok {
-		return f(o, ints, floats)
+		return f
 	}
-	return any(sp.F32).(CPU[T])(o, ints, floats)
+	return any(sp.F32).(CPU[T])
 }
 
 // ModuleKernels returns the entry-point stems of device module m: the names of its kernels,

@@ -21,7 +21,7 @@ const (
 	JetSecondVJP
 	JetHVPVJP
 	JetGaussNewtonVJP
-	JetCoordFirst // the softmax gate's coordinate jets, CPU only
+	JetCoordFirst // the softmax gate's coordinate jets
 	JetCoordSecond
 	JetCoordHVP
 	JetCoordGaussNewton
@@ -82,7 +82,12 @@ var SoftmaxGate = &Gate{
 		{K: 2, Kp: 1, Tile: 3, Cols: 1, Width: WidthKP},         // second_vjp
 		{K: 4, Kp: 1, Tile: 2, Cols: 5, One: 2, Width: WidthKP}, // hvp_vjp
 		{K: 2, Kp: 1, Tile: 2, Cols: 2, One: 1, Width: WidthKP}, // gauss_newton_vjp
-	}, Warp: smallRowKernels},
+	}, Warp: smallRowKernels, Coord: [NumCoord]Shared{
+		{K: 1, Kp: 1, Cols: 1, Width: WidthKP},  // coord_first: z, red, m
+		{K: 1, Kp: 1, Tile: 1, Width: WidthKKP}, // coord_second: z, red, e
+		{K: 3, Kp: 1, Cols: 3, Width: WidthKP},  // coord_hvp: z, red, u, zv, mean, w, mt
+		{K: 1, Kp: 1, Tile: 2, Width: WidthKK},  // coord_gauss_newton: z, red, X [2K×st]
+	}},
 }
 
 // LogisticGate is ζ_k = σ(α_k·l_k + β_k); floats = [α_0 … α_{K-1}, β_0 … β_{K-1}].
@@ -117,7 +122,12 @@ var LogisticGate = &Gate{
 		{K: 5, Tile: 2, Width: WidthKP},          // second_vjp
 		{K: 5, Tile: 2, Width: WidthKP},          // hvp_vjp
 		{K: 5, Tile: 2, Width: WidthKP},          // gauss_newton_vjp
-	}, Warp: smallRowKernels},
+	}, Warp: smallRowKernels, Coord: [NumCoord]Shared{
+		{K: 4, Width: WidthKP},          // coord_first: the gate
+		{K: 4, Width: WidthKKP},         // coord_second
+		{K: 4, Width: WidthKP},          // coord_hvp
+		{K: 4, Tile: 2, Width: WidthKK}, // coord_gauss_newton: the gate, X [2K×st]
+	}},
 }
 
 // smallRowKernels are the row jets with a warp-per-row variant (GateDevice.Warp): value,
