@@ -64,7 +64,7 @@
 //	LogisticCoordJet{First,Second,HVP,GaussNewton}(…, alpha, beta): the same channels for
 //	    the logistic gate
 //
-// Their kernels run on the CPU only (under cudaops.ModeRequired they fail with ErrDevice).
+// Like the row jets, they run on the CPU or, with a GPU backend, on the device (see below).
 //
 // Package graphs builds on them: a differentiable soft argmin and a log-determinant, among
 // others.
@@ -141,11 +141,12 @@
 // Under Gorgonia's build tag cuda every op is also a gorgonia.CUDADoer, so Gorgonia's CUDA
 // machine keeps a graph that mixes these ops and Gorgonia's on the device: CUDADo runs the
 // op's kernel on the device values the machine hands it and writes its preallocated device
-// output, except the coordinate jets, the ops of graphs.SoftArgmin, graphs.LogDetPlusRidge and
-// the latter's gradient, whose kernels run on the CPU only and which are staged through host (inputs
-// copied to host, host path, output copied back). A LispMachine's reverse pass still calls DoDiff, which
-// then waits for the machine's queued device work and reads and accumulates device values
-// through host copies. See docs/gpu.md, "CUDADoer ops".
+// output, except the row contractions of the coordinate jets' gradients, the ops of
+// graphs.SoftArgmin, graphs.LogDetPlusRidge and the latter's gradient, whose kernels run on
+// the CPU only and which are staged through host (inputs copied to host, host path, output
+// copied back). A LispMachine's reverse pass still calls DoDiff, which then waits for the
+// machine's queued device work and reads and accumulates device values through host copies.
+// See docs/gpu.md, "CUDADoer ops".
 //
 // # Which path ran
 //
