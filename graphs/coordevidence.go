@@ -76,21 +76,38 @@ func CoordGaussNewtonLogDet(logits, d0, d1, invTau, logSigma, logLambda *gorgoni
 		}
 	}
 	K := logits.Shape()[1]
-	// The scalars enter expressions with constants of their own, which Gorgonia builds only
-	// in a graph: a constant scalar joins logits' graph first.
-	for _, n := range []**gorgonia.Node{&invTau, &logSigma, &logLambda} {
-		if (*n).Graph() == nil {
-			*n = g.AddNode(*n)
-		}
-	}
 
+	// The op checks d0, d1 and the options only once the scaled logits are in the graph: if
+	// it refuses them, the nodes added since are taken out again (not one that was there
+	// before, which Gorgonia hands back for an equal expression), so that a refused call
+	// leaves no stray root (a LispMachine wants the cost as its only one).
+	before := make(map[*gorgonia.Node]bool)
+	for _, n := range g.AllNodes() {
+		before[n] = true
+	}
 	scaled, err := gorgonia.Mul(invTau, logits)
 	if err != nil {
 		return nil, err
 	}
 	h, err := ops.SoftmaxCoordJetGaussNewton(scaled, d0, d1, 1, opts...)
 	if err != nil {
+		var added []*gorgonia.Node // collected first: RemoveNode shifts AllNodes' slice
+		for _, n := range g.AllNodes() {
+			if !before[n] {
+				added = append(added, n)
+			}
+		}
+		for _, n := range added {
+			g.RemoveNode(n)
+		}
 		return nil, err
+	}
+	// The scalars enter expressions with constants of their own, which Gorgonia builds only
+	// in a graph: a constant scalar joins logits' graph.
+	for _, n := range []**gorgonia.Node{&invTau, &logSigma, &logLambda} {
+		if (*n).Graph() == nil {
+			*n = g.AddNode(*n)
+		}
 	}
 	// The scaling c·D⊗D as one [1,2K,2K] weight: W = c·w·wᵀ with w = s·e_ℓ + e_t, where e_ℓ
 	// and e_t are the indicator vectors of the logit and the coordinate primaries (built

@@ -262,7 +262,7 @@ func TestCoordGaussNewtonLogDetConstants(t *testing.T) {
 
 func TestCoordGaussNewtonLogDetArgErrors(t *testing.T) {
 	c := newEvidenceCase(4, 2, 3, 2, 2, 1, 0, 0)
-	_, in := c.graph(t, tensor.Float64)
+	ld, in := c.graph(t, tensor.Float64)
 	d0, d1, _, err := MonomialJets(in[1], in[2])
 	require.NoError(t, err)
 	logits, s, ls, ll := in[0], in[3], in[4], in[5]
@@ -270,6 +270,20 @@ func TestCoordGaussNewtonLogDetArgErrors(t *testing.T) {
 	other := gorgonia.NewScalar(gorgonia.NewGraph(), tensor.Float64, gorgonia.WithName("x"))
 	f32 := gorgonia.NewScalar(g, tensor.Float32, gorgonia.WithName("f32"))
 	vec := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(1), gorgonia.WithName("vec"))
+	// A refusal of the Gauss-Newton op (d1 of another P, a nil option) leaves the graph as it
+	// was, the scaled logits of the valid term above included.
+	d1P := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(2, 3, 3), gorgonia.WithName("d1P"))
+	before := len(g.AllNodes())
+	_, err = CoordGaussNewtonLogDet(logits, d0, d1P, s, ls, ll)
+	requireCoordErr(t, err, gatejet.ErrShape, "d1")
+	_, err = CoordGaussNewtonLogDet(logits, d0, d1, s, ls, ll, nil)
+	requireCoordErr(t, err, gatejet.ErrParam, "opts")
+	_, err = CoordGaussNewtonLogDet(logits, d0, d1P, gorgonia.NewConstant(1.5), ls, ll)
+	requireCoordErr(t, err, gatejet.ErrShape, "d1")
+	require.Len(t, g.AllNodes(), before)
+	m := gorgonia.NewTapeMachine(g.SubgraphRoots(ld))
+	require.NoError(t, m.RunAll(), "the valid term still runs")
+	m.Close()
 	for _, e := range []struct {
 		name                  string
 		l, a, b, sv, lsv, llv *gorgonia.Node
