@@ -22,13 +22,14 @@ import (
 // log Z is differentiated in log s and log λ (gorgonia.Grad): at codes that maximise the log
 // joint, its derivative in the codes is zero, so these partial derivatives are those of the
 // evidence itself as the codes follow the hyperparameters (the Laplace approximation's
-// curvature held to the Gauss-Newton slab).
+// curvature held to the Gauss-Newton slab). The values read out live outside the struct, as
+// graph's do (see graph).
 type evidenceGraph struct {
 	g                *G.ExprGraph
 	logS, logLambda  *G.Node
 	negLogZ, occam   *G.Node
-	negLogZV, occamV G.Value
-	logdetV          G.Value
+	negLogZV, occamV *G.Value
+	logdetV          *G.Value
 	vm               G.VM
 }
 
@@ -87,9 +88,10 @@ func newEvidenceGraph(m *model, x []float64, c codes, B []float64) (*evidenceGra
 	if _, err := G.Grad(eg.negLogZ, eg.logS, eg.logLambda); err != nil {
 		return nil, fmt.Errorf("differentiating the evidence: %v", err)
 	}
-	G.Read(eg.negLogZ, &eg.negLogZV)
-	G.Read(eg.occam, &eg.occamV)
-	G.Read(logdet, &eg.logdetV)
+	eg.negLogZV, eg.occamV, eg.logdetV = new(G.Value), new(G.Value), new(G.Value)
+	G.Read(eg.negLogZ, eg.negLogZV)
+	G.Read(eg.occam, eg.occamV)
+	G.Read(logdet, eg.logdetV)
 	eg.vm = G.NewTapeMachine(g, G.BindDualValues(eg.logS, eg.logLambda))
 	return eg, nil
 }
@@ -112,7 +114,7 @@ func (eg *evidenceGraph) run() (logZ, occam, dLogS, dLogLambda float64, err erro
 	if err != nil {
 		return 0, 0, 0, 0, err
 	}
-	return -scalar(eg.negLogZV), scalar(eg.occamV), -scalar(gs), -scalar(gl), nil
+	return -scalar(*eg.negLogZV), scalar(*eg.occamV), -scalar(gs), -scalar(gl), nil
 }
 
 func (eg *evidenceGraph) close() { eg.vm.Close() }

@@ -21,12 +21,18 @@ import (
 // differentiated with gorgonia.Grad in the learned nodes (the decoder B, the codes ℓ and t, or
 // both) and run by a TapeMachine. Its tensors share their memory with the caller's slices, so
 // the caller's updates of the codes (the Gauss-Newton steps) are what the graph reads.
+//
+// The values gorgonia.Read writes (fitV) live outside the struct: the machine holds the
+// pointer it is given, and a pointer into the struct that holds the machine would make the
+// machine reach itself. A TapeMachine carries a runtime finalizer, and Go never frees a cycle
+// through an object with a finalizer, so every graph, with its last run's values, would stay
+// in memory until the process ends.
 type graph struct {
 	g          *G.ExprGraph
 	l, t, B, x *G.Node
 	learn      G.Nodes
 	fit        *G.Node
-	fitV       G.Value
+	fitV       *G.Value
 	vm         G.VM
 	n          int
 }
@@ -74,7 +80,8 @@ func newGraph(m *model, x []float64, c codes, B []float64, learnCodes, learnB bo
 	if _, err := G.Grad(loss, gr.learn...); err != nil {
 		return nil, fmt.Errorf("differentiating the loss: %v", err)
 	}
-	G.Read(gr.fit, &gr.fitV)
+	gr.fitV = new(G.Value)
+	G.Read(gr.fit, gr.fitV)
 	gr.vm = G.NewTapeMachine(g, G.BindDualValues(gr.learn...))
 	return gr, nil
 }
@@ -88,7 +95,7 @@ func (gr *graph) run(P int) (float64, error) {
 		}
 		return 0, err
 	}
-	return 2 * scalar(gr.fitV) / float64(P), nil
+	return 2 * scalar(*gr.fitV) / float64(P), nil
 }
 
 // data returns the float64 slice behind a node's value.

@@ -9,9 +9,13 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"runtime"
 	"testing"
+	"time"
+	"weak"
 
 	"github.com/stretchr/testify/require"
+	G "gorgonia.org/gorgonia"
 
 	"github.com/gatejet/gatejet"
 )
@@ -439,4 +443,30 @@ func TestEvidenceGraph(t *testing.T) {
 	fdL := (at(ls, ll+h) - at(ls, ll-h)) / (2 * h)
 	require.InDelta(t, fdS, dS, 1e-6*(1+math.Abs(fdS)))
 	require.InDelta(t, fdL, dL, 1e-6*(1+math.Abs(fdL)))
+}
+
+// TestGraphsFreed: a closed graph and its machine, with their last run's values, are freed
+// (nothing the machine holds leads back to it: a TapeMachine has a finalizer, and a cycle
+// through it would never be collected).
+func TestGraphsFreed(t *testing.T) {
+	m, c, B, x := smallProblem(t, 20, 3, 5)
+	gr, err := newGraph(m, x, c, B, true, true)
+	require.NoError(t, err)
+	_, err = gr.run(m.P)
+	require.NoError(t, err)
+	gr.close()
+	eg, err := newEvidenceGraph(m, x, c, B)
+	require.NoError(t, err)
+	_, _, _, _, err = eg.run()
+	require.NoError(t, err)
+	eg.close()
+	graphs := []weak.Pointer[G.ExprGraph]{weak.Make(gr.g), weak.Make(eg.g)}
+	gr, eg = nil, nil
+	// The machine's finalizer keeps what it reaches for one more collection after it runs.
+	for i := 0; i < 20 && (graphs[0].Value() != nil || graphs[1].Value() != nil); i++ {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	require.Nil(t, graphs[0].Value(), "the decoder's graph is still in memory after close")
+	require.Nil(t, graphs[1].Value(), "the evidence graph is still in memory after close")
 }
