@@ -19,7 +19,8 @@ import (
 //	loss       = fit + ½σ²λ·(Σℓ² + Σ(t − ½)²) / n      (the prior only when the codes learn)
 //
 // differentiated with gorgonia.Grad in the learned nodes (the decoder B, the codes ℓ and t, or
-// both) and run by a TapeMachine. Its tensors share their memory with the caller's slices, so
+// both) and run by a TapeMachine, built once per fit. ẑ's op writes every run into one buffer
+// (ops.ReuseOutput). The inputs' tensors share their memory with the caller's slices, so
 // the caller's updates of the codes (the Gauss-Newton steps) are what the graph reads.
 //
 // The values gorgonia.Read writes (fitV) live outside the struct: the machine holds the
@@ -62,7 +63,7 @@ func newGraph(m *model, x []float64, c codes, B []float64, learnCodes, learnB bo
 	if e != nil {
 		return nil, e
 	}
-	z := must(ops.SoftmaxJetValue(gr.l, d0, m.s))
+	z := must(ops.SoftmaxJetValue(gr.l, d0, m.s, ops.ReuseOutput()))
 	gr.fit = must(G.Mul(must(G.Sum(must(G.Square(must(G.Sub(z, gr.x)))))), G.NewConstant(0.5/float64(n))))
 	loss := gr.fit
 	if learnCodes {
@@ -77,12 +78,16 @@ func newGraph(m *model, x []float64, c codes, B []float64, learnCodes, learnB bo
 	if err != nil {
 		return nil, err
 	}
-	if _, err := G.Grad(loss, gr.learn...); err != nil {
+	grads, err := G.Grad(loss, gr.learn...)
+	if err != nil {
 		return nil, fmt.Errorf("differentiating the loss: %v", err)
 	}
 	gr.fitV = new(G.Value)
-	G.Read(gr.fit, gr.fitV)
-	gr.vm = G.NewTapeMachine(g, G.BindDualValues(gr.learn...))
+	read := G.Read(gr.fit, gr.fitV)
+	// The machine runs what the error and the gradients need: graphs.BSplineJets also builds
+	// d1 and d2, which this graph does not read.
+	sub := g.ExactSubgraphRoots(append(G.Nodes{read}, grads...)...)
+	gr.vm = G.NewTapeMachine(sub, G.BindDualValues(gr.learn...))
 	return gr, nil
 }
 
