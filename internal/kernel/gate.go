@@ -122,8 +122,10 @@ type Param struct {
 type GateDevice struct {
 	Module string
 	Floats FloatsPassing
-	// Shared is each kernel's shared-memory layout: forward kernels by channel, then VJPs.
-	Shared [2 * NumChannels]Shared
+	// Width is each kernel's parallel work a row (Device.Width): forward kernels by channel,
+	// then VJPs. Each kernel's shared-memory layout is measured from its code, not declared
+	// (Device.Shared).
+	Width [2 * NumChannels]Width
 	// Warp marks the kernels (same order) that also have a warp-per-row variant (Device.Warp).
 	Warp [2 * NumChannels]bool
 }
@@ -191,7 +193,7 @@ func Register(g *Gate) {
 			s.Skippable = 1<<len(s.Out) - 1
 		}
 		if d := g.Device; d != nil {
-			s.Device = &Device{Module: d.Module, Shared: d.Shared[i], Floats: d.Floats, Warp: d.Warp[i]}
+			s.Device = &Device{Module: d.Module, Shared: generatedLayout(s.Name), Width: d.Width[i], Floats: d.Floats, Warp: d.Warp[i]}
 		}
 		ss = append(ss, s)
 	}
@@ -210,6 +212,18 @@ func Register(g *Gate) {
 	}()
 	registerLocked(ss)
 	registered = true
+}
+
+// generatedLayout is the measured shared-memory layout of the device kernel called name
+// (shared_layouts.go), or nil before `go generate ./cudaops/...` has measured it: the launch
+// planner then refuses the kernel, and the generator, which launches it with a configuration
+// of its own, can still run.
+func generatedLayout(name string) *Shared {
+	l, ok := sharedLayouts[name]
+	if !ok {
+		return nil
+	}
+	return &l
 }
 
 // Gates returns the registered gates in the order of registration: the built-in ones, then

@@ -198,8 +198,11 @@ type Device struct {
 	// Module names the GJ_FAMILY_<Module> macro that selects the kernel's module of
 	// cudaops/kernels/gatejet.cu.
 	Module string
-	// Shared is a row jet's dynamic shared memory and parallel width (the launch planner).
-	Shared Shared
+	// Shared is a row jet's dynamic shared memory (the launch planner): measured from the
+	// kernel itself (shared_layouts.go, generated); nil when it has not been generated yet.
+	Shared *Shared
+	// Width is a row jet's parallel work a row, from which the planner picks the block size.
+	Width Width
 	// Floats is how the call's floats reach the kernel: the first one as the scalar s, or
 	// all of them as a device array.
 	Floats FloatsPassing
@@ -248,11 +251,13 @@ func (w Width) Of(K, CT int) int {
 	return CT
 }
 
-// Shared is the dynamic shared memory of a row-jet kernel, in doubles:
-// K·K + Kp·pow2(K) + Tile·K·(CT|1) + Cols·CT + One, and its row width.
+// Shared is the dynamic shared memory one row of a row-jet kernel carves with K atoms and
+// column tile CT, in doubles: each field times its term, K·K + Kp·pow2(K) + Tile·K·(CT|1) +
+// Cols·CT + One (the field K times the K atoms). The table's layouts are not written by hand:
+// `go generate ./cudaops/...` measures each kernel on the host emulator and writes them into
+// shared_layouts.go.
 type Shared struct {
 	K, Kp, Tile, Cols, One int
-	Width                  Width
 }
 
 // The registry: the built-in kernels of table.go, then any registered later (test gates).

@@ -53,6 +53,16 @@ func TestTable(t *testing.T) {
 					require.Equal(t, uint8(1<<len(s.Out)-1), s.Skippable)
 				}
 				require.Equal(t, want, s.Name)
+				// The device layout is the generated one (shared_layouts.go), the width the
+				// gate's.
+				i := int(c)
+				if vjp {
+					i += int(NumChannels)
+				}
+				l, ok := sharedLayouts[s.Name]
+				require.True(t, ok, "%s has no generated shared layout: run go generate ./cudaops/...", s.Name)
+				require.Equal(t, &Device{Module: g.Device.Module, Shared: &l, Width: g.Device.Width[i], Floats: g.Device.Floats,
+					Warp: g.Device.Warp[i]}, s.Device)
 			}
 		}
 		require.Zero(t, g.CoordKernel(Value), "the value channel has no coordinate jet")
