@@ -582,7 +582,8 @@ func (b *DeviceBackend) Time(c *dispatch.Call, reps int, copyBytes int64) (Timin
 	return t, err
 }
 
-// TimeSource compiles src (another CUDA source following gatejet.cu's 13-parameter convention)
+// TimeSource compiles src (another CUDA source following gatejet.cu's parameter convention; its
+// entry points may take only the first 13 parameters, the driver ignoring the last)
 // for the device's architecture with the given extra NVRTC options, and times its entry point
 // on c as Time does, with the given launch configuration. Benchmarks use it to run reference
 // designs next to the kernels on the same context.

@@ -60,7 +60,7 @@ func requireParity(t *testing.T, c *dispatch.Call, what string) {
 
 func shapeFor(k dispatch.Kernel) []int {
 	switch k.Family() {
-	case dispatch.FamilyRowJet:
+	case dispatch.FamilyRowJet, dispatch.FamilyCoordJet:
 		return []int{257, 16, 16}
 	case dispatch.FamilyAxis:
 		return []int{64, 1000, 3}
@@ -158,6 +158,9 @@ func TestCUDAParityLarge(t *testing.T) {
 		{dispatch.KernelJetGaussNewton, dispatch.Float64, []int{64, 128, 200}},
 		{dispatch.KernelSoftmaxBackward, dispatch.Float32, []int{8192, 4096, 1}},
 		{dispatch.KernelLogSoftmaxBackwardGrad, dispatch.Float64, []int{16, 4096, 33}},
+		{dispatch.Kernel(kernel.JetCoordSecond), dispatch.Float64, []int{1024, 16, 16}},
+		{dispatch.Kernel(kernel.JetCoordHVP), dispatch.Float32, []int{64, 128, 200}},
+		{dispatch.Kernel(kernel.LogisticCoordGaussNewton), dispatch.Float64, []int{64, 128, 200}},
 	} {
 		c := testcase.New(tc.k, tc.dt, tc.ints, rng)
 		poison(c)

@@ -22,7 +22,8 @@ import (
 // d0 = d(t), d1 = ∂d/∂t, d2 = ∂²d/∂t², each [n,K,P] (graphs.MonomialJets and
 // graphs.BSplineJets build them), so any basis works and gradients reach its coefficients
 // through the graph. Rows a < K of a channel are the logits', rows K + k the coordinates'.
-// The formulas are in docs/math.md ("Latent coordinates"); the kernels run on the CPU only.
+// The formulas are in docs/math.md ("Latent coordinates"); the kernels run on the CPU and,
+// like the row jets', on the device.
 
 // SoftmaxCoordJetFirst returns the first channel over the primaries [n,2K,P]: row a < K is
 // ∂ẑ/∂logits_a (SoftmaxJetFirst over d0), row K+k is ∂ẑ/∂t_k = ζ_k·d1[k]. logits is [n,K],

@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet"
+	"github.com/gatejet/gatejet/cudaops"
 	"github.com/gatejet/gatejet/internal/dispatch"
 	"github.com/gatejet/gatejet/internal/kernel"
 )
@@ -29,7 +30,7 @@ func newCoordCase(g *kernel.Gate, c channel, n, k, p int) graphCase {
 	if len(floats) != g.NumFloats(k) {
 		floats = sampleFloats(g, k)
 	}
-	// The forward kernel runs on the CPU only; the gradient's ops are the gate's row jets.
+	// The gradient's ops are the gate's row jets; the case runs on the CPU only when they do.
 	return graphCase{name: fmt.Sprintf("%sCoord%s%v", g.Title, c, []int{n, k, p}), inputs: ins, cpuOnly: !g.Kernel(c, false).OnDevice(),
 		build: func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return coordWith(c, g, in, floats) }}
 }
@@ -62,37 +63,58 @@ func TestCoordJetGradients(t *testing.T) {
 	}
 }
 
-// TestCoordJetDevice: the coordinate jets have no device kernels. Under ModeAuto with a
-// backend registered and every break-even at zero they run on the CPU; under ModeRequired
-// they fail with ErrDevice, computing nothing, with or without a backend.
+// TestCoordJetDevice: every coordinate jet of both gates has device kernels. Under
+// ModeRequired without a backend its Do fails with ErrDevice, computing nothing; with one it
+// launches its own kernel there, once, and the output is the backend's. (The kernels' values
+// are the emulator's and the device's tests: cudaops/internal/emu, cudaops.)
 func TestCoordJetDevice(t *testing.T) {
-	for _, id := range []kernel.ID{kernel.JetCoordFirst, kernel.LogisticCoordHVP} {
-		require.False(t, id.OnDevice(), "%v", id)
-	}
-	c := newCoordCase(kernel.SoftmaxGate, kernel.Second, tN, tK, tP)
-	want := forwardValue(t, c, tensor.Float64, tape)
-	required := func(t *testing.T, msg string) {
+	run := func(t *testing.T, c graphCase, dt tensor.Dtype) (G.Value, *G.Node, error) {
 		old := dispatch.SetMode(dispatch.ModeRequired)
 		defer dispatch.SetMode(old)
-		_, nodes, out := buildCase(t, c, tensor.Float64)
+		_, nodes, out := buildCase(t, c, dt)
 		vals := make([]G.Value, len(nodes))
 		for i, n := range nodes {
 			vals[i] = n.Value()
 		}
-		_, err := out.Op().Do(vals...)
-		require.ErrorIs(t, err, gatejet.ErrDevice)
-		require.ErrorContains(t, err, msg)
-		_, ok := LastPath(out)
-		require.False(t, ok, "a refused computation ran on no path")
+		v, err := out.Op().Do(vals...)
+		return v, out, err
+	}
+	type coordCase struct {
+		c  graphCase
+		id kernel.ID
+	}
+	var cs []coordCase
+	for _, g := range []*kernel.Gate{kernel.SoftmaxGate, kernel.LogisticGate} {
+		for ch := kernel.First; ch < kernel.NumChannels; ch++ {
+			require.True(t, g.CoordKernel(ch).OnDevice(), "%v", g.CoordKernel(ch))
+			cs = append(cs, coordCase{newCoordCase(g, ch, tN, tK, tP), g.CoordKernel(ch)})
+		}
 	}
 	if dispatch.Active() == nil {
-		required(t, "no GPU backend")
+		for _, cc := range cs {
+			_, out, err := run(t, cc.c, tensor.Float64)
+			require.ErrorIs(t, err, gatejet.ErrDevice, cc.c.name)
+			require.ErrorContains(t, err, "no GPU backend", cc.c.name)
+			_, ok := LastPath(out)
+			require.False(t, ok, "%s: a refused computation ran on no path", cc.c.name)
+		}
 	}
 	f := withFake(t)
-	got := forwardValue(t, c, tensor.Float64, tape)
-	require.Equal(t, want, got, "the CPU, not the fake backend, wrote the output")
-	required(t, "runs on the CPU only")
-	require.Zero(t, f.launches.Load())
+	for _, cc := range cs {
+		for _, dt := range dtypes {
+			before := f.kernels[cc.id.String()]
+			v, out, err := run(t, cc.c, dt)
+			require.NoError(t, err, cc.c.name)
+			require.Equal(t, before+1, f.kernels[cc.id.String()], "%s %v: one launch of %v", cc.c.name, dt, cc.id)
+			for _, x := range floats(t, v) {
+				require.Equal(t, float64(marker), x, "%s %v: the backend wrote the output", cc.c.name, dt)
+			}
+			p, ok := LastPath(out)
+			require.True(t, ok, cc.c.name)
+			require.Equal(t, cudaops.PathGPU, p, cc.c.name)
+		}
+	}
+	require.Empty(t, f.bad, "every launch passed the kernel's convention")
 }
 
 // TestCoordUsePreallocDoAllocs: UsePreallocDo of a coordinate jet with a preallocated output

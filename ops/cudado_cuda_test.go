@@ -266,7 +266,7 @@ func TestCUDADoerEveryOp(t *testing.T) {
 		}
 		// docs/gpu.md ("CUDADoer ops") lists these as staged through host.
 		slices.Sort(staged)
-		require.Equal(t, []string{"*ops.coordOp", "*ops.logDetGradOp", "*ops.logDetOp", "*ops.rowOp", "*ops.softArgminOp"}, slices.Compact(staged), "%v", dt)
+		require.Equal(t, []string{"*ops.logDetGradOp", "*ops.logDetOp", "*ops.rowOp", "*ops.softArgminOp"}, slices.Compact(staged), "%v", dt)
 	}
 }
 
@@ -581,6 +581,60 @@ func TestCUDAWarpAndBlockRows(t *testing.T) {
 				got := readOnTape(t, g, nodes)
 				for name, x := range nodes {
 					requireClose(t, floats(t, want[x]), got[name], roundoffTol(dt), "%s %v %s: device against host", sz.name, dt, name)
+					require.NotZero(t, x.Op().(dispatch.PathReporter).PathCounts().GPU, "%s: launched on the device", name)
+				}
+			})
+		}
+	}
+}
+
+// TestCUDACoordJets runs the coordinate jets of both gates, every channel (the HVP with its
+// fifth input, v [n,2K]), through CUDADo on a TapeMachine, and compares them with each op's
+// Do on the host; each must have launched on the device. The graph holds gatejet's ops alone.
+func TestCUDACoordJets(t *testing.T) {
+	skipWithoutDevice(t, "the coordinate-jet test")
+	for _, sz := range []struct{ K, P int }{{1, 3}, {4, 5}} {
+		for _, dt := range dtypes {
+			t.Run(fmt.Sprintf("K=%d P=%d/%v", sz.K, sz.P, dt), func(t *testing.T) {
+				const n = 11
+				rng := rand.New(rand.NewSource(int64(sz.K*100 + sz.P)))
+				g := G.NewGraph()
+				node := func(name string, shape ...int) *G.Node {
+					in := randInput(rng, name, shape, -1, 1)
+					return G.NewTensor(g, dt, len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(toDense(dt, in.shape, in.vals)))
+				}
+				l, d0, d1, d2 := node("l", n, sz.K), node("d0", n, sz.K, sz.P), node("d1", n, sz.K, sz.P), node("d2", n, sz.K, sz.P)
+				v := node("v", n, 2*sz.K)
+				alpha, beta := make([]float64, sz.K), make([]float64, sz.K)
+				for k := range alpha {
+					alpha[k], beta[k] = 0.5+1.5*rng.Float64(), rng.NormFloat64()
+				}
+				nodes := map[string]*G.Node{}
+				add := func(name string, x *G.Node, err error) {
+					require.NoError(t, err, name)
+					nodes[name] = x
+				}
+				x, err := SoftmaxCoordJetFirst(l, d0, d1, 0.7)
+				add("SoftmaxCoordJetFirst", x, err)
+				x, err = SoftmaxCoordJetSecond(l, d0, d1, d2, 0.7)
+				add("SoftmaxCoordJetSecond", x, err)
+				x, err = SoftmaxCoordJetHVP(l, d0, d1, d2, v, 0.7)
+				add("SoftmaxCoordJetHVP", x, err)
+				x, err = SoftmaxCoordJetGaussNewton(l, d0, d1, 0.7)
+				add("SoftmaxCoordJetGaussNewton", x, err)
+				x, err = LogisticCoordJetFirst(l, d0, d1, alpha, beta)
+				add("LogisticCoordJetFirst", x, err)
+				x, err = LogisticCoordJetSecond(l, d0, d1, d2, alpha, beta)
+				add("LogisticCoordJetSecond", x, err)
+				x, err = LogisticCoordJetHVP(l, d0, d1, d2, v, alpha, beta)
+				add("LogisticCoordJetHVP", x, err)
+				x, err = LogisticCoordJetGaussNewton(l, d0, d1, alpha, beta)
+				add("LogisticCoordJetGaussNewton", x, err)
+
+				want := hostValues(t, g)
+				got := readOnTape(t, g, nodes)
+				for name, x := range nodes {
+					requireClose(t, floats(t, want[x]), got[name], roundoffTol(dt), "%v %v %s: device against host", sz, dt, name)
 					require.NotZero(t, x.Op().(dispatch.PathReporter).PathCounts().GPU, "%s: launched on the device", name)
 				}
 			})

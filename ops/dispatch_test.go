@@ -117,9 +117,8 @@ func TestEveryOpRunsOnTheBackend(t *testing.T) {
 					before := f.launches.Load()
 					require.NoError(t, vm.RunAll())
 					// An op runs on the device when the case's gate has device kernels and the
-					// op's kernel has device entry points (a coordinate jet has none; its
-					// gradient ops are the gate's row jets); DoDiff runs where the gate's
-					// gradients do.
+					// op's kernel has device entry points (a coordinate jet's gradient ops are
+					// the gate's row jets); DoDiff runs where the gate's gradients do.
 					want := func(op G.Op) dispatch.Path {
 						if k, ok := op.(interface{ launchKernel() kernel.ID }); ok && (c.cpuOnly || !k.launchKernel().OnDevice()) {
 							return dispatch.PathCPU

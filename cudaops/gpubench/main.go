@@ -12,6 +12,8 @@
 //     fraction = copy time / kernel time (1 = as fast as a copy of the same traffic).
 //   - seedport: the seed's design (thread 0 builds the K³ jet tower in shared memory) on the
 //     same inputs; speed-up = seedport time / kernel time; parity of the two outputs.
+//   - coord_second: gj_jet_coord_second_f64, the second channel over the 2K primaries
+//     (logits and latent coordinates), N=4096, K=16, P=16 (output [N,32,32,P]), against its copy.
 //   - softmax_backward: gj_softmax_backward_f32 on [8192 × 4096] (axis 1), against its copy.
 //   - model: the constants of the dispatcher's break-even model (dispatch.ModelCallSeconds,
 //     ModelHostDeviceBytesPerSecond, ModelCPUSecondsPerElement), measured: whole Launch calls
@@ -39,6 +41,7 @@ import (
 	"github.com/gatejet/gatejet/cudaops/internal/testcase"
 	"github.com/gatejet/gatejet/internal/cpuref"
 	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 //go:embed seedport.cu
@@ -133,6 +136,12 @@ func main() {
 	}
 	r.SpeedUp = float64(r.SeedPort) / float64(r.Kernel)
 	r.SeedPortDiff = testcase.RelErr(testcase.Outputs(sp)[0], testcase.Outputs(c)[0])
+	results = append(results, r)
+
+	r, _, err = bench(b, "coord_second", dispatch.Kernel(kernel.JetCoordSecond), dispatch.Float64, []int{4096, K, P}, *reps)
+	if err != nil {
+		fail(err)
+	}
 	results = append(results, r)
 
 	r, _, err = bench(b, "softmax_backward", dispatch.KernelSoftmaxBackward, dispatch.Float32, []int{8192, 4096, 1}, *reps)

@@ -10,11 +10,11 @@
 //     without a GPU.
 //
 // Conventions (see cudaops/kernel.go for the argument order of every kernel):
-//   - Every entry point takes the 13 fields of GjArgs as separate 8-byte parameters, in order:
+//   - Every entry point takes the 14 fields of GjArgs as separate 8-byte parameters, in order:
 //     in0..in3, out0..out2 (device pointers, unused ones null), floats (device pointer to the
 //     logistic α then β, or null), i0, i1, i2 (the Ints of the Call), tile (the launch plan's
-//     column tile for row-jet kernels, slab width for axis kernels) and s (the inverse
-//     temperature of softmax-gate kernels).
+//     column tile for row-jet kernels, slab width for axis kernels), s (the inverse
+//     temperature of softmax-gate kernels) and in4 (a fifth input, or null).
 //   - Whatever the element type T, everything is computed in double; each output is rounded to
 //     T once, when it is stored. The one exception follows softmaxjet's float32 path: the
 //     float32 second channel computes its blocks in float (jet_second_f32_body).
@@ -60,6 +60,7 @@ struct GjArgs {
   gj_ll i0, i1, i2;
   gj_ll tile;
   double s;
+  const void* in4;  // a fifth input (the coordinate HVP's v); last, so the others keep their places
 };
 
 GJ_DEV gj_ll gj_min(gj_ll a, gj_ll b) { return a < b ? a : b; }
@@ -1275,6 +1276,319 @@ GJ_ACT_BODIES(silu, 2)
 
 #endif  // activations
 
+// ---------------------------------------------------------------- coordinate jets
+// The jets over a row's 2K primaries p = (l_1..l_K, t_1..t_K) of both gates (docs/math.md,
+// "Latent coordinates"): inputs logits [N,K], d0, d1 (∂d0/∂t), d2 (∂²d0/∂t²) [N,K,P] and, for
+// the HVP, v [N,2K] as the fifth input (A.in4); outputs first and HVP [N,2K,P], second
+// [N,2K,2K,P], Gauss-Newton [N,2K,2K]. One block a row (no warp variants); the gate and its
+// per-atom factors, and per column tile what a pass over the atoms gives, in shared memory,
+// carved in the order of the kernel table's GateDevice.Coord layouts. Element loops are
+// flattened over the row's output tile with 64-bit indices, consecutive threads on
+// consecutive columns.
+#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_SOFTMAX_JET) || defined(GJ_FAMILY_LOGISTIC_JET)
+
+// GJ_COORD_EACH(R, a, c) { … }: the group's threads over the R×cw elements (a, c) of a tile,
+// 64-bit. Needs cw, t and nt in scope.
+#define GJ_COORD_EACH(R, a, c)                                                          \
+  for (gj_ll gj_j_ = t, gj_n_ = (gj_ll)(R) * cw; gj_j_ < gj_n_; gj_j_ += nt)              \
+    for (gj_ll a = gj_j_ / cw, c = gj_j_ - (gj_j_ / cw) * cw, gj_once_ = 1; gj_once_; gj_once_ = 0)
+
+// The Gauss-Newton slab of one row over the primaries, out[a][b] = f_a f_b Σ_c X[a][c] X[b][c]
+// for a, b < 2K, with X = (x0; Dt) and f = (sl·fl; ft): x0 the row's d0 centred under the gate
+// z when z is not null (softmax), d0 itself otherwise (logistic). X is a 2K×st tile. Each
+// thread owns one (a, b) per chunk of the block's threads and sums over c in order, so the slab
+// is bitwise symmetric; the tiles are loaded once a row when one tile covers P, otherwise once
+// a chunk. The slab's indices are 32-bit: the 2K×st tile in shared memory keeps K below 3100.
+// Ends synchronised.
+template <typename Grp, typename T>
+GJ_DEV void gj_coord_gram(T* out, const T* D0, const T* Dt, const double* z, double sl, const double* fl,
+                          const double* ft, double* X, gj_ll K, gj_ll P, gj_ll CT, gj_ll st) {
+  const gj_u K2 = (gj_u)(2 * K), n2 = K2 * K2, nt = Grp::ntu();
+  const bool one = CT >= P;
+  for (gj_u base = 0; base < n2; base += nt) {
+    const gj_u j = base + Grp::tu();
+    const gj_u a = j / K2, b = j - (j / K2) * K2;
+    double acc = 0.0;
+    GJ_TILES {
+      if (!one || base == 0) {
+        GJ_SYNC();
+        if (z)
+          gj_tile_e<Grp>(D0, K, P, c0, cw, st, z, X, (double*)0);
+        else
+          gj_tile_copy<Grp>(D0, K, P, c0, cw, st, X);
+        gj_tile_copy<Grp>(Dt, K, P, c0, cw, st, X + K * st);
+        GJ_SYNC();
+      }
+      if (j < n2) {
+        const double* xa = X + a * st;
+        const double* xb = X + b * st;
+        for (gj_ll c = 0; c < cw; ++c) acc += xa[c] * xb[c];
+      }
+    }
+    if (j < n2) {
+      const double fa = a < K ? sl * fl[a] : ft[a - K], fb = b < K ? sl * fl[b] : ft[b - K];
+      out[j] = (T)(fa * fb * acc);
+    }
+  }
+  GJ_SYNC();
+}
+
+// A coordinate jet's inputs after the logits (L) and d0 (D, from the gate's prologue): d1 (Dt)
+// and d2 (Dtt, null for first and Gauss-Newton); K2 = 2K primaries.
+#define GJ_COORD_INPUTS                \
+  const T* Dt = (const T*)A.in[2];     \
+  const T* Dtt = (const T*)A.in[3];    \
+  (void)Dt; (void)Dtt;                 \
+  const gj_ll K2 = 2 * K;              \
+  (void)K2;
+// The row's inputs: d0 (Dr), d1 (Dtr) and d2 (Dttr, or null), each [K,P].
+#define GJ_COORD_ROW                                     \
+  const T* Dr = D + row * K * P;                         \
+  const T* Dtr = Dt + row * K * P;                       \
+  const T* Dttr = Dtt ? Dtt + row * K * P : (const T*)0; \
+  (void)Dttr;
+
+#endif
+
+#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_SOFTMAX_JET)
+
+// ∂ζ_k/∂l_a = s·ζ_k·(δ_ak − ζ_a), as softmaxjet's softmaxJacobian rounds it.
+GJ_DEV double gj_softmax_jac(const double* z, double s, gj_ll a, gj_ll k) {
+  const double sa = s * z[a];
+  return a == k ? sa * (1.0 - z[a]) : -(sa * z[k]);
+}
+
+// Shared: z[K], red[pow2 K], m[CT] (the gate means of d0's columns).
+template <typename T, typename Grp = GjBlock>
+GJ_DEV void jet_coord_first_body(const GjArgs& A) {
+  GJ_SOFTMAX_PROLOGUE
+  GJ_COORD_INPUTS
+  double* m = GJ_TAKE(sp, CT);
+  T* F = (T*)A.out[0];
+  GJ_ROWS {
+    gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp);
+    GJ_COORD_ROW
+    T* Fr = F + row * K2 * P;
+    GJ_TILES {
+      for (gj_ll c = t; c < cw; c += nt) m[c] = gj_gate_dot(z, Dr, c0 + c, K, P);
+      GJ_SYNC();
+      GJ_COORD_EACH(K2, a, c) {
+        double v;
+        if (a < K)
+          v = s * z[a] * ((double)Dr[a * P + c0 + c] - m[c]);
+        else
+          v = z[a - K] * (double)Dtr[(a - K) * P + c0 + c];
+        Fr[a * P + c0 + c] = (T)v;
+      }
+      GJ_SYNC();
+    }
+  }
+}
+
+// Shared: z[K], red[pow2 K], e[K×st] (d0 centred under the gate).
+template <typename T, typename Grp = GjBlock>
+GJ_DEV void jet_coord_second_body(const GjArgs& A) {
+  GJ_SOFTMAX_PROLOGUE
+  GJ_COORD_INPUTS
+  double* e = GJ_TAKE(sp, K * st);
+  T* S = (T*)A.out[0];
+  const double s2 = s * s;
+  GJ_ROWS {
+    gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp);
+    GJ_COORD_ROW
+    T* Sr = S + row * K2 * K2 * P;
+    GJ_TILES {
+      gj_tile_e<Grp>(Dr, K, P, c0, cw, st, z, e, (double*)0);
+      GJ_SYNC();
+      GJ_COORD_EACH(K2 * K2, ab, c) {
+        const gj_ll a = ab / K2, b = ab - (ab / K2) * K2;
+        double v;
+        if (a < K && b < K)
+          v = s2 * gj_second_entry(z, (gj_u)a, (gj_u)b, e[a * st + c], e[b * st + c]);
+        else if (a < K)
+          v = gj_softmax_jac(z, s, a, b - K) * (double)Dtr[(b - K) * P + c0 + c];
+        else if (b < K)
+          v = gj_softmax_jac(z, s, b, a - K) * (double)Dtr[(a - K) * P + c0 + c];
+        else
+          v = a == b ? z[a - K] * (double)Dttr[(a - K) * P + c0 + c] : 0.0;
+        Sr[ab * P + c0 + c] = (T)v;
+      }
+      GJ_SYNC();
+    }
+  }
+}
+
+// Shared: z[K], red[pow2 K], u[K] (v_l − v̄), zv[K] (ζ_k·v_tk), then per tile mean[CT] (the
+// gate means of d0), w[CT] (Σ_b ζ_b u_b e[b][c]) and mt[CT] (Σ_k ζ_k v_tk d1[k][c]).
+template <typename T, typename Grp = GjBlock>
+GJ_DEV void jet_coord_hvp_body(const GjArgs& A) {
+  GJ_SOFTMAX_PROLOGUE
+  GJ_COORD_INPUTS
+  double* u = GJ_TAKE(sp, K);
+  double* zv = GJ_TAKE(sp, K);
+  double* mean = GJ_TAKE(sp, CT);
+  double* w = GJ_TAKE(sp, CT);
+  double* mt = GJ_TAKE(sp, CT);
+  const T* V = (const T*)A.in4;
+  T* H = (T*)A.out[0];
+  const double s2 = s * s;
+  GJ_ROWS {
+    gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp);
+    GJ_COORD_ROW
+    const T* Vr = V + row * K2;
+    const double vbar = gj_gate_mean<Grp>(Vr, z, K, red, kp);
+    for (gj_ll k = t; k < K; k += nt) {
+      u[k] = (double)Vr[k] - vbar;
+      zv[k] = z[k] * (double)Vr[K + k];
+    }
+    GJ_SYNC();
+    T* Hr = H + row * K2 * P;
+    GJ_TILES {
+      for (gj_ll c = t; c < cw; c += nt) {
+        const double mc = gj_gate_dot(z, Dr, c0 + c, K, P);
+        double wc = 0.0, tc = 0.0;
+        for (gj_ll b = 0; b < K; ++b) {
+          wc += z[b] * u[b] * ((double)Dr[b * P + c0 + c] - mc);
+          tc += zv[b] * (double)Dtr[b * P + c0 + c];
+        }
+        mean[c] = mc;
+        w[c] = wc;
+        mt[c] = tc;
+      }
+      GJ_SYNC();
+      GJ_COORD_EACH(K2, a, c) {
+        double v;
+        if (a < K) {
+          const gj_ll o = a * P + c0 + c;
+          const double fa = s2 * z[a], ga = s * z[a];
+          v = fa * (((double)Dr[o] - mean[c]) * u[a] - w[c]) + ga * ((double)Vr[K + a] * (double)Dtr[o] - mt[c]);
+        } else {
+          const gj_ll k = a - K, o = k * P + c0 + c;
+          v = s * z[k] * u[k] * (double)Dtr[o] + zv[k] * (double)Dttr[o];
+        }
+        Hr[a * P + c0 + c] = (T)v;
+      }
+      GJ_SYNC();
+    }
+  }
+}
+
+// Shared: z[K], red[pow2 K], X[2K×st] (gj_coord_gram's tile).
+template <typename T, typename Grp = GjBlock>
+GJ_DEV void jet_coord_gauss_newton_body(const GjArgs& A) {
+  GJ_SOFTMAX_PROLOGUE
+  GJ_COORD_INPUTS
+  double* X = GJ_TAKE(sp, K2 * st);
+  T* G = (T*)A.out[0];
+  GJ_ROWS {
+    gj_softmax_gate<Grp>(L + row * K, K, s, z, red, kp);
+    GJ_COORD_ROW
+    gj_coord_gram<Grp>(G + row * K2 * K2, Dr, Dtr, z, s, z, z, X, K, P, CT, st);
+  }
+}
+
+#endif  // softmax-gate coordinate jets
+
+#if defined(GJ_ALL_FAMILIES) || defined(GJ_FAMILY_LOGISTIC_JET)
+
+// The logistic gate's Jacobian is diagonal: ∂ζ_k/∂l_k = α_k σ'_k (the gate's d1).
+// Shared of every logistic coordinate jet: z, d1, d2, d3 [K] (gj_logistic_gate).
+template <typename T, typename Grp = GjBlock>
+GJ_DEV void logistic_coord_first_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  GJ_COORD_INPUTS
+  T* F = (T*)A.out[0];
+  GJ_ROWS {
+    GJ_LOGISTIC_GATE;
+    GJ_COORD_ROW
+    T* Fr = F + row * K2 * P;
+    GJ_TILES {
+      GJ_COORD_EACH(K2, a, c) {
+        double v;
+        if (a < K)
+          v = d1[a] * (double)Dr[a * P + c0 + c];
+        else
+          v = z[a - K] * (double)Dtr[(a - K) * P + c0 + c];
+        Fr[a * P + c0 + c] = (T)v;
+      }
+    }
+    GJ_SYNC();
+  }
+}
+
+template <typename T, typename Grp = GjBlock>
+GJ_DEV void logistic_coord_second_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  GJ_COORD_INPUTS
+  T* S = (T*)A.out[0];
+  GJ_ROWS {
+    GJ_LOGISTIC_GATE;
+    GJ_COORD_ROW
+    T* Sr = S + row * K2 * K2 * P;
+    GJ_TILES {
+      GJ_COORD_EACH(K2 * K2, ab, c) {
+        const gj_ll a = ab / K2, b = ab - (ab / K2) * K2;
+        const gj_ll ka = a < K ? a : a - K, kb = b < K ? b : b - K;
+        double v = 0.0;
+        if (ka == kb) {
+          const gj_ll o = ka * P + c0 + c;
+          if (a < K && b < K)
+            v = d2[ka] * (double)Dr[o];
+          else if (a < K || b < K)
+            v = d1[ka] * (double)Dtr[o];
+          else
+            v = z[ka] * (double)Dttr[o];
+        }
+        Sr[ab * P + c0 + c] = (T)v;
+      }
+    }
+    GJ_SYNC();
+  }
+}
+
+template <typename T, typename Grp = GjBlock>
+GJ_DEV void logistic_coord_hvp_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  GJ_COORD_INPUTS
+  const T* V = (const T*)A.in4;
+  T* H = (T*)A.out[0];
+  GJ_ROWS {
+    GJ_LOGISTIC_GATE;
+    GJ_COORD_ROW
+    const T* Vr = V + row * K2;
+    T* Hr = H + row * K2 * P;
+    GJ_TILES {
+      GJ_COORD_EACH(K2, a, c) {
+        const gj_ll k = a < K ? a : a - K, o = k * P + c0 + c;
+        const double vl = (double)Vr[k], vt = (double)Vr[K + k];
+        double v;
+        if (a < K)
+          v = d2[k] * vl * (double)Dr[o] + d1[k] * vt * (double)Dtr[o];
+        else
+          v = d1[k] * vl * (double)Dtr[o] + z[k] * vt * (double)Dttr[o];
+        Hr[a * P + c0 + c] = (T)v;
+      }
+    }
+    GJ_SYNC();
+  }
+}
+
+// Shared: the gate, then X[2K×st] (gj_coord_gram's tile).
+template <typename T, typename Grp = GjBlock>
+GJ_DEV void logistic_coord_gauss_newton_body(const GjArgs& A) {
+  GJ_LOGISTIC_PROLOGUE
+  GJ_COORD_INPUTS
+  double* X = GJ_TAKE(sp, K2 * st);
+  T* G = (T*)A.out[0];
+  GJ_ROWS {
+    GJ_LOGISTIC_GATE;
+    GJ_COORD_ROW
+    gj_coord_gram<Grp>(G + row * K2 * K2, Dr, Dtr, (const double*)0, 1.0, d1, z, X, K, P, CT, st);
+  }
+}
+
+#endif  // logistic-gate coordinate jets
+
 // ---------------------------------------------------------------- entry points
 // The entry points to instantiate come from the kernel table (internal/kernel), the one list
 // of kernels: GJ_ENTRIES is GJ_ENTRY(<kernel>) for each kernel of the module being compiled,
@@ -1286,16 +1600,17 @@ GJ_ACT_BODIES(silu, 2)
 #error "GJ_ENTRIES (the module's kernels, from the kernel table) is not defined"
 #endif
 
-// Entry points take the GjArgs fields as 13 separate 8-byte parameters (the launchers pass
+// Entry points take the GjArgs fields as 14 separate 8-byte parameters (the launchers pass
 // every parameter as one 64-bit value) and pack them for the body.
 #define GJ_PARAMS                                                                              \
   const void *in0, const void *in1, const void *in2, const void *in3, void *out0, void *out1,  \
-      void *out2, const double *floats, gj_ll i0, gj_ll i1, gj_ll i2, gj_ll tile, double s
+      void *out2, const double *floats, gj_ll i0, gj_ll i1, gj_ll i2, gj_ll tile, double s,      \
+      const void *in4
 #define GJ_PACK(A)                                                                             \
   GjArgs A;                                                                                    \
   A.in[0] = in0; A.in[1] = in1; A.in[2] = in2; A.in[3] = in3;                                  \
   A.out[0] = out0; A.out[1] = out1; A.out[2] = out2;                                           \
-  A.floats = floats; A.i0 = i0; A.i1 = i1; A.i2 = i2; A.tile = tile; A.s = s;
+  A.floats = floats; A.i0 = i0; A.i1 = i1; A.i2 = i2; A.tile = tile; A.s = s; A.in4 = in4;
 
 // GJ_WARP_ENTRY(name): the warp-per-row variant of row jet `name` (its body with GjWarp),
 // gj_<name>_warp_f32/_f64. Its launch bounds also promise two blocks a multiprocessor (at most

@@ -36,7 +36,7 @@ const (
 // jets 0.2 (first, second) to 1.7 (Gauss-Newton, the VJPs).
 func ModelCPUSecondsPerElement(f Family) float64 {
 	switch f {
-	case FamilyAxis, FamilyRowJet:
+	case FamilyAxis, FamilyRowJet, FamilyCoordJet:
 		return 1e-9
 	}
 	return 2e-9 // element-wise and batch kernels

@@ -31,6 +31,10 @@ const (
 //     channel's shape) and writes [dLogits, dDecoded] (HVP: and dV), completely. Softmax-gate
 //     kernels (Jet*) take Floats = [invTau]; logistic-gate kernels (Logistic*) take
 //     Floats = [α_0 … α_{K-1}, β_0 … β_{K-1}], the gate ζ_k = σ(α_k·l_k + β_k).
+//   - Coordinate jets ([N, K, P] as row jets), the jets over a row's 2K primaries (logits and
+//     latent coordinates): they take [logits, d0, d1] (second and HVP: and d2; HVP: and v
+//     [N,2K]), each d [N,K,P], and write first or HVP [N,2K,P], second [N,2K,2K,P] or a
+//     Gauss-Newton slab [N,2K,2K]; the gate's Floats.
 //   - Axis kernels ([outer, n, inner], every tensor [outer,n,inner], reducing along n):
 //     SoftmaxForward and LogSoftmaxForward take [x] and write [y]; SoftmaxBackward and
 //     LogSoftmaxBackward take [y, dy] and write [dx]; their Grad kernels take [y, dy, G] and
@@ -44,10 +48,6 @@ const (
 //     Floats = [lambda]; row_scale takes [x (N), Y] and writes [x_r·Y[r]], row_dot takes
 //     [Y, Z] and writes [⟨Y[r], Z[r]⟩] (N), no Floats (the coordinate jets' gradients, over
 //     N = n·K rows of P).
-//   - Coordinate jets ([N, K, P], CPU only), each gate's first, second, HVP and Gauss-Newton
-//     channels over the 2K primaries (logits, then latent coordinates): they take [logits,
-//     d0, d1] (second and HVP: and d2; HVP: and v [N,2K]) and write [N,2K,P], [N,2K,2K,P],
-//     [N,2K,P] or [N,2K,2K]; Floats as the gate's row jets.
 //
 // The formulas are in docs/math.md.
 type Kernel kernel.ID
@@ -119,6 +119,7 @@ const (
 	FamilyAxis        = kernel.Axis
 	FamilyElementwise = kernel.Elementwise
 	FamilyBatch       = kernel.Batch
+	FamilyCoordJet    = kernel.CoordJet
 )
 
 // Modules returns the names of the device modules of KernelSource (the GJ_FAMILY_<name>

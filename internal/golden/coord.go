@@ -1,6 +1,12 @@
 package golden
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gatejet/gatejet/internal/dispatch"
+	"github.com/gatejet/gatejet/internal/kernel"
+)
 
 // CoordVJP is the upstream gradient G on a coordinate-jet channel and the gradients of
 // Σ G⊙channel that torch found for the logits, d0, d1, and (second and HVP only) d2 and
@@ -113,4 +119,30 @@ func (j *CoordJet) check() error {
 			field{v.name + ".d_d2", v.vjp.DD2, v.d2}, field{v.name + ".d_v", v.vjp.DV, v.dv})
 	}
 	return checkFields(fs)
+}
+
+// Cases returns a Case for each of the gate's four coordinate-jet kernels (first, second, HVP,
+// Gauss-Newton; kernel.Gate.CoordKernel) on the file's data, with the gate's floats.
+func (j *CoordJet) Cases() []Case {
+	g, floats := kernel.SoftmaxGate, []float64{j.InvTau}
+	if j.Gate == "logistic" {
+		g, floats = kernel.LogisticGate, append(slices.Clone(j.Alpha), j.Beta...)
+	}
+	ints := []int{j.N, j.K, j.P}
+	l, d0, d1, d2 := j.Logits, j.D0, j.D1, j.D2
+	list := []struct {
+		c    kernel.Channel
+		in   [][]float64
+		want []float64
+	}{
+		{kernel.First, [][]float64{l, d0, d1}, j.First},
+		{kernel.Second, [][]float64{l, d0, d1, d2}, j.Second},
+		{kernel.HVP, [][]float64{l, d0, d1, d2, j.V}, j.HVP},
+		{kernel.GaussNewton, [][]float64{l, d0, d1}, j.GaussNewton},
+	}
+	out := make([]Case, len(list))
+	for i, c := range list {
+		out[i] = newCase(j.File, dispatch.Kernel(g.CoordKernel(c.c)), ints, floats, c.in, [][]float64{c.want})
+	}
+	return out
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet/internal/kernel"
 )
 
 // TestLoadCoordCommitted: the committed coordinate-jet files load, carry the torch version,
@@ -24,6 +26,29 @@ func TestLoadCoordCommitted(t *testing.T) {
 	}
 	require.Equal(t, map[string]bool{"softmax": true, "logistic": true}, gates)
 	require.Equal(t, map[bool]bool{true: true, false: true}, ks)
+}
+
+// TestCoordCases: a file's Cases are its gate's four coordinate jets, each a Call that passes
+// Check, with the gate's floats, and the CPU kernels reproduce torch's outputs at Tol.
+func TestCoordCases(t *testing.T) {
+	jets, err := CoordJets(dir)
+	require.NoError(t, err)
+	for _, j := range jets {
+		g := kernel.SoftmaxGate
+		if j.Gate == "logistic" {
+			g = kernel.LogisticGate
+		}
+		cs := j.Cases()
+		require.Len(t, cs, kernel.NumCoord, j.File)
+		for _, c := range cs {
+			id := kernel.ID(c.Call.Kernel)
+			require.Equal(t, kernel.CoordJet, id.Family(), c.Name)
+			require.Same(t, g, id.Spec().Gate, c.Name)
+			require.NoError(t, c.Call.Check(), c.Name)
+			require.NoError(t, kernel.Run("golden", id, &c.Call.F64, c.Call.Ints, c.Call.Floats), c.Name)
+			require.LessOrEqual(t, RelErr(c.Call.F64.Out[0], c.Want[0]), Tol, c.Name)
+		}
+	}
 }
 
 // TestLoadCoordRefuses: no files, a corrupt stream, an unknown field, a missing or short array

@@ -4,7 +4,7 @@
 // expected outputs. The tests of internal/conformance (softmaxjet, backward and the Gorgonia
 // ops) and of cudaops/internal/emu (the emulated device kernels) compare against them at Tol.
 // The coordinate-jet files (CoordJets), written by make_coord_golden.py beside it and
-// gzipped, are read by the tests of softmaxjet and ops.
+// gzipped, are read by the tests of softmaxjet, ops, graphs and cudaops/internal/emu.
 //
 // A missing directory, no files, an unknown field or an array of the wrong length is an
 // error, so a test that reads the files fails rather than passing on nothing.

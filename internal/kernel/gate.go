@@ -90,7 +90,7 @@ func (c Channel) CoordOut() Dim { return coordChannels[c].out }
 // Gate declares a row-jet gating function: the parameters its kernels take and how to make the
 // softmaxjet.Gate that computes them on the CPU. Registering a Gate (Register) adds its ten
 // kernels to the table, named <Name>_<channel> and <Name>_<channel>_vjp, then its four
-// coordinate jets (CPU only), named <Name>_coord_<channel>.
+// coordinate jets, named <Name>_coord_<channel>.
 type Gate struct {
 	// Name is the stem of the gate's kernel names ("jet" for softmax, "logistic").
 	Name string
@@ -122,11 +122,12 @@ type Param struct {
 type GateDevice struct {
 	Module string
 	Floats FloatsPassing
-	// Width is each kernel's parallel work a row (Device.Width): forward kernels by channel,
-	// then VJPs. Each kernel's shared-memory layout is measured from its code, not declared
-	// (Device.Shared).
+	// Width is each row jet's parallel work a row (Device.Width): forward kernels by channel,
+	// then VJPs; a coordinate jet has its channel's forward width. Each kernel's
+	// shared-memory layout is measured from its code, not declared (Device.Shared).
 	Width [2 * NumChannels]Width
-	// Warp marks the kernels (same order) that also have a warp-per-row variant (Device.Warp).
+	// Warp marks the row jets (same order) that also have a warp-per-row variant
+	// (Device.Warp); the coordinate jets, in the gate's module too, have none.
 	Warp [2 * NumChannels]bool
 }
 
@@ -161,7 +162,8 @@ func (g *Gate) CoordKernel(c Channel) ID {
 	return g.first + ID(2*NumChannels) + ID(c-1)
 }
 
-// Register adds the gate's ten row-jet kernels and four coordinate jets to the table. It
+// Register adds the gate's ten row-jet kernels and four coordinate jets to the table, with
+// device entry points in the gate's module when it has a Device. It
 // panics if the gate is incomplete or registered twice (a programming error, reached at
 // package initialisation).
 func Register(g *Gate) {
@@ -198,8 +200,12 @@ func Register(g *Gate) {
 		ss = append(ss, s)
 	}
 	for c := First; c < NumChannels; c++ {
-		ss = append(ss, Spec{Name: g.Name + "_coord_" + channels[c].suffix, Family: CoordJet, Gate: g, Channel: c,
-			In: coordChannels[c].in, Out: []Dim{coordChannels[c].out}, F64: g.CPU.coord64[c-1], F32: g.CPU.coord32[c-1]})
+		s := Spec{Name: g.Name + "_coord_" + channels[c].suffix, Family: CoordJet, Gate: g, Channel: c,
+			In: coordChannels[c].in, Out: []Dim{coordChannels[c].out}, F64: g.CPU.coord64[c-1], F32: g.CPU.coord32[c-1]}
+		if d := g.Device; d != nil {
+			s.Device = &Device{Module: d.Module, Shared: generatedLayout(s.Name), Width: d.Width[c], Floats: d.Floats}
+		}
+		ss = append(ss, s)
 	}
 	// g.first is set before registerLocked publishes the kernels: a reader that finds g in the
 	// table (Gates, Spec().Gate) may at once ask it for its kernels (Kernel), without the lock.

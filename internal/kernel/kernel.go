@@ -45,7 +45,7 @@ const (
 	Batch
 	// CoordJet kernels take the row jets' sizes [N, K, P]: the jets over the 2K primaries
 	// (logits and latent coordinates) of a gate, whose decoded rows d0 and their derivatives
-	// d1, d2 in the coordinates are [N,K,P] inputs. They run on the CPU only.
+	// d1, d2 in the coordinates are [N,K,P] inputs.
 	CoordJet
 )
 
@@ -198,10 +198,10 @@ type Device struct {
 	// Module names the GJ_FAMILY_<Module> macro that selects the kernel's module of
 	// cudaops/kernels/gatejet.cu.
 	Module string
-	// Shared is a row jet's dynamic shared memory (the launch planner): measured from the
+	// Shared is a row or coordinate jet's dynamic shared memory (the launch planner): measured from the
 	// kernel itself (shared_layouts.go, generated); nil when it has not been generated yet.
 	Shared *Shared
-	// Width is a row jet's parallel work a row, from which the planner picks the block size.
+	// Width is a row or coordinate jet's parallel work a row, from which the planner picks the block size.
 	Width Width
 	// Floats is how the call's floats reach the kernel: the first one as the scalar s, or
 	// all of them as a device array.
@@ -251,7 +251,7 @@ func (w Width) Of(K, CT int) int {
 	return CT
 }
 
-// Shared is the dynamic shared memory one row of a row-jet kernel carves with K atoms and
+// Shared is the dynamic shared memory one row of a row or coordinate jet carves with K atoms and
 // column tile CT, in doubles: each field times its term, K·K + Kp·pow2(K) + Tile·K·(CT|1) +
 // Cols·CT + One (the field K times the K atoms). The table's layouts are not written by hand:
 // `go generate ./cudaops/...` measures each kernel on the host emulator and writes them into

@@ -34,9 +34,9 @@ func TestTable(t *testing.T) {
 		require.Equal(t, id, got)
 		require.NotNil(t, s.F64, s.Name)
 		require.NotNil(t, s.F32, s.Name)
-		// Every built-in kernel has device entry points but graphs' (the batch family) and the
-		// coordinate jets, which run on the CPU only.
-		require.Equal(t, s.Family != Batch && s.Family != CoordJet, s.Device != nil, "%s: device entry points", s.Name)
+		// Every built-in kernel has device entry points but graphs' (the batch family), which
+		// run on the CPU only.
+		require.Equal(t, s.Family != Batch, s.Device != nil, "%s: device entry points", s.Name)
 	}
 	for _, g := range []*Gate{SoftmaxGate, LogisticGate} {
 		for c := Value; c < NumChannels; c++ {
@@ -75,6 +75,11 @@ func TestTable(t *testing.T) {
 			require.Equal(t, g.Name+"_coord_"+channels[c].suffix, s.Name)
 			require.Len(t, s.In, c.CoordIn())
 			require.Equal(t, []Dim{c.CoordOut()}, s.Out)
+			// In the gate's module, its floats passed as the gate's are, its generated shared
+			// layout, its channel's forward width, no warp variant.
+			l, ok := sharedLayouts[s.Name]
+			require.True(t, ok, "%s has no generated shared layout: run go generate ./cudaops/...", s.Name)
+			require.Equal(t, &Device{Module: g.Device.Module, Floats: g.Device.Floats, Shared: &l, Width: g.Device.Width[c]}, s.Device)
 		}
 	}
 	require.Equal(t, []ID{JetCoordFirst, LogisticCoordGaussNewton}, []ID{SoftmaxGate.CoordKernel(First), LogisticGate.CoordKernel(GaussNewton)})

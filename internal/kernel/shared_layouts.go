@@ -2,28 +2,36 @@
 
 package kernel
 
-// sharedLayouts is the dynamic shared memory one row of each device row jet carves
-// (cudaops/kernels/gatejet.cu), by kernel name, as the host emulator measures it
+// sharedLayouts is the dynamic shared memory one row of each device row and coordinate jet
+// carves (cudaops/kernels/gatejet.cu), by kernel name, as the host emulator measures it
 // (cudaops/internal/emu.MeasureSharedLayout). Register gives each kernel its layout.
 var sharedLayouts = map[string]Shared{
-	"jet_value":                 {K: 1, Kp: 1},
-	"jet_first":                 {K: 1, Kp: 1, Cols: 1},
-	"jet_second":                {K: 1, Kp: 1, Tile: 1},
-	"jet_hvp":                   {K: 2, Kp: 1, Cols: 2},
-	"jet_gauss_newton":          {K: 1, Kp: 1, Tile: 1},
-	"jet_value_vjp":             {K: 2, Kp: 1, Tile: 1, Cols: 1},
-	"jet_first_vjp":             {K: 2, Kp: 1, Tile: 2, Cols: 2, One: 1},
-	"jet_second_vjp":            {K: 2, Kp: 1, Tile: 3, Cols: 1},
-	"jet_hvp_vjp":               {K: 4, Kp: 1, Tile: 2, Cols: 5, One: 2},
-	"jet_gauss_newton_vjp":      {K: 2, Kp: 1, Tile: 2, Cols: 2, One: 1},
-	"logistic_value":            {K: 4},
-	"logistic_first":            {K: 4},
-	"logistic_second":           {K: 4},
-	"logistic_hvp":              {K: 4},
-	"logistic_gauss_newton":     {K: 4, Tile: 1},
-	"logistic_value_vjp":        {K: 5, Tile: 1, Cols: 1},
-	"logistic_first_vjp":        {K: 5, Tile: 2},
-	"logistic_second_vjp":       {K: 5, Tile: 2},
-	"logistic_hvp_vjp":          {K: 5, Tile: 2},
-	"logistic_gauss_newton_vjp": {K: 5, Tile: 2},
+	"jet_value":                   {K: 1, Kp: 1},
+	"jet_first":                   {K: 1, Kp: 1, Cols: 1},
+	"jet_second":                  {K: 1, Kp: 1, Tile: 1},
+	"jet_hvp":                     {K: 2, Kp: 1, Cols: 2},
+	"jet_gauss_newton":            {K: 1, Kp: 1, Tile: 1},
+	"jet_value_vjp":               {K: 2, Kp: 1, Tile: 1, Cols: 1},
+	"jet_first_vjp":               {K: 2, Kp: 1, Tile: 2, Cols: 2, One: 1},
+	"jet_second_vjp":              {K: 2, Kp: 1, Tile: 3, Cols: 1},
+	"jet_hvp_vjp":                 {K: 4, Kp: 1, Tile: 2, Cols: 5, One: 2},
+	"jet_gauss_newton_vjp":        {K: 2, Kp: 1, Tile: 2, Cols: 2, One: 1},
+	"jet_coord_first":             {K: 1, Kp: 1, Cols: 1},
+	"jet_coord_second":            {K: 1, Kp: 1, Tile: 1},
+	"jet_coord_hvp":               {K: 3, Kp: 1, Cols: 3},
+	"jet_coord_gauss_newton":      {K: 1, Kp: 1, Tile: 2},
+	"logistic_value":              {K: 4},
+	"logistic_first":              {K: 4},
+	"logistic_second":             {K: 4},
+	"logistic_hvp":                {K: 4},
+	"logistic_gauss_newton":       {K: 4, Tile: 1},
+	"logistic_value_vjp":          {K: 5, Tile: 1, Cols: 1},
+	"logistic_first_vjp":          {K: 5, Tile: 2},
+	"logistic_second_vjp":         {K: 5, Tile: 2},
+	"logistic_hvp_vjp":            {K: 5, Tile: 2},
+	"logistic_gauss_newton_vjp":   {K: 5, Tile: 2},
+	"logistic_coord_first":        {K: 4},
+	"logistic_coord_second":       {K: 4},
+	"logistic_coord_hvp":          {K: 4},
+	"logistic_coord_gauss_newton": {K: 4, Tile: 2},
 }

@@ -21,7 +21,7 @@ const (
 	JetSecondVJP
 	JetHVPVJP
 	JetGaussNewtonVJP
-	JetCoordFirst // the softmax gate's coordinate jets, CPU only
+	JetCoordFirst // the softmax gate's coordinate jets
 	JetCoordSecond
 	JetCoordHVP
 	JetCoordGaussNewton

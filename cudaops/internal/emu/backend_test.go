@@ -29,7 +29,8 @@ func TestRunRequiredOnEmulator(t *testing.T) {
 	before := dispatch.Stats()
 	for _, k := range dispatch.DeviceKernels() {
 		ints := map[dispatch.Family][]int{
-			dispatch.FamilyRowJet: {4, 16, 16}, dispatch.FamilyAxis: {8, 64, 1}, dispatch.FamilyElementwise: {500},
+			dispatch.FamilyRowJet: {4, 16, 16}, dispatch.FamilyCoordJet: {4, 16, 16}, dispatch.FamilyAxis: {8, 64, 1},
+			dispatch.FamilyElementwise: {500},
 		}[k.Family()]
 		for _, dt := range dtypes {
 			c := testcase.New(k, dt, ints, rng)

@@ -40,7 +40,7 @@ func TestEveryKernelCompiled(t *testing.T) {
 
 	for _, k := range dispatch.DeviceKernels() {
 		_, err := launch.Plan(kernel.ID(k), map[dispatch.Family][]int{dispatch.FamilyRowJet: {1, 2, 3}, dispatch.FamilyAxis: {1, 2, 3},
-			dispatch.FamilyElementwise: {4}}[k.Family()], "f64", launch.DefaultLimits, launch.Options{})
+			dispatch.FamilyCoordJet: {1, 2, 3}, dispatch.FamilyElementwise: {4}}[k.Family()], "f64", launch.DefaultLimits, launch.Options{})
 		require.NoError(t, err, "%s has a launch plan", k)
 	}
 }
@@ -166,7 +166,7 @@ func TestSharedLayoutMatchesKernels(t *testing.T) {
 	rng := newRNG(3, 4)
 	for _, k := range dispatch.DeviceKernels() {
 		switch k.Family() {
-		case dispatch.FamilyRowJet:
+		case dispatch.FamilyRowJet, dispatch.FamilyCoordJet:
 			for _, K := range []int{1, 3, 16, 40} {
 				for _, tile := range []int{1, 2, 7} {
 					c := testcase.New(k, dispatch.Float64, []int{1, K, 7}, rng)
@@ -218,7 +218,7 @@ func TestRaceFreeUnderEverySchedule(t *testing.T) {
 	for _, k := range dispatch.DeviceKernels() {
 		var ints []int
 		switch k.Family() {
-		case dispatch.FamilyRowJet:
+		case dispatch.FamilyRowJet, dispatch.FamilyCoordJet:
 			ints = []int{2, 6, 9}
 		case dispatch.FamilyAxis:
 			ints = []int{2, 19, 3}

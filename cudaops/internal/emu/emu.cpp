@@ -33,6 +33,7 @@ static_assert(offsetof(GjArgs, floats) == offsetof(GjArgsC, floats), "GjArgs lay
 static_assert(offsetof(GjArgs, i0) == offsetof(GjArgsC, i0), "GjArgs layout");
 static_assert(offsetof(GjArgs, tile) == offsetof(GjArgsC, tile), "GjArgs layout");
 static_assert(offsetof(GjArgs, s) == offsetof(GjArgsC, s), "GjArgs layout");
+static_assert(offsetof(GjArgs, in4) == offsetof(GjArgsC, in4), "GjArgs layout");
 
 // The CUDA built-in variables. The scheduler sets them before it resumes a fiber; every fiber
 // of a launch runs on the launching OS thread.
@@ -187,7 +188,7 @@ static void fiber_main() {
   Block* b = g_block;
   const GjArgs& a = b->args;
   b->fn(a.in[0], a.in[1], a.in[2], a.in[3], a.out[0], a.out[1], a.out[2], a.floats, a.i0, a.i1, a.i2,
-        a.tile, a.s);
+        a.tile, a.s, a.in4);
   b->state[b->cur] = kReturned;
   yield_to_scheduler();  // never resumed
   __builtin_trap();

@@ -203,7 +203,11 @@ func marshal[T gatejet.Float](args *C.GjArgsC, bufs *[]cbuf, c *dispatch.Call, o
 	for i := range sp.In {
 		b := toC(o.In[i])
 		*bufs = append(*bufs, b)
-		args.in[i] = b.p
+		if i < len(args.in) {
+			args.in[i] = b.p
+		} else {
+			args.in4 = b.p // the fifth input has its own field (GjArgs)
+		}
 	}
 	outs := make([]cbuf, len(sp.Out))
 	for i := range sp.Out {

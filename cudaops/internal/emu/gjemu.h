@@ -14,6 +14,7 @@ typedef struct {
   long long i0, i1, i2;
   long long tile;
   double s;
+  const void* in4;
 } GjArgsC;
 
 // gj_emu_launch runs entry point name on grid blocks of block threads with smem_bytes of

@@ -14,15 +14,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestGoldenPyTorch compares every emulated softmax-gate jet kernel (channels and VJPs) and
-// softmax-family axis kernel (backward and double backward) with PyTorch's autograd of the
-// same functions, recorded in testdata/golden by make_golden.py (float64, 1e-12 normwise).
-// The files are committed; a missing or malformed file fails the test.
+// TestGoldenPyTorch compares every emulated softmax-gate jet kernel (channels and VJPs),
+// softmax-family axis kernel (backward and double backward) and coordinate jet of both gates
+// with PyTorch's autograd of the same functions, recorded in testdata/golden by make_golden.py
+// and make_coord_golden.py (float64, 1e-12 normwise). The files are committed; a missing or
+// malformed file fails the test.
 func TestGoldenPyTorch(t *testing.T) {
 	const dir = "../../../testdata/golden"
 	jets, err := golden.Jets(dir)
 	require.NoError(t, err)
 	axes, err := golden.Axes(dir)
+	require.NoError(t, err)
+	coords, err := golden.CoordJets(dir)
 	require.NoError(t, err)
 	var cases []golden.Case
 	for _, j := range jets {
@@ -30,6 +33,9 @@ func TestGoldenPyTorch(t *testing.T) {
 	}
 	for _, a := range axes {
 		cases = append(cases, a.Cases()...)
+	}
+	for _, j := range coords {
+		cases = append(cases, j.Cases()...)
 	}
 	worst := map[string]float64{} // per kernel output, for go test -v
 	for _, c := range cases {

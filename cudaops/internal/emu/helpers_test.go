@@ -59,10 +59,12 @@ func matchReference(t *testing.T, rng *rand.Rand, ks []dispatch.Kernel, shapes [
 	}
 }
 
-// jetKernels returns the row-jet kernels of every gate.
-func jetKernels() []dispatch.Kernel { return kernelsOf(dispatch.FamilyRowJet) }
+// jetKernels returns the row-jet and coordinate-jet kernels of every gate.
+func jetKernels() []dispatch.Kernel {
+	return append(kernelsOf(dispatch.FamilyRowJet), kernelsOf(dispatch.FamilyCoordJet)...)
+}
 
-// kernelsOfGate returns the ten kernels of gate g.
+// kernelsOfGate returns the fourteen kernels of gate g.
 func kernelsOfGate(g *kernel.Gate) []dispatch.Kernel {
 	var out []dispatch.Kernel
 	for _, k := range jetKernels() {

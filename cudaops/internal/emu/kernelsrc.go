@@ -11,7 +11,7 @@ package emu
 
 //
 // The second generator, layouts_gen.go, runs after it (on an emulator built from the current
-// source and entry points): it measures the shared memory of every device row jet and writes
+// source and entry points): it measures the shared memory of every device row and coordinate jet and writes
 // internal/kernel/shared_layouts.go (sharedlayout.go); TestSharedLayoutsAreCurrent fails
 // while that file is stale.
 

@@ -4,4 +4,4 @@ package emu
 
 // kernelSourceSHA256 is the SHA-256 of the cudaops/kernels/gatejet.cu that emu.cpp compiles
 // (see kernelsrc.go).
-const kernelSourceSHA256 = "8b5f70a9b0eea7df56887618d5ae5cca7b9359c73c7b3bc5306c5eaae31a2890"
+const kernelSourceSHA256 = "fcb7178b4082e3e24ac0e692fef831f8e3211d3fd1a5c87bb80fb4b17a751227"

@@ -1,7 +1,7 @@
 //go:build ignore
 
 // layouts_gen writes internal/kernel/shared_layouts.go, the shared-memory layout of every
-// device row jet as the emulator measures it (emu.SharedLayoutsSource; run by `go generate
+// device row and coordinate jet as the emulator measures it (emu.SharedLayoutsSource; run by `go generate
 // ./cudaops/...` after kernelsrc_gen.go, so that the emulator it builds holds the current
 // kernel source and entry points), leaving a current file untouched.
 package main

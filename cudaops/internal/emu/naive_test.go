@@ -313,6 +313,70 @@ func naiveRow(suffix string, T rowTensors, in [][]float64, out [][]float64) {
 	}
 }
 
+// naiveCoordRow writes one row of coordinate jet suffix ("coord_first", …) by plain
+// contractions over the 2K primaries (docs/math.md, "Latent coordinates"), from the row
+// tensors over d0 (T) and the row's d1, d2 [K,P] and v [2K] (in, after logits and d0): the
+// first channel first'[i][c] (i < K: T.first; K+k: ζ_k·d1[k][c]), the second channel
+// second'[i][j][c] (ℓℓ: T.second; ℓt and tℓ: ∂ζ_k/∂ℓ_a·d1[k][c], with ∂ζ_k/∂ℓ_a = T.f1(a, k),
+// the derivative of first[a][c] in D[k][c], which is the gate's Jacobian; tt: δ_kj·ζ_k·d2[k][c]),
+// the HVP Σ_j second'[i][j][c]·v_j and the slab Σ_c first'[i][c]·first'[j][c].
+func naiveCoordRow(suffix string, T rowTensors, in [][]float64, out []float64) {
+	K, P := T.K, T.P
+	d1 := in[0]
+	first := func(i, c int) float64 {
+		if i < K {
+			return T.first(i, c)
+		}
+		return T.z[i-K] * d1[(i-K)*P+c]
+	}
+	second := func(i, j, c int) float64 {
+		switch {
+		case i < K && j < K:
+			return T.second(i, j, c)
+		case i < K:
+			return T.f1(i, j-K) * d1[(j-K)*P+c]
+		case j < K:
+			return T.f1(j, i-K) * d1[(i-K)*P+c]
+		case i == j:
+			return T.z[i-K] * in[1][(i-K)*P+c]
+		}
+		return 0
+	}
+	K2 := 2 * K
+	for i := 0; i < K2; i++ {
+		switch suffix {
+		case "coord_first":
+			for c := 0; c < P; c++ {
+				out[i*P+c] = first(i, c)
+			}
+		case "coord_second":
+			for j := 0; j < K2; j++ {
+				for c := 0; c < P; c++ {
+					out[(i*K2+j)*P+c] = second(i, j, c)
+				}
+			}
+		case "coord_hvp":
+			for c := 0; c < P; c++ {
+				x := 0.0
+				for j := 0; j < K2; j++ {
+					x += second(i, j, c) * in[2][j]
+				}
+				out[i*P+c] = x
+			}
+		case "coord_gauss_newton":
+			for j := 0; j < K2; j++ {
+				x := 0.0
+				for c := 0; c < P; c++ {
+					x += first(i, c) * first(j, c)
+				}
+				out[i*K2+j] = x
+			}
+		default:
+			panic("naiveCoordRow: " + suffix)
+		}
+	}
+}
+
 // TestEveryDeviceGateIsDefined: every gate of the table with device kernels has its
 // definition in naiveGates, so that TestJetsMatchMathMD checks its kernels.
 func TestEveryDeviceGateIsDefined(t *testing.T) {
@@ -350,8 +414,8 @@ func TestHyperDual(t *testing.T) {
 	}
 }
 
-// TestJetsMatchMathMD: every row-jet kernel against the plain contractions above of the
-// derivatives of its gate's definition.
+// TestJetsMatchMathMD: every row-jet and coordinate-jet kernel against the plain contractions
+// above of the derivatives of its gate's definition.
 func TestJetsMatchMathMD(t *testing.T) {
 	rng := newRNG(41, 42)
 	for _, k := range jetKernels() {
@@ -379,7 +443,11 @@ func TestJetsMatchMathMD(t *testing.T) {
 					per := len(x) / N
 					out = append(out, x[n*per:(n+1)*per])
 				}
-				naiveRow(suffix, T, in, out)
+				if kernel.ID(k).Family() == kernel.CoordJet {
+					naiveCoordRow(suffix, T, in, out[0])
+				} else {
+					naiveRow(suffix, T, in, out)
+				}
 			}
 			for i := range kernel.ID(c.Kernel).Spec().Out {
 				e := testcase.RelErr(c.F64.Out[i], want.F64.Out[i])

@@ -53,10 +53,10 @@ func TestFitLayout(t *testing.T) {
 	}
 }
 
-// TestMeasureSharedLayoutRefuses: only device row jets have a measured layout.
+// TestMeasureSharedLayoutRefuses: only device row and coordinate jets have a measured layout.
 func TestMeasureSharedLayoutRefuses(t *testing.T) {
-	for _, k := range []kernel.ID{0, kernel.SoftmaxBackward, kernel.ReLUForward, kernel.SoftArgmin, kernel.JetCoordFirst} {
+	for _, k := range []kernel.ID{0, kernel.SoftmaxBackward, kernel.ReLUForward, kernel.SoftArgmin} {
 		_, err := MeasureSharedLayout(k)
-		require.ErrorContains(t, err, "not a device row jet", "%v", k)
+		require.ErrorContains(t, err, "not a device row or coordinate jet", "%v", k)
 	}
 }

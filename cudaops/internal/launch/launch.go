@@ -3,7 +3,7 @@
 // tile. It is pure Go and shared by the device backend (build tag gatejetcuda) and the host
 // emulator, so the emulator tests the very plans the GPU runs.
 //
-// Shared memory is counted in doubles, in the order each kernel carves it. A row jet's layout
+// Shared memory is counted in doubles, in the order each kernel carves it. A row or coordinate jet's layout
 // (kernel.Shared) is measured from the kernel on the host emulator by `go generate
 // ./cudaops/...`; the emulator checks every launch against it.
 package launch
@@ -69,8 +69,9 @@ func pow2(k int) int {
 // stride is the odd row stride of a K×CT shared tile (matches gj_stride).
 func stride(ct int) int { return ct | 1 }
 
-// SharedDoubles is the dynamic shared memory, in doubles, of a row-jet kernel with K atoms and
-// column tile CT, or of an axis kernel with the given block size (0 for any other kernel).
+// SharedDoubles is the dynamic shared memory, in doubles, of a row or coordinate jet with K
+// atoms and column tile CT, or of an axis kernel with the given block size (0 for any other
+// kernel).
 func SharedDoubles(k kernel.ID, K, CT, block int) int {
 	sp := k.Spec()
 	if sp == nil || sp.Device == nil {
@@ -79,7 +80,7 @@ func SharedDoubles(k kernel.ID, K, CT, block int) int {
 	switch sp.Family {
 	case kernel.Axis:
 		return 2 * block
-	case kernel.RowJet:
+	case kernel.RowJet, kernel.CoordJet:
 		l := sp.Device.Shared
 		if l == nil {
 			return 0
@@ -146,7 +147,7 @@ func Plan(k kernel.ID, ints []int, suffix string, lim Limits, o Options) (Config
 		gridCap = o.Grid
 	}
 	switch sp.Family {
-	case kernel.RowJet:
+	case kernel.RowJet, kernel.CoordJet:
 		if err := checkSizes(k, ints, "[N,K,P]", 0, 1, 1); err != nil {
 			return Config{}, err
 		}
@@ -263,17 +264,21 @@ func Plan(k kernel.ID, ints []int, suffix string, lim Limits, o Options) (Config
 	return cfg, nil
 }
 
-// Params are the 13 parameters of every entry point of gatejet.cu, each one 64-bit value, in
+// Params are the 14 parameters of every entry point of gatejet.cu, each one 64-bit value, in
 // order: in0..in3, out0..out2 (device addresses, 0 when unused), floats (device address of the
-// logistic α then β as float64, or 0), the three Ints, the tile, and s (float64 bits).
-type Params [13]uint64
+// logistic α then β as float64, or 0), the three Ints, the tile, s (float64 bits) and in4 (the
+// fifth input's address, or 0; last, so that the others keep their places).
+type Params [14]uint64
 
 // MakeParams builds the parameters of a launch: device addresses of the inputs and outputs
-// (at most 4 and 3), of the float64 gate parameters (or 0), the call's Ints, the
+// (at most 5 and 3), of the float64 gate parameters (or 0), the call's Ints, the
 // configuration's tile and the inverse temperature s (0 when unused).
 func MakeParams(in, out []uint64, floats uint64, ints []int, cfg Config, s float64) Params {
 	var p Params
 	copy(p[0:4], in)
+	if len(in) > 4 {
+		p[13] = in[4]
+	}
 	copy(p[4:7], out)
 	p[7] = floats
 	for i, v := range ints {

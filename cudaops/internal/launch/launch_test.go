@@ -157,6 +157,8 @@ func TestMakeParams(t *testing.T) {
 	require.Equal(t, Params{1, 2, 3, 0, 4, 5, 0, 6, 7, 8, 9, 10, 0x3fe0000000000000}, p)
 	p = MakeParams(nil, []uint64{4}, 0, []int{11}, Config{}, 0)
 	require.Equal(t, Params{4: 4, 8: 11}, p)
+	p = MakeParams([]uint64{1, 2, 3, 4, 5}, []uint64{6}, 0, []int{7, 8, 9}, Config{Tile: 10}, 0)
+	require.Equal(t, Params{1, 2, 3, 4, 6, 0, 0, 0, 7, 8, 9, 10, 0, 5}, p, "the fifth input is the last parameter")
 }
 
 // id returns the kernel called name (the zero ID, no kernel, for an unknown name).

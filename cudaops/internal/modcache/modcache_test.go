@@ -81,7 +81,8 @@ func TestModuleCacheCompilesOncePerKey(t *testing.T) {
 		"GJ_ENTRY(jet_second) GJ_ENTRY(jet_hvp) GJ_WARP_ENTRY(jet_hvp) GJ_ENTRY(jet_gauss_newton) " +
 		"GJ_ENTRY(jet_value_vjp) GJ_WARP_ENTRY(jet_value_vjp) GJ_ENTRY(jet_first_vjp) GJ_WARP_ENTRY(jet_first_vjp) " +
 		"GJ_ENTRY(jet_second_vjp) GJ_WARP_ENTRY(jet_second_vjp) GJ_ENTRY(jet_hvp_vjp) GJ_WARP_ENTRY(jet_hvp_vjp) " +
-		"GJ_ENTRY(jet_gauss_newton_vjp) GJ_WARP_ENTRY(jet_gauss_newton_vjp)"
+		"GJ_ENTRY(jet_gauss_newton_vjp) GJ_WARP_ENTRY(jet_gauss_newton_vjp) " +
+		"GJ_ENTRY(jet_coord_first) GJ_ENTRY(jet_coord_second) GJ_ENTRY(jet_coord_hvp) GJ_ENTRY(jet_coord_gauss_newton)"
 	require.Equal(t, []string{"--gpu-architecture=sm_90", "--fmad=false", "-DGJ_FAMILY_SOFTMAX_JET", entries, "-DGJ_WANT_F64"}, comp.opts[0])
 	require.Equal(t, []string{"--gpu-architecture=sm_90", "--fmad=false", "-DGJ_FAMILY_SOFTMAX_JET", entries, "-DGJ_WANT_F32"}, comp.opts[1])
 	require.Len(t, c.Loaded(), 2)

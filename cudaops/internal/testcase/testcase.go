@@ -24,7 +24,7 @@ func New(k dispatch.Kernel, dt dispatch.DType, ints []int, rng *rand.Rand) *disp
 	if err != nil {
 		panic("testcase: " + err.Error())
 	}
-	jet := k.Family() == dispatch.FamilyRowJet
+	jet := kernel.ID(k).Spec().Gate != nil // a row or coordinate jet
 	in64 := make([][]float64, len(inSizes))
 	for i, n := range inSizes {
 		in64[i] = make([]float64, n)

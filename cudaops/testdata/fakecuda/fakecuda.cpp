@@ -242,11 +242,11 @@ CUresult cuLaunchKernel(Function *f, unsigned gx, unsigned gy, unsigned gz, unsi
     std::lock_guard<std::mutex> l(mu);
     if (s != nullptr && !streams.count(s)) return INVALID_HANDLE;  // NULL: the default stream
   }
-  // The 13 parameters of every entry point, each 64 bits, in GjArgs order.
-  unsigned long long v[13];
-  for (int i = 0; i < 13; i++) memcpy(&v[i], params[i], 8);
+  // The 14 parameters of every entry point, each 64 bits, in GjArgs order.
+  unsigned long long v[14];
+  for (int i = 0; i < 14; i++) memcpy(&v[i], params[i], 8);
   GjArgsC a;
-  static_assert(sizeof a == sizeof v, "GjArgsC is 13 64-bit values");
+  static_assert(sizeof a == sizeof v, "GjArgsC is 14 64-bit values");
   memcpy(&a, v, sizeof a);
   long long hw = 0;
   char err[256];
