@@ -122,12 +122,10 @@ type Param struct {
 type GateDevice struct {
 	Module string
 	Floats FloatsPassing
-	// Width is each row jet's parallel work a row (Device.Width): forward kernels by channel,
-	// then VJPs; a coordinate jet has its channel's forward width. Each kernel's
-	// shared-memory layout is measured from its code, not declared (Device.Shared).
-	Width [2 * NumChannels]Width
-	// Warp marks the row jets (same order) that also have a warp-per-row variant
-	// (Device.Warp); the coordinate jets, in the gate's module too, have none.
+	// Warp marks the row jets (forward kernels by channel, then VJPs) that also have a
+	// warp-per-row variant (Device.Warp); the coordinate jets, in the gate's module too, have
+	// none. Each kernel's shared-memory layout is measured from its code (Device.Shared) and
+	// its width follows from its outputs (JetWidth): neither is declared.
 	Warp [2 * NumChannels]bool
 }
 
@@ -195,7 +193,7 @@ func Register(g *Gate) {
 			s.Skippable = 1<<len(s.Out) - 1
 		}
 		if d := g.Device; d != nil {
-			s.Device = &Device{Module: d.Module, Shared: generatedLayout(s.Name), Width: d.Width[i], Floats: d.Floats, Warp: d.Warp[i]}
+			s.Device = &Device{Module: d.Module, Shared: generatedLayout(s.Name), Width: JetWidth(s.Out), Floats: d.Floats, Warp: d.Warp[i]}
 		}
 		ss = append(ss, s)
 	}
@@ -203,7 +201,7 @@ func Register(g *Gate) {
 		s := Spec{Name: g.Name + "_coord_" + channels[c].suffix, Family: CoordJet, Gate: g, Channel: c,
 			In: coordChannels[c].in, Out: []Dim{coordChannels[c].out}, F64: g.CPU.coord64[c-1], F32: g.CPU.coord32[c-1]}
 		if d := g.Device; d != nil {
-			s.Device = &Device{Module: d.Module, Shared: generatedLayout(s.Name), Width: d.Width[c], Floats: d.Floats}
+			s.Device = &Device{Module: d.Module, Shared: generatedLayout(s.Name), Width: JetWidth(s.Out), Floats: d.Floats}
 		}
 		ss = append(ss, s)
 	}

@@ -201,7 +201,8 @@ type Device struct {
 	// Shared is a row or coordinate jet's dynamic shared memory (the launch planner): measured from the
 	// kernel itself (shared_layouts.go, generated); nil when it has not been generated yet.
 	Shared *Shared
-	// Width is a row or coordinate jet's parallel work a row, from which the planner picks the block size.
+	// Width is a row or coordinate jet's parallel work a row, from which the planner picks
+	// the block size: the class of its widest output row (JetWidth).
 	Width Width
 	// Floats is how the call's floats reach the kernel: the first one as the scalar s, or
 	// all of them as a device array.
@@ -227,8 +228,9 @@ const (
 	FloatsArray
 )
 
-// Width is the parallel work of one row of a row-jet kernel with K atoms and column tile CT,
-// from which the planner picks the block size.
+// Width is the parallel work of one row of a row or coordinate jet with K atoms and column
+// tile CT, from which the planner picks the block size. The classes are in order of work
+// (JetWidth takes the largest), K·K against K·CT aside: no jet's outputs mix them.
 type Width uint8
 
 const (
@@ -237,6 +239,26 @@ const (
 	WidthKK                // K·K
 	WidthKKP               // K·K·CT
 )
+
+// JetWidth is the width of a jet whose outputs are out: the class of its widest output's row
+// per column tile, the work its threads share (P columns counted as the tile's CT, 2K
+// primaries as K atoms). A VJP's widest output is its decoded gradient, K·CT.
+func JetWidth(out []Dim) Width {
+	w := WidthCols
+	for _, d := range out {
+		var dw Width
+		switch d {
+		case NK, NKP, N2K, N2KP:
+			dw = WidthKP
+		case NKK, N2K2K:
+			dw = WidthKK
+		case NKKP, N2K2KP:
+			dw = WidthKKP
+		}
+		w = max(w, dw)
+	}
+	return w
+}
 
 // Of evaluates the width.
 func (w Width) Of(K, CT int) int {

@@ -71,7 +71,7 @@ var SoftmaxGate = &Gate{
 	Check:  func(op string, _ int, f []float64) error { return check.InvTau(op, f[0]) },
 	CPU:    GateCPU(newSoftmax[float64], newSoftmax[float32]),
 	Sample: func(_ int, u, _ func() float64) []float64 { return []float64{0.5 + 1.5*u()} },
-	Device: &GateDevice{Module: "SOFTMAX_JET", Floats: ScalarS, Width: rowWidths, Warp: smallRowKernels},
+	Device: &GateDevice{Module: "SOFTMAX_JET", Floats: ScalarS, Warp: smallRowKernels},
 }
 
 // LogisticGate is ζ_k = σ(α_k·l_k + β_k); floats = [α_0 … α_{K-1}, β_0 … β_{K-1}].
@@ -95,16 +95,7 @@ var LogisticGate = &Gate{
 		}
 		return f
 	},
-	Device: &GateDevice{Module: "LOGISTIC_JET", Floats: FloatsArray, Width: rowWidths, Warp: smallRowKernels},
-}
-
-// rowWidths are the parallel work a row of each row jet of both gates (GateDevice.Width):
-// its output row per column tile for the forward kernels, the decoded gradient's K·CT for
-// the VJPs.
-var rowWidths = [2 * NumChannels]Width{
-	Value: WidthCols, First: WidthKP, Second: WidthKKP, HVP: WidthKP, GaussNewton: WidthKK,
-	NumChannels + Value: WidthKP, NumChannels + First: WidthKP, NumChannels + Second: WidthKP,
-	NumChannels + HVP: WidthKP, NumChannels + GaussNewton: WidthKP,
+	Device: &GateDevice{Module: "LOGISTIC_JET", Floats: FloatsArray, Warp: smallRowKernels},
 }
 
 // smallRowKernels are the row jets with a warp-per-row variant (GateDevice.Warp): value,
