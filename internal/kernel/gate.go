@@ -193,7 +193,8 @@ func Register(g *Gate) {
 			s.Skippable = 1<<len(s.Out) - 1
 		}
 		if d := g.Device; d != nil {
-			s.Device = &Device{Module: d.Module, Shared: generatedLayout(s.Name), Width: JetWidth(s.Out), Floats: d.Floats, Warp: d.Warp[i]}
+			s.Device = &Device{Module: d.Module, Shared: generatedLayout(s.Name), Width: JetWidth(s.Out),
+				Floats: d.Floats, Warp: d.Warp[i]}
 		}
 		ss = append(ss, s)
 	}

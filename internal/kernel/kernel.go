@@ -198,8 +198,8 @@ type Device struct {
 	// Module names the GJ_FAMILY_<Module> macro that selects the kernel's module of
 	// cudaops/kernels/gatejet.cu.
 	Module string
-	// Shared is a row or coordinate jet's dynamic shared memory (the launch planner): measured from the
-	// kernel itself (shared_layouts.go, generated); nil when it has not been generated yet.
+	// Shared is a row or coordinate jet's dynamic shared memory (the launch planner),
+	// measured from the kernel itself (shared_layouts.go, generated); nil until measured.
 	Shared *Shared
 	// Width is a row or coordinate jet's parallel work a row, from which the planner picks
 	// the block size: the class of its widest output row (JetWidth).
@@ -273,11 +273,11 @@ func (w Width) Of(K, CT int) int {
 	return CT
 }
 
-// Shared is the dynamic shared memory one row of a row or coordinate jet carves with K atoms and
-// column tile CT, in doubles: each field times its term, K·K + Kp·pow2(K) + Tile·K·(CT|1) +
-// Cols·CT + One (the field K times the K atoms). The table's layouts are not written by hand:
-// `go generate ./cudaops/...` measures each kernel on the host emulator and writes them into
-// shared_layouts.go.
+// Shared is the dynamic shared memory one row of a row or coordinate jet carves with K atoms
+// and column tile CT, in doubles: each field times its term, K·K + Kp·pow2(K) +
+// Tile·K·(CT|1) + Cols·CT + One (the field K times the K atoms). The table's layouts are not
+// written by hand: `go generate ./cudaops/...` measures each kernel on the host emulator and
+// writes them into shared_layouts.go.
 type Shared struct {
 	K, Kp, Tile, Cols, One int
 }
