@@ -29,7 +29,7 @@ import (
 // derivative in t at the row's coordinates (MonomialJets or BSplineJets, so gradients reach
 // t and the coefficients B); all three Float64 or all Float32. invTau, logSigma and logLambda
 // are scalar nodes of the same dtype and graph: the inverse temperature s, log σ and log λ.
-// They may be variables (learned) or constants. σ and λ enter through their logarithms, so
+// They may be variables (learned) or constants (gorgonia.NewConstant, say). σ and λ enter through their logarithms, so
 // that every real value is valid and a gradient step keeps σ and λ positive.
 //
 // How it is built: the temperature is a node, so the coordinate Gauss-Newton op runs at
@@ -46,27 +46,19 @@ import (
 // and c ≥ 0, so the run does not fail on a singular slab; a c that overflows (log σ and log λ
 // very negative) makes the rows NaN, as non-finite data does.
 //
-// Errors are *gatejet.Error values: ErrParam for a nil node or nodes of different graphs,
-// ErrDType, ErrRank, ErrShape for a scalar argument that is not a scalar node, and the
-// errors of ops.SoftmaxCoordJetGaussNewton for logits, d0 and d1. opts go to the
+// Errors are *gatejet.Error values: ErrParam for a nil node, nodes of different graphs or
+// none in a graph, ErrDType, ErrRank, ErrShape for a scalar argument that is not a scalar
+// node, and the errors of ops.SoftmaxCoordJetGaussNewton for logits, d0 and d1. opts go to the
 // Gauss-Newton op and the log-determinant's (ops.ReuseOutput, say). Differentiate on a
 // TapeMachine: the broadcast of the scaling holds a Repeat, which Gorgonia's LispMachine
 // cannot differentiate.
 func CoordGaussNewtonLogDet(logits, d0, d1, invTau, logSigma, logLambda *gorgonia.Node, opts ...ops.Option) (*gorgonia.Node, error) {
 	const op = "graphs.CoordGaussNewtonLogDet"
-	args := []struct {
-		name string
-		n    *gorgonia.Node
-	}{{"logits", logits}, {"d0", d0}, {"d1", d1}, {"invTau", invTau}, {"logSigma", logSigma}, {"logLambda", logLambda}}
-	for _, a := range args {
-		if a.n == nil {
-			return nil, check.Errorf(gatejet.ErrParam, op, a.name, "nil node")
-		}
-	}
-	for _, a := range args[1:] {
-		if a.n.Graph() != logits.Graph() {
-			return nil, check.Errorf(gatejet.ErrParam, op, a.name, "belongs to a different graph from logits")
-		}
+	names := []string{"logits", "d0", "d1", "invTau", "logSigma", "logLambda"}
+	nodes := []*gorgonia.Node{logits, d0, d1, invTau, logSigma, logLambda}
+	g, err := oneGraph(op, names, nodes...)
+	if err != nil {
+		return nil, err
 	}
 	dt := logits.Dtype()
 	if dt != tensor.Float64 && dt != tensor.Float32 {
@@ -75,23 +67,47 @@ func CoordGaussNewtonLogDet(logits, d0, d1, invTau, logSigma, logLambda *gorgoni
 	if s := logits.Shape(); len(s) != 2 {
 		return nil, check.Errorf(gatejet.ErrRank, op, "logits", "want rank 2 [N,K], got shape %v", s)
 	}
-	for _, a := range args[3:] {
-		if a.n.Dtype() != dt {
-			return nil, check.Errorf(gatejet.ErrDType, op, a.name, "want %v (the logits' dtype), got %v", dt, a.n.Dtype())
+	for i := 3; i < len(nodes); i++ {
+		if d := nodes[i].Dtype(); d != dt {
+			return nil, check.Errorf(gatejet.ErrDType, op, names[i], "want %v (the logits' dtype), got %v", dt, d)
 		}
-		if !a.n.IsScalar() {
-			return nil, check.Errorf(gatejet.ErrShape, op, a.name, "want a scalar node, got shape %v", a.n.Shape())
+		if !nodes[i].IsScalar() {
+			return nil, check.Errorf(gatejet.ErrShape, op, names[i], "want a scalar node, got shape %v", nodes[i].Shape())
 		}
 	}
 	K := logits.Shape()[1]
 
+	// The op checks d0, d1 and the options only once the scaled logits are in the graph: if
+	// it refuses them, the nodes added since are taken out again (not one that was there
+	// before, which Gorgonia hands back for an equal expression), so that a refused call
+	// leaves no stray root (a LispMachine wants the cost as its only one).
+	before := make(map[*gorgonia.Node]bool)
+	for _, n := range g.AllNodes() {
+		before[n] = true
+	}
 	scaled, err := gorgonia.Mul(invTau, logits)
 	if err != nil {
 		return nil, err
 	}
 	h, err := ops.SoftmaxCoordJetGaussNewton(scaled, d0, d1, 1, opts...)
 	if err != nil {
+		var added []*gorgonia.Node // collected first: RemoveNode shifts AllNodes' slice
+		for _, n := range g.AllNodes() {
+			if !before[n] {
+				added = append(added, n)
+			}
+		}
+		for _, n := range added {
+			g.RemoveNode(n)
+		}
 		return nil, err
+	}
+	// The scalars enter expressions with constants of their own, which Gorgonia builds only
+	// in a graph: a constant scalar joins logits' graph.
+	for _, n := range []**gorgonia.Node{&invTau, &logSigma, &logLambda} {
+		if (*n).Graph() == nil {
+			*n = g.AddNode(*n)
+		}
 	}
 	// The scaling c·D⊗D as one [1,2K,2K] weight: W = c·w·wᵀ with w = s·e_ℓ + e_t, where e_ℓ
 	// and e_t are the indicator vectors of the logit and the coordinate primaries (built

@@ -218,9 +218,51 @@ func TestCoordGaussNewtonLogDetConstantTemperature(t *testing.T) {
 	}
 }
 
+// TestCoordGaussNewtonLogDetConstants: the scalars and the decoder may be constants
+// (gorgonia.NewConstant, which belong to no graph): the values are the gonum reference's, the
+// gradient in the logits and t still runs, and arguments that are all constants are refused.
+func TestCoordGaussNewtonLogDetConstants(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		c := newEvidenceCase(6, 2, 3, 4, 3, 1.7, math.Log(0.3), math.Log(2))
+		want := c.direct()
+		cst := func(x float64) *gorgonia.Node {
+			if dt == tensor.Float32 {
+				return gorgonia.NewConstant(float32(x))
+			}
+			return gorgonia.NewConstant(x)
+		}
+		g := gorgonia.NewGraph()
+		logits := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(c.N, c.K), gorgonia.WithName("logits"), gorgonia.WithValue(denseOf(dt, []int{c.N, c.K}, c.logits)))
+		tn := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(c.N, c.K), gorgonia.WithName("t"), gorgonia.WithValue(denseOf(dt, []int{c.N, c.K}, c.t)))
+		B := gorgonia.NewConstant(denseOf(dt, []int{c.K, c.nb, c.P}, c.B), gorgonia.WithName("B"))
+		d0, d1, _, err := MonomialJets(tn, B)
+		require.NoError(t, err, "%v: a constant decoder", dt)
+		ld, err := CoordGaussNewtonLogDet(logits, d0, d1, cst(c.s), cst(c.logSigma), cst(c.logLambda))
+		require.NoError(t, err, "%v: constant scalars", dt)
+		grads, err := Grad(gorgonia.Must(gorgonia.Sum(ld)), logits, tn)
+		require.NoError(t, err)
+		m := gorgonia.NewTapeMachine(g)
+		require.NoError(t, m.RunAll())
+		m.Close()
+		got := denseFloat64s(ld.Value().(*tensor.Dense))
+		tol := map[tensor.Dtype]float64{tensor.Float64: 1e-12, tensor.Float32: 1e-4}[dt]
+		for r := range want {
+			require.InDelta(t, want[r], got[r], tol*math.Max(1, math.Abs(want[r])), "%v row %d", dt, r)
+		}
+		for _, gr := range grads {
+			require.NotNil(t, gr.Value())
+		}
+
+		_, err = CoordGaussNewtonLogDet(cst(1), cst(1), cst(1), cst(1), cst(1), cst(1))
+		requireCoordErr(t, err, gatejet.ErrParam, "logits")
+		_, _, _, err = MonomialJets(gorgonia.NewConstant(denseOf(dt, []int{c.N, c.K}, c.t)), B)
+		requireCoordErr(t, err, gatejet.ErrParam, "t")
+	}
+}
+
 func TestCoordGaussNewtonLogDetArgErrors(t *testing.T) {
 	c := newEvidenceCase(4, 2, 3, 2, 2, 1, 0, 0)
-	_, in := c.graph(t, tensor.Float64)
+	ld, in := c.graph(t, tensor.Float64)
 	d0, d1, _, err := MonomialJets(in[1], in[2])
 	require.NoError(t, err)
 	logits, s, ls, ll := in[0], in[3], in[4], in[5]
@@ -228,6 +270,20 @@ func TestCoordGaussNewtonLogDetArgErrors(t *testing.T) {
 	other := gorgonia.NewScalar(gorgonia.NewGraph(), tensor.Float64, gorgonia.WithName("x"))
 	f32 := gorgonia.NewScalar(g, tensor.Float32, gorgonia.WithName("f32"))
 	vec := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(1), gorgonia.WithName("vec"))
+	// A refusal of the Gauss-Newton op (d1 of another P, a nil option) leaves the graph as it
+	// was, the scaled logits of the valid term above included.
+	d1P := gorgonia.NewTensor(g, tensor.Float64, 3, gorgonia.WithShape(2, 3, 3), gorgonia.WithName("d1P"))
+	before := len(g.AllNodes())
+	_, err = CoordGaussNewtonLogDet(logits, d0, d1P, s, ls, ll)
+	requireCoordErr(t, err, gatejet.ErrShape, "d1")
+	_, err = CoordGaussNewtonLogDet(logits, d0, d1, s, ls, ll, nil)
+	requireCoordErr(t, err, gatejet.ErrParam, "opts")
+	_, err = CoordGaussNewtonLogDet(logits, d0, d1P, gorgonia.NewConstant(1.5), ls, ll)
+	requireCoordErr(t, err, gatejet.ErrShape, "d1")
+	require.Len(t, g.AllNodes(), before)
+	m := gorgonia.NewTapeMachine(g.SubgraphRoots(ld))
+	require.NoError(t, m.RunAll(), "the valid term still runs")
+	m.Close()
 	for _, e := range []struct {
 		name                  string
 		l, a, b, sv, lsv, llv *gorgonia.Node

@@ -31,8 +31,8 @@ import (
 // ops have SymDiff only (no DoDiff): differentiate on a TapeMachine, not a LispMachine. They
 // run on the CPU, in float64 (Float32 values are widened and the results rounded).
 //
-// Errors are *gatejet.Error values: ErrParam for a nil node or nodes of different graphs,
-// ErrRank, ErrShape (K or a dim that disagrees, K, nb or P < 1), ErrDType, and ErrSize when
+// Errors are *gatejet.Error values: ErrParam for a nil node, nodes of different graphs or
+// none in a graph, ErrRank, ErrShape (K or a dim that disagrees, K, nb or P < 1), ErrDType, and ErrSize when
 // a [N,K,nb] or [N,K,P] buffer would exceed gatejet.MaxBytes. t^b of a large |t| may overflow
 // to ±Inf, and non-finite t propagates: both are data, not errors.
 func MonomialJets(t, B *gorgonia.Node) (d0, d1, d2 *gorgonia.Node, err error) {
@@ -65,15 +65,8 @@ func BSplineJets(t, B *gorgonia.Node, knots []float64) (d0, d1, d2 *gorgonia.Nod
 
 // jets checks t and B and builds Decode(Φ^(m)(t), B) for m = 0, 1, 2; s is nil for monomials.
 func jets(name string, t, B *gorgonia.Node, s *basis.Spline) (d0, d1, d2 *gorgonia.Node, err error) {
-	if t == nil || B == nil {
-		arg := "t"
-		if t != nil {
-			arg = "B"
-		}
-		return nil, nil, nil, check.Errorf(gatejet.ErrParam, name, arg, "nil node")
-	}
-	if t.Graph() != B.Graph() {
-		return nil, nil, nil, check.Errorf(gatejet.ErrParam, name, "B", "t and B belong to different graphs")
+	if _, err := oneGraph(name, []string{"t", "B"}, t, B); err != nil {
+		return nil, nil, nil, err
 	}
 	dt := t.Dtype()
 	if dt != tensor.Float64 && dt != tensor.Float32 {
@@ -118,6 +111,31 @@ func jets(name string, t, B *gorgonia.Node, s *basis.Spline) (d0, d1, d2 *gorgon
 		}
 	}
 	return out[0], out[1], out[2], nil
+}
+
+// oneGraph returns the graph of the nodes, or an ErrParam error naming the argument at fault
+// when a node is nil, when two belong to different graphs, or when none belongs to a graph.
+// A constant (gorgonia.NewConstant) belongs to none: Gorgonia adds it to the graph of the
+// node it feeds.
+func oneGraph(op string, names []string, nodes ...*gorgonia.Node) (*gorgonia.ExprGraph, error) {
+	var g *gorgonia.ExprGraph
+	first := ""
+	for i, n := range nodes {
+		if n == nil {
+			return nil, check.Errorf(gatejet.ErrParam, op, names[i], "nil node")
+		}
+		switch ng := n.Graph(); {
+		case ng == nil:
+		case g == nil:
+			g, first = ng, names[i]
+		case ng != g:
+			return nil, check.Errorf(gatejet.ErrParam, op, names[i], "belongs to a different graph from %s", first)
+		}
+	}
+	if g == nil {
+		return nil, check.Errorf(gatejet.ErrParam, op, names[0], "no argument belongs to a graph (all are constants)")
+	}
+	return g, nil
 }
 
 // coordKind is what a coordOp computes; with dims N, K, L (basis functions), P:

@@ -151,8 +151,19 @@ func coordShape(op string, c channel, shapes []tensor.Shape) (softmaxjet.Shape, 
 	if err := checkRank(op, "logits", ls, 2, "[n,K]"); err != nil {
 		return softmaxjet.Shape{}, err
 	}
-	for i, s := range shapes[1:] {
-		name := coordArgs[i+1]
+	// d0 against logits before the other inputs, so that every channel names d0 when its n or
+	// K disagrees with logits.
+	if err := checkRank(op, "d0", ds, 3, "[n,K,P]"); err != nil {
+		return softmaxjet.Shape{}, err
+	}
+	if ds[0] != ls[0] {
+		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "d0", "want n = %d rows like logits %v, got shape %v", ls[0], ls, ds)
+	}
+	if ds[1] != ls[1] {
+		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "d0", "want K = %d atoms like logits %v, got shape %v", ls[1], ls, ds)
+	}
+	for i, s := range shapes[2:] {
+		name := coordArgs[i+2]
 		if name == "v" {
 			if err := checkRank(op, name, s, 2, "[n,2K]"); err != nil {
 				return softmaxjet.Shape{}, err
@@ -165,15 +176,9 @@ func coordShape(op string, c channel, shapes []tensor.Shape) (softmaxjet.Shape, 
 		if err := checkRank(op, name, s, 3, "[n,K,P]"); err != nil {
 			return softmaxjet.Shape{}, err
 		}
-		if i > 0 && !s.Eq(ds) {
+		if !s.Eq(ds) {
 			return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, name, "want the shape of d0 %v, got %v", ds, s)
 		}
-	}
-	if ds[0] != ls[0] {
-		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "d0", "want n = %d rows like logits %v, got shape %v", ls[0], ls, ds)
-	}
-	if ds[1] != ls[1] {
-		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "d0", "want K = %d atoms like logits %v, got shape %v", ls[1], ls, ds)
 	}
 	for i, name := range []string{"logits", "d0"} {
 		if err := checkPositiveDims(op, name, shapes[i]); err != nil {

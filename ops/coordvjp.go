@@ -10,9 +10,9 @@ import (
 	"github.com/gatejet/gatejet/softmaxjet"
 )
 
-// The gradients of the coordinate jets, built from the row-jet ops and Gorgonia's reshape,
-// slice, concat and batched products, so that they are differentiable in turn as far as
-// those are. Per row, with ζ = the gate (the value op over identity decoded rows, P = K) and
+// The gradients of the coordinate jets, built from the row-jet ops, the row contractions
+// (rowops.go), a reshape that copies (reshape.go) and Gorgonia's slice, concat and batched
+// products, so that they are differentiable in turn as far as those are. Per row, with ζ = the gate (the value op over identity decoded rows, P = K) and
 // J[a][k] = ∂ζ_k/∂ℓ_a (the first channel over identity rows), the coordinate jets are
 //
 //	first  = [ first(ℓ, d0) ; ζ⊙d1 ]

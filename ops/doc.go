@@ -61,9 +61,10 @@
 //	SoftmaxCoordJetSecond(l, d0, d1, d2, invTau)          [n,2K,2K,P]  ∂²ẑ/∂p²
 //	SoftmaxCoordJetHVP(l, d0, d1, d2, v, invTau)          [n,2K,P]     Σ_b second[·][·][b][·]·v_b
 //	SoftmaxCoordJetGaussNewton(l, d0, d1, invTau)         [n,2K,2K]    first·firstᵀ per row
-//	LogisticCoordJet{First,Second,HVP,GaussNewton}(…, alpha, beta): the logistic gate's
+//	LogisticCoordJet{First,Second,HVP,GaussNewton}(…, alpha, beta): the same channels for
+//	    the logistic gate
 //
-// Their kernels run on the CPU only (under cudaops.ModeRequired they fail with ErrDevice).
+// Like the row jets, they run on the CPU or, with a GPU backend, on the device (see below).
 //
 // Package graphs builds on them: a differentiable soft argmin and a log-determinant, among
 // others.
@@ -100,12 +101,14 @@
 //     through graphs.Grad. The second channel's and the HVP's VJP ops are not
 //     differentiable (they would need the fourth order of the jet): graphs.Grad names them.
 //   - A coordinate jet's gradient is composed of the row-jet ops: the channel over d0, the
-//     gate ζ and its Jacobian (the value and first channels over identity decoded rows, P = K)
-//     and Gorgonia's slices, concatenations and batched products (ops/coordvjp.go). A loss on
-//     any coordinate jet of a built-in gate can be differentiated twice with graphs.Grad (the
-//     second channel's and HVP's row terms through the gate's closed forms, polynomials in
-//     ζ); for another gate, a loss on its coordinate second channel or HVP once, the second
-//     gradient refused as the row jets' is. DoDiff runs the gradient on a graph of its own.
+//     gate ζ and its Jacobian (the value and first channels over identity decoded rows, P = K),
+//     two row contractions of this package (x_k·Y[k] and ⟨Y[k], Z[k]⟩, each the other's
+//     gradient), and Gorgonia's slices, concatenations and batched products
+//     (ops/coordvjp.go). A loss on any coordinate jet of a built-in gate can be differentiated
+//     twice with graphs.Grad (the second channel's and HVP's row terms through the gate's
+//     closed forms, polynomials in ζ); for another gate, a loss on its coordinate second
+//     channel or HVP once, the second gradient refused as the row jets' is. DoDiff runs the
+//     gradient on a graph of its own.
 //   - Softmax and LogSoftmax have SoftmaxBackward and LogSoftmaxBackward of their output as
 //     gradient, so a graph through them can be differentiated twice.
 //   - SoftmaxBackward and LogSoftmaxBackward are differentiable in both y and dy (double
@@ -138,11 +141,12 @@
 // Under Gorgonia's build tag cuda every op is also a gorgonia.CUDADoer, so Gorgonia's CUDA
 // machine keeps a graph that mixes these ops and Gorgonia's on the device: CUDADo runs the
 // op's kernel on the device values the machine hands it and writes its preallocated device
-// output, except the coordinate jets, the ops of graphs.SoftArgmin, graphs.LogDetPlusRidge and
-// the latter's gradient, whose kernels run on the CPU only and which are staged through host (inputs
-// copied to host, host path, output copied back). A LispMachine's reverse pass still calls DoDiff, which
-// then waits for the machine's queued device work and reads and accumulates device values
-// through host copies. See docs/gpu.md, "CUDADoer ops".
+// output, except the row contractions of the coordinate jets' gradients, the ops of
+// graphs.SoftArgmin, graphs.LogDetPlusRidge and the latter's gradient, whose kernels run on
+// the CPU only and which are staged through host (inputs copied to host, host path, output
+// copied back). A LispMachine's reverse pass still calls DoDiff, which then waits for the
+// machine's queued device work and reads and accumulates device values through host copies.
+// See docs/gpu.md, "CUDADoer ops".
 //
 // # Which path ran
 //

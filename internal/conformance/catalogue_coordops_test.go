@@ -31,6 +31,7 @@ func init() {
 		dN := input(g, f64, "cdN", []int{1, 3, 2}, make([]float64, 6))
 		d32 := input(g, f32, "cd32", []int{2, 3, 2}, make([]float64, 12))
 		v := input(g, f64, "cv", []int{2, 6}, make([]float64, 12))
+		lK := input(g, f64, "clK", []int{2, 4}, make([]float64, 8))
 		vK := input(g, f64, "cvK", []int{2, 3}, make([]float64, 6))
 		a, b := []float64{1, 1, 1}, []float64{0, 0, 0}
 		return []badCase{
@@ -41,6 +42,8 @@ func init() {
 			{name: "coord second float32 d2", call: func() (any, error) { return node(ops.SoftmaxCoordJetSecond(l, d, d, d32, 1)) }, kind: D, op: ss, arg: "d2"},
 			{name: "coord second rank-2 d2", call: func() (any, error) { return node(ops.SoftmaxCoordJetSecond(l, d, d, l, 1)) }, kind: R, op: ss, arg: "d2"},
 			{name: "coord hvp v [n,K]", call: func() (any, error) { return node(ops.SoftmaxCoordJetHVP(l, d, d, d, vK, 1)) }, kind: S, op: sh, arg: "v"},
+			// K of logits against the rest: d0 is named, whatever the channel's other arguments.
+			{name: "coord hvp d0 of another K", call: func() (any, error) { return node(ops.SoftmaxCoordJetHVP(lK, d, d, d, v, 1)) }, kind: S, op: sh, arg: "d0"},
 			{name: "coord hvp rank-3 v", call: func() (any, error) { return node(ops.SoftmaxCoordJetHVP(l, d, d, d, d, 1)) }, kind: R, op: sh, arg: "v"},
 			{name: "coord gauss-newton rank-3 logits", call: func() (any, error) { return node(ops.SoftmaxCoordJetGaussNewton(d, d, d, 1)) }, kind: R, op: sg, arg: "logits"},
 			{name: "coord gauss-newton over MaxBytes", call: func() (any, error) { return node(ops.SoftmaxCoordJetGaussNewton(l, d, d, 1)) },

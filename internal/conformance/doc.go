@@ -8,7 +8,8 @@
 //     at fault and the operation, and never panics. catalogue_coverage_test.go fails when an
 //     exported function of those packages that returns an error is not called by the
 //     catalogue (the few that take no input to refuse are listed there with the reason).
-//   - fuzz_test.go: FuzzOpConstructors and FuzzOpsRun, with seed corpora under
+//   - fuzz_test.go: FuzzOpConstructors, FuzzCoordOpConstructors (the coordinate jets of every
+//     arity, up to five node arguments) and FuzzOpsRun, with seed corpora under
 //     testdata/fuzz so that they run as ordinary tests.
 //   - extremes_test.go: numerical extremes through the Gorgonia ops (large offsets, extreme
 //     temperatures, NaN isolation between rows, masked atoms, tiny and large sizes, empty

@@ -170,20 +170,32 @@ func jetExpect(out jetChannel, hasV, logistic bool) func(a []argSpec, p ctorPara
 
 // The coordinate jets' output shapes.
 var (
-	chCoordFirst jetChannel = func(n, k, p int) []int { return []int{n, 2 * k, p} }
-	chCoordGN    jetChannel = func(n, k, p int) []int { return []int{n, 2 * k, 2 * k} }
+	chCoordFirst  jetChannel = func(n, k, p int) []int { return []int{n, 2 * k, p} }
+	chCoordSecond jetChannel = func(n, k, p int) []int { return []int{n, 2 * k, 2 * k, p} }
+	chCoordGN     jetChannel = func(n, k, p int) []int { return []int{n, 2 * k, 2 * k} }
 )
 
-// coordExpect is the oracle of a coordinate jet of arguments logits, d0, d1: the row jet's
-// rules for logits and d0, every argument's common ones, and d1 of d0's shape.
+// coordExpect is the oracle of a coordinate jet of arguments logits, d0, d1 [, d2] [, v]:
+// the row jet's rules for logits and d0, every argument's common ones, d1 and d2 of d0's
+// shape, and v [n,2K] for logits [n,K].
 func coordExpect(out jetChannel, logistic bool) func(a []argSpec, p ctorParams) ([]error, []int) {
 	return func(a []argSpec, p ctorParams) ([]error, []int) {
 		ks, shape := jetExpect(chValue, false, logistic)(a[:2], p)
 		ks = append(ks, commonKinds(a)...)
-		if d1 := a[2]; !d1.isNil {
-			if len(d1.shape) != 3 {
+		for i := 2; i < len(a) && i < 4; i++ { // d1, d2
+			if d := a[i]; !d.isNil {
+				if len(d.shape) != 3 {
+					ks, shape = append(ks, gatejet.ErrRank), nil
+				} else if !a[1].isNil && !slices.Equal(d.shape, a[1].shape) {
+					ks, shape = append(ks, gatejet.ErrShape), nil
+				}
+			}
+		}
+		if len(a) == 5 && !a[4].isNil {
+			l, v := a[0], a[4]
+			if len(v.shape) != 2 {
 				ks, shape = append(ks, gatejet.ErrRank), nil
-			} else if !a[1].isNil && !slices.Equal(d1.shape, a[1].shape) {
+			} else if !l.isNil && len(l.shape) == 2 && (v.shape[0] != l.shape[0] || v.shape[1] != 2*l.shape[1]) {
 				ks, shape = append(ks, gatejet.ErrShape), nil
 			}
 		}
@@ -363,6 +375,35 @@ var ctors = []ctor{
 	}, coordExpect(chCoordGN, true)},
 }
 
+// coordCtors are the coordinate jets of every arity, for FuzzCoordOpConstructors: logits
+// [n,K], d0, d1 (and d2) [n,K,P], (and v [n,2K]).
+var coordCtors = []ctor{
+	{"ops.SoftmaxCoordJetFirst", 3, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
+		return ops.SoftmaxCoordJetFirst(a[0], a[1], a[2], p.param)
+	}, coordExpect(chCoordFirst, false)},
+	{"ops.SoftmaxCoordJetSecond", 4, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
+		return ops.SoftmaxCoordJetSecond(a[0], a[1], a[2], a[3], p.param)
+	}, coordExpect(chCoordSecond, false)},
+	{"ops.SoftmaxCoordJetHVP", 5, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
+		return ops.SoftmaxCoordJetHVP(a[0], a[1], a[2], a[3], a[4], p.param)
+	}, coordExpect(chCoordFirst, false)},
+	{"ops.SoftmaxCoordJetGaussNewton", 3, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
+		return ops.SoftmaxCoordJetGaussNewton(a[0], a[1], a[2], p.param)
+	}, coordExpect(chCoordGN, false)},
+	{"ops.LogisticCoordJetFirst", 3, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
+		return ops.LogisticCoordJetFirst(a[0], a[1], a[2], p.alpha, p.beta)
+	}, coordExpect(chCoordFirst, true)},
+	{"ops.LogisticCoordJetSecond", 4, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
+		return ops.LogisticCoordJetSecond(a[0], a[1], a[2], a[3], p.alpha, p.beta)
+	}, coordExpect(chCoordSecond, true)},
+	{"ops.LogisticCoordJetHVP", 5, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
+		return ops.LogisticCoordJetHVP(a[0], a[1], a[2], a[3], a[4], p.alpha, p.beta)
+	}, coordExpect(chCoordFirst, true)},
+	{"ops.LogisticCoordJetGaussNewton", 3, true, func(a []*G.Node, p ctorParams) (*G.Node, error) {
+		return ops.LogisticCoordJetGaussNewton(a[0], a[1], a[2], p.alpha, p.beta)
+	}, coordExpect(chCoordGN, true)},
+}
+
 // dtypeOf decodes three bits of a fuzz input into a dtype (float64 is the most likely).
 func dtypeOf(b uint16) tensor.Dtype {
 	switch b & 7 {
@@ -376,18 +417,26 @@ func dtypeOf(b uint16) tensor.Dtype {
 	return f64
 }
 
-// decodeCtorInput turns the raw fuzz arguments into argument specs and parameters.
-//
-//	sel    which constructor (mod len(ctors))
-//	dts    3 bits of dtype per argument
-//	ranks  4 bits of rank per argument (mod 10: 0 to 9)
-//	dims   one byte per dim, mod 5 (0 to 4); 2 once exhausted
-//	flags  bits 0-2: argument i is nil; bits 3-5: argument i is in a second graph;
-//	       bit 6: coherent shapes (decoded, v, dy follow the first argument's shape)
-//	axis   the axis (backward ops); its low bits also shift the lengths of alpha and beta
-//	param  invTau, lambda or weight; also beta's elements (logistic)
+// decodeCtorInput turns the raw fuzz arguments of FuzzOpConstructors into argument specs and
+// parameters (see decodeSpecs; flags bits 0-2: argument i is nil; bits 3-5: argument i is in
+// a second graph; bit 6: coherent shapes).
 func decodeCtorInput(sel uint8, dts, ranks uint16, dims []byte, flags uint8, axis int, param float64) (ctor, []argSpec, ctorParams) {
 	c := ctors[int(sel)%len(ctors)]
+	return decodeSpecs(c, dts, uint32(ranks), dims, uint16(flags&7), uint16(flags>>3&7), flags&(1<<6) != 0, axis, param)
+}
+
+// decodeSpecs turns raw fuzz arguments into argument specs and parameters for constructor c:
+//
+//	dts       3 bits of dtype per argument
+//	ranks     4 bits of rank per argument (mod 10: 0 to 9)
+//	dims      one byte per dim, mod 5 (0 to 4); 2 once exhausted
+//	nils      bit i: argument i is nil
+//	others    bit i: argument i is in a second graph
+//	coherent  the other arguments' shapes follow the first one's (decoded, v, dy; d1 and d2
+//	          follow d0, and v is [n,2K] for a coordinate jet)
+//	axis      the axis (backward ops); its low bits also shift the lengths of alpha and beta
+//	param     invTau, lambda or weight; also beta's elements (logistic)
+func decodeSpecs(c ctor, dts uint16, ranks uint32, dims []byte, nils, others uint16, coherent bool, axis int, param float64) (ctor, []argSpec, ctorParams) {
 	specs := make([]argSpec, c.nargs)
 	next := func() int {
 		if len(dims) == 0 {
@@ -399,8 +448,8 @@ func decodeCtorInput(sel uint8, dts, ranks uint16, dims []byte, flags uint8, axi
 	}
 	for i := range specs {
 		s := argSpec{
-			isNil: flags&(1<<i) != 0,
-			other: flags&(1<<(3+i)) != 0,
+			isNil: nils&(1<<i) != 0,
+			other: others&(1<<i) != 0,
 			dt:    dtypeOf(dts >> (3 * i)),
 		}
 		r := int(ranks>>(4*i)&15) % 10
@@ -410,15 +459,18 @@ func decodeCtorInput(sel uint8, dts, ranks uint16, dims []byte, flags uint8, axi
 		}
 		specs[i] = s
 	}
-	if flags&(1<<6) != 0 {
-		// Coherent shapes: the other arguments follow the first one.
+	if coherent {
 		l := specs[0].shape
+		coord := strings.Contains(c.name, "CoordJet")
 		for i := 1; i < len(specs); i++ {
-			if c.jet && i == 1 { // decoded [n,K,P] after logits [n,K]
+			switch {
+			case c.jet && i == 1: // decoded [n,K,P] after logits [n,K]
 				copy(specs[i].shape, l[:min(len(l), 2)])
-			} else if c.nargs == 3 && strings.Contains(c.name, "CoordJet") { // d1 like d0
+			case coord && i < 4: // d1 and d2 like d0
 				specs[i].shape = slices.Clone(specs[1].shape)
-			} else {
+			case coord && len(l) == 2: // v [n,2K]
+				specs[i].shape = []int{l[0], 2 * l[1]}
+			default:
 				specs[i].shape = slices.Clone(l)
 			}
 		}
@@ -504,55 +556,96 @@ func FuzzOpConstructors(f *testing.F) {
 			dims = dims[:64]
 		}
 		c, specs, p := decodeCtorInput(sel, dts, ranks, dims, flags, axis, param)
-		g, other := G.NewGraph(), G.NewGraph()
-		nodes := buildArgs(g, other, specs)
-		var n *G.Node
-		err, panicked := catch(func() error {
-			var err error
-			n, err = c.build(nodes, p)
-			return err
-		})
-		what := fmt.Sprintf("%s(%v, axis=%d, param=%v, alpha=%v, beta=%v)", c.name, specs, p.axis, p.param, p.alpha, p.beta)
-		if panicked {
-			t.Fatalf("%s panicked: %v", what, err)
+		checkCtor(t, c, specs, p)
+	})
+}
+
+// checkCtor calls constructor c on nodes built from specs and checks the result against the
+// constructor's oracle: no panic; a valid call gives a node of the documented shape and
+// dtype; an invalid one a *gatejet.Error of one of the expected kinds, naming its op, and no
+// node.
+func checkCtor(t *testing.T, c ctor, specs []argSpec, p ctorParams) {
+	t.Helper()
+	g, other := G.NewGraph(), G.NewGraph()
+	nodes := buildArgs(g, other, specs)
+	var n *G.Node
+	err, panicked := catch(func() error {
+		var err error
+		n, err = c.build(nodes, p)
+		return err
+	})
+	what := fmt.Sprintf("%s(%v, axis=%d, param=%v, alpha=%v, beta=%v)", c.name, specs, p.axis, p.param, p.alpha, p.beta)
+	if panicked {
+		t.Fatalf("%s panicked: %v", what, err)
+	}
+	kinds, shape := c.expect(specs, p)
+	if len(kinds) == 0 {
+		if err != nil {
+			t.Fatalf("%s: valid call failed: %v", what, err)
 		}
-		kinds, shape := c.expect(specs, p)
-		if len(kinds) == 0 {
-			if err != nil {
-				t.Fatalf("%s: valid call failed: %v", what, err)
-			}
-			if n == nil {
-				t.Fatalf("%s: nil node without an error", what)
-			}
-			if !tensor.Shape(n.Shape()).Eq(tensor.Shape(shape)) || len(n.Shape()) != len(shape) {
-				t.Fatalf("%s: node shape %v, documented %v", what, n.Shape(), shape)
-			}
-			want := specs[0].dt
-			if got := n.Dtype(); got != want {
-				t.Fatalf("%s: node dtype %v, want %v", what, got, want)
-			}
-			return
+		if n == nil {
+			t.Fatalf("%s: nil node without an error", what)
 		}
-		if err == nil {
-			t.Fatalf("%s: accepted, but it breaks documented rules (%v); node %v shape %v", what, kinds, n, n.Shape())
+		if !tensor.Shape(n.Shape()).Eq(tensor.Shape(shape)) || len(n.Shape()) != len(shape) {
+			t.Fatalf("%s: node shape %v, documented %v", what, n.Shape(), shape)
 		}
-		if n != nil {
-			t.Fatalf("%s: returned node %v with error %v", what, n, err)
+		want := specs[0].dt
+		if got := n.Dtype(); got != want {
+			t.Fatalf("%s: node dtype %v, want %v", what, got, want)
 		}
-		var ge *gatejet.Error
-		if !errors.As(err, &ge) {
-			t.Fatalf("%s: error %T is not a *gatejet.Error: %v", what, err, err)
+		return
+	}
+	if err == nil {
+		t.Fatalf("%s: accepted, but it breaks documented rules (%v); node %v shape %v", what, kinds, n, n.Shape())
+	}
+	if n != nil {
+		t.Fatalf("%s: returned node %v with error %v", what, n, err)
+	}
+	var ge *gatejet.Error
+	if !errors.As(err, &ge) {
+		t.Fatalf("%s: error %T is not a *gatejet.Error: %v", what, err, err)
+	}
+	match := false
+	for _, k := range kinds {
+		match = match || errors.Is(err, k)
+	}
+	if !match {
+		t.Fatalf("%s: error %v matches none of the expected kinds %v", what, err, kinds)
+	}
+	if ge.Op == "" {
+		t.Fatalf("%s: error %v has no Op", what, err)
+	}
+}
+
+// FuzzCoordOpConstructors is FuzzOpConstructors over the coordinate jets of every arity (up
+// to five node arguments): sel picks one of coordCtors; flags bits 0-4 make argument i nil,
+// bits 5-9 put it in a second graph, bit 10 makes the shapes coherent (decodeSpecs).
+func FuzzCoordOpConstructors(f *testing.F) {
+	dims := []byte{3, 3, 3, 4, 2, 4, 3, 2, 3, 3, 3, 3}
+	const coherent = 1 << 10
+	ranks := uint32(0x23332) // logits 2, d0, d1, d2 3, v 2
+	for sel := range len(coordCtors) {
+		f.Add(uint8(sel), uint16(0), ranks, dims, uint16(coherent), 1<<4, 1.5)
+		f.Add(uint8(sel), uint16(0b100_100_100_100_100), ranks, dims, uint16(coherent), 1<<4, 0.25)
+	}
+	f.Add(uint8(2), uint16(0), ranks, dims, uint16(coherent|1<<4), 0, 1.0)                                        // HVP, nil v
+	f.Add(uint8(1), uint16(0), ranks, dims, uint16(coherent|1<<3), 0, 1.0)                                        // second, nil d2
+	f.Add(uint8(6), uint16(0), ranks, dims, uint16(coherent|1<<9), 1<<4, 1.0)                                     // HVP, v in another graph
+	f.Add(uint8(5), uint16(0b100<<9), ranks, dims, uint16(coherent), 1<<4, 1.0)                                   // second, float32 d2
+	f.Add(uint8(2), uint16(0b100<<12), ranks, dims, uint16(coherent), 0, 1.0)                                     // HVP, float32 v
+	f.Add(uint8(2), uint16(0), uint32(0x23332), []byte{2, 3, 2, 3, 2, 2, 3, 2, 2, 3, 2, 2, 3}, uint16(0), 0, 1.0) // HVP, v [n,K]
+	f.Add(uint8(2), uint16(0), uint32(0x33332), dims, uint16(coherent), 0, 1.0)                                   // HVP, rank-3 v
+	f.Add(uint8(1), uint16(0), uint32(0x02332), dims, uint16(coherent), 0, 1.0)                                   // second, rank-2 d2
+	f.Add(uint8(1), uint16(0), ranks, []byte{2, 3, 2, 3, 2, 2, 3, 2, 2, 3, 3}, uint16(0), 0, 1.0)                 // second, d2 of another P
+	f.Add(uint8(5), uint16(0), ranks, dims, uint16(coherent), 1, 1.0)                                             // logistic second, alpha short
+
+	f.Fuzz(func(t *testing.T, sel uint8, dts uint16, ranks uint32, dims []byte, flags uint16, axis int, param float64) {
+		if len(dims) > 64 {
+			dims = dims[:64]
 		}
-		match := false
-		for _, k := range kinds {
-			match = match || errors.Is(err, k)
-		}
-		if !match {
-			t.Fatalf("%s: error %v matches none of the expected kinds %v", what, err, kinds)
-		}
-		if ge.Op == "" {
-			t.Fatalf("%s: error %v has no Op", what, err)
-		}
+		c := coordCtors[int(sel)%len(coordCtors)]
+		c, specs, p := decodeSpecs(c, dts, ranks, dims, flags&31, flags>>5&31, flags&(1<<10) != 0, axis, param)
+		checkCtor(t, c, specs, p)
 	})
 }
 
