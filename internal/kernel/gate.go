@@ -122,13 +122,11 @@ type Param struct {
 type GateDevice struct {
 	Module string
 	Floats FloatsPassing
-	// Shared is each kernel's shared-memory layout: forward kernels by channel, then VJPs.
-	Shared [2 * NumChannels]Shared
-	// Warp marks the kernels (same order) that also have a warp-per-row variant (Device.Warp).
+	// Warp marks the row jets (forward kernels by channel, then VJPs) that also have a
+	// warp-per-row variant (Device.Warp); the coordinate jets, in the gate's module too, have
+	// none. Each kernel's shared-memory layout is measured from its code (Device.Shared) and
+	// its width follows from its outputs (JetWidth): neither is declared.
 	Warp [2 * NumChannels]bool
-	// Coord is the shared-memory layout of each coordinate jet (First, Second, HVP,
-	// GaussNewton: Gate.CoordKernel's order), in the gate's module, without warp variants.
-	Coord [NumCoord]Shared
 }
 
 // NumFloats is the number of floats a call of the gate's kernels with K atoms takes.
@@ -195,7 +193,8 @@ func Register(g *Gate) {
 			s.Skippable = 1<<len(s.Out) - 1
 		}
 		if d := g.Device; d != nil {
-			s.Device = &Device{Module: d.Module, Shared: d.Shared[i], Floats: d.Floats, Warp: d.Warp[i]}
+			s.Device = &Device{Module: d.Module, Shared: generatedLayout(s.Name), Width: JetWidth(s.Out),
+				Floats: d.Floats, Warp: d.Warp[i]}
 		}
 		ss = append(ss, s)
 	}
@@ -203,7 +202,7 @@ func Register(g *Gate) {
 		s := Spec{Name: g.Name + "_coord_" + channels[c].suffix, Family: CoordJet, Gate: g, Channel: c,
 			In: coordChannels[c].in, Out: []Dim{coordChannels[c].out}, F64: g.CPU.coord64[c-1], F32: g.CPU.coord32[c-1]}
 		if d := g.Device; d != nil {
-			s.Device = &Device{Module: d.Module, Shared: d.Coord[c-1], Floats: d.Floats}
+			s.Device = &Device{Module: d.Module, Shared: generatedLayout(s.Name), Width: JetWidth(s.Out), Floats: d.Floats}
 		}
 		ss = append(ss, s)
 	}
@@ -218,6 +217,18 @@ func Register(g *Gate) {
 	}()
 	registerLocked(ss)
 	registered = true
+}
+
+// generatedLayout is the measured shared-memory layout of the device kernel called name
+// (shared_layouts.go), or nil before `go generate ./cudaops/...` has measured it: the launch
+// planner then refuses the kernel, and the generator, which launches it with a configuration
+// of its own, can still run.
+func generatedLayout(name string) *Shared {
+	l, ok := sharedLayouts[name]
+	if !ok {
+		return nil
+	}
+	return &l
 }
 
 // Gates returns the registered gates in the order of registration: the built-in ones, then

@@ -198,9 +198,12 @@ type Device struct {
 	// Module names the GJ_FAMILY_<Module> macro that selects the kernel's module of
 	// cudaops/kernels/gatejet.cu.
 	Module string
-	// Shared is a row or coordinate jet's dynamic shared memory and parallel width (the
-	// launch planner).
-	Shared Shared
+	// Shared is a row or coordinate jet's dynamic shared memory (the launch planner),
+	// measured from the kernel itself (shared_layouts.go, generated); nil until measured.
+	Shared *Shared
+	// Width is a row or coordinate jet's parallel work a row, from which the planner picks
+	// the block size: the class of its widest output row (JetWidth).
+	Width Width
 	// Floats is how the call's floats reach the kernel: the first one as the scalar s, or
 	// all of them as a device array.
 	Floats FloatsPassing
@@ -225,8 +228,9 @@ const (
 	FloatsArray
 )
 
-// Width is the parallel work of one row of a row-jet kernel with K atoms and column tile CT,
-// from which the planner picks the block size.
+// Width is the parallel work of one row of a row or coordinate jet with K atoms and column
+// tile CT, from which the planner picks the block size. The classes are in order of work
+// (JetWidth takes the largest), K·K against K·CT aside: no jet's outputs mix them.
 type Width uint8
 
 const (
@@ -235,6 +239,26 @@ const (
 	WidthKK                // K·K
 	WidthKKP               // K·K·CT
 )
+
+// JetWidth is the width of a jet whose outputs are out: the class of its widest output's row
+// per column tile, the work its threads share (P columns counted as the tile's CT, 2K
+// primaries as K atoms). A VJP's widest output is its decoded gradient, K·CT.
+func JetWidth(out []Dim) Width {
+	w := WidthCols
+	for _, d := range out {
+		var dw Width
+		switch d {
+		case NK, NKP, N2K, N2KP:
+			dw = WidthKP
+		case NKK, N2K2K:
+			dw = WidthKK
+		case NKKP, N2K2KP:
+			dw = WidthKKP
+		}
+		w = max(w, dw)
+	}
+	return w
+}
 
 // Of evaluates the width.
 func (w Width) Of(K, CT int) int {
@@ -249,11 +273,13 @@ func (w Width) Of(K, CT int) int {
 	return CT
 }
 
-// Shared is the dynamic shared memory of a row or coordinate jet, in doubles:
-// K·K + Kp·pow2(K) + Tile·K·(CT|1) + Cols·CT + One, and its row width.
+// Shared is the dynamic shared memory one row of a row or coordinate jet carves with K atoms
+// and column tile CT, in doubles: each field times its term, K·K + Kp·pow2(K) +
+// Tile·K·(CT|1) + Cols·CT + One (the field K times the K atoms). The table's layouts are not
+// written by hand: `go generate ./cudaops/...` measures each kernel on the host emulator and
+// writes them into shared_layouts.go.
 type Shared struct {
 	K, Kp, Tile, Cols, One int
-	Width                  Width
 }
 
 // The registry: the built-in kernels of table.go, then any registered later (test gates).

@@ -19,6 +19,15 @@ import (
 
 // TestTable: every declaration is complete, names are unique and the built-in IDs follow the
 // table's order (init checks the last, a table test the rest).
+// rowWidths are the widths of a gate's row jets (forward kernels by channel, then VJPs) that
+// JetWidth derives from their outputs: each forward kernel's output row per column tile, the
+// decoded gradient's K·CT for every VJP.
+var rowWidths = [2 * NumChannels]Width{
+	Value: WidthCols, First: WidthKP, Second: WidthKKP, HVP: WidthKP, GaussNewton: WidthKK,
+	NumChannels + Value: WidthKP, NumChannels + First: WidthKP, NumChannels + Second: WidthKP,
+	NumChannels + HVP: WidthKP, NumChannels + GaussNewton: WidthKP,
+}
+
 func TestTable(t *testing.T) {
 	ids := All()
 	require.GreaterOrEqual(t, len(ids), int(numBuiltin)-1, "the built-ins, then any gate registered later")
@@ -53,6 +62,16 @@ func TestTable(t *testing.T) {
 					require.Equal(t, uint8(1<<len(s.Out)-1), s.Skippable)
 				}
 				require.Equal(t, want, s.Name)
+				// The device layout is the generated one (shared_layouts.go), the width its
+				// outputs' (rowWidths).
+				i := int(c)
+				if vjp {
+					i += int(NumChannels)
+				}
+				l, ok := sharedLayouts[s.Name]
+				require.True(t, ok, "%s has no generated shared layout: run go generate ./cudaops/...", s.Name)
+				require.Equal(t, &Device{Module: g.Device.Module, Shared: &l, Width: rowWidths[i], Floats: g.Device.Floats,
+					Warp: g.Device.Warp[i]}, s.Device)
 			}
 		}
 		require.Zero(t, g.CoordKernel(Value), "the value channel has no coordinate jet")
@@ -65,9 +84,11 @@ func TestTable(t *testing.T) {
 			require.Equal(t, g.Name+"_coord_"+channels[c].suffix, s.Name)
 			require.Len(t, s.In, c.CoordIn())
 			require.Equal(t, []Dim{c.CoordOut()}, s.Out)
-			// In the gate's module, its floats passed as the gate's are, one shared layout
-			// each (GateDevice.Coord), no warp variant.
-			require.Equal(t, &Device{Module: g.Device.Module, Floats: g.Device.Floats, Shared: g.Device.Coord[c-1]}, s.Device)
+			// In the gate's module, its floats passed as the gate's are, its generated shared
+			// layout, its channel's forward width (its outputs' over 2K), no warp variant.
+			l, ok := sharedLayouts[s.Name]
+			require.True(t, ok, "%s has no generated shared layout: run go generate ./cudaops/...", s.Name)
+			require.Equal(t, &Device{Module: g.Device.Module, Floats: g.Device.Floats, Shared: &l, Width: rowWidths[c]}, s.Device)
 		}
 	}
 	require.Equal(t, []ID{JetCoordFirst, LogisticCoordGaussNewton}, []ID{SoftmaxGate.CoordKernel(First), LogisticGate.CoordKernel(GaussNewton)})

@@ -71,23 +71,7 @@ var SoftmaxGate = &Gate{
 	Check:  func(op string, _ int, f []float64) error { return check.InvTau(op, f[0]) },
 	CPU:    GateCPU(newSoftmax[float64], newSoftmax[float32]),
 	Sample: func(_ int, u, _ func() float64) []float64 { return []float64{0.5 + 1.5*u()} },
-	Device: &GateDevice{Module: "SOFTMAX_JET", Floats: ScalarS, Shared: [2 * NumChannels]Shared{
-		{K: 1, Kp: 1, Width: WidthCols},                         // value
-		{K: 1, Kp: 1, Cols: 1, Width: WidthKP},                  // first
-		{K: 1, Kp: 1, Tile: 1, Width: WidthKKP},                 // second
-		{K: 2, Kp: 1, Cols: 2, Width: WidthKP},                  // hvp
-		{K: 1, Kp: 1, Tile: 1, Width: WidthKK},                  // gauss_newton
-		{K: 2, Kp: 1, Tile: 1, Cols: 1, Width: WidthKP},         // value_vjp
-		{K: 2, Kp: 1, Tile: 2, Cols: 2, One: 1, Width: WidthKP}, // first_vjp
-		{K: 2, Kp: 1, Tile: 3, Cols: 1, Width: WidthKP},         // second_vjp
-		{K: 4, Kp: 1, Tile: 2, Cols: 5, One: 2, Width: WidthKP}, // hvp_vjp
-		{K: 2, Kp: 1, Tile: 2, Cols: 2, One: 1, Width: WidthKP}, // gauss_newton_vjp
-	}, Warp: smallRowKernels, Coord: [NumCoord]Shared{
-		{K: 1, Kp: 1, Cols: 1, Width: WidthKP},  // coord_first: z, red, m
-		{K: 1, Kp: 1, Tile: 1, Width: WidthKKP}, // coord_second: z, red, e
-		{K: 3, Kp: 1, Cols: 3, Width: WidthKP},  // coord_hvp: z, red, u, zv, mean, w, mt
-		{K: 1, Kp: 1, Tile: 2, Width: WidthKK},  // coord_gauss_newton: z, red, X [2K×st]
-	}},
+	Device: &GateDevice{Module: "SOFTMAX_JET", Floats: ScalarS, Warp: smallRowKernels},
 }
 
 // LogisticGate is ζ_k = σ(α_k·l_k + β_k); floats = [α_0 … α_{K-1}, β_0 … β_{K-1}].
@@ -111,23 +95,7 @@ var LogisticGate = &Gate{
 		}
 		return f
 	},
-	Device: &GateDevice{Module: "LOGISTIC_JET", Floats: FloatsArray, Shared: [2 * NumChannels]Shared{
-		{K: 4, Width: WidthCols},                 // value
-		{K: 4, Width: WidthKP},                   // first
-		{K: 4, Width: WidthKKP},                  // second
-		{K: 4, Width: WidthKP},                   // hvp
-		{K: 4, Tile: 1, Width: WidthKK},          // gauss_newton
-		{K: 5, Tile: 1, Cols: 1, Width: WidthKP}, // value_vjp
-		{K: 5, Tile: 2, Width: WidthKP},          // first_vjp
-		{K: 5, Tile: 2, Width: WidthKP},          // second_vjp
-		{K: 5, Tile: 2, Width: WidthKP},          // hvp_vjp
-		{K: 5, Tile: 2, Width: WidthKP},          // gauss_newton_vjp
-	}, Warp: smallRowKernels, Coord: [NumCoord]Shared{
-		{K: 4, Width: WidthKP},          // coord_first: the gate
-		{K: 4, Width: WidthKKP},         // coord_second
-		{K: 4, Width: WidthKP},          // coord_hvp
-		{K: 4, Tile: 2, Width: WidthKK}, // coord_gauss_newton: the gate, X [2K×st]
-	}},
+	Device: &GateDevice{Module: "LOGISTIC_JET", Floats: FloatsArray, Warp: smallRowKernels},
 }
 
 // smallRowKernels are the row jets with a warp-per-row variant (GateDevice.Warp): value,

@@ -136,6 +136,21 @@ func LaunchScheduled(c *dispatch.Call, o launch.Options, sched Schedule) (Result
 		}
 		return Result{}, check.Errorf(gatejet.ErrDevice, "emu.Launch", "", "%v: %v", c.Kernel, err)
 	}
+	return LaunchConfig(c, cfg, sched)
+}
+
+// LaunchConfig runs c under the launch configuration cfg instead of the planner's: its entry
+// point, grid, block, tile and, as the kernel's allowance, cfg.SharedBytes of dynamic shared
+// memory. Result.HighWater is what the kernel carved of it (a kernel that carves more fails
+// with a shared memory overrun). The shared-memory layouts of the kernel table are measured
+// this way (SharedLayoutsSource).
+func LaunchConfig(c *dispatch.Call, cfg launch.Config, sched Schedule) (Result, error) {
+	if err := c.Check(); err != nil {
+		return Result{}, err
+	}
+	if !kernel.ID(c.Kernel).OnDevice() {
+		return Result{}, check.Errorf(gatejet.ErrDevice, "emu.Launch", "", "%v has no device entry points", c.Kernel)
+	}
 	res := Result{Config: cfg}
 	if cfg.Grid == 0 {
 		return res, nil

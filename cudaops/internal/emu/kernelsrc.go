@@ -8,5 +8,11 @@ package emu
 // and the C++ is compiled again from the current source. TestKernelSourceHashIsCurrent fails
 // while the constant is stale, so a kernel edit without `go generate` fails the tests instead
 // of running the old kernel.
+//
+// The second generator, layouts_gen.go, runs after it, on an emulator built from the current
+// source and entry points: it measures the shared memory of every device row and coordinate
+// jet and writes internal/kernel/shared_layouts.go (sharedlayout.go);
+// TestSharedLayoutsAreCurrent fails while that file is stale.
 
 //go:generate go run kernelsrc_gen.go
+//go:generate go run layouts_gen.go

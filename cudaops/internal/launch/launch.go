@@ -3,8 +3,9 @@
 // tile. It is pure Go and shared by the device backend (build tag gatejetcuda) and the host
 // emulator, so the emulator tests the very plans the GPU runs.
 //
-// Shared memory is counted in doubles, in the order each kernel carves it; the emulator
-// checks every launch against that count.
+// Shared memory is counted in doubles, in the order each kernel carves it. A row or coordinate jet's layout
+// (kernel.Shared) is measured from the kernel on the host emulator by `go generate
+// ./cudaops/...`; the emulator checks every launch against it.
 package launch
 
 import (
@@ -81,6 +82,9 @@ func SharedDoubles(k kernel.ID, K, CT, block int) int {
 		return 2 * block
 	case kernel.RowJet, kernel.CoordJet:
 		l := sp.Device.Shared
+		if l == nil {
+			return 0
+		}
 		p := 0
 		if l.Kp > 0 {
 			p = pow2(K)
@@ -105,7 +109,7 @@ const WarpRowMax = 1024
 // them over 256 threads instead.
 func WarpRows(k kernel.ID, K, P int) bool {
 	sp := k.Spec()
-	if sp == nil || sp.Device == nil || !sp.Device.Warp || K > 32 || K*P > WarpRowMax {
+	if sp == nil || sp.Device == nil || sp.Device.Shared == nil || !sp.Device.Warp || K > 32 || K*P > WarpRowMax {
 		return false
 	}
 	return MaxBlock/32*SharedDoubles(k, K, P, 0) <= (48<<10)/8
@@ -146,6 +150,9 @@ func Plan(k kernel.ID, ints []int, suffix string, lim Limits, o Options) (Config
 	case kernel.RowJet, kernel.CoordJet:
 		if err := checkSizes(k, ints, "[N,K,P]", 0, 1, 1); err != nil {
 			return Config{}, err
+		}
+		if sp.Device.Shared == nil {
+			return Config{}, fmt.Errorf("launch: %s has no measured shared-memory layout: run go generate ./cudaops/...", k)
 		}
 		N, K, P := ints[0], ints[1], ints[2]
 		budget := min(lim.MaxSharedBytes, 48<<10) / 8
@@ -207,7 +214,7 @@ func Plan(k kernel.ID, ints []int, suffix string, lim Limits, o Options) (Config
 			cfg.Grid = min((N+rows-1)/rows, gridCap)
 			break
 		}
-		cfg.Block = min(max(roundUp(sp.Device.Shared.Width.Of(K, ct), 32), 32), MaxBlock)
+		cfg.Block = min(max(roundUp(sp.Device.Width.Of(K, ct), 32), 32), MaxBlock)
 		if o.Block > 0 {
 			cfg.Block = o.Block
 		}

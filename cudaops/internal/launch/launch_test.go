@@ -2,7 +2,9 @@ package launch
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -183,4 +185,23 @@ func TestPlanWarpSwitchSizes(t *testing.T) {
 			require.Equal(t, 11, cfg.Grid, "%s: a block a row", name)
 		}
 	}
+}
+
+var unmeasured atomic.Int32
+
+// TestPlanRefusesUnmeasuredLayout: a row jet whose shared-memory layout has not been
+// generated (a gate registered after the last go generate) has no plan, rather than a plan
+// with no shared memory.
+func TestPlanRefusesUnmeasuredLayout(t *testing.T) {
+	n := unmeasured.Add(1) // a fresh name for each run (-count)
+	s := kernel.SoftmaxGate
+	g := kernel.Gate{Name: fmt.Sprintf("unmeasured%d_jet", n), Title: fmt.Sprintf("Unmeasured%dJet", n), Params: s.Params,
+		Check: s.Check, CPU: s.CPU, Device: s.Device, Sample: s.Sample}
+	kernel.Register(&g)
+	k := g.Kernel(kernel.First, false)
+	require.Nil(t, k.Spec().Device.Shared)
+	_, err := Plan(k, []int{4, 3, 5}, "f64", DefaultLimits, Options{})
+	require.ErrorContains(t, err, "no measured shared-memory layout")
+	require.False(t, WarpRows(k, 3, 5))
+	require.Zero(t, SharedDoubles(k, 3, 5, 0))
 }
