@@ -173,7 +173,9 @@
 //     intermediate value in place, so after RunAll only the graph's roots are sure to hold
 //     their values. Read a node you need with gorgonia.Read(node, &v), which adds a node that
 //     copies the value out as the tape runs; gorgonia.TraceExec makes the machine keep every
-//     node's value instead, which costs a buffer per node and suits debugging.
+//     node's value instead, which costs a buffer per node and suits debugging. Keep v apart
+//     from any struct that holds the machine: a TapeMachine has a finalizer, and one that
+//     reaches itself through &v is never freed, nor is any value of its graph.
 //   - gorgonia.Grad records each derivative it builds and returns it again in later calls,
 //     whatever the cost: use graphs.Grad to differentiate a graph that holds gradients.
 //   - A LispMachine's Reset does not rewind its forward pass: build a new LispMachine for

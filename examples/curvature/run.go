@@ -242,10 +242,10 @@ func run(cfg Config) (Result, error) {
 				bar.clear()
 				return res, err
 			}
-			ep.Loss += scalar(m.lossV)
-			ep.Fit += scalar(m.fitV)
-			ep.Curvature += scalar(m.curvV)
-			ep.ReconMSE += scalar(m.mseV)
+			ep.Loss += exampleutil.Scalar(*m.lossV)
+			ep.Fit += exampleutil.Scalar(*m.fitV)
+			ep.Curvature += exampleutil.Scalar(*m.curvV)
+			ep.ReconMSE += exampleutil.Scalar(*m.mseV)
 			if err := solver.Step(G.NodesToValueGrads(m.learnables)); err != nil {
 				bar.clear()
 				return res, fmt.Errorf("epoch %d: solver: %v", e, err)
@@ -313,7 +313,7 @@ func fixed(v float64, width, prec int) string {
 // flags' scales are at fault; later, the training diverged.
 func nonFinite(epoch, batch int, m *model, cfg Config) error {
 	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
-	loss, fit, curv, mse := scalar(m.lossV), scalar(m.fitV), scalar(m.curvV), scalar(m.mseV)
+	loss, fit, curv, mse := exampleutil.Scalar(*m.lossV), exampleutil.Scalar(*m.fitV), exampleutil.Scalar(*m.curvV), exampleutil.Scalar(*m.mseV)
 	if !bad(loss) {
 		return nil
 	}
@@ -383,9 +383,9 @@ type model struct {
 	xT, yT                   *tensor.Dense
 	w, b, atoms              *G.Node // learned: W [D,K], b [1,K], atoms [1,K·P]
 	learnables               G.Nodes
-	value                    *G.Node // ẑ [B,P]
-	loss, fit, curv, mse     *G.Node // scalars
-	lossV, fitV, curvV, mseV G.Value // their values, copied out by gorgonia.Read
+	value                    *G.Node  // ẑ [B,P]
+	loss, fit, curv, mse     *G.Node  // scalars
+	lossV, fitV, curvV, mseV *G.Value // their values, copied out by exampleutil.Read
 	vm                       G.VM
 }
 
@@ -417,7 +417,7 @@ func newModel(rng *rand.Rand, cfg Config) (*model, error) {
 	m.atoms = G.NewMatrix(g, G.Float64, G.WithShape(1, k*p), G.WithName("atoms"),
 		G.WithValue(dense(exampleutil.Normals(rng, k*p, 0.5), 1, k*p)))
 	m.learnables = G.Nodes{m.w, m.b, m.atoms}
-	ones := G.NewConstant(tensor.New(tensor.WithShape(bsz, 1), tensor.WithBacking(fill(bsz, 1))), G.WithName("ones"))
+	ones := G.NewConstant(tensor.New(tensor.WithShape(bsz, 1), tensor.WithBacking(exampleutil.Filled(bsz, 1))), G.WithName("ones"))
 	invTau, ridge := 1/cfg.Tau, cfg.Noise*cfg.Noise*cfg.Lambda
 
 	var err error
@@ -458,10 +458,10 @@ func newModel(rng *rand.Rand, cfg Config) (*model, error) {
 	}
 	// A TapeMachine reuses the register of a node once nothing needs it any more, so the
 	// intermediate scalars are copied out with Read nodes as the tape runs.
-	G.Read(m.loss, &m.lossV)
-	G.Read(m.fit, &m.fitV)
-	G.Read(m.curv, &m.curvV)
-	G.Read(m.mse, &m.mseV)
+	_, m.lossV = exampleutil.Read(m.loss)
+	_, m.fitV = exampleutil.Read(m.fit)
+	_, m.curvV = exampleutil.Read(m.curv)
+	_, m.mseV = exampleutil.Read(m.mse)
 	m.vm = G.NewTapeMachine(g, G.BindDualValues(m.learnables...))
 	return m, nil
 }
@@ -476,28 +476,4 @@ func (m *model) load(ds dataset, idx []int) {
 	// The tensors are already bound; Let again in case a machine replaced the values.
 	_ = G.Let(m.x, m.xT)
 	_ = G.Let(m.y, m.yT)
-}
-
-func fill(n int, v float64) []float64 {
-	s := make([]float64, n)
-	for i := range s {
-		s[i] = v
-	}
-	return s
-}
-
-// scalar returns a scalar value as a float64.
-func scalar(v G.Value) float64 {
-	switch v := v.(type) {
-	case *G.F64:
-		return float64(*v)
-	case tensor.Tensor:
-		if f, ok := v.Data().(float64); ok {
-			return f
-		}
-		if f, ok := v.Data().([]float64); ok && len(f) == 1 {
-			return f[0]
-		}
-	}
-	return math.NaN()
 }

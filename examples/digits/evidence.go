@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/exampleutil"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -71,7 +72,7 @@ func newEvidenceGraph(m *model, x []float64, c codes, B []float64) (*evidenceGra
 	}
 	z := must(ops.SoftmaxJetValue(must(G.Mul(s, l)), d0, 1))
 	fit := must(G.Sum(must(G.Square(must(G.Sub(z, xn))))))
-	half := G.NewConstant(dense(fill(n*K, m.tCentre), n, K), G.WithName("centre"))
+	half := G.NewConstant(dense(exampleutil.Filled(n*K, m.tCentre), n, K), G.WithName("centre"))
 	prior := must(G.Add(must(G.Sum(must(G.Square(l)))), must(G.Sum(must(G.Square(must(G.Sub(t, half))))))))
 	sumLD := must(G.Sum(logdet))
 	// −log Z·n, term by term.
@@ -88,10 +89,9 @@ func newEvidenceGraph(m *model, x []float64, c codes, B []float64) (*evidenceGra
 	if _, err := G.Grad(eg.negLogZ, eg.logS, eg.logLambda); err != nil {
 		return nil, fmt.Errorf("differentiating the evidence: %v", err)
 	}
-	eg.negLogZV, eg.occamV, eg.logdetV = new(G.Value), new(G.Value), new(G.Value)
-	G.Read(eg.negLogZ, eg.negLogZV)
-	G.Read(eg.occam, eg.occamV)
-	G.Read(logdet, eg.logdetV)
+	_, eg.negLogZV = exampleutil.Read(eg.negLogZ)
+	_, eg.occamV = exampleutil.Read(eg.occam)
+	_, eg.logdetV = exampleutil.Read(logdet)
 	eg.vm = G.NewTapeMachine(g, G.BindDualValues(eg.logS, eg.logLambda))
 	return eg, nil
 }
@@ -114,7 +114,7 @@ func (eg *evidenceGraph) run() (logZ, occam, dLogS, dLogLambda float64, err erro
 	if err != nil {
 		return 0, 0, 0, 0, err
 	}
-	return -scalar(*eg.negLogZV), scalar(*eg.occamV), -scalar(gs), -scalar(gl), nil
+	return -exampleutil.Scalar(*eg.negLogZV), exampleutil.Scalar(*eg.occamV), -exampleutil.Scalar(gs), -exampleutil.Scalar(gl), nil
 }
 
 func (eg *evidenceGraph) close() { eg.vm.Close() }

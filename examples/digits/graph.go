@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"math"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/exampleutil"
 	"github.com/gatejet/gatejet/ops"
 )
 
@@ -67,7 +67,7 @@ func newGraph(m *model, x []float64, c codes, B []float64, learnCodes, learnB bo
 	gr.fit = must(G.Mul(must(G.Sum(must(G.Square(must(G.Sub(z, gr.x)))))), G.NewConstant(0.5/float64(n))))
 	loss := gr.fit
 	if learnCodes {
-		half := G.NewConstant(dense(fill(n*K, m.tCentre), n, K), G.WithName("centre"))
+		half := G.NewConstant(dense(exampleutil.Filled(n*K, m.tCentre), n, K), G.WithName("centre"))
 		prior := must(G.Add(must(G.Sum(must(G.Square(gr.l)))), must(G.Sum(must(G.Square(must(G.Sub(gr.t, half))))))))
 		loss = must(G.Add(loss, must(G.Mul(prior, G.NewConstant(0.5*m.ridge()/float64(n))))))
 		gr.learn = append(gr.learn, gr.l, gr.t)
@@ -82,8 +82,8 @@ func newGraph(m *model, x []float64, c codes, B []float64, learnCodes, learnB bo
 	if err != nil {
 		return nil, fmt.Errorf("differentiating the loss: %v", err)
 	}
-	gr.fitV = new(G.Value)
-	read := G.Read(gr.fit, gr.fitV)
+	read, fitV := exampleutil.Read(gr.fit)
+	gr.fitV = fitV
 	// The machine runs what the error and the gradients need: graphs.BSplineJets also builds
 	// d1 and d2, which this graph does not read.
 	sub := g.ExactSubgraphRoots(append(G.Nodes{read}, grads...)...)
@@ -100,7 +100,7 @@ func (gr *graph) run(P int) (float64, error) {
 		}
 		return 0, err
 	}
-	return 2 * scalar(*gr.fitV) / float64(P), nil
+	return 2 * exampleutil.Scalar(*gr.fitV) / float64(P), nil
 }
 
 // data returns the float64 slice behind a node's value.
@@ -115,27 +115,3 @@ func syncValue(n *G.Node, src []float64) {
 }
 
 func (gr *graph) close() { gr.vm.Close() }
-
-func fill(n int, v float64) []float64 {
-	s := make([]float64, n)
-	for i := range s {
-		s[i] = v
-	}
-	return s
-}
-
-// scalar returns a scalar value as a float64.
-func scalar(v G.Value) float64 {
-	switch v := v.(type) {
-	case *G.F64:
-		return float64(*v)
-	case tensor.Tensor:
-		if f, ok := v.Data().(float64); ok {
-			return f
-		}
-		if f, ok := v.Data().([]float64); ok && len(f) == 1 {
-			return f[0]
-		}
-	}
-	return math.NaN()
-}
