@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatejet/gatejet"
 	"github.com/gatejet/gatejet/graphs"
+	"github.com/gatejet/gatejet/internal/basis"
 	"github.com/gatejet/gatejet/internal/kernel"
 	"github.com/gatejet/gatejet/internal/tower"
 	"github.com/gatejet/gatejet/ops"
@@ -58,30 +59,6 @@ func logisticParams(rng *rand.Rand, k int) (alpha, beta []float64) {
 	return alpha, beta
 }
 
-// monomials is the basis Φ_b(t) = t^b, b < nb, of one coordinate, for the tower.
-type monomials int
-
-func (m monomials) Len() int { return int(m) }
-func (m monomials) Dim() int { return 1 }
-func (m monomials) Eval(t []float64, phi, dphi, d2phi []float64) {
-	for b := range int(m) {
-		fb := float64(b)
-		phi[b] = math.Pow(t[0], fb)
-		if dphi != nil {
-			dphi[b] = 0
-			if b >= 1 {
-				dphi[b] = fb * math.Pow(t[0], fb-1)
-			}
-		}
-		if d2phi != nil {
-			d2phi[b] = 0
-			if b >= 2 {
-				d2phi[b] = fb * (fb - 1) * math.Pow(t[0], fb-2)
-			}
-		}
-	}
-}
-
 // TestCoordJetAgreesWithTower: every coordinate jet of both gates, in float64 and float32,
 // agrees with the tower's row program with latent primaries (a monomial basis of 3 functions
 // and a decoder shared by the atoms, from which the test computes d0, d1, d2): the first and
@@ -110,7 +87,7 @@ func TestCoordJetAgreesWithTower(t *testing.T) {
 					d[2][i*p+c] = 2 * B[2*p+c]
 				}
 			}
-			spec := tower.ProgramSpec{K: k, P: p, Gate: tower.Softmax(invTau), Basis: monomials(nb), Decoder: B, LatentPrimaries: true}
+			spec := tower.ProgramSpec{K: k, P: p, Gate: tower.Softmax(invTau), Basis: basis.Monomials(nb), Decoder: B, LatentPrimaries: true}
 			if gate == kernel.LogisticGate {
 				spec.Gate = tower.Logistic(alpha, beta)
 			}

@@ -23,21 +23,6 @@ import (
 // arithmetic), against central differences, against themselves (symmetry, first·firstᵀ,
 // second·v, the gate's own channels on the ℓ blocks) and in float32.
 
-// monomials is the basis Φ_b(t) = t^b, b < nb, of one coordinate, as a tower.Basis.
-type monomials int
-
-func (m monomials) Len() int { return int(m) }
-func (monomials) Dim() int   { return 1 }
-func (m monomials) Eval(t []float64, phi, dphi, d2phi []float64) {
-	basis.Monomial(phi, t[0], 0)
-	if dphi != nil {
-		basis.Monomial(dphi, t[0], 1)
-	}
-	if d2phi != nil {
-		basis.Monomial(d2phi, t[0], 2)
-	}
-}
-
 // coordCase is a batch of rows with latent coordinates t [N,K] decoded by monomials of a
 // shared decoder B [nb,P]: d0, d1, d2 [N,K,P] are the decoded rows and their derivatives.
 type coordCase struct {
@@ -137,7 +122,7 @@ func conv[T gatejet.Float, S gatejet.Float](x []S) []T {
 func towerCoord(t *testing.T, g tower.Gate, c *coordCase) (value, first, second []float64) {
 	sh := c.sh
 	K2 := 2 * sh.K
-	pr, err := tower.NewProgram[float64](tower.ProgramSpec{K: sh.K, P: sh.P, Gate: g, Basis: monomials(c.nb), Decoder: c.B, LatentPrimaries: true})
+	pr, err := tower.NewProgram[float64](tower.ProgramSpec{K: sh.K, P: sh.P, Gate: g, Basis: basis.Monomials(c.nb), Decoder: c.B, LatentPrimaries: true})
 	require.NoError(t, err)
 	require.Equal(t, K2, pr.Primaries())
 	value, first, second = make([]float64, sh.N*sh.P), make([]float64, sh.N*K2*sh.P), make([]float64, sh.N*K2*K2*sh.P)

@@ -15,6 +15,28 @@ import (
 // M − Degree − 1 basis functions.
 const Degree = 3
 
+// Monomials is the basis Φ_b(t) = t^b, b < nb = int(m), of one coordinate, in the form of
+// internal/tower's Basis (Len, Dim, Eval): the tests' route from coordinates to decoded rows.
+type Monomials int
+
+// Len is the number of basis functions.
+func (m Monomials) Len() int { return int(m) }
+
+// Dim is the dimension of the coordinate: 1.
+func (Monomials) Dim() int { return 1 }
+
+// Eval writes Φ(t[0]) into phi and, where they are not nil, its first and second derivatives
+// into dphi and d2phi.
+func (m Monomials) Eval(t []float64, phi, dphi, d2phi []float64) {
+	Monomial(phi, t[0], 0)
+	if dphi != nil {
+		Monomial(dphi, t[0], 1)
+	}
+	if d2phi != nil {
+		Monomial(d2phi, t[0], 2)
+	}
+}
+
 // Monomial writes the m-th derivative of the monomials Φ_b(t) = t^b, b = 0..len(dst)−1, at t
 // into dst: b!/(b−m)!·t^(b−m) for b ≥ m, 0 for b < m (so t^0 = 1, also at t = 0). m ≥ 0.
 // Non-finite t propagates.

@@ -15,21 +15,6 @@ import (
 // The coordinate jets of the gate (softmaxjet.CoordFirst …): every gate has them, through its
 // own rows where softmaxjet has them and through its methods otherwise.
 
-// monomials is the basis Φ_b(t) = t^b, b < nb, of one coordinate, as a tower.Basis.
-type monomials int
-
-func (m monomials) Len() int { return int(m) }
-func (monomials) Dim() int   { return 1 }
-func (m monomials) Eval(t []float64, phi, dphi, d2phi []float64) {
-	basis.Monomial(phi, t[0], 0)
-	if dphi != nil {
-		basis.Monomial(dphi, t[0], 1)
-	}
-	if d2phi != nil {
-		basis.Monomial(d2phi, t[0], 2)
-	}
-}
-
 // methodsOnly hides a gate's type, so that the coordinate kernels run it through its methods.
 type methodsOnly[T gatejet.Float] struct{ softmaxjet.Gate[T] }
 
@@ -73,7 +58,7 @@ func testCoordinates(t *testing.T, g Gate) {
 			}
 		}
 		pr, err := tower.NewProgram[float64](tower.ProgramSpec{K: K, P: P, Gate: tower.JetGate(g.Jets(a.floats, K), nil),
-			Basis: monomials(nb), Decoder: B, LatentPrimaries: true})
+			Basis: basis.Monomials(nb), Decoder: B, LatentPrimaries: true})
 		require.NoError(t, err)
 		first, second := make([]float64, sh.N*K2*P), make([]float64, sh.N*K2*K2*P)
 		for n := 0; n < sh.N; n++ {
