@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/gatejet/gatejet/internal/exampleutil"
 )
@@ -97,9 +95,6 @@ func writeCSV(path string, eps []Epoch) error {
 // one per series, for the caller to print. Every drawn value is a marker, so that a run of
 // one epoch shows; consecutive drawn epochs are joined by a line.
 func writePlot(path string, eps []Epoch, cfg Config) (notes []string, err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
 	blue := color.RGBA{R: 31, G: 119, B: 180, A: 255}
 	orange := color.RGBA{R: 255, G: 127, B: 14, A: 255}
 	green := color.RGBA{R: 44, G: 160, B: 44, A: 255}
@@ -140,42 +135,7 @@ func writePlot(path string, eps []Epoch, cfg Config) (notes []string, err error)
 		notes = append(notes, pn.notes...)
 	}
 
-	const w, h = 12 * vg.Inch, 4.5 * vg.Inch
-	img := vgimg.New(w, h)
-	// The data are sanitised above; a panic of the plotting library that is left is
-	// reported as an error rather than killing the run after training.
-	err = noPanic(func() error {
-		dc := draw.New(img)
-		tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 3, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8,
-			PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
-		canvases := plot.Align([][]*plot.Plot{{left.p, right.p}}, tiles, dc)
-		left.p.Draw(canvases[0][0])
-		right.p.Draw(canvases[0][1])
-		return nil
-	})
-	if err != nil {
-		return notes, err
-	}
-
-	f, err := os.Create(path)
-	if err != nil {
-		return notes, err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return notes, err
-	}
-	return notes, f.Close()
-}
-
-// noPanic runs fn and turns a panic into an error.
-func noPanic(fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("plotting: %v", r)
-		}
-	}()
-	return fn()
+	return notes, exampleutil.WritePlots(path, 12*vg.Inch, 4.5*vg.Inch, left.p, right.p)
 }
 
 // logPanel is a plot with a log y axis whose range is set from the values drawn on it
@@ -193,7 +153,7 @@ func newLogPanel(title, ylabel string, eps []Epoch) *logPanel {
 	p.X.Tick.Marker = epochTicks{}
 	p.Y.Label.Text = ylabel
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks{}
+	p.Y.Tick.Marker = exampleutil.LogTicks{}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	// Half an epoch either side of the first and the last, so one epoch has a range too.
@@ -291,35 +251,6 @@ func (pn *logPanel) finish() {
 		lo, hi = math.Max(lo/m, math.SmallestNonzeroFloat64), math.Min(hi*m, math.MaxFloat64)
 	}
 	pn.p.Y.Min, pn.p.Y.Max = lo, hi
-}
-
-// logTicks marks a log axis at 1, 2 and 5 times each power of ten, labelling them all
-// (gonum's LogTicks labels only the powers of ten, which leaves a short range bare).
-type logTicks struct{}
-
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	var ticks []plot.Tick
-	if !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 1) {
-		return ticks
-	}
-	e0, e1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
-	mantissas := []float64{1, 2, 5}
-	step := 1.0
-	if e1-e0 > 6 {
-		// A range of many decades (a curvature term of 1e-12 beside a loss of 1e3): only
-		// powers of ten, at most about a dozen, so that the labels do not overlap.
-		mantissas = []float64{1}
-		step = math.Ceil((e1 - e0) / 12)
-	}
-	for e := e0; e <= e1; e += step {
-		for _, m := range mantissas {
-			v := m * math.Pow(10, e)
-			if v >= lo && v <= hi {
-				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
-			}
-		}
-	}
-	return ticks
 }
 
 // epochTicks marks whole epochs only, at most about ten (the axis runs half an epoch

@@ -213,13 +213,6 @@ func TestPlotUndrawable(t *testing.T) {
 	}
 }
 
-func TestLogTicks(t *testing.T) {
-	require.Empty(t, logTicks{}.Ticks(0, 1))
-	require.Empty(t, logTicks{}.Ticks(1, math.Inf(1)))
-	require.LessOrEqual(t, len(logTicks{}.Ticks(1e-300, 1e300)), 14, "few labels over many decades")
-	require.Len(t, logTicks{}.Ticks(1, 10), 4) // 1, 2, 5, 10
-}
-
 // TestParseFloatUnderflow: a float flag whose text is not zero but rounds to 0 (1e-400) is
 // refused by the flag parser, naming the flag and the text, rather than reported later as 0.
 func TestParseFloatUnderflow(t *testing.T) {

@@ -68,8 +68,8 @@
 // target training error: -target, by default the larger of the two methods' final errors),
 // and in -out (default out/digits/): reconstructions.png (held-out images: originals, then the
 // Gauss-Newton and the Adam reconstructions, one digit of each class), curves.png (training
-// error against iterations, left, and against seconds, right, on a log scale: Gauss-Newton
-// blue, Adam orange, the target grey), curves.csv (the same numbers) and grid.csv (the
+// error against iterations, left, and against seconds, right, on a log scale, with the target
+// dashed; titled, labelled, with a legend), curves.csv (the same numbers) and grid.csv (the
 // evidence and validation error of each τ, λ, and of the ascent's end). A progress bar is
 // drawn while stdout is a terminal.
 package main

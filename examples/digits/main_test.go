@@ -62,7 +62,7 @@ func TestRunTiny(t *testing.T) {
 	require.Contains(t, out, "validation's choice")
 	require.Contains(t, out, "Gauss-Newton (LM)")
 	require.Contains(t, out, "reconstructions.png: held-out originals (top row)", "what the pictures show")
-	require.Contains(t, out, "curves.png: training MSE (log scale)")
+	require.Contains(t, out, "curves.png: training MSE of both methods")
 	require.Contains(t, bar.String(), "\r", "the bar is drawn on the writer it is given")
 
 	for _, path := range []string{res.ImagesPath, res.CurvesPath} {

@@ -14,6 +14,11 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	vgdraw "gonum.org/v1/plot/vg/draw"
+
 	"github.com/gatejet/gatejet/internal/digits"
 	"github.com/gatejet/gatejet/internal/exampleutil"
 )
@@ -110,85 +115,92 @@ func writeGridCSV(path string, res Result) error {
 func g10(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
 
 var (
-	white  = color.RGBA{255, 255, 255, 255}
-	frame  = color.RGBA{90, 90, 90, 255}
-	grid   = color.RGBA{225, 225, 225, 255}
-	blue   = color.RGBA{31, 119, 180, 255}
-	orange = color.RGBA{255, 127, 14, 255}
-	grey   = color.RGBA{140, 140, 140, 255}
+	white = color.RGBA{255, 255, 255, 255}
+	grid  = color.RGBA{225, 225, 225, 255}
 )
 
-// writeCurvesPNG draws the training error of both methods on a log scale against the
-// iteration (left panel) and against the wall time (right panel): Gauss-Newton blue, Adam
-// orange, the target a grey dashed line; grid lines at 1, 2 and 5 times each power of ten.
+// writeCurvesPNG plots the training error of both methods on a log scale against the
+// iteration (left) and against the wall time (right), with the target error dashed. A value
+// a log axis cannot show (≤ 0, not finite) is left out, its neighbours not joined across it.
 func writeCurvesPNG(path string, gn, adam []point, target float64) error {
-	const pw, ph, left, gap, top = 460, 360, 56, 76, 20
-	const W, H = left + 2*pw + gap + 24, top + ph + 40
-	img := image.NewRGBA(image.Rect(0, 0, W, H))
-	draw.Draw(img, img.Bounds(), image.NewUniform(white), image.Point{}, draw.Src)
-
-	lo, hi := target, target
-	for _, c := range [][]point{gn, adam} {
-		for _, p := range c {
-			if p.MSE > 0 && !math.IsInf(p.MSE, 0) {
-				lo, hi = math.Min(lo, p.MSE), math.Max(hi, p.MSE)
-			}
-		}
-	}
-	if !(lo > 0) || !(hi > lo) {
-		lo, hi = math.Max(lo, 1e-300)/2, math.Max(hi, 1e-300)*2
-	}
-	ly0, ly1 := math.Log10(lo)-0.05, math.Log10(hi)+0.05
-	maxIter, maxSec := 1.0, 1e-9
-	for _, c := range [][]point{gn, adam} {
-		if len(c) > 0 {
-			maxIter = math.Max(maxIter, float64(c[len(c)-1].Iter))
-			maxSec = math.Max(maxSec, c[len(c)-1].Seconds)
-		}
-	}
-	for panel, xOf := range []func(point) float64{
-		func(p point) float64 { return float64(p.Iter) / maxIter },
-		func(p point) float64 { return p.Seconds / maxSec },
+	blue := color.RGBA{R: 31, G: 119, B: 180, A: 255}
+	orange := color.RGBA{R: 255, G: 127, B: 14, A: 255}
+	grey := color.RGBA{R: 120, G: 120, B: 120, A: 255}
+	drawable := func(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
+	var plots []*plot.Plot
+	for _, ax := range []struct {
+		title, label string
+		x            func(point) float64
+	}{
+		{"training error against iterations", "iteration", func(p point) float64 { return float64(p.Iter) }},
+		{"training error against wall time", "seconds", func(p point) float64 { return p.Seconds }},
 	} {
-		x0, y0 := left+panel*(pw+gap), top
-		px := func(fx float64) float64 { return float64(x0) + fx*float64(pw) }
-		py := func(v float64) float64 { return float64(y0+ph) - (math.Log10(v)-ly0)/(ly1-ly0)*float64(ph) }
-		for e := math.Floor(ly0); e <= math.Ceil(ly1); e++ {
-			for _, mant := range []float64{1, 2, 5} {
-				v := mant * math.Pow(10, e)
-				if l := math.Log10(v); l >= ly0 && l <= ly1 {
-					y := int(math.Round(py(v)))
-					hline(img, x0, x0+pw, y, grid, 0)
-					label := strconv.FormatFloat(v, 'g', 3, 64)
-					text(img, x0-6-textWidth(label), y-5, label, frame)
-				}
-			}
-		}
-		hline(img, x0, x0+pw, int(math.Round(py(target))), grey, 6)
+		p := plot.New()
+		p.Title.Text = ax.title
+		p.X.Label.Text = ax.label
+		p.Y.Label.Text = "training MSE"
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = exampleutil.LogTicks{}
+		p.Add(plotter.NewGrid())
+		p.Legend.Top = true
+		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, s := range []struct {
-			c   []point
-			col color.RGBA
-		}{{adam, orange}, {gn, blue}} {
-			for i, p := range s.c {
-				x, y := px(xOf(p)), py(p.MSE)
-				if i == 0 {
-					disc(img, x, y, 2.5, s.col)
+			name  string
+			curve []point
+			c     color.Color
+		}{{"Gauss-Newton (LM)", gn, blue}, {"Adam", adam, orange}} {
+			style := vgdraw.LineStyle{Color: s.c, Width: vg.Points(1.5)}
+			var run plotter.XYs
+			flush := func() error {
+				if len(run) > 0 {
+					l, err := plotter.NewLine(run)
+					if err != nil {
+						return err
+					}
+					l.LineStyle = style
+					p.Add(l)
+				}
+				run = nil
+				return nil
+			}
+			for _, pt := range s.curve {
+				if !drawable(pt.MSE) {
+					if err := flush(); err != nil {
+						return err
+					}
 					continue
 				}
-				q := s.c[i-1]
-				line(img, px(xOf(q)), py(q.MSE), x, y, s.col)
+				run = append(run, plotter.XY{X: ax.x(pt), Y: pt.MSE})
+				lo, hi = math.Min(lo, pt.MSE), math.Max(hi, pt.MSE)
 			}
+			if err := flush(); err != nil {
+				return err
+			}
+			p.Legend.Add(s.name, &plotter.Line{LineStyle: style})
 		}
-		rect(img, x0, y0, x0+pw, y0+ph, frame)
-		// The x axis runs from 0 to the last iteration (left) or the last second (right).
-		end := strconv.Itoa(int(maxIter))
-		if panel == 1 {
-			end = strconv.FormatFloat(maxSec, 'f', 2, 64) + "s"
+		if drawable(target) {
+			// A constant: drawn across the whole axis.
+			tl := plotter.NewFunction(func(float64) float64 { return target })
+			tl.Color = grey
+			tl.Width = vg.Points(1.5)
+			tl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(tl)
+			p.Legend.Add(fmt.Sprintf("target %.4g", target), tl)
+			lo, hi = math.Min(lo, target), math.Max(hi, target)
 		}
-		text(img, x0, y0+ph+8, "0", frame)
-		text(img, x0+pw-textWidth(end), y0+ph+8, end, frame)
+		if lo > hi {
+			lo, hi = 1, 10
+			p.Title.Text += " — no values > 0 to draw"
+		}
+		// A margin, so that the target at the edge stays clear of the axis.
+		m := 1.25
+		if lo == hi {
+			m = 2
+		}
+		p.Y.Min, p.Y.Max = math.Max(lo/m, math.SmallestNonzeroFloat64), math.Min(hi*m, math.MaxFloat64)
+		plots = append(plots, p)
 	}
-	return writePNG(path, img)
+	return exampleutil.WritePlots(path, 12*vg.Inch, 4.5*vg.Inch, plots...)
 }
 
 // writeImagesPNG draws up to ten held-out images, one of each digit where the set has one:
@@ -215,12 +227,13 @@ func writeImagesPNG(path string, test split, gnRecon, adamRecon []float64) error
 	for row, src := range [][]float64{test.x, gnRecon, adamRecon} {
 		for col, i := range pick {
 			x0, y0 := gap+col*side, gap+row*side
+			// A one-pixel frame: a grey square that the image's cells then cover but for its edge.
+			draw.Draw(img, image.Rect(x0-1, y0-1, x0+8*cell+1, y0+8*cell+1), image.NewUniform(grid), image.Point{}, draw.Src)
 			for j, v := range src[i*digits.Pixels : (i+1)*digits.Pixels] {
 				g := uint8(math.Round(255 * (1 - min(max(v, 0), 1))))
 				r := image.Rect(x0+(j%8)*cell, y0+(j/8)*cell, x0+(j%8+1)*cell, y0+(j/8+1)*cell)
 				draw.Draw(img, r, image.NewUniform(color.RGBA{g, g, g, 255}), image.Point{}, draw.Src)
 			}
-			rect(img, x0-1, y0-1, x0+8*cell, y0+8*cell, grid)
 		}
 	}
 	return writePNG(path, img)
@@ -248,91 +261,4 @@ func writePNG(path string, img image.Image) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return f.Close()
-}
-
-// hline draws a horizontal line from x0 to x1 at y, dashed with dashes of dash pixels when
-// dash > 0.
-func hline(img *image.RGBA, x0, x1, y int, c color.RGBA, dash int) {
-	for x := x0; x <= x1; x++ {
-		if dash > 0 && (x-x0)/dash%2 == 1 {
-			continue
-		}
-		img.SetRGBA(x, y, c)
-	}
-}
-
-func rect(img *image.RGBA, x0, y0, x1, y1 int, c color.RGBA) {
-	hline(img, x0, x1, y0, c, 0)
-	hline(img, x0, x1, y1, c, 0)
-	for y := y0; y <= y1; y++ {
-		img.SetRGBA(x0, y, c)
-		img.SetRGBA(x1, y, c)
-	}
-}
-
-// line draws a line two pixels wide from (x0, y0) to (x1, y1).
-func line(img *image.RGBA, x0, y0, x1, y1 float64, c color.RGBA) {
-	steps := int(math.Ceil(2*math.Hypot(x1-x0, y1-y0))) + 1
-	for i := 0; i <= steps; i++ {
-		f := float64(i) / float64(steps)
-		disc(img, x0+f*(x1-x0), y0+f*(y1-y0), 1, c)
-	}
-}
-
-// disc fills the pixels within radius r of (x, y); points off the image are skipped.
-func disc(img *image.RGBA, x, y, r float64, c color.RGBA) {
-	if math.IsNaN(x) || math.IsNaN(y) || math.Abs(x) > 1e6 || math.Abs(y) > 1e6 {
-		return
-	}
-	for py := int(math.Floor(y - r)); py <= int(math.Ceil(y+r)); py++ {
-		for px := int(math.Floor(x - r)); px <= int(math.Ceil(x+r)); px++ {
-			if dx, dy := float64(px)-x, float64(py)-y; dx*dx+dy*dy <= r*r+0.25 {
-				if (image.Point{px, py}).In(img.Rect) {
-					img.SetRGBA(px, py, c)
-				}
-			}
-		}
-	}
-}
-
-// glyphs is a 3×5 pixel font for the axis labels: digits, '.', '-', 'e' and 's'.
-var glyphs = map[rune][5]string{
-	'0': {"111", "101", "101", "101", "111"},
-	'1': {"010", "110", "010", "010", "111"},
-	'2': {"111", "001", "111", "100", "111"},
-	'3': {"111", "001", "111", "001", "111"},
-	'4': {"101", "101", "111", "001", "001"},
-	'5': {"111", "100", "111", "001", "111"},
-	'6': {"111", "100", "111", "101", "111"},
-	'7': {"111", "001", "001", "001", "001"},
-	'8': {"111", "101", "111", "101", "111"},
-	'9': {"111", "101", "111", "001", "111"},
-	'.': {"000", "000", "000", "000", "010"},
-	'-': {"000", "000", "111", "000", "000"},
-	'e': {"000", "111", "111", "100", "111"},
-	's': {"000", "111", "110", "011", "111"},
-}
-
-// glyphScale is the size of a font pixel in image pixels.
-const glyphScale = 2
-
-func textWidth(s string) int { return len(s) * 4 * glyphScale }
-
-// text draws s with its top-left corner at (x, y); characters outside the font are skipped.
-func text(img *image.RGBA, x, y int, s string, c color.RGBA) {
-	for i, r := range s {
-		g, ok := glyphs[r]
-		if !ok {
-			continue
-		}
-		for row, bits := range g {
-			for col, b := range bits {
-				if b != '1' {
-					continue
-				}
-				px, py := x+(4*i+col)*glyphScale, y+row*glyphScale
-				draw.Draw(img, image.Rect(px, py, px+glyphScale, py+glyphScale), image.NewUniform(c), image.Point{}, draw.Src)
-			}
-		}
-	}
 }

@@ -501,10 +501,11 @@ func run(cfg Config) (Result, error) {
 		return res, err
 	}
 	fmt.Fprintf(out, "wrote %s, %s, %s and %s\n", res.ImagesPath, res.CurvesPath, res.CurvesCSV, res.GridCSV)
-	// The pictures carry no text: what they show is said here.
+	// The reconstructions carry no text: what they show is said here (the curves have
+	// their titles, axis labels and legend).
 	fmt.Fprintf(out, "%s: held-out originals (top row), Gauss-Newton's reconstructions, Adam's after %d iterations (bottom)\n",
 		filepath.Base(res.ImagesPath), cfg.AdamIters)
-	fmt.Fprintf(out, "%s: training MSE (log scale) against iterations (left) and seconds (right); Gauss-Newton blue, Adam orange, the target dashed\n",
+	fmt.Fprintf(out, "%s: training MSE of both methods against iterations and against seconds, with the target (labelled plots)\n",
 		filepath.Base(res.CurvesPath))
 	return res, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"image/png"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -12,6 +13,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/gatejet/gatejet"
 )
@@ -255,5 +259,51 @@ func TestEveryExampleUsesFlagSet(t *testing.T) {
 	}
 	if mains < 4 {
 		t.Fatalf("found %d example programs, want at least 4", mains)
+	}
+}
+
+func TestLogTicks(t *testing.T) {
+	for _, r := range [][2]float64{{0, 1}, {-1, 1}, {1, math.Inf(1)}, {2, 1}, {math.NaN(), 1}} {
+		if got := (LogTicks{}).Ticks(r[0], r[1]); len(got) != 0 {
+			t.Errorf("Ticks(%g, %g) = %v, want none", r[0], r[1], got)
+		}
+	}
+	if got := len(LogTicks{}.Ticks(1e-300, 1e300)); got > 14 {
+		t.Errorf("%d ticks over 600 decades, want few", got)
+	}
+	var labels []string
+	for _, tk := range (LogTicks{}).Ticks(1, 10) {
+		labels = append(labels, tk.Label)
+	}
+	if got := strings.Join(labels, " "); got != "1 2 5 10" {
+		t.Errorf("Ticks(1, 10) labels %q, want %q", got, "1 2 5 10")
+	}
+}
+
+// TestWritePlots: a picture of two plots decodes as a PNG of the asked size, and a plot the
+// library cannot draw (a log axis over a range ≤ 0) is an error, not a panic.
+func TestWritePlots(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "p.png")
+	if err := WritePlots(path, 4*vg.Inch, 2*vg.Inch, plot.New(), plot.New()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() < 200 || b.Dy() < 100 {
+		t.Errorf("picture %v, want about 4×2 inches", b)
+	}
+	bad := plot.New()
+	bad.Y.Scale = plot.LogScale{}
+	bad.Y.Min, bad.Y.Max = -1, 1
+	if err := WritePlots(filepath.Join(dir, "bad.png"), 4*vg.Inch, 2*vg.Inch, bad); err == nil {
+		t.Error("a log axis over [-1, 1]: no error")
 	}
 }
