@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -72,6 +73,7 @@ func TestRunTiny(t *testing.T) {
 		f.Close()
 		require.NoError(t, err, path)
 		require.Greater(t, img.Bounds().Dx(), 100, path)
+		require.Greater(t, img.Bounds().Dy(), 50, path)
 	}
 	records := readCSV(t, res.CurvesCSV)
 	require.Equal(t, curvesHeader, records[0])
@@ -263,6 +265,41 @@ func detByElimination(a []float64, n int) float64 {
 		}
 	}
 	return det
+}
+
+// TestCurvesPNGOdd: curves with values a log axis cannot show (0, NaN, ±Inf), a single point,
+// none at all, or a target ≤ 0 still give a picture of two labelled plots, not an error or a
+// panic.
+func TestCurvesPNGOdd(t *testing.T) {
+	dir := t.TempDir()
+	pts := func(mses ...float64) []point {
+		c := make([]point, len(mses))
+		for i, m := range mses {
+			c[i] = point{Iter: i + 1, Seconds: 0.1 * float64(i+1), MSE: m}
+		}
+		return c
+	}
+	for name, c := range map[string]struct {
+		gn, adam []point
+		target   float64
+	}{
+		"gaps":        {pts(0.5, math.NaN(), 0.2, 0, 0.1), pts(math.Inf(1), 0.4, math.Inf(-1), 0.3), 0.15},
+		"one point":   {pts(0.3), pts(0.3), 0.3},
+		"none":        {nil, nil, math.NaN()},
+		"nothing > 0": {pts(0, -1), pts(math.NaN()), 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name, "curves.png")
+			require.NoError(t, writeCurvesPNG(path, c.gn, c.adam, c.target))
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			img, err := png.Decode(f)
+			require.NoError(t, err)
+			require.Greater(t, img.Bounds().Dx(), 500)
+			require.Greater(t, img.Bounds().Dy(), 200)
+		})
+	}
 }
 
 func TestBadConfig(t *testing.T) {

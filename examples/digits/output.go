@@ -121,7 +121,8 @@ var (
 
 // writeCurvesPNG plots the training error of both methods on a log scale against the
 // iteration (left) and against the wall time (right), with the target error dashed. A value
-// a log axis cannot show (≤ 0, not finite) is left out, its neighbours not joined across it.
+// a log axis cannot show (≤ 0, not finite) is left out, its neighbours not joined across it;
+// a value with no drawn neighbour is a dot.
 func writeCurvesPNG(path string, gn, adam []point, target float64) error {
 	blue := color.RGBA{R: 31, G: 119, B: 180, A: 255}
 	orange := color.RGBA{R: 255, G: 127, B: 14, A: 255}
@@ -152,7 +153,15 @@ func writeCurvesPNG(path string, gn, adam []point, target float64) error {
 			style := vgdraw.LineStyle{Color: s.c, Width: vg.Points(1.5)}
 			var run plotter.XYs
 			flush := func() error {
-				if len(run) > 0 {
+				switch {
+				case len(run) == 1: // a dot, which a line of one point would not show
+					d, err := plotter.NewScatter(run)
+					if err != nil {
+						return err
+					}
+					d.GlyphStyle = vgdraw.GlyphStyle{Color: s.c, Radius: vg.Points(2.5), Shape: vgdraw.CircleGlyph{}}
+					p.Add(d)
+				case len(run) > 1:
 					l, err := plotter.NewLine(run)
 					if err != nil {
 						return err
