@@ -5,10 +5,8 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -18,61 +16,28 @@ import (
 	"github.com/gatejet/gatejet/internal/exampleutil"
 )
 
-// progress draws a one-line text progress bar, redrawn in place with a carriage return
-// at most ten times a second, when its writer is a terminal. To anything else (a file, a
-// pipe, a buffer: a log) it writes one plain line instead, once, so that logs hold no
-// carriage-return frames.
+// progress is the bar of the training loop on stderr (exampleutil.Progress) when that is a
+// terminal. To anything else (a file, a pipe, a buffer: a log) it writes one plain line
+// instead, once, so that logs hold no carriage-return frames.
 type progress struct {
-	w     io.Writer
-	tty   bool // draw the bar (w is a terminal)
+	exampleutil.Progress
+	tty   bool // draw the bar (W is a terminal)
 	noted bool // the plain line has been written (not a terminal)
-	last  time.Time
-	width int // length of the last line drawn
 }
 
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, tty: isTerminal(w)}
-}
-
-// isTerminal reports whether w is a file that is a character device (a terminal, or
-// /dev/null, where drawing is harmless).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return &progress{Progress: exampleutil.Progress{W: w}, tty: exampleutil.IsTerminal(w)}
 }
 
 func (p *progress) show(epoch, epochs, done, total int) {
 	if !p.tty {
 		if !p.noted {
-			fmt.Fprintf(p.w, "progress: %d batches per epoch (no progress bar: stderr is not a terminal)\n", total)
+			fmt.Fprintf(p.W, "progress: %d batches per epoch (no progress bar: stderr is not a terminal)\n", total)
 			p.noted = true
 		}
 		return
 	}
-	if now := time.Now(); done > 0 && now.Sub(p.last) < 100*time.Millisecond {
-		return
-	} else {
-		p.last = now
-	}
-	const cells = 30
-	fill := cells * done / total
-	line := fmt.Sprintf("epoch %d/%d [%s%s] %d/%d batches", epoch, epochs,
-		strings.Repeat("#", fill), strings.Repeat(".", cells-fill), done, total)
-	fmt.Fprint(p.w, "\r"+line)
-	p.width = len(line)
-}
-
-// clear blanks the bar's line so that the next line starts clean.
-func (p *progress) clear() {
-	if p.width > 0 {
-		fmt.Fprint(p.w, "\r"+strings.Repeat(" ", p.width)+"\r")
-		p.width = 0
-	}
-	p.last = time.Time{}
+	p.Show(done, total, fmt.Sprintf("epoch %d/%d ", epoch, epochs), fmt.Sprintf(" %d/%d batches", done, total))
 }
 
 var csvHeader = []string{"epoch", "loss", "fit", "curvature", "recon_mse", "rows_per_s", "seconds"}

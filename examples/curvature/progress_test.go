@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatejet/gatejet/internal/exampleutil"
 )
 
 // TestProgressNotTerminal: given a writer that is not a terminal (a buffer, a regular file),
@@ -18,7 +20,7 @@ func TestProgressNotTerminal(t *testing.T) {
 			for b := 0; b < 50; b++ {
 				p.show(e, 3, b, 50)
 			}
-			p.clear()
+			p.Clear()
 		}
 	}
 	var buf bytes.Buffer
@@ -38,27 +40,9 @@ func TestProgressNotTerminal(t *testing.T) {
 
 	// A terminal still gets the bar, redrawn in place.
 	buf.Reset()
-	draw(&progress{w: &buf, tty: true})
+	draw(&progress{Progress: exampleutil.Progress{W: &buf}, tty: true})
 	require.Contains(t, buf.String(), "\r")
 	require.Contains(t, buf.String(), "epoch 1/3 [")
-}
-
-// TestIsTerminal: a character device counts as a terminal; files, pipes and buffers do not.
-func TestIsTerminal(t *testing.T) {
-	require.False(t, isTerminal(&bytes.Buffer{}))
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	defer r.Close()
-	defer w.Close()
-	require.False(t, isTerminal(w))
-	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
-	require.NoError(t, err)
-	defer f.Close()
-	require.False(t, isTerminal(f))
-	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
-		defer null.Close()
-		require.True(t, isTerminal(null), "%s is a character device", os.DevNull)
-	}
 }
 
 // TestRunProgressRedirected: run with a stderr that is not a terminal leaves no carriage

@@ -226,7 +226,7 @@ func run(cfg Config) (Result, error) {
 			m.load(data, order[b*cfg.Batch:(b+1)*cfg.Batch])
 			m.vm.Reset()
 			if err := m.vm.RunAll(); err != nil {
-				bar.clear()
+				bar.Clear()
 				if oe := graphs.OpError(err); oe != nil {
 					if errors.Is(oe, graphs.ErrNotSPD) {
 						// The ridge is below the rounding of the singular slabs.
@@ -239,7 +239,7 @@ func run(cfg Config) (Result, error) {
 				return res, fmt.Errorf("epoch %d: %v", e, err)
 			}
 			if err := nonFinite(e, b, m, cfg); err != nil {
-				bar.clear()
+				bar.Clear()
 				return res, err
 			}
 			ep.Loss += exampleutil.Scalar(*m.lossV)
@@ -247,11 +247,11 @@ func run(cfg Config) (Result, error) {
 			ep.Curvature += exampleutil.Scalar(*m.curvV)
 			ep.ReconMSE += exampleutil.Scalar(*m.mseV)
 			if err := solver.Step(G.NodesToValueGrads(m.learnables)); err != nil {
-				bar.clear()
+				bar.Clear()
 				return res, fmt.Errorf("epoch %d: solver: %v", e, err)
 			}
 		}
-		bar.clear()
+		bar.Clear()
 		ep.Seconds = time.Since(start).Seconds()
 		ep.Epoch = e
 		ep.Loss /= float64(batches)

@@ -89,7 +89,7 @@ func main() {
 		return err
 	}, func() error {
 		cfg.Stdout = exampleutil.Stdout
-		if isTerminal(os.Stdout) {
+		if exampleutil.IsTerminal(os.Stdout) {
 			cfg.Progress = exampleutil.Stdout
 		}
 		_, err := run(cfg)

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -23,56 +22,25 @@ import (
 	"github.com/gatejet/gatejet/internal/exampleutil"
 )
 
-// progress draws a one-line progress bar, redrawn in place with a carriage return at most ten
-// times a second. It draws nothing when its writer is nil: main gives it the standard output
-// only when that is a terminal, so that logs hold no carriage-return frames.
+// progress is the bar of the whole run (exampleutil.Progress): it counts the units of work
+// done out of total and names the stage at work. main gives it the standard output only when
+// that is a terminal.
 type progress struct {
-	w           io.Writer
+	exampleutil.Progress
 	stage       string
 	done, total int
-	last        time.Time
-	width       int // length of the last line drawn
 }
 
-func newProgress(w io.Writer) *progress { return &progress{w: w} }
-
-// isTerminal reports whether f is a character device (a terminal, or /dev/null, where
-// drawing is harmless).
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+func newProgress(w io.Writer) *progress { return &progress{Progress: exampleutil.Progress{W: w}} }
 
 // tick counts one unit of work done and redraws the bar.
 func (p *progress) tick() {
 	p.done++
-	if p.w == nil || p.total <= 0 {
+	if p.W == nil || p.total <= 0 {
 		return
 	}
-	if now := time.Now(); now.Sub(p.last) < 100*time.Millisecond && p.done < p.total {
-		return
-	} else {
-		p.last = now
-	}
-	const cells = 30
-	fill := cells * min(p.done, p.total) / p.total
-	line := fmt.Sprintf("[%s%s] %3d%% %s", strings.Repeat("#", fill), strings.Repeat(".", cells-fill),
-		100*min(p.done, p.total)/p.total, p.stage)
-	pad := ""
-	if n := len(line); n < p.width {
-		pad = strings.Repeat(" ", p.width-n)
-	}
-	fmt.Fprint(p.w, "\r"+line+pad)
-	p.width = len(line)
-}
-
-// clear blanks the bar's line so that the next line starts clean.
-func (p *progress) clear() {
-	if p.w != nil && p.width > 0 {
-		fmt.Fprint(p.w, "\r"+strings.Repeat(" ", p.width)+"\r")
-	}
-	p.width = 0
-	p.last = time.Time{}
+	d := min(p.done, p.total)
+	p.Show(d, p.total, "", fmt.Sprintf(" %3d%% %s", 100*d/p.total, p.stage))
 }
 
 var curvesHeader = []string{"method", "iteration", "seconds", "train_mse"}

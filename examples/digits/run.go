@@ -319,7 +319,7 @@ func run(cfg Config) (Result, error) {
 	bar := newProgress(cfg.Progress)
 	bar.total = len(cfg.Taus)*len(cfg.Lambdas)*2*cfg.GridIters + cfg.Tune + cfg.GridIters + 2*cfg.Iters + 2*cfg.AdamIters + 2*cfg.Iters
 	tick := bar.tick
-	defer bar.clear()
+	defer bar.Clear()
 
 	fmt.Fprintf(out, "digits: %d training images (%d for the grid's fits, %d to validate them), %d held out; K=%d atoms, %d B-spline functions each, σ=%g\n",
 		train.n, fit.n, val.n, test.n, K, L, cfg.Noise)
@@ -367,7 +367,7 @@ func run(cfg Config) (Result, error) {
 			res.ByValidation = i
 		}
 	}
-	bar.clear()
+	bar.Clear()
 	printGrid(out, res, cfg)
 
 	// The evidence's gradient in log(1/τ) and log λ, from the grid's choice.
@@ -393,7 +393,7 @@ func run(cfg Config) (Result, error) {
 		}
 		tuned.ValMSE = vcurve[len(vcurve)-1].MSE
 		res.Tuned = &tuned
-		bar.clear()
+		bar.Clear()
 		fmt.Fprintf(out, "evidence ascent in log(1/τ) and log λ (%d rounds, decoder of the grid's fit): τ=%.4g, λ=%.4g, log evidence %.3f (grid %.3f), validation MSE %.5f\n",
 			cfg.Tune, tuned.Tau, tuned.Lambda, tuned.LogEvidence, best.LogEvidence, tuned.ValMSE)
 		best = tuned
@@ -469,7 +469,7 @@ func run(cfg Config) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	bar.clear()
+	bar.Clear()
 
 	last := func(c []point) point { return c[len(c)-1] }
 	res.Target = cfg.Target

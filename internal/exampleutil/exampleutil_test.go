@@ -307,3 +307,52 @@ func TestWritePlots(t *testing.T) {
 		t.Error("a log axis over [-1, 1]: no error")
 	}
 }
+
+// TestProgress: the bar is redrawn in place, a shorter line blanks what is left of a longer
+// one, Clear blanks the line, and a nil writer draws nothing.
+func TestProgress(t *testing.T) {
+	var buf strings.Builder
+	p := Progress{W: &buf}
+	p.Show(0, 4, "a long stage ", " 0/4")
+	p.Show(4, 4, "b ", " 4/4")
+	p.Clear()
+	want := "\ra long stage [..............................] 0/4" +
+		"\rb [##############################] 4/4" + strings.Repeat(" ", 11) +
+		"\r" + strings.Repeat(" ", 38) + "\r"
+	if got := buf.String(); got != want {
+		t.Errorf("drawn %q, want %q", got, want)
+	}
+	none := Progress{}
+	none.Show(1, 2, "", "")
+	none.Clear()
+}
+
+// TestIsTerminal: a character device counts as a terminal; files, pipes and buffers do not.
+func TestIsTerminal(t *testing.T) {
+	if IsTerminal(&strings.Builder{}) {
+		t.Error("a buffer is a terminal")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if IsTerminal(w) {
+		t.Error("a pipe is a terminal")
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if IsTerminal(f) {
+		t.Error("a regular file is a terminal")
+	}
+	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+		defer null.Close()
+		if !IsTerminal(null) {
+			t.Errorf("%s is a character device, not a terminal by IsTerminal", os.DevNull)
+		}
+	}
+}
