@@ -2,7 +2,7 @@
 // their command line (a flag set whose usage says what the program does, flag errors, size
 // and output checks made before anything is allocated or computed), writing a CSV file,
 // drawing normal random numbers, defaulting an output writer, reading a float64 flag and
-// drawing plots (log-axis ticks, plots side by side in one PNG).
+// drawing plots (log-axis ticks, plots side by side in one PNG) and a terminal progress bar.
 package exampleutil
 
 import (
