@@ -17,7 +17,7 @@ import (
 // Gorgonia v0.9.18's own Reshape may run in place (its UnsafeDo changes the shape of the
 // input's tensor), and a TapeMachine that reuses a register behind a reshaped value has then
 // been seen to hand a batched product an input that is not the value it was computed from;
-// the coordinate jets' gradients, which reshape between batched products, use this one.
+// the gradients this package builds, which reshape between batched products, use this one.
 // Its gradient is the reshape back, so it is differentiable to any order.
 type reshapeOp struct {
 	from, to tensor.Shape

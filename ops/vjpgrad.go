@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"fmt"
-
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -45,8 +43,9 @@ import (
 // the latter since ⟨W, S·F⟩ = ⟨Sᵀ·W, F⟩ and S is symmetric. The Gauss-Newton VJP ops keep
 // their own kernel; only their gradient is built from the first channel's.
 //
-// Each term is a node of this package or a Gorgonia reshape, transpose, sum or batched
-// product, so they are differentiable in turn as far as those are (the HVP's VJP is not).
+// Each term is a node of this package (its reshapes copy, reshapeCopy) or a Gorgonia
+// transpose, sum or batched product, so they are differentiable in turn as far as those are
+// (the HVP's VJP is not).
 
 // differentiableVJP reports whether the VJP ops of channel c are differentiable.
 func differentiableVJP(c channel) bool {
@@ -77,11 +76,11 @@ func vjpSymDiff(op *jetVJPOp, inputs gorgonia.Nodes, u *gorgonia.Node) (gorgonia
 	}
 	// the value channel through dl, U [n,K]
 	hvp := b.apply(jetOf(kernel.HVP), l, d, u)
-	dl := b.reshape(b.batchedMatMul(hvp, b.reshape(g, sh.N, sh.P, 1)), sh.N, sh.K)
-	ug := b.batchedMatMul(b.reshape(u, sh.N, sh.K, 1), b.reshape(g, sh.N, 1, sh.P))
+	dl := b.reshapeCopy(b.batchedMatMul(hvp, b.reshapeCopy(g, sh.N, sh.P, 1)), sh.N, sh.K)
+	ug := b.batchedMatMul(b.reshapeCopy(u, sh.N, sh.K, 1), b.reshapeCopy(g, sh.N, 1, sh.P))
 	dd := b.apply(newJetVJPOp(jetOf(kernel.First), 1), l, d, ug)
 	first := b.apply(jetOf(kernel.First), l, d)
-	dg := b.reshape(b.batchedMatMul(b.reshape(u, sh.N, 1, sh.K), first), sh.N, sh.P)
+	dg := b.reshapeCopy(b.batchedMatMul(b.reshapeCopy(u, sh.N, 1, sh.K), first), sh.N, sh.P)
 	return gorgonia.Nodes{dl, dd, dg}, b.err
 }
 
@@ -163,10 +162,6 @@ func (b *nodeBuilder) build(what string, f func() (*gorgonia.Node, error), opera
 		b.err = check.Errorf(gatejet.ErrShape, b.op, "", "%s of %v: %v", what, shapes, err)
 	}
 	return r
-}
-
-func (b *nodeBuilder) reshape(n *gorgonia.Node, shape ...int) *gorgonia.Node {
-	return b.build(fmt.Sprintf("reshape to %v", shape), func() (*gorgonia.Node, error) { return gorgonia.Reshape(n, shape) }, n)
 }
 
 // ones is a constant vector of n ones of the builder's dtype.
