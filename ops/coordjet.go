@@ -148,19 +148,8 @@ func coordShape(op string, c channel, shapes []tensor.Shape) (softmaxjet.Shape, 
 		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrParam, op, "", "want %d inputs, got %d", c.CoordIn(), len(shapes))
 	}
 	ls, ds := shapes[0], shapes[1]
-	if err := checkRank(op, "logits", ls, 2, "[n,K]"); err != nil {
+	if err := checkLogitsAnd(op, "d0", ls, ds); err != nil {
 		return softmaxjet.Shape{}, err
-	}
-	// d0 against logits before the other inputs, so that every channel names d0 when its n or
-	// K disagrees with logits.
-	if err := checkRank(op, "d0", ds, 3, "[n,K,P]"); err != nil {
-		return softmaxjet.Shape{}, err
-	}
-	if ds[0] != ls[0] {
-		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "d0", "want n = %d rows like logits %v, got shape %v", ls[0], ls, ds)
-	}
-	if ds[1] != ls[1] {
-		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "d0", "want K = %d atoms like logits %v, got shape %v", ls[1], ls, ds)
 	}
 	for i, s := range shapes[2:] {
 		name := coordArgs[i+2]
@@ -180,13 +169,7 @@ func coordShape(op string, c channel, shapes []tensor.Shape) (softmaxjet.Shape, 
 			return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, name, "want the shape of d0 %v, got %v", ds, s)
 		}
 	}
-	for i, name := range []string{"logits", "d0"} {
-		if err := checkPositiveDims(op, name, shapes[i]); err != nil {
-			return softmaxjet.Shape{}, err
-		}
-	}
-	sh := softmaxjet.Shape{N: ls[0], K: ls[1], P: ds[2]}
-	return sh, sh.Check(op)
+	return batchShape(op, "d0", ls, ds)
 }
 
 // coordOp computes one coordinate jet of a gate: channel c over the 2K primaries, from

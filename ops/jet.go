@@ -132,17 +132,8 @@ func vShape(c channel, v *gorgonia.Node) tensor.Shape {
 // jetShape checks the shapes of logits, decoded and (HVP) v against each other and returns
 // the batch shape.
 func jetShape(op string, c channel, ls, ds, vs tensor.Shape) (softmaxjet.Shape, error) {
-	if err := checkRank(op, "logits", ls, 2, "[n,K]"); err != nil {
+	if err := checkLogitsAnd(op, "decoded", ls, ds); err != nil {
 		return softmaxjet.Shape{}, err
-	}
-	if err := checkRank(op, "decoded", ds, 3, "[n,K,P]"); err != nil {
-		return softmaxjet.Shape{}, err
-	}
-	if ds[0] != ls[0] {
-		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "decoded", "want n = %d rows like logits %v, got shape %v", ls[0], ls, ds)
-	}
-	if ds[1] != ls[1] {
-		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "decoded", "want K = %d atoms like logits %v, got shape %v", ls[1], ls, ds)
 	}
 	if c.HasV() {
 		if err := checkRank(op, "v", vs, 2, "[n,K]"); err != nil {
@@ -152,19 +143,40 @@ func jetShape(op string, c channel, ls, ds, vs tensor.Shape) (softmaxjet.Shape, 
 			return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "v", "want the shape of logits %v, got %v", ls, vs)
 		}
 	}
-	for _, a := range []struct {
-		name string
-		s    tensor.Shape
-	}{{"logits", ls}, {"decoded", ds}} {
-		if err := checkPositiveDims(op, a.name, a.s); err != nil {
-			return softmaxjet.Shape{}, err
-		}
+	return batchShape(op, "decoded", ls, ds)
+}
+
+// checkLogitsAnd checks logits [n,K] and the input name [n,K,P] (decoded, d0) against each
+// other, before a jet's other inputs, so that every channel names that input when its n or K
+// disagrees with logits.
+func checkLogitsAnd(op, name string, ls, ds tensor.Shape) error {
+	if err := checkRank(op, "logits", ls, 2, "[n,K]"); err != nil {
+		return err
+	}
+	if err := checkRank(op, name, ds, 3, "[n,K,P]"); err != nil {
+		return err
+	}
+	if ds[0] != ls[0] {
+		return check.Errorf(gatejet.ErrShape, op, name, "want n = %d rows like logits %v, got shape %v", ls[0], ls, ds)
+	}
+	if ds[1] != ls[1] {
+		return check.Errorf(gatejet.ErrShape, op, name, "want K = %d atoms like logits %v, got shape %v", ls[1], ls, ds)
+	}
+	return nil
+}
+
+// batchShape is the batch shape of logits [n,K] and the input name [n,K,P] that
+// checkLogitsAnd accepted, once the other inputs are checked: every dim at least 1, and the
+// sizes softmaxjet.Shape.Check accepts.
+func batchShape(op, name string, ls, ds tensor.Shape) (softmaxjet.Shape, error) {
+	if err := checkPositiveDims(op, "logits", ls); err != nil {
+		return softmaxjet.Shape{}, err
+	}
+	if err := checkPositiveDims(op, name, ds); err != nil {
+		return softmaxjet.Shape{}, err
 	}
 	sh := softmaxjet.Shape{N: ls[0], K: ls[1], P: ds[2]}
-	if err := sh.Check(op); err != nil {
-		return sh, err
-	}
-	return sh, nil
+	return sh, sh.Check(op)
 }
 
 func applyJet(op gorgonia.Op, logits, decoded, v *gorgonia.Node) (*gorgonia.Node, error) {
