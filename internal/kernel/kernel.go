@@ -282,6 +282,16 @@ type Shared struct {
 	K, Kp, Tile, Cols, One int
 }
 
+// Doubles evaluates the layout at K atoms and column tile CT (CT|1 is the odd row stride of a
+// K×CT tile, gj_stride).
+func (l Shared) Doubles(K, CT int) int {
+	p := 1
+	for p < K {
+		p <<= 1
+	}
+	return l.K*K + l.Kp*p + l.Tile*K*(CT|1) + l.Cols*CT + l.One
+}
+
 // The registry: the built-in kernels of table.go, then any registered later (test gates).
 var (
 	regMu sync.Mutex

@@ -42,12 +42,6 @@ func layoutTerms(K, CT int) [5]float64 {
 	return [5]float64{float64(K), float64(p), float64(K * (CT | 1)), float64(CT), 1}
 }
 
-// layoutDoubles evaluates a layout at (K, CT), as the launch planner does.
-func layoutDoubles(l kernel.Shared, K, CT int) int {
-	t := layoutTerms(K, CT)
-	return l.K*int(t[0]) + l.Kp*int(t[1]) + l.Tile*int(t[2]) + l.Cols*int(t[3]) + l.One
-}
-
 // measureRow returns the doubles one row of kernel k carves at (K, CT) in element type dt,
 // in its block-per-row variant with the given block, or its warp-per-row variant with one
 // warp.
@@ -186,7 +180,7 @@ func fitLayout(pts []layoutPoint) (kernel.Shared, error) {
 	}
 	l := kernel.Shared{K: x[0], Kp: x[1], Tile: x[2], Cols: x[3], One: x[4]}
 	for _, p := range pts {
-		if got := layoutDoubles(l, p.K, p.CT); got != p.n {
+		if got := l.Doubles(p.K, p.CT); got != p.n {
 			return kernel.Shared{}, fmt.Errorf("carves %d doubles at K=%d CT=%d, the fitted layout %+v gives %d: "+
 				"its shared memory is not of kernel.Shared's form", p.n, p.K, p.CT, l, got)
 		}

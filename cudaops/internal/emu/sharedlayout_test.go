@@ -37,7 +37,7 @@ func TestFitLayout(t *testing.T) {
 		return pts
 	}
 	for _, want := range []kernel.Shared{{}, {K: 4, Kp: 1, Tile: 2, Cols: 5, One: 2}, {Kp: 3}, {Tile: 1}, {Cols: 7}, {One: 1}, {K: 5, Tile: 2}} {
-		got, err := fitLayout(points(func(K, CT int) int { return layoutDoubles(want, K, CT) }))
+		got, err := fitLayout(points(func(K, CT int) int { return want.Doubles(K, CT) }))
 		require.NoError(t, err, "%+v", want)
 		require.Equal(t, want, got)
 	}

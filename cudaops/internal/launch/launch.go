@@ -66,9 +66,6 @@ func pow2(k int) int {
 	return p
 }
 
-// stride is the odd row stride of a K×CT shared tile (matches gj_stride).
-func stride(ct int) int { return ct | 1 }
-
 // SharedDoubles is the dynamic shared memory, in doubles, of a row or coordinate jet with K
 // atoms and column tile CT, or of an axis kernel with the given block size (0 for any other
 // kernel).
@@ -81,15 +78,9 @@ func SharedDoubles(k kernel.ID, K, CT, block int) int {
 	case kernel.Axis:
 		return 2 * block
 	case kernel.RowJet, kernel.CoordJet:
-		l := sp.Device.Shared
-		if l == nil {
-			return 0
+		if l := sp.Device.Shared; l != nil {
+			return l.Doubles(K, CT)
 		}
-		p := 0
-		if l.Kp > 0 {
-			p = pow2(K)
-		}
-		return l.K*K + l.Kp*p + l.Tile*K*stride(CT) + l.Cols*CT + l.One
 	}
 	return 0
 }
