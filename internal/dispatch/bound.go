@@ -86,7 +86,7 @@ func RunBound[T gatejet.Float](b *Bound, o Operands[T]) (Path, error) {
 	*Ops[T](c) = o
 	var p Path
 	var err error
-	if m := CurrentMode(); m == ModeRequired || m == ModeAuto && b.sp.Device != nil && Active() != nil && b.work >= BreakEven(b.kernel) {
+	if m := CurrentMode(); m == ModeRequired || m == ModeAuto && autoBackend(b.sp.Device != nil, b.kernel, b.work) != nil {
 		c.Kernel, c.DType, c.Ints, c.Floats, c.Work = b.kernel, DTypeOf[T](), cb.ints[:copy(cb.ints[:], b.ints)], b.floats, b.work
 		p, err = Run(c)
 	} else {

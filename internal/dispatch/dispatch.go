@@ -284,8 +284,8 @@ func Run(c *Call) (Path, error) {
 	if m == ModeRequired {
 		return runRequired(c)
 	}
-	if m == ModeAuto && c != nil && c.Kernel.OnDevice() {
-		if b := Active(); b != nil && c.Work >= BreakEven(c.Kernel) {
+	if m == ModeAuto && c != nil {
+		if b := autoBackend(c.Kernel.OnDevice(), c.Kernel, c.Work); b != nil {
 			err := launchOn(b, c)
 			if err == nil {
 				nGPU.Add(1)
@@ -298,6 +298,18 @@ func Run(c *Call) (Path, error) {
 	}
 	nCPU.Add(1)
 	return PathCPU, runCPU(c)
+}
+
+// autoBackend is the backend ModeAuto sends a call of kernel k and work to: the active one,
+// for a kernel with device code at or above its break-even; nil for the CPU.
+func autoBackend(onDevice bool, k Kernel, work int) Backend {
+	if !onDevice {
+		return nil
+	}
+	if b := Active(); b != nil && work >= BreakEven(k) {
+		return b
+	}
+	return nil
 }
 
 // runCPU runs c with its kernel's CPU function, after the checks a device launch would make
