@@ -203,7 +203,8 @@ func (coordFirstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	coordTRows(out[K*P:], r.z, j.d1[n*K*P:(n+1)*K*P], K, P)
 }
 
-// firstInto writes the softmax first channel of the row r into out [K,P], as firstRows.
+// firstInto writes the softmax first channel of the row r into out [K,P]: out[a][c] =
+// s·ζ_a·e[a][c]. firstRows and coordFirstRows both write it.
 func firstInto[T gatejet.Float](out []T, r *rowSoftmax, s float64, K, P int) {
 	z, e := r.z, r.e
 	for a := 0; a < K; a++ {

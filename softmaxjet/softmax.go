@@ -175,17 +175,8 @@ func (sm Softmax[T]) First(dst, logits, decoded []T, sh Shape) error {
 type firstRows[T gatejet.Float] struct{ noPieces }
 
 func (firstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
-	K, P, s, z, e := j.K, j.P, j.s, r.z, r.e
-	out := j.o0[n*K*P : (n+1)*K*P]
-	for a := 0; a < K; a++ {
-		f := s * z[a]
-		oa := out[a*P : a*P+P]
-		ea := e[a*P : a*P+P]
-		ea = ea[:len(oa)]
-		for c := range oa {
-			oa[c] = T(f * ea[c])
-		}
-	}
+	K, P := j.K, j.P
+	firstInto(j.o0[n*K*P:(n+1)*K*P], r, j.s, K, P)
 }
 
 // Second writes the second channel second[n][a][b][c] = ∂²ẑ_c/∂l_a∂l_b into dst [N,K,K,P]:
