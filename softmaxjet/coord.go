@@ -263,15 +263,8 @@ func (coordSecondRows[T]) rows(j *job[T], lo, hi int) {
 	nt := len(j.o0)*r.size >= ntMin
 	usedNT := false
 	for n := lo; n < hi; n++ {
-		d := j.d[n*K*P : (n+1)*K*P]
-		fast := r.prep(j.l[n*K:n*K+K], d)
 		out := j.o0[n*K2*K2*P : (n+1)*K2*K2*P]
-		if fast || r.size == 8 {
-			usedNT = rowVec(out, r.c, r.nsz, r.z, r.diag, r.et, K, P, K2, nt) || usedNT
-		} else {
-			centre(r.e, d, r.m, K, P, false)
-			rowGo(out, r.nsz, r.z, r.diag, r.e, K, P, K2)
-		}
+		usedNT = r.write(out, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], K, P, K2, nt) || usedNT
 		softmaxJacobian(r.J, r.z, j.s, K)
 		usedNT = r.coordSecondRest(out, r.z, j.d1[n*K*P:(n+1)*K*P], j.d2[n*K*P:(n+1)*K*P], K, P, nt) || usedNT
 	}

@@ -220,21 +220,23 @@ func (secondRows[T]) rows(j *job[T], lo, hi int) {
 	nt := len(j.o0)*r.size >= ntMin
 	usedNT := false
 	for n := lo; n < hi; n++ {
-		d := j.d[n*K*P : (n+1)*K*P]
-		fast := r.prep(j.l[n*K:n*K+K], d)
-		out := j.o0[n*K*K*P : (n+1)*K*K*P]
-		if fast || r.size == 8 { // in float64 the element-type loop is the float64 loop
-			if rowVec(out, r.c, r.nsz, r.z, r.diag, r.et, K, P, K, nt) {
-				usedNT = true
-			}
-			continue
-		}
-		centre(r.e, d, r.m, K, P, false)
-		rowGo(out, r.nsz, r.z, r.diag, r.e, K, P, K)
+		usedNT = r.write(j.o0[n*K*K*P:(n+1)*K*K*P], j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], K, P, K, nt) || usedNT
 	}
 	if usedNT {
 		sfence() // order the non-temporal stores before par.For reports the rows done
 	}
+}
+
+// write writes the second channel of the row with logits l and decoded rows d into out, its
+// K rows of blocks stride blocks apart (K for the second channel, 2K for the ℓℓ blocks of the
+// coordinate one). It reports whether it used non-temporal stores (asked for with nt).
+func (r *secondRow[T]) write(out, l, d []T, K, P, stride int, nt bool) bool {
+	if r.prep(l, d) || r.size == 8 { // in float64 the element-type loop is the float64 loop
+		return rowVec(out, r.c, r.nsz, r.z, r.diag, r.et, K, P, stride, nt)
+	}
+	centre(r.e, d, r.m, K, P, false)
+	rowGo(out, r.nsz, r.z, r.diag, r.e, K, P, stride)
+	return false
 }
 
 // secondRow is the row state of secondRows: the row's softmax (gate, value channel, e in
