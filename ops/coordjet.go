@@ -148,19 +148,10 @@ func coordShape(op string, c channel, shapes []tensor.Shape) (softmaxjet.Shape, 
 		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrParam, op, "", "want %d inputs, got %d", c.CoordIn(), len(shapes))
 	}
 	ls, ds := shapes[0], shapes[1]
-	if err := checkRank(op, "logits", ls, 2, "[n,K]"); err != nil {
-		return softmaxjet.Shape{}, err
-	}
 	// d0 against logits before the other inputs, so that every channel names d0 when its n or
 	// K disagrees with logits.
-	if err := checkRank(op, "d0", ds, 3, "[n,K,P]"); err != nil {
+	if err := checkRows(op, "d0", ls, ds); err != nil {
 		return softmaxjet.Shape{}, err
-	}
-	if ds[0] != ls[0] {
-		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "d0", "want n = %d rows like logits %v, got shape %v", ls[0], ls, ds)
-	}
-	if ds[1] != ls[1] {
-		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "d0", "want K = %d atoms like logits %v, got shape %v", ls[1], ls, ds)
 	}
 	for i, s := range shapes[2:] {
 		name := coordArgs[i+2]

@@ -129,20 +129,29 @@ func vShape(c channel, v *gorgonia.Node) tensor.Shape {
 	return nil
 }
 
+// checkRows checks logits ls [n,K] and the decoded rows ds [n,K,P], called name, against
+// each other.
+func checkRows(op, name string, ls, ds tensor.Shape) error {
+	if err := checkRank(op, "logits", ls, 2, "[n,K]"); err != nil {
+		return err
+	}
+	if err := checkRank(op, name, ds, 3, "[n,K,P]"); err != nil {
+		return err
+	}
+	if ds[0] != ls[0] {
+		return check.Errorf(gatejet.ErrShape, op, name, "want n = %d rows like logits %v, got shape %v", ls[0], ls, ds)
+	}
+	if ds[1] != ls[1] {
+		return check.Errorf(gatejet.ErrShape, op, name, "want K = %d atoms like logits %v, got shape %v", ls[1], ls, ds)
+	}
+	return nil
+}
+
 // jetShape checks the shapes of logits, decoded and (HVP) v against each other and returns
 // the batch shape.
 func jetShape(op string, c channel, ls, ds, vs tensor.Shape) (softmaxjet.Shape, error) {
-	if err := checkRank(op, "logits", ls, 2, "[n,K]"); err != nil {
+	if err := checkRows(op, "decoded", ls, ds); err != nil {
 		return softmaxjet.Shape{}, err
-	}
-	if err := checkRank(op, "decoded", ds, 3, "[n,K,P]"); err != nil {
-		return softmaxjet.Shape{}, err
-	}
-	if ds[0] != ls[0] {
-		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "decoded", "want n = %d rows like logits %v, got shape %v", ls[0], ls, ds)
-	}
-	if ds[1] != ls[1] {
-		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrShape, op, "decoded", "want K = %d atoms like logits %v, got shape %v", ls[1], ls, ds)
 	}
 	if c.HasV() {
 		if err := checkRank(op, "v", vs, 2, "[n,K]"); err != nil {
