@@ -318,13 +318,17 @@ func (r *coordRest[T]) coordSecondRest(out []T, z []float64, d1, d2 []T, K, P in
 // coordGNRows writes the softmax Gauss-Newton slab over (ℓ, t): the Gram matrix of the 2K
 // rows of first, f_a·E[a] with E = (e; d1) and f = (s·ζ; ζ), as gaussNewtonRows does for
 // the K logit rows (the same bits on the ℓℓ block).
-type coordGNRows[T gatejet.Float] struct{}
+type coordGNRows[T gatejet.Float] struct{ coordGNPieces }
 
-func (coordGNRows[T]) carve(c *carver, K, P int) (E, f []float64) {
+// coordGNPieces is the workspace of a coordinate Gauss-Newton row, either gate's: the 2K
+// rows E [2K,P] and their factors f [2K].
+type coordGNPieces struct{}
+
+func (coordGNPieces) carve(c *carver, K, P int) (E, f []float64) {
 	return c.f64(2*K, P), c.f64(2*K, 1)
 }
 
-func (k coordGNRows[T]) count(c carver, K, P int) carver {
+func (k coordGNPieces) count(c carver, K, P int) carver {
 	k.carve(&c, K, P)
 	return c
 }
@@ -479,16 +483,7 @@ func (k logisticCoordSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	}
 }
 
-type logisticCoordGNRows[T gatejet.Float] struct{}
-
-func (logisticCoordGNRows[T]) carve(c *carver, K, P int) (E, f []float64) {
-	return c.f64(2*K, P), c.f64(2*K, 1)
-}
-
-func (k logisticCoordGNRows[T]) count(c carver, K, P int) carver {
-	k.carve(&c, K, P)
-	return c
-}
+type logisticCoordGNRows[T gatejet.Float] struct{ coordGNPieces }
 
 func (k logisticCoordGNRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P
