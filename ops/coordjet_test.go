@@ -150,7 +150,7 @@ type coordGraph struct {
 	c  *G.Node
 }
 
-func newCoordGraph(t *testing.T, dt tensor.Dtype, gate *kernel.Gate, c kernel.Channel, sh [3]int, seed uint64) *coordGraph {
+func newCoordGraph(t testing.TB, dt tensor.Dtype, gate *kernel.Gate, c kernel.Channel, sh [3]int, seed uint64) *coordGraph {
 	t.Helper()
 	n, k, p := sh[0], sh[1], sh[2]
 	rng := rand.New(rand.NewPCG(seed, 23))
