@@ -148,6 +148,8 @@ func coordShape(op string, c channel, shapes []tensor.Shape) (softmaxjet.Shape, 
 		return softmaxjet.Shape{}, check.Errorf(gatejet.ErrParam, op, "", "want %d inputs, got %d", c.CoordIn(), len(shapes))
 	}
 	ls, ds := shapes[0], shapes[1]
+	// d0 against logits before the other inputs, so that every channel names d0 when its n or
+	// K disagrees with logits.
 	if err := checkLogitsAnd(op, "d0", ls, ds); err != nil {
 		return softmaxjet.Shape{}, err
 	}
@@ -186,13 +188,7 @@ type coordOp struct {
 
 func newCoordOp(g *gate, c channel, sh softmaxjet.Shape, dt tensor.Dtype, o options) *coordOp {
 	l, d := tensor.Shape{sh.N, sh.K}, tensor.Shape{sh.N, sh.K, sh.P}
-	in := []tensor.Shape{l, d, d, d, {sh.N, 2 * sh.K}}
-	switch c {
-	case kernel.First, kernel.GaussNewton:
-		in = in[:3]
-	case kernel.Second:
-		in = in[:4]
-	}
+	in := []tensor.Shape{l, d, d, d, {sh.N, 2 * sh.K}}[:c.CoordIn()]
 	op := &coordOp{g: g, c: c, sh: sh, dt: dt, in: in}
 	op.init(op, coordName(g.k, c), dt, c.CoordOut().Shape(sh.N, sh.K, sh.P),
 		launch{k: g.k.CoordKernel(c), ints: []int{sh.N, sh.K, sh.P}, floats: g.floats, in: in}, o)

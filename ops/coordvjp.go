@@ -311,9 +311,9 @@ func (c *coordCtx) logisticCurvature(l *gorgonia.Node) (a2q, a2dq *gorgonia.Node
 func (c *coordCtx) rowSecondVJP(l, d, g *gorgonia.Node) (dl, dd *gorgonia.Node) {
 	b := c.b
 	N, K, P := c.f.sh.N, c.f.sh.K, c.f.sh.P
-	diag := c.diagonal(g)
 	switch c.f.g.k {
 	case kernel.LogisticGate:
+		diag := c.diagonal(g)
 		// second[a][b] = δ_ab·α_a²·σ''_a·D[a]: with A_k = ⟨G[k][k], D[k]⟩,
 		// dD[k] = α_k²·q_k·G[k][k] and dℓ the pull-back of α²⊙q'(ζ)⊙A.
 		a2q, a2dq := c.logisticCurvature(l)
@@ -325,6 +325,7 @@ func (c *coordCtx) rowSecondVJP(l, d, g *gorgonia.Node) (dl, dd *gorgonia.Node) 
 		//	dD[k] = s²·ζ_k·(M[k] − μ),   dℓ = the pull-back of s²·Z,
 		//	Z_k = ⟨e[k], M[k] − μ⟩ − Σ_c Y[k][c].
 		s2 := c.f.g.floats[0] * c.f.g.floats[0]
+		diag := c.diagonal(g)
 		zeta := c.gate(l)
 		zr := b.reshapeCopy(zeta, N, 1, K)
 		ones := b.constant(N*K, func(int) float64 { return 1 }, N, K, 1)

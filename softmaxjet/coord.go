@@ -203,7 +203,8 @@ func (coordFirstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
 	coordTRows(out[K*P:], r.z, j.d1[n*K*P:(n+1)*K*P], K, P)
 }
 
-// firstInto writes the softmax first channel of the row r into out [K,P], as firstRows.
+// firstInto writes the softmax first channel of the row r into out [K,P]: out[a][c] =
+// s·ζ_a·e[a][c]. firstRows and coordFirstRows both write it.
 func firstInto[T gatejet.Float](out []T, r *rowSoftmax, s float64, K, P int) {
 	z, e := r.z, r.e
 	for a := 0; a < K; a++ {
@@ -262,15 +263,8 @@ func (coordSecondRows[T]) rows(j *job[T], lo, hi int) {
 	nt := len(j.o0)*r.size >= ntMin
 	usedNT := false
 	for n := lo; n < hi; n++ {
-		d := j.d[n*K*P : (n+1)*K*P]
-		fast := r.prep(j.l[n*K:n*K+K], d)
 		out := j.o0[n*K2*K2*P : (n+1)*K2*K2*P]
-		if fast || r.size == 8 {
-			usedNT = rowVec(out, r.c, r.nsz, r.z, r.diag, r.et, K, P, K2, nt) || usedNT
-		} else {
-			centre(r.e, d, r.m, K, P, false)
-			rowGo(out, r.nsz, r.z, r.diag, r.e, K, P, K2)
-		}
+		usedNT = r.write(out, j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], K, P, K2, nt) || usedNT
 		softmaxJacobian(r.J, r.z, j.s, K)
 		usedNT = r.coordSecondRest(out, r.z, j.d1[n*K*P:(n+1)*K*P], j.d2[n*K*P:(n+1)*K*P], K, P, nt) || usedNT
 	}
@@ -324,13 +318,17 @@ func (r *coordRest[T]) coordSecondRest(out []T, z []float64, d1, d2 []T, K, P in
 // coordGNRows writes the softmax Gauss-Newton slab over (ℓ, t): the Gram matrix of the 2K
 // rows of first, f_a·E[a] with E = (e; d1) and f = (s·ζ; ζ), as gaussNewtonRows does for
 // the K logit rows (the same bits on the ℓℓ block).
-type coordGNRows[T gatejet.Float] struct{}
+type coordGNRows[T gatejet.Float] struct{ coordGNPieces }
 
-func (coordGNRows[T]) carve(c *carver, K, P int) (E, f []float64) {
+// coordGNPieces is the workspace of a coordinate Gauss-Newton row, either gate's: the 2K
+// rows E [2K,P] and their factors f [2K].
+type coordGNPieces struct{}
+
+func (coordGNPieces) carve(c *carver, K, P int) (E, f []float64) {
 	return c.f64(2*K, P), c.f64(2*K, 1)
 }
 
-func (k coordGNRows[T]) count(c carver, K, P int) carver {
+func (k coordGNPieces) count(c carver, K, P int) carver {
 	k.carve(&c, K, P)
 	return c
 }
@@ -485,16 +483,7 @@ func (k logisticCoordSecondRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	}
 }
 
-type logisticCoordGNRows[T gatejet.Float] struct{}
-
-func (logisticCoordGNRows[T]) carve(c *carver, K, P int) (E, f []float64) {
-	return c.f64(2*K, P), c.f64(2*K, 1)
-}
-
-func (k logisticCoordGNRows[T]) count(c carver, K, P int) carver {
-	k.carve(&c, K, P)
-	return c
-}
+type logisticCoordGNRows[T gatejet.Float] struct{ coordGNPieces }
 
 func (k logisticCoordGNRows[T]) row(j *job[T], r *rowLogistic, n int) {
 	K, P := j.K, j.P

@@ -175,17 +175,8 @@ func (sm Softmax[T]) First(dst, logits, decoded []T, sh Shape) error {
 type firstRows[T gatejet.Float] struct{ noPieces }
 
 func (firstRows[T]) row(j *job[T], r *rowSoftmax, n int) {
-	K, P, s, z, e := j.K, j.P, j.s, r.z, r.e
-	out := j.o0[n*K*P : (n+1)*K*P]
-	for a := 0; a < K; a++ {
-		f := s * z[a]
-		oa := out[a*P : a*P+P]
-		ea := e[a*P : a*P+P]
-		ea = ea[:len(oa)]
-		for c := range oa {
-			oa[c] = T(f * ea[c])
-		}
-	}
+	K, P := j.K, j.P
+	firstInto(j.o0[n*K*P:(n+1)*K*P], r, j.s, K, P)
 }
 
 // Second writes the second channel second[n][a][b][c] = ∂²ẑ_c/∂l_a∂l_b into dst [N,K,K,P]:
@@ -229,21 +220,23 @@ func (secondRows[T]) rows(j *job[T], lo, hi int) {
 	nt := len(j.o0)*r.size >= ntMin
 	usedNT := false
 	for n := lo; n < hi; n++ {
-		d := j.d[n*K*P : (n+1)*K*P]
-		fast := r.prep(j.l[n*K:n*K+K], d)
-		out := j.o0[n*K*K*P : (n+1)*K*K*P]
-		if fast || r.size == 8 { // in float64 the element-type loop is the float64 loop
-			if rowVec(out, r.c, r.nsz, r.z, r.diag, r.et, K, P, K, nt) {
-				usedNT = true
-			}
-			continue
-		}
-		centre(r.e, d, r.m, K, P, false)
-		rowGo(out, r.nsz, r.z, r.diag, r.e, K, P, K)
+		usedNT = r.write(j.o0[n*K*K*P:(n+1)*K*K*P], j.l[n*K:n*K+K], j.d[n*K*P:(n+1)*K*P], K, P, K, nt) || usedNT
 	}
 	if usedNT {
 		sfence() // order the non-temporal stores before par.For reports the rows done
 	}
+}
+
+// write writes the second channel of the row with logits l and decoded rows d into out, its
+// K rows of blocks stride blocks apart (K for the second channel, 2K for the ℓℓ blocks of the
+// coordinate one). It reports whether it used non-temporal stores (asked for with nt).
+func (r *secondRow[T]) write(out, l, d []T, K, P, stride int, nt bool) bool {
+	if r.prep(l, d) || r.size == 8 { // in float64 the element-type loop is the float64 loop
+		return rowVec(out, r.c, r.nsz, r.z, r.diag, r.et, K, P, stride, nt)
+	}
+	centre(r.e, d, r.m, K, P, false)
+	rowGo(out, r.nsz, r.z, r.diag, r.e, K, P, stride)
+	return false
 }
 
 // secondRow is the row state of secondRows: the row's softmax (gate, value channel, e in
